@@ -1,0 +1,129 @@
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "conv/conv_registry.h"
+#include "data/image_file.h"
+#include "engine/classifier.h"
+#include "model/onnx_loader.h"
+#include "util/error.h"
+
+namespace convscope::cli {
+namespace {
+
+constexpr const char* kHelp = R"(usage: convscope-cli classify [--model FILE.onnx] [--data DIR | --images FILE...]
+                             [--count N] [--variant ID] [--csv OUT.csv] [--invert]
+
+Classifies images and reports, in the course's format, the op time of every conv layer and the
+accuracy. Without --data or --images the Fashion-MNIST test set is used.
+  --model FILE     ONNX model (default: the shipped course-high model)
+  --data DIR       folder with t10k-images/labels IDX files, gzipped or not
+                   (default: $CONVSCOPE_DATA or /usr/share/datasets/fashion-mnist)
+  --images F...    image files (PNG, JPEG, BMP ...) instead of the data set
+  --invert         invert image files (for dark drawings on a light background)
+  --count N        classify the first N images (default: all)
+  --variant ID     convolution kernel variant (see 'convscope-cli variants')
+  --csv OUT        write per-image predictions: index, label, predicted class, probabilities
+)";
+
+void writeCsv(const std::string& path, const ClassificationRun& run, const ImageSet& images,
+              const std::vector<std::string>& fileNames) {
+  std::ofstream out(path);
+  if (!out) throw Error(path + ": cannot be opened for writing");
+  const std::vector<std::string>& names = images.classNames();
+  out << "index,source,label,label_name,predicted,predicted_name";
+  for (const std::string& name : names) out << ",p_" << name;
+  out << "\n";
+  // Class names may hold '/', never commas or quotes; quote file names, which may.
+  for (const ImageClassification& c : run.images) {
+    std::string source = fileNames.empty() ? "" : fileNames[static_cast<size_t>(c.index)];
+    std::string quoted = "\"";
+    for (char ch : source) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    quoted += "\"";
+    out << c.index << "," << (fileNames.empty() ? std::string() : quoted) << ",";
+    if (c.label != ImageSet::kNoLabel) out << c.label << "," << names[static_cast<size_t>(c.label)];
+    else out << ",";
+    out << "," << c.predicted << "," << names[static_cast<size_t>(c.predicted)];
+    char buffer[32];
+    for (float p : c.probabilities) {
+      std::snprintf(buffer, sizeof buffer, ",%.7g", p);
+      out << buffer;
+    }
+    out << "\n";
+  }
+  if (!out) throw Error(path + ": write failed (disk full?)");
+}
+
+}  // namespace
+
+int runClassify(const std::vector<std::string>& tokens) {
+  if (!tokens.empty() && (tokens[0] == "--help" || tokens[0] == "-h")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  const Args args(tokens, {"model", "data", "images", "count", "variant", "csv"}, {"invert"});
+  if (args.has("data") && args.has("images")) throw Error("give either --data or --images, not both");
+  const std::string modelPath = args.value("model").value_or(defaultModelPath());
+  const std::string variant = args.value("variant").value_or(defaultConvVariant());
+  findConvVariant(variant);  // an unknown id fails before any loading
+
+  const std::vector<std::string> files = args.values("images");
+  ImageSet images;
+  std::shared_ptr<const Model> model;
+  if (files.empty()) {
+    std::cout << "Loading fashion-mnist data..." << std::flush;
+    images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
+    std::cout << " done\n";
+    std::cout << "Loading model..." << std::flush;
+    model = loadOnnxModel(modelPath);
+    std::cout << " done\n";
+  } else {
+    // Image files are resized to the model's input, so the model comes first.
+    std::cout << "Loading model..." << std::flush;
+    model = loadOnnxModel(modelPath);
+    std::cout << " done\n";
+    std::cout << "Loading images..." << std::flush;
+    std::vector<GrayImage> pictures;
+    for (const std::string& file : files)
+      pictures.push_back(resized(loadImageFile(file, args.has("invert")), model->inputHeight(), model->inputWidth()));
+    images = ImageSet::fromImages("image files", pictures, fashionMnistClassNames());
+    std::cout << " done\n";
+  }
+  model->imageInput();  // refuses a model that is not a gray-image classifier, with the reason
+
+  const int count = args.intValue("count", images.count(), 1);
+  if (count > images.count())
+    throw Error("--count " + std::to_string(count) + " but " + images.source() + " holds " +
+                std::to_string(images.count()) + " images");
+
+  Engine engine(model, variant);
+  std::cout << "New Inference\n";
+  const ClassificationRun run = classify(engine, images, 0, count);
+  for (const ConvLayerTime& t : run.convTimes) {
+    std::printf("Op Time: %.6f\n", t.seconds);
+    if (!t.fallbackReason.empty())
+      std::fprintf(stderr, "note: %s ran on cpu-reference: %s cannot run it (%s)\n", t.node.c_str(), variant.c_str(),
+                   t.fallbackReason.c_str());
+  }
+  if (run.labelled)
+    std::printf("Correctness: %.4f Model: %s Batch: %d\n", run.accuracy(), model->name.c_str(), count);
+  else
+    std::printf("Correctness: n/a (no labels) Model: %s Batch: %d\n", model->name.c_str(), count);
+  std::fflush(stdout);
+  std::fprintf(stderr, "variant %s, %.2f s in all\n", variant.c_str(), run.seconds);
+
+  if (!files.empty())
+    for (const ImageClassification& c : run.images)
+      std::printf("%s: %s (%.1f%%)\n", files[static_cast<size_t>(c.index)].c_str(),
+                  images.classNames()[static_cast<size_t>(c.predicted)].c_str(),
+                  100.0 * c.probabilities[static_cast<size_t>(c.predicted)]);
+  if (const auto csv = args.value("csv")) {
+    writeCsv(*csv, run, images, files);
+    std::fprintf(stderr, "wrote %zu predictions to %s\n", run.images.size(), csv->c_str());
+  }
+  return 0;
+}
+
+}  // namespace convscope::cli

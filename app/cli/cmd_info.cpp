@@ -1,0 +1,62 @@
+#include <cstdio>
+#include <iostream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "model/model_card.h"
+#include "model/onnx_loader.h"
+
+namespace convscope::cli {
+
+std::string defaultModelPath() { return std::string(CONVSCOPE_MODELS_DIR) + "/course-high.onnx"; }
+
+namespace {
+
+constexpr const char* kHelp = R"(usage: convscope-cli info [--model FILE.onnx]
+
+Prints the layer table of an ONNX model: each layer's type, output shape for one image,
+parameter count and floating-point operations per image (multiply-add = 2).
+  --model FILE   the model (default: the shipped course-high model)
+)";
+
+std::string withThousands(int64_t n) {
+  std::string digits = std::to_string(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<size_t>(i), ",");
+  return digits;
+}
+
+}  // namespace
+
+int runInfo(const std::vector<std::string>& tokens) {
+  if (!tokens.empty() && (tokens[0] == "--help" || tokens[0] == "-h")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  const Args args(tokens, {"model"}, {});
+  const std::string path = args.value("model").value_or(defaultModelPath());
+  const auto model = loadOnnxModel(path);
+
+  std::cout << "Model:    " << model->name << " (" << path << ")\n"
+            << "Producer: " << (model->producer.empty() ? "unknown" : model->producer) << ", IR version "
+            << model->irVersion << ", opset " << model->opset << "\n";
+  for (const ValueInfo& input : model->inputs) std::cout << "Input:    " << input.name << " " << shapeToString(input.shape) << " (-1 = any)\n";
+  if (const auto card = readModelCard(path)) {
+    if (!card->description.empty()) std::cout << "About:    " << card->description << "\n";
+    std::printf("Recorded test accuracy: %.4f (%d of %d, PyTorch)\n", card->testAccuracy, card->testCorrect, card->testCount);
+  }
+  std::printf("\n%-3s %-28s %-12s %-18s %12s %16s\n", "#", "Layer", "Type", "Output shape", "Parameters", "FLOPs/image");
+  int64_t params = 0, flops = 0;
+  int row = 0;
+  for (const LayerInfo& layer : model->layers()) {
+    std::printf("%-3d %-28s %-12s %-18s %12s %16s\n", ++row, layer.name.c_str(), layer.opType.c_str(),
+                shapeToString(layer.outputShape).c_str(), withThousands(layer.parameters).c_str(),
+                withThousands(layer.flops).c_str());
+    params += layer.parameters;
+    flops += layer.flops;
+  }
+  std::printf("%-3s %-28s %-12s %-18s %12s %16s\n", "", "Total", "", "", withThousands(params).c_str(),
+              withThousands(flops).c_str());
+  return 0;
+}
+
+}  // namespace convscope::cli

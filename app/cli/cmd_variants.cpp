@@ -1,0 +1,39 @@
+#include <cstdio>
+#include <iostream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "conv/conv_registry.h"
+#include "gpu_device.h"
+#include "util/gemm.h"
+
+namespace convscope::cli {
+
+int runVariants(const std::vector<std::string>& tokens) {
+  if (!tokens.empty() && (tokens[0] == "--help" || tokens[0] == "-h")) {
+    std::cout << "usage: convscope-cli variants\n\nLists every convolution kernel variant (the ids --variant takes),\n"
+                 "what it demonstrates, and whether it can run on this machine.\n";
+    return 0;
+  }
+  Args(tokens, {}, {});
+  const gpu::GpuDevice& device = gpu::gpuDevice();
+  if (device.usable)
+    std::printf("GPU:  %s (compute %d.%d, %d SMs, %.0f GiB; driver %s, runtime %s)\n", device.name.c_str(),
+                device.computeMajor, device.computeMinor, device.multiprocessors, device.memoryGiB,
+                device.driverVersion.c_str(), device.runtimeVersion.c_str());
+  else
+    std::printf("GPU:  none (%s): CPU only\n", device.unusableReason.c_str());
+  std::printf("BLAS: %s\n\n", gemmImplementation());
+  std::printf("%-24s %-10s %-12s %s\n", "ID", "AVAILABLE", "RUNS ON", "DESCRIPTION");
+  for (const ConvVariant& v : convVariants()) {
+    const std::string reason = v.unavailableReason();
+    std::printf("%-24s %-10s %-12s %s\n", v.id.c_str(), reason.empty() ? "yes" : "no", v.requirement.c_str(),
+                v.description.c_str());
+    std::printf("%-24s %-10s %-12s course step: %s%s\n", "", "", "", v.courseStep.c_str(),
+                reason.empty() ? "" : ("; unavailable: " + reason).c_str());
+  }
+  std::printf("\nDefault: %s\n", defaultConvVariant().c_str());
+  return 0;
+}
+
+}  // namespace convscope::cli

@@ -1,0 +1,17 @@
+// The subcommands of convscope-cli. Each takes the arguments after its name, prints its own
+// --help, and returns the process exit code; errors are thrown as convscope::Error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace convscope::cli {
+
+int runInfo(const std::vector<std::string>& args);
+int runClassify(const std::vector<std::string>& args);
+int runVariants(const std::vector<std::string>& args);
+
+// The shipped model used when --model is not given.
+std::string defaultModelPath();
+
+}  // namespace convscope::cli

@@ -1,0 +1,64 @@
+// A labelled set of small grayscale images: the Fashion-MNIST (or MNIST) test set read from IDX
+// files, or pictures the user opened. It also turns a range of its images into the network's
+// NCHW float input batch at the model's input size.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "data/gray_image.h"
+#include "util/tensor.h"
+
+namespace convscope {
+
+enum class Split { Train, Test };
+
+// Where the Debian package dataset-fashion-mnist installs the data; $CONVSCOPE_DATA overrides.
+std::filesystem::path defaultDataFolder();
+
+const std::vector<std::string>& fashionMnistClassNames();
+const std::vector<std::string>& digitClassNames();
+
+class ImageSet {
+ public:
+  static constexpr int kNoLabel = -1;
+
+  ImageSet() = default;
+  // `pixels` holds count * height * width values in [0, 1]; `labels` one entry per image.
+  ImageSet(std::string source, int height, int width, std::vector<float> pixels,
+           std::vector<int> labels, std::vector<std::string> classNames);
+
+  // Reads <split>-images / <split>-labels IDX files (the usual MNIST names, .gz or not) from a
+  // folder. Class names are Fashion-MNIST's unless the folder's name says plain MNIST.
+  static ImageSet loadIdxFolder(const std::filesystem::path& folder, Split split = Split::Test);
+
+  // Pictures of one size already brought to [0, 1] gray, e.g. from image files; labels unknown.
+  static ImageSet fromImages(std::string source, const std::vector<GrayImage>& images,
+                             std::vector<std::string> classNames);
+
+  const std::string& source() const { return source_; }
+  int count() const { return static_cast<int>(labels_.size()); }
+  int height() const { return height_; }
+  int width() const { return width_; }
+  bool hasLabels() const;
+  int label(int index) const { return labels_.at(static_cast<size_t>(index)); }
+  const std::vector<std::string>& classNames() const { return classNames_; }
+
+  GrayImage image(int index) const;
+
+  // Images [first, first + count) as an N x 1 x height x width batch, scaled to [0, 1] and
+  // resized bilinearly (half-pixel centres) where the model's input size differs.
+  Tensor batch(int first, int count, int height, int width) const;
+
+ private:
+  std::string source_;
+  int height_ = 0;
+  int width_ = 0;
+  std::vector<float> pixels_;
+  std::vector<int> labels_;
+  std::vector<std::string> classNames_;
+};
+
+}  // namespace convscope

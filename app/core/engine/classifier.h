@@ -1,0 +1,37 @@
+// Classifies a range of an ImageSet with an Engine, in chunks so memory stays bounded, and sums
+// each conv layer's op time over the chunks. The CLI's classify command and the GUI's batch
+// runs are thin wrappers around this.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "data/image_set.h"
+#include "engine/engine.h"
+
+namespace convscope {
+
+struct ImageClassification {
+  int index = 0;       // position in the image set
+  int label = -1;      // ImageSet::kNoLabel when unknown
+  int predicted = 0;
+  std::vector<float> probabilities;
+};
+
+struct ClassificationRun {
+  std::vector<ImageClassification> images;
+  std::vector<ConvLayerTime> convTimes;  // per conv layer, seconds summed over all chunks
+  int correct = 0;
+  int labelled = 0;
+  double seconds = 0.0;  // whole run, preprocessing included
+  bool cancelled = false;
+
+  double accuracy() const { return labelled ? static_cast<double>(correct) / labelled : 0.0; }
+};
+
+// `progress(done, total)` is called after each chunk; returning false stops the run early
+// (cancelled = true, the images done so far are kept).
+ClassificationRun classify(Engine& engine, const ImageSet& images, int first, int count, int chunk = 1000,
+                           const std::function<bool(int, int)>& progress = {});
+
+}  // namespace convscope

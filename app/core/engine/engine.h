@@ -1,0 +1,66 @@
+// Runs a Model forward on a batch, NCHW float32, with the convolution arithmetic done by the
+// kernel variant chosen from the registry. It times every Conv layer ("Op Time", as the course
+// reports it) and, on request, keeps every layer's output for the feature-map view.
+// One Engine is used by one thread at a time; make one per worker.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conv/conv_backend.h"
+#include "model/model.h"
+
+namespace convscope {
+
+struct ConvLayerTime {
+  std::string node;
+  ConvProblem problem;
+  double seconds = 0.0;
+  std::string variant;         // the variant that actually ran this layer
+  std::string fallbackReason;  // set when the selected variant declined and cpu-reference ran
+};
+
+struct LayerOutput {
+  std::string node;    // "input" for the picture as the model sees it
+  std::string opType;
+  Tensor value;
+};
+
+struct InferenceResult {
+  Tensor probabilities;                  // N x classes
+  std::vector<ConvLayerTime> convTimes;  // one per Conv node, in execution order
+  std::vector<LayerOutput> layers;       // filled when captured: the input, then every node
+};
+
+class Engine {
+ public:
+  // Throws convscope::Error if the variant is unknown or cannot run on this machine.
+  Engine(std::shared_ptr<const Model> model, const std::string& variantId);
+  ~Engine();
+
+  const Model& model() const { return *model_; }
+  const std::string& variantId() const { return variantId_; }
+
+  // Classifies images (N x 1 x H x W at the model's input size). When the model does not end in
+  // Softmax, one is applied so the result is always probabilities.
+  InferenceResult infer(const Tensor& images, bool captureLayers = false);
+
+  // Evaluates any loaded graph: named inputs in, every graph output out.
+  std::map<std::string, Tensor> evaluate(const std::map<std::string, Tensor>& inputs,
+                                         std::vector<ConvLayerTime>* convTimes = nullptr,
+                                         std::vector<LayerOutput>* captured = nullptr);
+
+ private:
+  class TimedConv;
+
+  std::shared_ptr<const Model> model_;
+  std::string variantId_;
+  std::unique_ptr<TimedConv> conv_;
+};
+
+// Row-wise softmax of an N x K tensor.
+Tensor softmaxRows(const Tensor& logits);
+
+}  // namespace convscope

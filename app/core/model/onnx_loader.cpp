@@ -1,0 +1,273 @@
+#include "model/onnx_loader.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace convscope {
+namespace {
+
+constexpr int kOldestOpset = 7;
+constexpr int kNewestOpset = 22;
+
+std::string dataTypeName(int type) {
+  return onnx::TensorProto_DataType_IsValid(type)
+             ? onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(type))
+             : "type " + std::to_string(type);
+}
+
+class Loader {
+ public:
+  Loader(const onnx::ModelProto& proto, std::string source) : proto_(proto), source_(std::move(source)) {}
+
+  std::shared_ptr<Model> load() {
+    auto model = std::make_shared<Model>();
+    model->sourcePath = source_;
+    model->name = std::filesystem::path(source_).stem().string();
+    model->irVersion = proto_.ir_version();
+    model->producer = proto_.producer_name() + (proto_.producer_version().empty() ? "" : " " + proto_.producer_version());
+    model->opset = readOpset();
+    if (!proto_.has_graph() || proto_.graph().node_size() == 0)
+      fail("the file holds no graph (is it an ONNX model?)");
+    const onnx::GraphProto& graph = proto_.graph();
+
+    for (const onnx::TensorProto& tensor : graph.initializer()) readInitializer(tensor, *model);
+    for (const onnx::ValueInfoProto& input : graph.input())
+      if (!model->weights.count(input.name()) && !ints_.count(input.name()) && !otherTypes_.count(input.name()))
+        model->inputs.push_back(readRuntimeInput(input));
+    for (const ValueInfo& input : model->inputs) available_.insert(input.name);
+    for (const auto& [name, tensor] : model->weights) available_.insert(name);
+    for (const auto& [name, values] : ints_) available_.insert(name);
+
+    for (int i = 0; i < graph.node_size(); ++i) readNode(graph.node(i), i, *model);
+
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      if (!available_.count(output.name())) fail("graph output '" + output.name() + "' is not produced by any node");
+      model->outputs.push_back({output.name(), shapeOf(output)});
+    }
+    if (model->outputs.empty()) fail("the graph declares no output");
+
+    // Propagate shapes once, free dimensions set to 1, so inconsistent models fail here.
+    std::map<std::string, Shape> inputShapes;
+    for (const ValueInfo& input : model->inputs) {
+      Shape s = input.shape;
+      for (int64_t& d : s) d = d < 0 ? 1 : d;
+      inputShapes[input.name] = s;
+    }
+    model->inferShapes(inputShapes);
+    return model;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& problem) const { throw Error(source_ + ": " + problem); }
+
+  int readOpset() const {
+    int opset = 0;
+    for (const onnx::OperatorSetIdProto& id : proto_.opset_import())
+      if (id.domain().empty() || id.domain() == "ai.onnx") opset = static_cast<int>(id.version());
+    if (opset == 0) fail("no ONNX operator set is imported (not an ONNX model, or a truncated one)");
+    if (opset < kOldestOpset || opset > kNewestOpset)
+      fail("opset " + std::to_string(opset) + " is not supported (ConvScope reads opsets " +
+           std::to_string(kOldestOpset) + " to " + std::to_string(kNewestOpset) + ")");
+    return opset;
+  }
+
+  static Shape shapeOf(const onnx::ValueInfoProto& info) {
+    Shape shape;
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return shape;
+    for (const auto& dim : info.type().tensor_type().shape().dim())
+      shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+    return shape;
+  }
+
+  ValueInfo readRuntimeInput(const onnx::ValueInfoProto& input) const {
+    if (!input.type().has_tensor_type()) fail("input '" + input.name() + "' is not a tensor");
+    const int type = input.type().tensor_type().elem_type();
+    if (type != onnx::TensorProto::FLOAT)
+      fail("input '" + input.name() + "' has element type " + dataTypeName(type) + "; ConvScope runs float32 models");
+    return {input.name(), shapeOf(input)};
+  }
+
+  Shape checkedDims(const onnx::TensorProto& tensor, const std::string& what) const {
+    Shape dims(tensor.dims().begin(), tensor.dims().end());
+    try {
+      elementCount(dims);
+    } catch (const Error& e) {
+      fail(what + " '" + tensor.name() + "': " + e.what());
+    }
+    return dims;
+  }
+
+  // Decodes a float32 or int64 TensorProto; other types are remembered and refused when used.
+  void readTensor(const onnx::TensorProto& tensor, const std::string& name, const std::string& what, Model& model) {
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0)
+      fail(what + " '" + name + "' is stored in an external data file; ConvScope needs a self-contained model "
+           "(save it with all tensors embedded)");
+    if (tensor.has_segment()) fail(what + " '" + name + "' is segmented, which is not supported");
+    const Shape dims = checkedDims(tensor, what);
+    const int64_t count = elementCount(dims);
+    const std::string& raw = tensor.raw_data();
+    if (tensor.data_type() == onnx::TensorProto::FLOAT) {
+      std::vector<float> values;
+      if (!raw.empty()) {
+        if (static_cast<int64_t>(raw.size()) != count * 4)
+          fail(what + " '" + name + "' of shape " + shapeToString(dims) + " holds " + std::to_string(raw.size()) +
+               " bytes instead of " + std::to_string(count * 4));
+        values.resize(static_cast<size_t>(count));
+        std::memcpy(values.data(), raw.data(), raw.size());  // ONNX raw data is little-endian, as is x86
+      } else {
+        if (tensor.float_data_size() != count)
+          fail(what + " '" + name + "' of shape " + shapeToString(dims) + " holds " +
+               std::to_string(tensor.float_data_size()) + " values instead of " + std::to_string(count));
+        values.assign(tensor.float_data().begin(), tensor.float_data().end());
+      }
+      model.weights[name] = Tensor(dims, std::move(values));
+    } else if (tensor.data_type() == onnx::TensorProto::INT64) {
+      std::vector<int64_t> values;
+      if (!raw.empty()) {
+        if (static_cast<int64_t>(raw.size()) != count * 8)
+          fail(what + " '" + name + "' holds " + std::to_string(raw.size()) + " bytes instead of " + std::to_string(count * 8));
+        values.resize(static_cast<size_t>(count));
+        std::memcpy(values.data(), raw.data(), raw.size());
+      } else {
+        if (tensor.int64_data_size() != count)
+          fail(what + " '" + name + "' holds " + std::to_string(tensor.int64_data_size()) + " values instead of " +
+               std::to_string(count));
+        values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+      }
+      ints_[name] = std::move(values);
+    } else {
+      otherTypes_[name] = tensor.data_type();
+    }
+  }
+
+  void readInitializer(const onnx::TensorProto& tensor, Model& model) {
+    if (tensor.name().empty()) fail("an initializer has no name");
+    readTensor(tensor, tensor.name(), "initializer", model);
+  }
+
+  void readConstant(const onnx::NodeProto& node, const std::string& where, Model& model) {
+    if (node.output_size() != 1) fail(where + ": a Constant must have one output");
+    const std::string& out = node.output(0);
+    if (node.attribute_size() != 1) fail(where + ": a Constant must have exactly one value attribute");
+    const onnx::AttributeProto& a = node.attribute(0);
+    if (a.name() == "value") {
+      readTensor(a.t(), out, "constant", model);
+    } else if (a.name() == "value_float") {
+      model.weights[out] = Tensor({}, std::vector<float>{a.f()});
+    } else if (a.name() == "value_floats") {
+      model.weights[out] = Tensor({a.floats_size()}, std::vector<float>(a.floats().begin(), a.floats().end()));
+    } else if (a.name() == "value_int") {
+      ints_[out] = {a.i()};
+    } else if (a.name() == "value_ints") {
+      ints_[out] = std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    } else {
+      fail(where + ": attribute '" + a.name() + "' is not supported");
+    }
+    available_.insert(out);
+  }
+
+  Attributes readAttributes(const onnx::NodeProto& node, const std::string& where) const {
+    Attributes attributes;
+    for (const onnx::AttributeProto& a : node.attribute()) {
+      if (!a.ref_attr_name().empty()) fail(where + ": attribute '" + a.name() + "' refers to a function attribute");
+      switch (a.type()) {
+        case onnx::AttributeProto::INT: attributes.set(a.name(), a.i()); break;
+        case onnx::AttributeProto::FLOAT: attributes.set(a.name(), a.f()); break;
+        case onnx::AttributeProto::STRING: attributes.set(a.name(), a.s()); break;
+        case onnx::AttributeProto::INTS:
+          attributes.set(a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+          break;
+        case onnx::AttributeProto::FLOATS:
+          attributes.set(a.name(), std::vector<float>(a.floats().begin(), a.floats().end()));
+          break;
+        default:
+          fail(where + ": attribute '" + a.name() + "' has a kind (" +
+               onnx::AttributeProto_AttributeType_Name(a.type()) + ") ConvScope does not support");
+      }
+    }
+    return attributes;
+  }
+
+  void readNode(const onnx::NodeProto& node, int index, Model& model) {
+    const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+    const std::string where = "node '" + name + "' (" + node.op_type() + ")";
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      fail(where + ": operator domain '" + node.domain() + "' is not supported (only the standard ONNX operators)");
+    if (node.op_type() == "Constant") return readConstant(node, where, model);
+
+    std::vector<std::string> inputs(node.input().begin(), node.input().end());
+    while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
+    for (const std::string& input : inputs) {
+      if (input.empty()) continue;
+      if (otherTypes_.count(input))
+        fail(where + ": input '" + input + "' has element type " + dataTypeName(otherTypes_.at(input)) +
+             "; ConvScope runs float32 models");
+      if (!available_.count(input))
+        fail(where + ": input '" + input + "' is not produced by any earlier node and is no initializer "
+             "(missing initializer, or nodes out of order)");
+    }
+    size_t outputs = 0;
+    for (const std::string& output : node.output()) outputs += output.empty() ? 0 : 1;
+    if (node.output_size() == 0 || node.output(0).empty()) fail(where + ": the node has no output");
+
+    Attributes attributes = readAttributes(node, where);
+    OperatorRequest request{node.op_type(), model.opset, attributes, inputs, outputs,
+                            [this](const std::string& value) -> const std::vector<int64_t>* {
+                              const auto it = ints_.find(value);
+                              return it == ints_.end() ? nullptr : &it->second;
+                            }};
+    std::unique_ptr<Operator> op;
+    try {
+      op = createOperator(request);
+    } catch (const Error& e) {
+      fail(where + ": " + e.what());
+    }
+    if (const std::vector<std::string> unread = attributes.unread(); !unread.empty())
+      fail(where + ": attribute '" + unread.front() + "' is not supported");
+    for (const std::string& input : inputs)
+      if (ints_.count(input))
+        fail(where + ": int64 input '" + input + "' is not supported here; ConvScope runs float32 tensors");
+
+    available_.insert(node.output(0));
+    model.nodes.push_back(Node{name, node.op_type(), inputs, node.output(0), std::move(op)});
+  }
+
+  const onnx::ModelProto& proto_;
+  std::string source_;
+  std::set<std::string> available_;
+  std::map<std::string, std::vector<int64_t>> ints_;
+  std::map<std::string, int> otherTypes_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Model> loadOnnxModelFromBytes(const std::string& bytes, const std::string& sourceName) {
+  if (bytes.empty()) throw Error(sourceName + ": the file is empty");
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(bytes))
+    throw Error(sourceName + ": not a valid ONNX model (the protobuf data cannot be parsed: the file is truncated, "
+                "corrupt or not ONNX)");
+  return Loader(proto, sourceName).load();
+}
+
+std::shared_ptr<const Model> loadOnnxModel(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw Error(name + ": file not found");
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(name + ": is not a regular file");
+  if (std::filesystem::file_size(path, ec) >= (size_t{2} << 30))
+    throw Error(name + ": larger than 2 GiB, the most a self-contained ONNX file can hold");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(name + ": cannot be opened for reading");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return loadOnnxModelFromBytes(buffer.str(), name);
+}
+
+}  // namespace convscope

@@ -1,0 +1,57 @@
+// The operators a model is made of. Each ONNX node becomes one Operator that knows its output
+// shape, its arithmetic and its cost; the loader builds them through createOperator(), which is
+// the only place that maps ONNX operator names to code.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conv/conv_problem.h"
+#include "model/attributes.h"
+#include "util/tensor.h"
+
+namespace convscope {
+
+// The engine's hook for convolution arithmetic: routes it to the selected backend, times it and
+// falls back where the backend declines a shape.
+class ConvExecutor {
+ public:
+  virtual ~ConvExecutor() = default;
+  virtual void convolve(const ConvProblem& problem, const float* input, const float* weights, float* output) = 0;
+};
+
+class Operator {
+ public:
+  virtual ~Operator() = default;
+  // Throws convscope::Error (without node context; the caller adds it) on inconsistent shapes.
+  virtual Shape outputShape(const std::vector<Shape>& inputs) const = 0;
+  virtual Tensor run(const std::vector<const Tensor*>& inputs, ConvExecutor& conv) const = 0;
+  // Floating-point operations for these shapes; multiply-add counts two.
+  virtual int64_t flops(const std::vector<Shape>& inputs, const Shape& output) const {
+    (void)inputs;
+    return elementCount(output);
+  }
+};
+
+struct OperatorRequest {
+  std::string opType;
+  int opset = 0;
+  Attributes& attributes;
+  // Runtime input names, trailing omitted ("") inputs already dropped. An operator that takes an
+  // input as a load-time constant (Reshape's shape) removes it from this list.
+  std::vector<std::string>& inputs;
+  size_t outputCount = 1;
+  // The value of an int64 constant (initializer or Constant node), or nullptr.
+  std::function<const std::vector<int64_t>*(const std::string&)> intConstant;
+};
+
+// Throws convscope::Error with the reason (unsupported attribute value, wrong input count ...).
+std::unique_ptr<Operator> createOperator(OperatorRequest& request);
+
+const std::vector<std::string>& supportedOperators();
+bool isSupportedOperator(const std::string& opType);
+
+}  // namespace convscope

@@ -1,0 +1,50 @@
+#include "model/operators/broadcast.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+
+namespace convscope::ops {
+
+Shape broadcastShape(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw Error("shapes " + shapeToString(a) + " and " + shapeToString(b) + " cannot be broadcast together");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor broadcastTo(const Tensor& source, const Shape& target) {
+  if (source.shape() == target) return source;
+  if (broadcastShape(source.shape(), target) != target)
+    throw Error("shape " + shapeToString(source.shape()) + " does not broadcast to " + shapeToString(target));
+  const size_t rank = target.size();
+  // Strides of the source in target coordinates; 0 along broadcast axes.
+  std::vector<int64_t> strides(rank, 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < source.shape().size(); ++i) {
+    const size_t axis = source.shape().size() - 1 - i;
+    const size_t targetAxis = rank - 1 - i;
+    strides[targetAxis] = source.shape()[axis] == 1 ? 0 : stride;
+    stride *= source.shape()[axis];
+  }
+  Tensor out(target);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += index[d] * strides[d];
+    out[i] = source[offset];
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < target[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace convscope::ops

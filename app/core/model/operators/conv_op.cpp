@@ -1,0 +1,88 @@
+// Conv: the layer the whole course is about. Shapes and bias live here; the multiply-accumulate
+// itself goes to the selected conv backend through the engine's ConvExecutor.
+#include "model/operators/operator_families.h"
+#include "model/operators/window2d.h"
+#include "util/error.h"
+
+namespace convscope::ops {
+namespace {
+
+class ConvOp final : public Operator {
+ public:
+  explicit ConvOp(Window2d window) : window_(window) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override {
+    return shapeOf(problem(in));
+  }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor& conv) const override {
+    const ConvProblem p = problem({in[0]->shape(), in[1]->shape(), in.size() > 2 ? in[2]->shape() : Shape{}});
+    Tensor out(shapeOf(p));
+    conv.convolve(p, in[0]->data(), in[1]->data(), out.data());
+    if (in.size() > 2) {
+      const float* bias = in[2]->data();
+      const int64_t plane = int64_t{p.outHeight()} * p.outWidth();
+      float* y = out.data();
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int n = 0; n < p.batch; ++n)
+        for (int m = 0; m < p.outChannels; ++m) {
+          float* row = y + (int64_t{n} * p.outChannels + m) * plane;
+          for (int64_t i = 0; i < plane; ++i) row[i] += bias[m];
+        }
+    }
+    return out;
+  }
+
+  int64_t flops(const std::vector<Shape>& in, const Shape& out) const override {
+    const ConvProblem p = problem(in);
+    return p.flops() + (in.size() > 2 ? elementCount(out) : 0);
+  }
+
+ private:
+  static Shape shapeOf(const ConvProblem& p) { return {p.batch, p.outChannels, p.outHeight(), p.outWidth()}; }
+
+  ConvProblem problem(const std::vector<Shape>& in) const {
+    const Shape& x = in[0];
+    const Shape& w = in[1];
+    if (x.size() != 4)
+      throw Error("input shape " + shapeToString(x) + " is not N x C x H x W; only 2-D convolution is supported");
+    requireRank(w, 4, "weights");
+    if (w[1] != x[1])
+      throw Error("weights " + shapeToString(w) + " expect " + std::to_string(w[1]) + " input channels but the input " +
+                  shapeToString(x) + " has " + std::to_string(x[1]));
+    if (window_.kernelHeight && (w[2] != window_.kernelHeight || w[3] != window_.kernelWidth))
+      throw Error("kernel_shape does not match the weights " + shapeToString(w));
+    if (in.size() > 2 && !in[2].empty() && (in[2].size() != 1 || in[2][0] != w[0]))
+      throw Error("bias " + shapeToString(in[2]) + " does not match " + std::to_string(w[0]) + " output channels");
+    const Window2d::Resolved r = window_.resolve(static_cast<int>(x[2]), static_cast<int>(x[3]),
+                                                 static_cast<int>(w[2]), static_cast<int>(w[3]));
+    ConvProblem p;
+    p.batch = static_cast<int>(x[0]);
+    p.inChannels = static_cast<int>(x[1]);
+    p.inHeight = static_cast<int>(x[2]);
+    p.inWidth = static_cast<int>(x[3]);
+    p.outChannels = static_cast<int>(w[0]);
+    p.kernelHeight = static_cast<int>(w[2]);
+    p.kernelWidth = static_cast<int>(w[3]);
+    p.strideHeight = window_.strideHeight;
+    p.strideWidth = window_.strideWidth;
+    p.padTop = r.padTop;
+    p.padLeft = r.padLeft;
+    p.padBottom = r.padBottom;
+    p.padRight = r.padRight;
+    return p;
+  }
+
+  Window2d window_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> makeConv(OperatorRequest& request) {
+  requireInputCount(request, 2, 3);
+  const int64_t group = request.attributes.getInt("group", 1);
+  if (group != 1) throw Error("attribute group=" + std::to_string(group) + " is not supported (only group 1)");
+  return std::make_unique<ConvOp>(Window2d::read(request.attributes, false, false));
+}
+
+}  // namespace convscope::ops

@@ -1,0 +1,62 @@
+// One-input element-wise operators: the activations the course networks use, and Identity.
+#include <algorithm>
+#include <cmath>
+
+#include "model/operators/operator_families.h"
+#include "util/error.h"
+
+namespace convscope::ops {
+namespace {
+
+enum class Kind { Relu, Tanh, Sigmoid, Identity };
+
+class ElementwiseOp final : public Operator {
+ public:
+  explicit ElementwiseOp(Kind kind) : kind_(kind) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override { return in[0]; }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    const Tensor& x = *in[0];
+    Tensor out(x.shape());
+    const float* src = x.data();
+    float* dst = out.data();
+    const int64_t n = x.size();
+    switch (kind_) {
+      case Kind::Relu:
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
+        break;
+      case Kind::Tanh:
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; ++i) dst[i] = std::tanh(src[i]);
+        break;
+      case Kind::Sigmoid:
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; ++i) dst[i] = 1.0f / (1.0f + std::exp(-src[i]));
+        break;
+      case Kind::Identity:
+        std::copy(src, src + n, dst);
+        break;
+    }
+    return out;
+  }
+
+  int64_t flops(const std::vector<Shape>&, const Shape& out) const override {
+    return kind_ == Kind::Identity ? 0 : elementCount(out);
+  }
+
+ private:
+  Kind kind_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> makeActivation(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
+  const std::string& op = request.opType;
+  const Kind kind = op == "Relu" ? Kind::Relu : op == "Tanh" ? Kind::Tanh : op == "Sigmoid" ? Kind::Sigmoid : Kind::Identity;
+  return std::make_unique<ElementwiseOp>(kind);
+}
+
+}  // namespace convscope::ops

@@ -1,0 +1,79 @@
+#include <algorithm>
+#include <map>
+
+#include "model/operators/operator_families.h"
+#include "util/error.h"
+
+namespace convscope {
+namespace {
+
+using Factory = std::unique_ptr<Operator> (*)(OperatorRequest&);
+
+const std::map<std::string, Factory>& factories() {
+  static const std::map<std::string, Factory> table = {
+      {"Conv", ops::makeConv},           {"MaxPool", ops::makeMaxPool},
+      {"AveragePool", ops::makeAveragePool}, {"Gemm", ops::makeGemm},
+      {"MatMul", ops::makeMatMul},       {"Add", ops::makeAdd},
+      {"Relu", ops::makeActivation},     {"Tanh", ops::makeActivation},
+      {"Sigmoid", ops::makeActivation},  {"Identity", ops::makeActivation},
+      {"Softmax", ops::makeSoftmax},     {"Flatten", ops::makeFlatten},
+      {"Reshape", ops::makeReshape},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::unique_ptr<Operator> createOperator(OperatorRequest& request) {
+  const auto it = factories().find(request.opType);
+  if (it == factories().end()) {
+    std::string known;
+    for (const std::string& name : supportedOperators()) known += (known.empty() ? "" : ", ") + name;
+    throw Error("operator " + request.opType + " is not supported (ConvScope runs " + known + ")");
+  }
+  if (request.outputCount != 1)
+    throw Error(std::to_string(request.outputCount) + " outputs requested; only the first output of " +
+                request.opType + " is supported");
+  return it->second(request);
+}
+
+const std::vector<std::string>& supportedOperators() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> list;
+    for (const auto& [name, factory] : factories()) list.push_back(name);
+    list.push_back("Constant");  // folded into weights by the loader
+    std::sort(list.begin(), list.end());
+    return list;
+  }();
+  return names;
+}
+
+bool isSupportedOperator(const std::string& opType) {
+  const auto& names = supportedOperators();
+  return std::find(names.begin(), names.end(), opType) != names.end();
+}
+
+namespace ops {
+
+void requireInputCount(const OperatorRequest& request, size_t least, size_t most) {
+  const size_t n = request.inputs.size();
+  if (n < least || n > most)
+    throw Error("takes " + (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most)) +
+                " inputs, got " + std::to_string(n));
+  for (const std::string& name : request.inputs)
+    if (name.empty()) throw Error("an omitted optional input in the middle of the inputs is not supported");
+}
+
+void requireRank(const Shape& shape, int rank, const char* what) {
+  if (static_cast<int>(shape.size()) != rank)
+    throw Error(std::string(what) + " must have rank " + std::to_string(rank) + ", got shape " + shapeToString(shape));
+}
+
+int normalizeAxis(int64_t axis, int rank, const char* what, bool rankIsValid) {
+  if (axis < -rank || axis >= rank + (rankIsValid ? 1 : 0))
+    throw Error(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+}  // namespace ops
+}  // namespace convscope

@@ -1,0 +1,27 @@
+// Factories of each operator family, used by createOperator(); internal to model/.
+#pragma once
+
+#include <memory>
+
+#include "model/operator.h"
+
+namespace convscope::ops {
+
+std::unique_ptr<Operator> makeConv(OperatorRequest& request);
+std::unique_ptr<Operator> makeMaxPool(OperatorRequest& request);
+std::unique_ptr<Operator> makeAveragePool(OperatorRequest& request);
+std::unique_ptr<Operator> makeGemm(OperatorRequest& request);
+std::unique_ptr<Operator> makeMatMul(OperatorRequest& request);
+std::unique_ptr<Operator> makeAdd(OperatorRequest& request);
+std::unique_ptr<Operator> makeActivation(OperatorRequest& request);  // Relu, Tanh, Sigmoid, Identity
+std::unique_ptr<Operator> makeSoftmax(OperatorRequest& request);
+std::unique_ptr<Operator> makeFlatten(OperatorRequest& request);
+std::unique_ptr<Operator> makeReshape(OperatorRequest& request);
+
+// Shared checks.
+void requireInputCount(const OperatorRequest& request, size_t least, size_t most);
+void requireRank(const Shape& shape, int rank, const char* what);
+// Maps a negative axis to its positive form; `rankIsValid` admits axis == rank (Flatten).
+int normalizeAxis(int64_t axis, int rank, const char* what, bool rankIsValid = false);
+
+}  // namespace convscope::ops

@@ -1,0 +1,105 @@
+// Flatten and Reshape change only the shape; the values are copied through unchanged. Reshape's
+// target shape must be a constant known when the model loads (PyTorch exports it as one).
+#include "model/operators/operator_families.h"
+#include "util/error.h"
+
+namespace convscope::ops {
+namespace {
+
+class FlattenOp final : public Operator {
+ public:
+  explicit FlattenOp(int64_t axis) : axis_(axis) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override {
+    const int axis = normalizeAxis(axis_, static_cast<int>(in[0].size()), "flatten axis", true);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < static_cast<int>(in[0].size()); ++d) (d < axis ? outer : inner) *= in[0][d];
+    return {outer, inner};
+  }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    Tensor out = *in[0];
+    out.reshape(outputShape({in[0]->shape()}));
+    return out;
+  }
+
+  int64_t flops(const std::vector<Shape>&, const Shape&) const override { return 0; }
+
+ private:
+  int64_t axis_;
+};
+
+class ReshapeOp final : public Operator {
+ public:
+  ReshapeOp(std::vector<int64_t> target, bool allowZero) : target_(std::move(target)), allowZero_(allowZero) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override {
+    const Shape& x = in[0];
+    Shape out(target_.size());
+    int inferred = -1;
+    int64_t known = 1;
+    for (size_t i = 0; i < target_.size(); ++i) {
+      int64_t d = target_[i];
+      if (d == 0 && !allowZero_) {
+        if (i >= x.size()) throw Error("target dimension " + std::to_string(i) + " is 0 but the input has no such axis");
+        d = x[i];
+      }
+      if (d == -1) {
+        if (inferred >= 0) throw Error("the target shape has more than one -1");
+        inferred = static_cast<int>(i);
+        continue;
+      }
+      if (d < 0) throw Error("target dimension " + std::to_string(d) + " is invalid");
+      out[i] = d;
+      known *= d;
+    }
+    const int64_t total = elementCount(x);
+    if (inferred >= 0) {
+      if (known == 0 || total % known != 0)
+        throw Error("input " + shapeToString(x) + " cannot be reshaped to " + describeTarget());
+      out[static_cast<size_t>(inferred)] = total / known;
+    } else if (known != total) {
+      throw Error("input " + shapeToString(x) + " has " + std::to_string(total) + " elements, the target shape " +
+                  describeTarget() + " holds " + std::to_string(known));
+    }
+    return out;
+  }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    Tensor out = *in[0];
+    out.reshape(outputShape({in[0]->shape()}));
+    return out;
+  }
+
+  int64_t flops(const std::vector<Shape>&, const Shape&) const override { return 0; }
+
+ private:
+  std::string describeTarget() const {
+    std::string text;
+    for (int64_t d : target_) text += (text.empty() ? "" : ",") + std::to_string(d);
+    return "(" + text + ")";
+  }
+
+  std::vector<int64_t> target_;
+  bool allowZero_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> makeFlatten(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
+  return std::make_unique<FlattenOp>(request.attributes.getInt("axis", 1));
+}
+
+std::unique_ptr<Operator> makeReshape(OperatorRequest& request) {
+  requireInputCount(request, 2, 2);
+  const std::vector<int64_t>* target = request.intConstant(request.inputs[1]);
+  if (!target)
+    throw Error("the target shape '" + request.inputs[1] +
+                "' is computed at run time; only a constant target shape is supported");
+  const int64_t allowZero = request.attributes.getInt("allowzero", 0);
+  request.inputs.pop_back();  // consumed here, not a runtime input
+  return std::make_unique<ReshapeOp>(*target, allowZero == 1);
+}
+
+}  // namespace convscope::ops

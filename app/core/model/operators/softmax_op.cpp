@@ -1,0 +1,60 @@
+// Softmax. Opset 13 changed its meaning: from 13 on it normalises along one axis (default -1);
+// before, the input is flattened to 2-D at `axis` (default 1) and each row is normalised.
+#include <algorithm>
+#include <cmath>
+
+#include "model/operators/operator_families.h"
+#include "util/error.h"
+
+namespace convscope::ops {
+namespace {
+
+class SoftmaxOp final : public Operator {
+ public:
+  SoftmaxOp(int64_t axis, bool perAxis) : axis_(axis), perAxis_(perAxis) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override {
+    normalizeAxis(axis_, static_cast<int>(in[0].size()), "softmax axis");
+    return in[0];
+  }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    const Tensor& x = *in[0];
+    const int axis = normalizeAxis(axis_, x.rank(), "softmax axis");
+    // View the tensor as [outer][length][inner]: with a per-axis softmax `length` is that axis;
+    // with the old semantics `length` is everything from `axis` on and inner is 1.
+    int64_t outer = 1, length = 1, inner = 1;
+    for (int d = 0; d < x.rank(); ++d) {
+      if (d < axis) outer *= x.dim(d);
+      else if (d == axis || !perAxis_) length *= x.dim(d);
+      else inner *= x.dim(d);
+    }
+    Tensor out(x.shape());
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const float* src = x.data() + o * length * inner + i;
+        float* dst = out.data() + o * length * inner + i;
+        float peak = -INFINITY;
+        for (int64_t j = 0; j < length; ++j) peak = std::max(peak, src[j * inner]);
+        float sum = 0.0f;
+        for (int64_t j = 0; j < length; ++j) sum += dst[j * inner] = std::exp(src[j * inner] - peak);
+        for (int64_t j = 0; j < length; ++j) dst[j * inner] /= sum;
+      }
+    return out;
+  }
+
+ private:
+  int64_t axis_;
+  bool perAxis_;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> makeSoftmax(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
+  const bool perAxis = request.opset >= 13;
+  return std::make_unique<SoftmaxOp>(request.attributes.getInt("axis", perAxis ? -1 : 1), perAxis);
+}
+
+}  // namespace convscope::ops

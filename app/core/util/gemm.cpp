@@ -1,0 +1,47 @@
+#include "util/gemm.h"
+
+#include <vector>
+
+#ifdef CONVSCOPE_HAVE_BLAS
+#include <cblas.h>
+#endif
+
+namespace convscope {
+
+#ifdef CONVSCOPE_HAVE_BLAS
+
+void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+const char* gemmImplementation() { return "OpenBLAS"; }
+
+#else
+
+void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc) {
+  // Rows of C are independent; the i-p-j order streams rows of B and C contiguously.
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < m; ++i) {
+    std::vector<float> row(static_cast<size_t>(n), 0.0f);
+    for (int p = 0; p < k; ++p) {
+      const float aip = transA ? a[static_cast<size_t>(p) * lda + i] : a[static_cast<size_t>(i) * lda + p];
+      if (transB) {
+        for (int j = 0; j < n; ++j) row[j] += aip * b[static_cast<size_t>(j) * ldb + p];
+      } else {
+        const float* bRow = b + static_cast<size_t>(p) * ldb;
+        for (int j = 0; j < n; ++j) row[j] += aip * bRow[j];
+      }
+    }
+    float* cRow = c + static_cast<size_t>(i) * ldc;
+    for (int j = 0; j < n; ++j) cRow[j] = alpha * row[j] + (beta == 0.0f ? 0.0f : beta * cRow[j]);
+  }
+}
+
+const char* gemmImplementation() { return "built-in loops"; }
+
+#endif
+
+}  // namespace convscope
