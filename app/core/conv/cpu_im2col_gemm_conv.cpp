@@ -13,29 +13,31 @@ namespace {
 class CpuIm2colGemmConv final : public ConvBackend {
  public:
   void forward(const ConvProblem& p, const float* input, const float* weights, float* output) override {
-    const int outH = p.outHeight();
-    const int outW = p.outWidth();
-    const int64_t pixels = int64_t{outH} * outW;
+    const int64_t pixels = int64_t{p.outHeight()} * p.outWidth();
     const int64_t rows = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth;
-    // Enough images per product to keep the BLAS busy, few enough that the unrolled matrix
-    // (rows x chunk*pixels floats) stays around 16 MB.
-    const int64_t chunk = std::clamp<int64_t>((int64_t{4} << 20) / std::max<int64_t>(1, rows * pixels), 1, p.batch);
-    std::vector<float> columns(static_cast<size_t>(rows * chunk * pixels));
-    std::vector<float> product(static_cast<size_t>(int64_t{p.outChannels} * chunk * pixels));
-
-    for (int64_t first = 0; first < p.batch; first += chunk) {
-      const int64_t images = std::min<int64_t>(chunk, p.batch - first);
-      const int64_t cols = images * pixels;
-      unroll(p, input, first, images, cols, columns.data());
-      sgemm(false, false, p.outChannels, static_cast<int>(cols), static_cast<int>(rows), 1.0f, weights,
-            static_cast<int>(rows), columns.data(), static_cast<int>(cols), 0.0f, product.data(),
-            static_cast<int>(cols));
-      // product is [M][image][pixel]; the output wants [image][M][pixel].
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int64_t i = 0; i < images; ++i)
-        for (int m = 0; m < p.outChannels; ++m)
-          std::copy_n(product.data() + m * cols + i * pixels, pixels,
-                      output + ((first + i) * p.outChannels + m) * pixels);
+    // Each thread unrolls a few images at a time into its own matrix of about 1 MB, small
+    // enough to stay in its core's cache between the unroll and the product.
+    const int64_t chunk = std::clamp<int64_t>((int64_t{256} << 10) / std::max<int64_t>(1, rows * pixels), 1, 64);
+    const int64_t chunks = (p.batch + chunk - 1) / chunk;
+#pragma omp parallel
+    {
+      std::vector<float> columns(static_cast<size_t>(rows * chunk * pixels));
+      std::vector<float> product(static_cast<size_t>(int64_t{p.outChannels} * chunk * pixels));
+#pragma omp for schedule(dynamic)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t first = c * chunk;
+        const int64_t images = std::min<int64_t>(chunk, p.batch - first);
+        const int64_t cols = images * pixels;
+        unroll(p, input, first, images, cols, columns.data());
+        sgemm(false, false, p.outChannels, static_cast<int>(cols), static_cast<int>(rows), 1.0f, weights,
+              static_cast<int>(rows), columns.data(), static_cast<int>(cols), 0.0f, product.data(),
+              static_cast<int>(cols));
+        // product is [M][image][pixel]; the output wants [image][M][pixel].
+        for (int64_t i = 0; i < images; ++i)
+          for (int m = 0; m < p.outChannels; ++m)
+            std::copy_n(product.data() + m * cols + i * pixels, pixels,
+                        output + ((first + i) * p.outChannels + m) * pixels);
+      }
     }
   }
 
@@ -45,7 +47,6 @@ class CpuIm2colGemmConv final : public ConvBackend {
                      int64_t cols, float* columns) {
     const int outH = p.outHeight();
     const int outW = p.outWidth();
-#pragma omp parallel for collapse(2) schedule(static)
     for (int c = 0; c < p.inChannels; ++c)
       for (int kh = 0; kh < p.kernelHeight; ++kh)
         for (int kw = 0; kw < p.kernelWidth; ++kw) {

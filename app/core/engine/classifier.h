@@ -31,7 +31,7 @@ struct ClassificationRun {
 
 // `progress(done, total)` is called after each chunk; returning false stops the run early
 // (cancelled = true, the images done so far are kept).
-ClassificationRun classify(Engine& engine, const ImageSet& images, int first, int count, int chunk = 1000,
+ClassificationRun classify(Engine& engine, const ImageSet& images, int first, int count, int chunk = 256,
                            const std::function<bool(int, int)>& progress = {});
 
 }  // namespace convscope

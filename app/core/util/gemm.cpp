@@ -2,6 +2,10 @@
 
 #include <vector>
 
+#include <omp.h>
+
+#include <algorithm>
+
 #ifdef CONVSCOPE_HAVE_BLAS
 #include <cblas.h>
 #endif
@@ -10,10 +14,39 @@ namespace convscope {
 
 #ifdef CONVSCOPE_HAVE_BLAS
 
-void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
-           const float* b, int ldb, float beta, float* c, int ldc) {
+namespace {
+
+// OpenBLAS's own threads spin while ConvScope's OpenMP threads work, and the two fight over the
+// cores. So OpenBLAS runs single-threaded and parallelism comes from OpenMP: across images in
+// the conv backend, across row blocks of C here.
+const bool blasSingleThreaded = [] {
+  openblas_set_num_threads(1);
+  return true;
+}();
+
+void blasGemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
+              const float* b, int ldb, float beta, float* c, int ldc) {
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
               m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
+           const float* b, int ldb, float beta, float* c, int ldc) {
+  (void)blasSingleThreaded;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads == 1 || m < 64) return blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  const int block = (m + threads - 1) / threads;
+#pragma omp parallel for schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const int first = t * block;
+    const int rows = std::min(block, m - first);
+    if (rows <= 0) continue;
+    // Row i of op(A) is row i of A, or column i when A is transposed.
+    const float* aBlock = transA ? a + first : a + static_cast<size_t>(first) * lda;
+    blasGemm(transA, transB, rows, n, k, alpha, aBlock, lda, b, ldb, beta, c + static_cast<size_t>(first) * ldc, ldc);
+  }
 }
 
 const char* gemmImplementation() { return "OpenBLAS"; }

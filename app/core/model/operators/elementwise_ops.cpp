@@ -1,4 +1,7 @@
 // One-input element-wise operators: the activations the course networks use, and Identity.
+// This file is built with -ffast-math so that GCC calls glibc's vectorised tanhf/expf (libmvec,
+// a few ULP) inside the SIMD loops: tanh over 10,000 feature-map stacks is otherwise slower
+// than the convolutions themselves.
 #include <algorithm>
 #include <cmath>
 
@@ -24,15 +27,15 @@ class ElementwiseOp final : public Operator {
     const int64_t n = x.size();
     switch (kind_) {
       case Kind::Relu:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (int64_t i = 0; i < n; ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
         break;
       case Kind::Tanh:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (int64_t i = 0; i < n; ++i) dst[i] = std::tanh(src[i]);
         break;
       case Kind::Sigmoid:
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for simd schedule(static)
         for (int64_t i = 0; i < n; ++i) dst[i] = 1.0f / (1.0f + std::exp(-src[i]));
         break;
       case Kind::Identity:
