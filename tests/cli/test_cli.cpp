@@ -1,0 +1,117 @@
+// convscope-cli as a user runs it: the course's output format, CSV export, help, and a clear
+// message with a non-zero exit code for every bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "core/test_support.h"
+
+namespace {
+
+using convscope::testing::TempDir;
+
+struct Outcome {
+  int exitCode;
+  std::string output;  // stdout and stderr together
+};
+
+Outcome runCli(const std::string& arguments) {
+  const std::string command = std::string("'") + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+const std::string kModels = CONVSCOPE_MODELS_DIR;
+
+TEST(Cli, ClassifyPrintsTheCourseFormat) {
+  const Outcome r = runCli("classify --model '" + kModels + "/course-high.onnx' --count 200");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("Loading fashion-mnist data... done\nLoading model... done\nNew Inference\n"), std::string::npos)
+      << r.output;
+  const std::regex opTime("Op Time: [0-9]+\\.[0-9]+\n");
+  EXPECT_EQ(std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), opTime), std::sregex_iterator()), 2)
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("Correctness: 0\\.[0-9]{4} Model: course-high Batch: 200\n")))
+      << r.output;
+}
+
+TEST(Cli, ClassifyWritesOneCsvRowPerImage) {
+  TempDir dir;
+  const std::string csv = (dir.path() / "predictions.csv").string();
+  const Outcome r = runCli("classify --model '" + kModels + "/lenet5.onnx' --count 25 --variant cpu-reference --csv '" + csv + "'");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("index,source,label,label_name,predicted,predicted_name,p_T-shirt/top,", 0), 0u) << header;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    if (rows == 0) EXPECT_EQ(line.rfind("0,,9,Ankle boot,", 0), 0u) << line;  // first test image: an ankle boot
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 15) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 25);
+}
+
+TEST(Cli, InfoPrintsTheLayerTable) {
+  const Outcome r = runCli("info --model '" + kModels + "/course-high.onnx'");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("Conv +\\[1x12x42x42\\] +600 +2,095,632"))) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("Conv +\\[1x24x15x15\\] +14,136 +6,355,800"))) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("Total +166,682"))) << r.output;
+}
+
+TEST(Cli, VariantsListsTheRegistryAndTheDevice) {
+  const Outcome r = runCli("variants");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("cpu-reference"), std::string::npos);
+  EXPECT_NE(r.output.find("cpu-im2col-gemm"), std::string::npos);
+  EXPECT_NE(r.output.find("GPU:"), std::string::npos);
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const std::string command : {"--help", "info --help", "classify --help", "variants --help"}) {
+    const Outcome r = runCli(command);
+    EXPECT_EQ(r.exitCode, 0) << command;
+    EXPECT_NE(r.output.find("usage: convscope-cli"), std::string::npos) << command << "\n" << r.output;
+  }
+}
+
+TEST(Cli, BadInputFailsWithAMessageAndNonZeroExit) {
+  TempDir dir;
+  const std::string garbage = dir.write("garbage.onnx", {1, 2, 3, 4, 5, 6, 7, 8, 9}).string();
+  const struct {
+    std::string arguments;
+    std::string message;
+  } cases[] = {
+      {"frobnicate", "unknown command 'frobnicate'"},
+      {"classify --model /nonexistent/model.onnx", "/nonexistent/model.onnx: file not found"},
+      {"classify --model '" + garbage + "'", "garbage.onnx: not a valid ONNX model"},
+      {"classify --data /nonexistent/folder", "/nonexistent/folder: data folder not found"},
+      {"classify --variant no-such-kernel", "unknown kernel variant 'no-such-kernel'"},
+      {"classify --count 0", "--count' needs a whole number of at least 1"},
+      {"classify --count 20000", "--count 20000 but"},
+      {"classify --count ten", "got 'ten'"},
+      {"classify --bogus", "unknown option '--bogus'"},
+      {"classify --model", "needs a value"},
+      {"classify --images /nonexistent/picture.png", "/nonexistent/picture.png"},
+      {"info --model '" + garbage + "'", "garbage.onnx"},
+  };
+  for (const auto& c : cases) {
+    const Outcome r = runCli(c.arguments);
+    EXPECT_NE(r.exitCode, 0) << c.arguments;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.arguments << "\n" << r.output;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,145 @@
+// The IDX reader on good and malformed input: every malformation gives an error naming the file
+// and the problem; nothing crashes or allocates what the header merely claims.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include "core/test_support.h"
+#include "data/idx_file.h"
+#include "data/image_set.h"
+
+namespace convscope {
+namespace {
+
+using testing::expectError;
+using testing::TempDir;
+
+std::vector<uint8_t> idxBytes(uint8_t type, std::vector<uint32_t> dims, size_t dataBytes, uint8_t fill = 7) {
+  std::vector<uint8_t> bytes = {0, 0, type, static_cast<uint8_t>(dims.size())};
+  for (uint32_t d : dims)
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<uint8_t>(d >> shift));
+  bytes.insert(bytes.end(), dataBytes, fill);
+  return bytes;
+}
+
+std::vector<uint8_t> gzip(const std::vector<uint8_t>& plain) {
+  z_stream s{};
+  deflateInit2(&s, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::vector<uint8_t> out(deflateBound(&s, plain.size()) + 64);
+  s.next_in = const_cast<Bytef*>(plain.data());
+  s.avail_in = static_cast<uInt>(plain.size());
+  s.next_out = out.data();
+  s.avail_out = static_cast<uInt>(out.size());
+  deflate(&s, Z_FINISH);
+  out.resize(s.total_out);
+  deflateEnd(&s);
+  return out;
+}
+
+TEST(IdxFile, ReadsPlainAndGzippedImages) {
+  TempDir dir;
+  const std::vector<uint8_t> bytes = idxBytes(0x08, {3, 4, 5}, 60, 42);
+  for (const auto& file : {dir.write("plain-idx3-ubyte", bytes), dir.write("packed-idx3-ubyte.gz", gzip(bytes))}) {
+    const IdxArray array = readIdxFile(file);
+    EXPECT_EQ(array.dims, (std::vector<int64_t>{3, 4, 5})) << file;
+    ASSERT_EQ(array.values.size(), 60u);
+    EXPECT_EQ(array.values[59], 42);
+  }
+}
+
+TEST(IdxFile, RefusesMissingFileAndFolder) {
+  TempDir dir;
+  expectError([&] { readIdxFile(dir.path() / "nope"); }, {"nope", "file not found"});
+  expectError([&] { readIdxFile(dir.path()); }, {"is a folder"});
+}
+
+TEST(IdxFile, RefusesWrongMagic) {
+  expectError([] { parseIdx({0x50, 0x4b, 3, 4, 0, 0, 0, 1}, "zip.idx"); }, {"zip.idx", "not an IDX file"});
+}
+
+TEST(IdxFile, RefusesElementTypesOtherThanUnsignedByte) {
+  expectError([] { parseIdx(idxBytes(0x0D, {2}, 8), "floats.idx"); }, {"floats.idx", "float32", "unsigned-byte"});
+}
+
+TEST(IdxFile, RefusesBadRank) {
+  expectError([] { parseIdx({0, 0, 8, 0}, "r0"); }, {"r0", "rank 0"});
+  expectError([] { parseIdx({0, 0, 8, 9}, "r9"); }, {"r9", "rank 9"});
+}
+
+TEST(IdxFile, RefusesTruncatedHeaderAndData) {
+  expectError([] { parseIdx({0, 0}, "tiny"); }, {"tiny", "too short"});
+  expectError([] { parseIdx({0, 0, 8, 3, 0, 0, 0, 10}, "header"); }, {"header", "truncated in the IDX header"});
+  expectError([] { parseIdx(idxBytes(0x08, {10, 28, 28}, 7839), "data"); }, {"data", "truncated", "7840"});
+}
+
+TEST(IdxFile, RefusesTrailingBytes) {
+  expectError([] { parseIdx(idxBytes(0x08, {4}, 5), "long"); }, {"long", "1 unexpected bytes"});
+}
+
+TEST(IdxFile, RefusesAbsurdDimensionsWithoutAllocating) {
+  expectError([] { parseIdx(idxBytes(0x08, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, 16), "huge"); },
+              {"huge", "absurd IDX dimension"});
+  expectError([] { parseIdx(idxBytes(0x08, {60000, 60000, 60000}, 16), "big"); }, {"big", "truncated"});
+  expectError([] { parseIdx(idxBytes(0x08, {0, 28}, 0), "zero"); }, {"zero", "dimension 0 is zero"});
+}
+
+TEST(IdxFile, RefusesCorruptAndTruncatedGzip) {
+  TempDir dir;
+  std::vector<uint8_t> packed = gzip(idxBytes(0x08, {100, 28, 28}, 78400, 3));
+  std::vector<uint8_t> cut(packed.begin(), packed.begin() + static_cast<long>(packed.size() / 2));
+  expectError([&] { readIdxFile(dir.write("cut.gz", cut)); }, {"cut.gz", "truncated"});
+  std::vector<uint8_t> garbage = packed;
+  for (size_t i = 12; i < garbage.size(); i += 7) garbage[i] ^= 0x5A;
+  expectError([&] { readIdxFile(dir.write("garbage.gz", garbage)); }, {"garbage.gz"});
+}
+
+TEST(IdxFile, SurvivesRandomGarbage) {
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<uint8_t> bytes(static_cast<size_t>(rng() % 64));
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+    if (trial % 3 == 0 && bytes.size() >= 4) bytes[0] = bytes[1] = 0, bytes[2] = 8, bytes[3] = 1 + rng() % 4;
+    try {
+      parseIdx(bytes, "random");
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("random"), std::string::npos);
+    }
+  }
+}
+
+TEST(ImageSetFolder, LoadsImagesWithLabelsAndFashionClassNames) {
+  TempDir dir;
+  dir.write("t10k-images-idx3-ubyte", idxBytes(0x08, {2, 3, 3}, 18, 255));
+  dir.write("t10k-labels-idx1-ubyte.gz", gzip(idxBytes(0x08, {2}, 2, 9)));
+  const ImageSet set = ImageSet::loadIdxFolder(dir.path());
+  EXPECT_EQ(set.count(), 2);
+  EXPECT_EQ(set.height(), 3);
+  EXPECT_EQ(set.label(1), 9);
+  EXPECT_EQ(set.classNames()[9], "Ankle boot");
+  EXPECT_FLOAT_EQ(set.image(0).at(2, 2), 1.0f);
+}
+
+TEST(ImageSetFolder, RefusesMismatchedCountsMissingFilesAndBadLabels) {
+  TempDir dir;
+  expectError([&] { ImageSet::loadIdxFolder(dir.path() / "absent"); }, {"absent", "data folder not found"});
+  expectError([&] { ImageSet::loadIdxFolder(dir.path()); }, {"no t10k images IDX file"});
+  dir.write("t10k-images-idx3-ubyte", idxBytes(0x08, {2, 3, 3}, 18));
+  dir.write("t10k-labels-idx1-ubyte", idxBytes(0x08, {3}, 3, 1));
+  expectError([&] { ImageSet::loadIdxFolder(dir.path()); }, {"2 images but 3 labels"});
+  dir.write("t10k-labels-idx1-ubyte", idxBytes(0x08, {2}, 2, 12));
+  expectError([&] { ImageSet::loadIdxFolder(dir.path()); }, {"label 12", "outside the 10 classes"});
+  dir.write("t10k-labels-idx1-ubyte", idxBytes(0x08, {2, 1}, 2, 1));
+  expectError([&] { ImageSet::loadIdxFolder(dir.path()); }, {"labels of rank 1"});
+}
+
+TEST(ImageSetFolder, ReadsTheInstalledFashionMnistTestSet) {
+  const ImageSet set = ImageSet::loadIdxFolder(defaultDataFolder());
+  EXPECT_EQ(set.count(), 10000);
+  EXPECT_EQ(set.height(), 28);
+  EXPECT_EQ(set.width(), 28);
+  EXPECT_EQ(set.label(0), 9);  // the first Fashion-MNIST test image is an ankle boot
+  const ImageSet train = ImageSet::loadIdxFolder(defaultDataFolder(), Split::Train);
+  EXPECT_EQ(train.count(), 60000);
+}
+
+}  // namespace
+}  // namespace convscope
