@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package ConvScope needs to build, test and run. This is the only list.
+# Safe to run again: it only calls apt-get when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake pkg-config
+  # core: ONNX protobuf classes, gzip, BLAS, JSON
+  libonnx-dev libprotobuf-dev zlib1g-dev libopenblas-dev nlohmann-json3-dev
+  # image files
+  libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-core-dev
+  # tests
+  libgtest-dev
+  # data: the Fashion-MNIST IDX files and the ONNX operator conformance cases
+  dataset-fashion-mnist libonnx-testdata
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "install-deps: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
