@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "core/test_support.h"
+#include "data/image_file.h"
+#include "data/image_set.h"
 
 namespace {
 
@@ -61,6 +63,36 @@ TEST(Cli, ClassifyWritesOneCsvRowPerImage) {
     ++rows;
   }
   EXPECT_EQ(rows, 25);
+}
+
+TEST(Cli, ClassifiesImageFilesLikeTheDataSetImagesTheyShow) {
+  if (!convscope::imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV to read image files";
+  // Test images 0 and 2 (an ankle boot and a trouser) written as PGM files, once as they are and
+  // once dark-on-light, which --invert must undo.
+  const convscope::ImageSet set = convscope::ImageSet::loadIdxFolder(convscope::defaultDataFolder());
+  TempDir dir;
+  std::string files, invertedFiles;
+  for (int index : {0, 2}) {
+    const convscope::GrayImage image = set.image(index);
+    std::vector<uint8_t> plain, inverted;
+    const std::string header = "P5\n28 28\n255\n";
+    plain.assign(header.begin(), header.end());
+    inverted = plain;
+    for (float v : image.pixels) {
+      plain.push_back(static_cast<uint8_t>(v * 255.0f + 0.5f));
+      inverted.push_back(static_cast<uint8_t>(255 - plain.back()));
+    }
+    files += " '" + dir.write("image" + std::to_string(index) + ".pgm", plain).string() + "'";
+    invertedFiles += " '" + dir.write("inverted" + std::to_string(index) + ".pgm", inverted).string() + "'";
+  }
+  for (const std::string& arguments : {"classify --model '" + kModels + "/course-high.onnx' --images" + files,
+                                       "classify --model '" + kModels + "/course-high.onnx' --invert --images" + invertedFiles}) {
+    const Outcome r = runCli(arguments);
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("Correctness: n/a (no labels) Model: course-high Batch: 2"), std::string::npos) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("0\\.pgm: Ankle boot \\("))) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("2\\.pgm: Trouser \\("))) << r.output;
+  }
 }
 
 TEST(Cli, InfoPrintsTheLayerTable) {

@@ -111,6 +111,9 @@ class Loader {
     if (tensor.has_segment()) fail(what + " '" + name + "' is segmented, which is not supported");
     const Shape dims = checkedDims(tensor, what);
     const int64_t count = elementCount(dims);
+    // No real weight tensor comes near this; refusing it also keeps count * 8 from overflowing.
+    if (count > (int64_t{1} << 31))
+      fail(what + " '" + name + "' of shape " + shapeToString(dims) + " is absurdly large");
     const std::string& raw = tensor.raw_data();
     if (tensor.data_type() == onnx::TensorProto::FLOAT) {
       std::vector<float> values;

@@ -47,6 +47,9 @@ class ConvOp final : public Operator {
     if (x.size() != 4)
       throw Error("input shape " + shapeToString(x) + " is not N x C x H x W; only 2-D convolution is supported");
     requireRank(w, 4, "weights");
+    for (const Shape* s : {&x, &w})
+      for (int64_t d : *s)
+        if (d > (int64_t{1} << 24)) throw Error("dimension " + std::to_string(d) + " of " + shapeToString(*s) + " is too large");
     if (w[1] != x[1])
       throw Error("weights " + shapeToString(w) + " expect " + std::to_string(w[1]) + " input channels but the input " +
                   shapeToString(x) + " has " + std::to_string(x[1]));

@@ -16,6 +16,8 @@ class PoolOp : public Operator {
   Shape outputShape(const std::vector<Shape>& in) const override {
     if (in[0].size() != 4)
       throw Error("input shape " + shapeToString(in[0]) + " is not N x C x H x W; only 2-D pooling is supported");
+    if (in[0][2] > (int64_t{1} << 24) || in[0][3] > (int64_t{1} << 24))
+      throw Error("input shape " + shapeToString(in[0]) + " is too large");
     const Window2d::Resolved r = resolve(in[0]);
     return {in[0][0], in[0][1], r.outHeight, r.outWidth};
   }

@@ -13,6 +13,16 @@ std::string list(const std::vector<int64_t>& values) {
   return "[" + text + "]";
 }
 
+// Window sizes, strides and pads far beyond any image would overflow the int geometry.
+constexpr int64_t kLargestWindowValue = 1 << 20;
+
+void requireInRange(const std::vector<int64_t>& values, const char* name, int64_t least) {
+  for (int64_t v : values)
+    if (v < least || v > kLargestWindowValue)
+      throw Error(std::string(name) + " " + list(values) + " must lie between " + std::to_string(least) + " and " +
+                  std::to_string(kLargestWindowValue));
+}
+
 }  // namespace
 
 Window2d Window2d::read(Attributes& attributes, bool kernelRequired, bool allowCeil) {
@@ -22,13 +32,13 @@ Window2d Window2d::read(Attributes& attributes, bool kernelRequired, bool allowC
   if (!kernel.empty()) {
     if (kernel.size() != 2)
       throw Error("kernel_shape " + list(kernel) + " is not 2-D; only 2-D windows are supported");
-    if (kernel[0] < 1 || kernel[1] < 1) throw Error("kernel_shape " + list(kernel) + " must be positive");
+    requireInRange(kernel, "kernel_shape", 1);
     window.kernelHeight = static_cast<int>(kernel[0]);
     window.kernelWidth = static_cast<int>(kernel[1]);
   }
   const std::vector<int64_t> strides = attributes.getInts("strides", {1, 1});
-  if (strides.size() != 2 || strides[0] < 1 || strides[1] < 1)
-    throw Error("strides " + list(strides) + " must be two positive values");
+  if (strides.size() != 2) throw Error("strides " + list(strides) + " must have 2 values for a 2-D window");
+  requireInRange(strides, "strides", 1);
   window.strideHeight = static_cast<int>(strides[0]);
   window.strideWidth = static_cast<int>(strides[1]);
   const std::vector<int64_t> dilations = attributes.getInts("dilations", {1, 1});
@@ -40,10 +50,8 @@ Window2d Window2d::read(Attributes& attributes, bool kernelRequired, bool allowC
     throw Error("auto_pad value '" + window.autoPad + "' is not valid");
   const std::vector<int64_t> pads = attributes.getInts("pads", {0, 0, 0, 0});
   if (pads.size() != 4) throw Error("pads " + list(pads) + " must have 4 values for a 2-D window");
-  for (size_t i = 0; i < 4; ++i) {
-    if (pads[i] < 0) throw Error("pads " + list(pads) + " must not be negative");
-    window.pads[i] = static_cast<int>(pads[i]);
-  }
+  requireInRange(pads, "pads", 0);
+  for (size_t i = 0; i < 4; ++i) window.pads[i] = static_cast<int>(pads[i]);
   if (window.autoPad != "NOTSET" && pads != std::vector<int64_t>{0, 0, 0, 0})
     throw Error("pads and auto_pad " + window.autoPad + " cannot both be given");
   if (allowCeil) {
