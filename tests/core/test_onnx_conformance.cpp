@@ -38,8 +38,8 @@ constexpr size_t kMinimumCases = 80;
 
 // The operators ConvScope runs, as they name the case folders: test_<op> or test_<op>_*.
 const std::vector<std::string> kOperatorPrefixes = {
-    "conv",    "basic_conv", "maxpool", "averagepool", "relu",    "tanh",     "sigmoid", "gemm",
-    "matmul",  "softmax",    "flatten", "reshape",     "identity", "constant", "add",
+    "conv",   "basic_conv", "maxpool", "averagepool", "relu",     "tanh",     "sigmoid", "gemm",
+    "matmul", "softmax",    "flatten", "reshape",     "identity", "constant", "add",
 };
 
 // Folders whose names share a prefix above but test another operator.
@@ -65,11 +65,14 @@ const std::map<std::string, Refusal>& refusalTable() {
   static const std::map<std::string, Refusal> table = {
       {"test_add_uint8", {"has element type UINT8", "uint8 inputs: ConvScope runs float32 tensors only"}},
       {"test_maxpool_2d_uint8", {"has element type UINT8", "uint8 inputs: ConvScope runs float32 tensors only"}},
-      {"test_averagepool_1d_default", {"only 2-D windows", "1-D pooling: only 2-D windows are implemented"}},
-      {"test_maxpool_1d_default", {"only 2-D windows", "1-D pooling: only 2-D windows are implemented"}},
-      {"test_averagepool_3d_default", {"only 2-D windows", "3-D pooling: only 2-D windows are implemented"}},
-      {"test_maxpool_3d_default", {"only 2-D windows", "3-D pooling: only 2-D windows are implemented"}},
-      {"test_maxpool_2d_dilations", {"dilations", "dilated windows: only dilation 1 is implemented"}},
+      {"test_averagepool_1d_default",
+       {"is not 2-D; only 2-D windows", "1-D pooling: only 2-D windows are implemented"}},
+      {"test_maxpool_1d_default", {"is not 2-D; only 2-D windows", "1-D pooling: only 2-D windows are implemented"}},
+      {"test_averagepool_3d_default",
+       {"is not 2-D; only 2-D windows", "3-D pooling: only 2-D windows are implemented"}},
+      {"test_maxpool_3d_default", {"is not 2-D; only 2-D windows", "3-D pooling: only 2-D windows are implemented"}},
+      {"test_maxpool_2d_dilations",
+       {"attribute dilations [2,2] is not supported", "dilated windows: only dilation 1 is implemented"}},
       {"test_maxpool_with_argmax_2d_precomputed_pads",
        {"only the first output of MaxPool", "MaxPool's second output (argmax indices, int64) is not implemented"}},
       {"test_maxpool_with_argmax_2d_precomputed_strides",
@@ -233,8 +236,9 @@ PreparedCase prepare(const std::string& caseName) {
 ::testing::AssertionResult matches(const std::string& name, const convscope::Tensor& got,
                                    const convscope::Tensor& expected) {
   if (got.shape() != expected.shape())
-    return ::testing::AssertionFailure() << "output '" << name << "' has shape " << convscope::shapeToString(got.shape())
-                                         << ", expected " << convscope::shapeToString(expected.shape());
+    return ::testing::AssertionFailure() << "output '" << name << "' has shape "
+                                         << convscope::shapeToString(got.shape()) << ", expected "
+                                         << convscope::shapeToString(expected.shape());
   if (got.size() != expected.size())
     return ::testing::AssertionFailure() << "output '" << name << "' holds " << got.size() << " values, expected "
                                          << expected.size();
@@ -257,6 +261,11 @@ struct CaseParam {
   std::string caseName;
   std::string variant;
 };
+
+// How failures show the parameter (instead of its bytes).
+void PrintTo(const CaseParam& param, std::ostream* os) {
+  *os << param.caseName << " with " << param.variant;
+}
 
 std::vector<CaseParam> params(const std::vector<std::string>& cases, const std::string& variant) {
   std::vector<CaseParam> out;
@@ -343,8 +352,8 @@ TEST_P(OnnxNodeConformance, LoadsAndMatchesOrIsRefused) {
 
 INSTANTIATE_TEST_SUITE_P(CpuReference, OnnxNodeConformance, ::testing::ValuesIn(params(allCases(), "cpu-reference")),
                          paramName);
-INSTANTIATE_TEST_SUITE_P(CpuIm2colGemm, OnnxNodeConformance, ::testing::ValuesIn(params(convCases(), "cpu-im2col-gemm")),
-                         paramName);
+INSTANTIATE_TEST_SUITE_P(CpuIm2colGemm, OnnxNodeConformance,
+                         ::testing::ValuesIn(params(convCases(), "cpu-im2col-gemm")), paramName);
 
 TEST(OnnxNodeConformanceSetup, TestDataIsInstalled) {
   ASSERT_TRUE(fs::is_directory(kNodeTestsDir))
@@ -354,6 +363,20 @@ TEST(OnnxNodeConformanceSetup, TestDataIsInstalled) {
   EXPECT_GE(allCases().size(), kMinimumCases)
       << "only " << allCases().size() << " conformance cases found in " << kNodeTestsDir.string();
   EXPECT_FALSE(convCases().empty());
+}
+
+// The comparison itself: a harness that accepts anything would make every case pass.
+TEST(OnnxNodeConformanceSetup, ToleranceIsStrict) {
+  const convscope::Tensor expected({2, 2}, std::vector<float>{1.0f, -2.0f, 0.0f, 1000.0f});
+  EXPECT_TRUE(matches("y", expected, expected));
+  EXPECT_TRUE(
+      matches("y", convscope::Tensor({2, 2}, std::vector<float>{1.00005f, -2.0001f, 5e-6f, 1000.09f}), expected));
+  EXPECT_FALSE(matches("y", convscope::Tensor({2, 2}, std::vector<float>{1.0003f, -2.0f, 0.0f, 1000.0f}), expected));
+  EXPECT_FALSE(matches("y", convscope::Tensor({2, 2}, std::vector<float>{1.0f, -2.0f, 2e-5f, 1000.0f}), expected));
+  EXPECT_FALSE(matches("y", convscope::Tensor({2, 2}, std::vector<float>{1.0f, -2.0f, NAN, 1000.0f}), expected));
+  EXPECT_FALSE(matches("y", convscope::Tensor({4}, std::vector<float>{1.0f, -2.0f, 0.0f, 1000.0f}), expected));
+  const convscope::Tensor nan({1}, std::vector<float>{NAN});
+  EXPECT_FALSE(matches("y", nan, nan));
 }
 
 // The table cannot go stale or hide a typo: every entry names a case that was discovered.

@@ -90,7 +90,15 @@ class Loader {
     const int type = input.type().tensor_type().elem_type();
     if (type != onnx::TensorProto::FLOAT)
       fail("input '" + input.name() + "' has element type " + dataTypeName(type) + "; ConvScope runs float32 models");
-    return {input.name(), shapeOf(input)};
+    const Shape shape = shapeOf(input);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] < 0 && d > 0)
+        fail("input '" + input.name() + "' leaves dimension " + std::to_string(d) +
+             " free; only the first (batch) dimension may be free");
+      if (shape[d] > (int64_t{1} << 24))
+        fail("input '" + input.name() + "' has an absurd dimension " + std::to_string(shape[d]));
+    }
+    return {input.name(), shape};
   }
 
   Shape checkedDims(const onnx::TensorProto& tensor, const std::string& what) const {

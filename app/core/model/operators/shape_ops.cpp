@@ -51,7 +51,14 @@ class ReshapeOp final : public Operator {
       }
       if (d < 0) throw Error("target dimension " + std::to_string(d) + " is invalid");
       out[i] = d;
-      known *= d;
+    }
+    Shape knownDims;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int>(i) != inferred) knownDims.push_back(out[i]);
+    try {
+      known = elementCount(knownDims);
+    } catch (const Error&) {
+      throw Error("the target shape " + describeTarget() + " is too large");
     }
     const int64_t total = elementCount(x);
     if (inferred >= 0) {
