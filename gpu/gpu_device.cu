@@ -15,8 +15,13 @@ GpuDevice query() {
   GpuDevice device;
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
+    device.unusableReason = "no NVIDIA GPU with a CUDA driver on this machine";
+    cudaGetLastError();
+    return device;
+  }
   if (status != cudaSuccess) {
-    device.unusableReason = std::string("no CUDA device found (") + cudaGetErrorString(status) + ")";
+    device.unusableReason = std::string("CUDA is not usable here (") + cudaGetErrorString(status) + ")";
     cudaGetLastError();  // clear the sticky error so later queries start clean
     return device;
   }

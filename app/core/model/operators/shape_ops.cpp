@@ -6,7 +6,19 @@
 namespace convscope::ops {
 namespace {
 
-class FlattenOp final : public Operator {
+// What both share: the values pass through, only the shape changes, and nothing is computed.
+class ShapeOnlyOp : public Operator {
+ public:
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    Tensor out = *in[0];
+    out.reshape(outputShape({in[0]->shape()}));
+    return out;
+  }
+
+  int64_t flops(const std::vector<Shape>&, const Shape&) const override { return 0; }
+};
+
+class FlattenOp final : public ShapeOnlyOp {
  public:
   explicit FlattenOp(int64_t axis) : axis_(axis) {}
 
@@ -17,19 +29,11 @@ class FlattenOp final : public Operator {
     return {outer, inner};
   }
 
-  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
-    Tensor out = *in[0];
-    out.reshape(outputShape({in[0]->shape()}));
-    return out;
-  }
-
-  int64_t flops(const std::vector<Shape>&, const Shape&) const override { return 0; }
-
  private:
   int64_t axis_;
 };
 
-class ReshapeOp final : public Operator {
+class ReshapeOp final : public ShapeOnlyOp {
  public:
   ReshapeOp(std::vector<int64_t> target, bool allowZero) : target_(std::move(target)), allowZero_(allowZero) {}
 
@@ -71,14 +75,6 @@ class ReshapeOp final : public Operator {
     }
     return out;
   }
-
-  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
-    Tensor out = *in[0];
-    out.reshape(outputShape({in[0]->shape()}));
-    return out;
-  }
-
-  int64_t flops(const std::vector<Shape>&, const Shape&) const override { return 0; }
 
  private:
   std::string describeTarget() const {
