@@ -9,3 +9,18 @@ const GpuDevice& gpuDevice() {
 }
 
 }  // namespace convscope::gpu
+
+#include "gpu_runtime.h"
+#include "util/error.h"
+
+namespace convscope::gpu {
+
+bool hasGpuKernel(const std::string&) { return false; }
+
+std::string cudnnVersion() { return {}; }
+
+std::unique_ptr<Device> createCudaDevice() { throw Error(gpuDevice().unusableReason); }
+
+std::unique_ptr<ConvBackend> makeHostConvBackend(const std::string&) { throw Error(gpuDevice().unusableReason); }
+
+}  // namespace convscope::gpu

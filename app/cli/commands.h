@@ -10,6 +10,8 @@ namespace convscope::cli {
 int runInfo(const std::vector<std::string>& args);
 int runClassify(const std::vector<std::string>& args);
 int runVariants(const std::vector<std::string>& args);
+int runBench(const std::vector<std::string>& args);
+int runProfile(const std::vector<std::string>& args);
 
 // The shipped model used when --model is not given.
 std::string defaultModelPath();

@@ -12,6 +12,8 @@ Commands:
   info       print a model's layer table (type, output shape, parameters, FLOPs per image)
   classify   classify test images and print op times and accuracy, course style
   variants   list every convolution kernel variant and whether it can run here
+  bench      time variants at several batch sizes; write JSON and CSV
+  profile    the course's kernel table (time per kernel and copy) for one inference
 
 Run 'convscope-cli <command> --help' for a command's options.
 )";
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
     if (command == "info") return convscope::cli::runInfo(rest);
     if (command == "classify") return convscope::cli::runClassify(rest);
     if (command == "variants") return convscope::cli::runVariants(rest);
+    if (command == "bench") return convscope::cli::runBench(rest);
+    if (command == "profile") return convscope::cli::runProfile(rest);
     std::cerr << "convscope-cli: unknown command '" << command << "'\n\n" << kUsage;
     return 2;
   } catch (const convscope::Error& e) {

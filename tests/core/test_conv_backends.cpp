@@ -1,13 +1,17 @@
-// Every CPU conv backend in the registry against a direct double-precision formula, on fresh
-// random shapes and values each run: odd sizes, strides, asymmetric padding, kernels 1 to 7.
+// Every conv variant in the registry, CPU and GPU, against a direct double-precision formula on
+// fresh random shapes and values each run: batches to 64, channels to 16, maps to 64, sizes that
+// are multiples of no tile, strides, asymmetric padding, kernels 1 to 7. GPU variants skip,
+// saying why, where no GPU can be used.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 
 #include "conv/conv_registry.h"
 #include "gpu_device.h"
+#include "gpu_runtime.h"
 #include "util/error.h"
 
 namespace convscope {
@@ -39,73 +43,119 @@ std::vector<double> directConvolution(const ConvProblem& p, const std::vector<fl
 ConvProblem randomProblem(std::mt19937& rng, bool withStrideAndPadding) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const int kernels[] = {1, 3, 5, 7};
-  ConvProblem p;
-  p.batch = pick(1, 9);
-  p.inChannels = pick(1, 13);
-  p.outChannels = pick(1, 17);
-  p.kernelHeight = kernels[pick(0, 3)];
-  p.kernelWidth = withStrideAndPadding && pick(0, 1) ? kernels[pick(0, 3)] : p.kernelHeight;
-  if (withStrideAndPadding) {
-    p.strideHeight = pick(1, 3);
-    p.strideWidth = pick(1, 3);
-    p.padTop = pick(0, 3);
-    p.padLeft = pick(0, 3);
-    p.padBottom = pick(0, 3);
-    p.padRight = pick(0, 3);
+  // Sizes that are multiples of no tile: primes and odd numbers around the course's 28 and 48.
+  const int sizes[] = {7, 11, 13, 17, 23, 29, 31, 37, 41, 47, 53};
+  for (;;) {
+    ConvProblem p;
+    p.batch = pick(1, 64);
+    p.inChannels = pick(1, 16);
+    p.outChannels = pick(1, 64);
+    p.kernelHeight = kernels[pick(0, 3)];
+    p.kernelWidth = withStrideAndPadding && pick(0, 1) ? kernels[pick(0, 3)] : p.kernelHeight;
+    if (withStrideAndPadding) {
+      p.strideHeight = pick(1, 3);
+      p.strideWidth = pick(1, 3);
+      p.padTop = pick(0, 3);
+      p.padLeft = pick(0, 3);
+      p.padBottom = pick(0, 3);
+      p.padRight = pick(0, 3);
+    }
+    p.inHeight = std::max(sizes[pick(0, 10)], p.kernelHeight);
+    p.inWidth = std::max(sizes[pick(0, 10)], p.kernelWidth);
+    // Keep each trial to at most ~20 million multiply-adds so the double reference stays quick.
+    if (p.flops() / 2 <= 20'000'000) return p;
   }
-  // Sizes that are multiples of no tile: primes and odd numbers around the course's 28/48.
-  const int sizes[] = {7, 11, 13, 17, 23, 29, 31, 37, 41, 47};
-  p.inHeight = std::max(sizes[pick(0, 9)], p.kernelHeight);
-  p.inWidth = std::max(sizes[pick(0, 9)], p.kernelWidth);
-  return p;
 }
 
-class CpuConvBackend : public ::testing::TestWithParam<std::string> {};
+struct Trial {
+  ConvProblem problem;
+  std::vector<float> input, weights;
+  std::vector<double> expected;
+};
 
-TEST_P(CpuConvBackend, MatchesDoublePrecisionFormulaOnRandomProblems) {
-  std::random_device seeds;
-  const unsigned seed = seeds();
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-  std::unique_ptr<ConvBackend> backend = createConvBackend(GetParam());
-  for (int trial = 0; trial < 24; ++trial) {
-    const ConvProblem p = randomProblem(rng, trial % 2 == 1);
-    SCOPED_TRACE("seed " + std::to_string(seed) + ", " + p.describe());
-    ASSERT_TRUE(backend->unsupportedReason(p).empty());
-    std::vector<float> x(static_cast<size_t>(p.inputElements()));
-    std::vector<float> w(static_cast<size_t>(p.weightElements()));
-    for (float& v : x) v = value(rng);
-    for (float& v : w) v = value(rng);
+// Drawn once per test run from a fresh seed and shared by every variant: random problems (half
+// of them with strides and padding) plus the course's two layer shapes.
+const std::vector<Trial>& trials() {
+  static const std::vector<Trial> all = [] {
+    const unsigned seed = std::random_device{}();
+    std::printf("conv trials: seed %u\n", seed);
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    std::vector<ConvProblem> problems;
+    for (int i = 0; i < 24; ++i) problems.push_back(randomProblem(rng, i % 2 == 1));
+    ConvProblem conv1{7, 1, 48, 48, 12, 7, 7};
+    ConvProblem conv2{64, 12, 21, 21, 24, 7, 7};
+    problems.push_back(conv1);
+    problems.push_back(conv2);
+    std::vector<Trial> list;
+    for (const ConvProblem& p : problems) {
+      Trial t{p, std::vector<float>(static_cast<size_t>(p.inputElements())),
+              std::vector<float>(static_cast<size_t>(p.weightElements())), {}};
+      for (float& v : t.input) v = value(rng);
+      for (float& v : t.weights) v = value(rng);
+      t.expected = directConvolution(p, t.input, t.weights);
+      list.push_back(std::move(t));
+    }
+    return list;
+  }();
+  return all;
+}
+
+// Every variant of the registry, CPU and GPU: one test, the same trials.
+class ConvVariantCorrectness : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ConvVariantCorrectness, MatchesDoublePrecisionFormulaOnRandomProblems) {
+  const ConvVariant& variant = findConvVariant(GetParam());
+  if (const std::string reason = variant.unavailableReason(); !reason.empty())
+    GTEST_SKIP() << variant.id << " cannot run here: " << reason;
+  std::unique_ptr<ConvBackend> backend = variant.create();
+  int ran = 0;
+  for (const Trial& t : trials()) {
+    const ConvProblem& p = t.problem;
+    SCOPED_TRACE(p.describe());
+    if (const std::string reason = backend->unsupportedReason(p); !reason.empty()) {
+      std::printf("%s declines %s: %s\n", variant.id.c_str(), p.describe().c_str(), reason.c_str());
+      continue;
+    }
+    ++ran;
     // Poisoned output: an element the backend forgets to write stays NaN and fails below.
     std::vector<float> y(static_cast<size_t>(p.outputElements()), std::numeric_limits<float>::quiet_NaN());
-    backend->forward(p, x.data(), w.data(), y.data());
-    const std::vector<double> expected = directConvolution(p, x, w);
+    backend->forward(p, t.input.data(), t.weights.data(), y.data());
     double errorSquared = 0.0, normSquared = 0.0;
     for (size_t i = 0; i < y.size(); ++i) {
       ASSERT_TRUE(std::isfinite(y[i])) << "output element " << i << " was not written";
-      errorSquared += (y[i] - expected[i]) * (y[i] - expected[i]);
-      normSquared += expected[i] * expected[i];
+      errorSquared += (y[i] - t.expected[i]) * (y[i] - t.expected[i]);
+      normSquared += t.expected[i] * t.expected[i];
     }
     EXPECT_LE(std::sqrt(errorSquared / normSquared), 1e-5);
   }
+  // A variant may decline some shapes (the engine then falls back), but not most of them.
+  EXPECT_GE(ran, static_cast<int>(trials().size()) / 2) << variant.id << " declined most shapes";
+}
+
+std::vector<std::string> allVariants() {
+  std::vector<std::string> ids;
+  for (const ConvVariant& v : convVariants()) ids.push_back(v.id);
+  return ids;
 }
 
 std::vector<std::string> cpuVariants() {
   std::vector<std::string> ids;
   for (const ConvVariant& v : convVariants())
-    if (v.requirement == "CPU") ids.push_back(v.id);
+    if (!v.runsOnGpu) ids.push_back(v.id);
   return ids;
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, CpuConvBackend, ::testing::ValuesIn(cpuVariants()),
+INSTANTIATE_TEST_SUITE_P(Registry, ConvVariantCorrectness, ::testing::ValuesIn(allVariants()),
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
                            return name;
                          });
 
-TEST(ConvRegistry, ListsBothCpuBackendsWithDescriptions) {
+TEST(ConvRegistry, ListsTheCourseVariantsWithDescriptions) {
   EXPECT_GE(cpuVariants().size(), 2u);
+  EXPECT_EQ(allVariants().size(), cpuVariants().size() + 9) << "the nine GPU steps of the course";
   for (const ConvVariant& v : convVariants()) {
     EXPECT_FALSE(v.displayName.empty()) << v.id;
     EXPECT_FALSE(v.description.empty()) << v.id;
@@ -121,6 +171,17 @@ TEST(ConvRegistry, UnknownVariantIsRefusedWithTheKnownIds) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("unknown kernel variant 'gpu-warp-drive'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("cpu-reference"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConvRegistry, EveryGpuVariantHasAKernelInACudaBuild) {
+  for (const ConvVariant& v : convVariants()) {
+    if (!v.runsOnGpu) continue;
+#ifdef CONVSCOPE_HAVE_CUDA
+    if (v.id != "cudnn") EXPECT_TRUE(gpu::hasGpuKernel(v.id)) << v.id;  // cuDNN may be missing at build time
+#else
+    EXPECT_FALSE(v.unavailableReason().empty()) << v.id << " claims to run in a build without CUDA";
+#endif
   }
 }
 

@@ -20,6 +20,7 @@ struct ConvVariant {
   // Empty when the variant can run on this machine, otherwise why not ("no CUDA device found").
   std::function<std::string()> unavailableReason;
   std::function<std::unique_ptr<ConvBackend>()> create;
+  bool runsOnGpu = false;  // the engine then runs the whole network on the GPU
 };
 
 const std::vector<ConvVariant>& convVariants();

@@ -1,5 +1,7 @@
 // Runs a Model forward on a batch, NCHW float32, with the convolution arithmetic done by the
-// kernel variant chosen from the registry. It times every Conv layer ("Op Time", as the course
+// kernel variant chosen from the registry. With a GPU variant the whole network runs on the GPU:
+// weights are uploaded once, when the engine is made; a batch goes up once and only the
+// probabilities (and captured layers, on request) come back. It times every Conv layer ("Op Time", as the course
 // reports it) and, on request, keeps every layer's output for the feature-map view.
 // One Engine is used by one thread at a time; make one per worker.
 #pragma once
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "conv/conv_backend.h"
+#include "engine/device.h"
 #include "model/model.h"
 
 namespace convscope {
@@ -30,6 +33,7 @@ struct LayerOutput {
 
 struct InferenceResult {
   Tensor probabilities;                  // N x classes
+  double uploadSeconds = 0.0;            // host-to-device copy of the batch (GPU variants)
   std::vector<ConvLayerTime> convTimes;  // one per Conv node, in execution order
   std::vector<LayerOutput> layers;       // filled when captured: the input, then every node
 };
@@ -42,6 +46,10 @@ class Engine {
 
   const Model& model() const { return *model_; }
   const std::string& variantId() const { return variantId_; }
+  // "CPU", or the GPU's name.
+  std::string deviceName() const;
+  // The GPU behind a GPU variant (for the profiler's trace), else nullptr.
+  Device* device() const { return device_.get(); }
 
   // Classifies images (N x 1 x H x W at the model's input size). When the model does not end in
   // Softmax, one is applied so the result is always probabilities.
@@ -55,9 +63,18 @@ class Engine {
  private:
   class TimedConv;
 
+  std::map<std::string, Tensor> evaluate(const std::map<std::string, Tensor>& inputs,
+                                         std::vector<ConvLayerTime>* convTimes, std::vector<LayerOutput>* captured,
+                                         double* uploadSeconds);
+  std::map<std::string, Tensor> evaluateOnDevice(const std::map<std::string, Tensor>& inputs,
+                                                 std::vector<ConvLayerTime>* convTimes,
+                                                 std::vector<LayerOutput>* captured, double* uploadSeconds);
+
   std::shared_ptr<const Model> model_;
   std::string variantId_;
-  std::unique_ptr<TimedConv> conv_;
+  std::unique_ptr<TimedConv> conv_;                      // CPU variants
+  std::unique_ptr<Device> device_;                       // GPU variants; outlives the weights below
+  std::map<std::string, DeviceTensor> deviceWeights_;
 };
 
 // Row-wise softmax of an N x K tensor.

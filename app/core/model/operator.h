@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "conv/conv_problem.h"
+#include "engine/device.h"
 #include "model/attributes.h"
 #include "util/tensor.h"
 
@@ -23,12 +24,22 @@ class ConvExecutor {
   virtual void convolve(const ConvProblem& problem, const float* input, const float* weights, float* output) = 0;
 };
 
+// What an operator needs to run on the GPU: the device, and the engine's hook that routes a
+// convolution to the selected variant and records its timing.
+struct DeviceRun {
+  Device& device;
+  std::function<void(const ConvProblem&, const float* input, const float* weights, float* output)> convolve;
+};
+
 class Operator {
  public:
   virtual ~Operator() = default;
   // Throws convscope::Error (without node context; the caller adds it) on inconsistent shapes.
   virtual Shape outputShape(const std::vector<Shape>& inputs) const = 0;
   virtual Tensor run(const std::vector<const Tensor*>& inputs, ConvExecutor& conv) const = 0;
+  // The same on device tensors. The default copies the inputs to the host, runs run() and copies
+  // the result back: correct for every operator, fast for none. The course's layers override it.
+  virtual DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& inputs, DeviceRun& run) const;
   // Floating-point operations for these shapes; multiply-add counts two.
   virtual int64_t flops(const std::vector<Shape>& inputs, const Shape& output) const {
     (void)inputs;

@@ -33,6 +33,15 @@ class ConvOp final : public Operator {
     return out;
   }
 
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
+    const ConvProblem p = problem({in[0]->shape, in[1]->shape, in.size() > 2 ? in[2]->shape : Shape{}});
+    DeviceTensor out = run.device.allocate(shapeOf(p));
+    run.convolve(p, in[0]->data(), in[1]->data(), out.data());
+    if (in.size() > 2)
+      run.device.addChannelBias(out.data(), in[2]->data(), p.batch, p.outChannels, int64_t{p.outHeight()} * p.outWidth());
+    return out;
+  }
+
   int64_t flops(const std::vector<Shape>& in, const Shape& out) const override {
     const ConvProblem p = problem(in);
     return p.flops() + (in.size() > 2 ? elementCount(out) : 0);

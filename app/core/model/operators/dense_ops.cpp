@@ -44,6 +44,27 @@ class GemmOp final : public Operator {
     return out;
   }
 
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
+    std::vector<Shape> shapes;
+    for (const DeviceTensor* t : in) shapes.push_back(t->shape);
+    const Shape shape = outputShape(shapes);
+    const int m = static_cast<int>(shape[0]);
+    const int n = static_cast<int>(shape[1]);
+    const int k = static_cast<int>(transA_ ? in[0]->shape[0] : in[0]->shape[1]);
+    DeviceTensor out = run.device.allocate(shape);
+    float beta = 0.0f;
+    if (in.size() > 2 && beta_ != 0.0f) {
+      const Shape& c = in[2]->shape;
+      const int rows = c.size() == 2 ? static_cast<int>(c[0]) : 1;
+      const int cols = c.empty() ? 1 : static_cast<int>(c.back());
+      run.device.broadcast2d(in[2]->data(), rows, cols, out.data(), m, n);
+      beta = beta_;
+    }
+    run.device.gemm(transA_, transB_, m, n, k, alpha_, in[0]->data(), static_cast<int>(in[0]->shape[1]), in[1]->data(),
+                    static_cast<int>(in[1]->shape[1]), beta, out.data(), n);
+    return out;
+  }
+
   int64_t flops(const std::vector<Shape>& in, const Shape& out) const override {
     const int64_t k = transA_ ? in[0][0] : in[0][1];
     return 2 * elementCount(out) * k + (in.size() > 2 ? elementCount(out) : 0);

@@ -45,6 +45,15 @@ class ElementwiseOp final : public Operator {
     return out;
   }
 
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
+    if (kind_ == Kind::Identity) return *in[0];  // device tensors are never written after creation
+    DeviceTensor out = run.device.allocate(in[0]->shape);
+    const Activation activation =
+        kind_ == Kind::Relu ? Activation::Relu : kind_ == Kind::Tanh ? Activation::Tanh : Activation::Sigmoid;
+    run.device.activation(activation, in[0]->data(), out.data(), out.size());
+    return out;
+  }
+
   int64_t flops(const std::vector<Shape>&, const Shape& out) const override {
     return kind_ == Kind::Identity ? 0 : elementCount(out);
   }

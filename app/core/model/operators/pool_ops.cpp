@@ -43,7 +43,30 @@ class PoolOp : public Operator {
     return out;
   }
 
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
+    const Shape& x = in[0]->shape;
+    DeviceTensor out = run.device.allocate(outputShape({x}));
+    const Window2d::Resolved r = resolve(x);
+    PoolGeometry g;
+    g.planes = x[0] * x[1];
+    g.inHeight = static_cast<int>(x[2]);
+    g.inWidth = static_cast<int>(x[3]);
+    g.outHeight = r.outHeight;
+    g.outWidth = r.outWidth;
+    g.kernelHeight = window_.kernelHeight;
+    g.kernelWidth = window_.kernelWidth;
+    g.strideHeight = window_.strideHeight;
+    g.strideWidth = window_.strideWidth;
+    g.padTop = r.padTop;
+    g.padLeft = r.padLeft;
+    g.padBottom = r.padBottom;
+    g.padRight = r.padRight;
+    poolOnDevice(run.device, g, in[0]->data(), out.data());
+    return out;
+  }
+
  protected:
+  virtual void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const = 0;
   // y0, x0: top-left of the window in input coordinates (may be negative inside the padding).
   virtual float poolWindow(const float* src, int height, int width, int y0, int x0,
                            const Window2d::Resolved& r) const = 0;
@@ -60,6 +83,10 @@ class MaxPoolOp final : public PoolOp {
   using PoolOp::PoolOp;
 
  protected:
+  void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const override {
+    device.maxPool(g, in, out);
+  }
+
   float poolWindow(const float* src, int height, int width, int y0, int x0, const Window2d::Resolved&) const override {
     float best = -std::numeric_limits<float>::infinity();
     for (int y = std::max(y0, 0); y < std::min(y0 + window_.kernelHeight, height); ++y)
@@ -74,6 +101,11 @@ class AveragePoolOp final : public PoolOp {
   AveragePoolOp(Window2d window, bool countIncludePad) : PoolOp(window), countIncludePad_(countIncludePad) {}
 
  protected:
+  void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const override {
+    g.countIncludePad = countIncludePad_;
+    device.averagePool(g, in, out);
+  }
+
   float poolWindow(const float* src, int height, int width, int y0, int x0, const Window2d::Resolved& r) const override {
     const int yEnd = std::min(y0 + window_.kernelHeight, height);
     const int xEnd = std::min(x0 + window_.kernelWidth, width);

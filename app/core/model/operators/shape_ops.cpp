@@ -15,6 +15,12 @@ class ShapeOnlyOp : public Operator {
     return out;
   }
 
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun&) const override {
+    DeviceTensor out = *in[0];
+    out.shape = outputShape({in[0]->shape});
+    return out;
+  }
+
   int64_t flops(const std::vector<Shape>&, const Shape&) const override { return 0; }
 };
 

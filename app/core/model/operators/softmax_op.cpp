@@ -1,6 +1,7 @@
 // Softmax. Opset 13 changed its meaning: from 13 on it normalises along one axis (default -1);
 // before, the input is flattened to 2-D at `axis` (default 1) and each row is normalised.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "model/operators/operator_families.h"
@@ -20,15 +21,7 @@ class SoftmaxOp final : public Operator {
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
-    const int axis = normalizeAxis(axis_, x.rank(), "softmax axis");
-    // View the tensor as [outer][length][inner]: with a per-axis softmax `length` is that axis;
-    // with the old semantics `length` is everything from `axis` on and inner is 1.
-    int64_t outer = 1, length = 1, inner = 1;
-    for (int d = 0; d < x.rank(); ++d) {
-      if (d < axis) outer *= x.dim(d);
-      else if (d == axis || !perAxis_) length *= x.dim(d);
-      else inner *= x.dim(d);
-    }
+    const auto [outer, length, inner] = view(x.shape());
     Tensor out(x.shape());
 #pragma omp parallel for schedule(static)
     for (int64_t o = 0; o < outer; ++o)
@@ -44,7 +37,28 @@ class SoftmaxOp final : public Operator {
     return out;
   }
 
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
+    const auto [outer, length, inner] = view(in[0]->shape);
+    DeviceTensor out = run.device.allocate(in[0]->shape);
+    run.device.softmax(in[0]->data(), out.data(), outer, length, inner);
+    return out;
+  }
+
  private:
+  // The tensor as [outer][length][inner]: with a per-axis softmax `length` is that axis; with the
+  // old semantics `length` is everything from `axis` on and inner is 1.
+  std::array<int64_t, 3> view(const Shape& shape) const {
+    const int rank = static_cast<int>(shape.size());
+    const int axis = normalizeAxis(axis_, rank, "softmax axis");
+    int64_t outer = 1, length = 1, inner = 1;
+    for (int d = 0; d < rank; ++d) {
+      if (d < axis) outer *= shape[d];
+      else if (d == axis || !perAxis_) length *= shape[d];
+      else inner *= shape[d];
+    }
+    return {outer, length, inner};
+  }
+
   int64_t axis_;
   bool perAxis_;
 };

@@ -1,0 +1,101 @@
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "cli_args.h"
+#include "commands.h"
+#include "conv/conv_registry.h"
+#include "engine/benchmark.h"
+#include "util/error.h"
+
+namespace convscope::cli {
+namespace {
+
+constexpr const char* kHelp = R"(usage: convscope-cli bench [--model FILE.onnx] [--variants all|ID,ID...] [--batches 100,1000,10000]
+                          [--repeats R] [--warmups W] [--json OUT.json] [--csv OUT.csv] [--data DIR]
+
+Times every variant at every batch size, the course's way: the first N test images as one batch,
+W warm-up inferences, then R timed ones. Per conv layer: op time (median, min, max; CUDA events
+on the GPU, per-op setup included), GFLOP/s and GB/s; per run: inference and upload time and
+accuracy. Progress goes to stderr; the JSON schema is in docs/benchmark-json.md.
+  --variants all    every variant that can run here (default), or a comma-separated list
+  --batches LIST    batch sizes (default 100,1000,10000)
+  --repeats R       timed repetitions (default 10); --warmups W (default 2)
+)";
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+int parseBatch(const std::string& text) {
+  size_t used = 0;
+  int value = 0;
+  try {
+    value = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || value < 1) throw Error("--batches: '" + text + "' is not a positive whole number");
+  return value;
+}
+
+}  // namespace
+
+int runBench(const std::vector<std::string>& tokens) {
+  if (!tokens.empty() && (tokens[0] == "--help" || tokens[0] == "-h")) {
+    std::cout << kHelp;
+    return 0;
+  }
+  const Args args(tokens, {"model", "variants", "batches", "repeats", "warmups", "json", "csv", "data"}, {});
+  BenchmarkOptions options;
+  options.model = args.value("model").value_or(defaultModelPath());
+  const std::string variants = args.value("variants").value_or("all");
+  if (variants == "all") {
+    for (const ConvVariant& v : convVariants())
+      if (v.unavailableReason().empty()) options.variants.push_back(v.id);
+  } else {
+    for (const std::string& id : splitList(variants)) {
+      const ConvVariant& v = findConvVariant(id);
+      if (const std::string reason = v.unavailableReason(); !reason.empty())
+        throw Error("kernel variant '" + id + "' cannot run here: " + reason);
+      options.variants.push_back(id);
+    }
+  }
+  for (const std::string& batch : splitList(args.value("batches").value_or("100,1000,10000")))
+    options.batches.push_back(parseBatch(batch));
+  options.repeats = args.intValue("repeats", 10, 1);
+  options.warmups = args.intValue("warmups", 2, 0);
+
+  const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
+  const BenchmarkReport report = runBenchmark(options, images, [](const std::string& message) {
+    std::cerr << "bench: " << message << "\n";
+    return true;
+  });
+
+  std::printf("Device: %s (driver %s, CUDA runtime %s, cuDNN %s); host: %s\n", report.device.c_str(),
+              report.driver.c_str(), report.cudaRuntime.c_str(), report.cudnn.empty() ? "-" : report.cudnn.c_str(),
+              report.host.c_str());
+  std::printf("Model: %s, %d repetitions after %d warm-ups, %s\n\n", report.model.c_str(), report.repeats,
+              report.warmups, report.date.c_str());
+  std::printf("%-24s %7s %14s %14s %10s %10s %9s\n", "variant", "batch", "conv1 op (ms)", "conv2 op (ms)",
+              "total (ms)", "upload", "accuracy");
+  for (const BenchmarkRun& run : report.runs) {
+    std::printf("%-24s %7d", run.variant.c_str(), run.batch);
+    for (size_t l = 0; l < 2; ++l)
+      if (l < run.layers.size())
+        std::printf(" %13.3f%s", run.layers[l].opTime.median * 1e3, run.layers[l].fallbackReason.empty() ? " " : "*");
+      else
+        std::printf(" %14s", "-");
+    std::printf(" %10.3f %10.3f %9.4f\n", run.inference.median * 1e3, run.upload.median * 1e3, run.accuracy);
+  }
+  std::printf("(* the layer fell back to another variant for its shape; see the JSON)\n");
+  if (const auto json = args.value("json")) writeBenchmarkJson(report, *json);
+  if (const auto csv = args.value("csv")) writeBenchmarkCsv(report, *csv);
+  return 0;
+}
+
+}  // namespace convscope::cli

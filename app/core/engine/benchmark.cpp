@@ -1,0 +1,247 @@
+#include "engine/benchmark.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <thread>
+
+#include "engine/engine.h"
+#include "gpu_device.h"
+#include "gpu_runtime.h"
+#include "model/onnx_loader.h"
+#include "util/error.h"
+
+namespace convscope {
+namespace {
+
+using nlohmann::json;
+
+std::string utcNow() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+std::string hostDescription() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      return line.substr(colon + 2) + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+    }
+  return std::to_string(std::thread::hardware_concurrency()) + " threads";
+}
+
+int countCorrect(const Tensor& probabilities, const ImageSet& images, int batch) {
+  int correct = 0;
+  const int64_t classes = probabilities.dim(1);
+  for (int i = 0; i < batch; ++i) {
+    const float* p = probabilities.data() + i * classes;
+    correct += static_cast<int>(std::max_element(p, p + classes) - p) == images.label(i) ? 1 : 0;
+  }
+  return correct;
+}
+
+json problemJson(const ConvProblem& p) {
+  return {{"batch", p.batch},           {"in_channels", p.inChannels},   {"in_height", p.inHeight},
+          {"in_width", p.inWidth},      {"out_channels", p.outChannels}, {"out_height", p.outHeight()},
+          {"out_width", p.outWidth()},  {"kernel_height", p.kernelHeight}, {"kernel_width", p.kernelWidth},
+          {"stride", {p.strideHeight, p.strideWidth}},
+          {"pads", {p.padTop, p.padLeft, p.padBottom, p.padRight}},
+          {"flops", p.flops()}};
+}
+
+ConvProblem problemFromJson(const json& j) {
+  ConvProblem p;
+  p.batch = j.at("batch");
+  p.inChannels = j.at("in_channels");
+  p.inHeight = j.at("in_height");
+  p.inWidth = j.at("in_width");
+  p.outChannels = j.at("out_channels");
+  p.kernelHeight = j.at("kernel_height");
+  p.kernelWidth = j.at("kernel_width");
+  p.strideHeight = j.at("stride").at(0);
+  p.strideWidth = j.at("stride").at(1);
+  p.padTop = j.at("pads").at(0);
+  p.padLeft = j.at("pads").at(1);
+  p.padBottom = j.at("pads").at(2);
+  p.padRight = j.at("pads").at(3);
+  return p;
+}
+
+json statsJson(const SampleStats& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
+SampleStats statsFromJson(const json& j) { return {j.at("median"), j.at("min"), j.at("max")}; }
+
+}  // namespace
+
+SampleStats SampleStats::of(std::vector<double> samples) {
+  if (samples.empty()) return {};
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  const double median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  return {median, samples.front(), samples.back()};
+}
+
+BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& images,
+                             const std::function<bool(const std::string&)>& progress) {
+  if (options.repeats < 1) throw Error("the benchmark needs at least 1 repetition");
+  if (options.variants.empty() || options.batches.empty()) throw Error("the benchmark needs variants and batch sizes");
+  for (int batch : options.batches)
+    if (batch < 1 || batch > images.count())
+      throw Error("batch " + std::to_string(batch) + " is not between 1 and the " + std::to_string(images.count()) +
+                  " images of " + images.source());
+  if (!images.hasLabels()) throw Error(images.source() + ": the benchmark needs labelled images to report accuracy");
+  const auto model = loadOnnxModel(options.model);
+
+  BenchmarkReport report;
+  report.model = model->name;
+  report.date = utcNow();
+  const gpu::GpuDevice& gpu = gpu::gpuDevice();
+  report.device = gpu.usable ? gpu.name : "CPU only";
+  report.driver = gpu.driverVersion;
+  report.cudaRuntime = gpu.runtimeVersion;
+  report.cudnn = gpu::cudnnVersion();
+  report.host = hostDescription();
+  report.repeats = options.repeats;
+  report.warmups = options.warmups;
+
+  const auto say = [&](const std::string& message) { return !progress || progress(message); };
+  for (const std::string& variant : options.variants) {
+    Engine engine(model, variant);
+    for (int batch : options.batches) {
+      if (!say(variant + ", batch " + std::to_string(batch) + ": warming up")) return report;
+      const Tensor input = images.batch(0, batch, model->inputHeight(), model->inputWidth());
+      for (int w = 0; w < options.warmups; ++w) engine.infer(input);
+
+      BenchmarkRun run;
+      run.variant = variant;
+      run.batch = batch;
+      std::vector<std::vector<double>> layerSamples;
+      std::vector<double> totals, uploads;
+      InferenceResult last;
+      for (int r = 0; r < options.repeats; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        last = engine.infer(input);
+        totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        uploads.push_back(last.uploadSeconds);
+        layerSamples.resize(last.convTimes.size());
+        for (size_t l = 0; l < last.convTimes.size(); ++l) layerSamples[l].push_back(last.convTimes[l].seconds);
+        if (!say(variant + ", batch " + std::to_string(batch) + ": repetition " + std::to_string(r + 1) + " of " +
+                 std::to_string(options.repeats)))
+          return report;
+      }
+      for (size_t l = 0; l < last.convTimes.size(); ++l) {
+        const ConvLayerTime& t = last.convTimes[l];
+        LayerBenchmark layer{t.node, t.problem, t.variant, t.fallbackReason, SampleStats::of(layerSamples[l]), 0.0, 0.0};
+        const double bytes = 4.0 * static_cast<double>(t.problem.inputElements() + t.problem.weightElements() +
+                                                       t.problem.outputElements());
+        layer.gflops = static_cast<double>(t.problem.flops()) / layer.opTime.median / 1e9;
+        layer.gbytesPerSecond = bytes / layer.opTime.median / 1e9;
+        run.layers.push_back(layer);
+      }
+      run.inference = SampleStats::of(totals);
+      run.upload = SampleStats::of(uploads);
+      run.correct = countCorrect(last.probabilities, images, batch);
+      run.accuracy = static_cast<double>(run.correct) / batch;
+      report.runs.push_back(std::move(run));
+    }
+  }
+  return report;
+}
+
+void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::path& path) {
+  json runs = json::array();
+  for (const BenchmarkRun& run : report.runs) {
+    json layers = json::array();
+    for (const LayerBenchmark& l : run.layers)
+      layers.push_back({{"node", l.node},
+                        {"problem", problemJson(l.problem)},
+                        {"ran_variant", l.ranVariant},
+                        {"fallback_reason", l.fallbackReason},
+                        {"op_time_s", statsJson(l.opTime)},
+                        {"gflops", l.gflops},
+                        {"gbytes_per_s", l.gbytesPerSecond}});
+    runs.push_back({{"variant", run.variant},
+                    {"batch", run.batch},
+                    {"layers", layers},
+                    {"inference_s", statsJson(run.inference)},
+                    {"upload_s", statsJson(run.upload)},
+                    {"accuracy", run.accuracy},
+                    {"correct", run.correct}});
+  }
+  const json document = {{"schema", "convscope-benchmark/1"},
+                         {"model", report.model},
+                         {"date", report.date},
+                         {"device", report.device},
+                         {"driver", report.driver},
+                         {"cuda_runtime", report.cudaRuntime},
+                         {"cudnn", report.cudnn},
+                         {"host", report.host},
+                         {"repeats", report.repeats},
+                         {"warmups", report.warmups},
+                         {"runs", runs}};
+  std::ofstream out(path);
+  if (!out) throw Error(path.string() + ": cannot be opened for writing");
+  out << document.dump(2) << "\n";
+  if (!out) throw Error(path.string() + ": write failed");
+}
+
+BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string() + ": cannot be opened");
+  try {
+    const json j = json::parse(in);
+    if (j.value("schema", "") != "convscope-benchmark/1")
+      throw Error(path.string() + ": not a ConvScope benchmark file (schema convscope-benchmark/1)");
+    BenchmarkReport report;
+    report.model = j.at("model");
+    report.date = j.at("date");
+    report.device = j.at("device");
+    report.driver = j.value("driver", "");
+    report.cudaRuntime = j.value("cuda_runtime", "");
+    report.cudnn = j.value("cudnn", "");
+    report.host = j.value("host", "");
+    report.repeats = j.at("repeats");
+    report.warmups = j.value("warmups", 0);
+    for (const json& r : j.at("runs")) {
+      BenchmarkRun run;
+      run.variant = r.at("variant");
+      run.batch = r.at("batch");
+      for (const json& l : r.at("layers"))
+        run.layers.push_back({l.at("node"), problemFromJson(l.at("problem")), l.at("ran_variant"),
+                              l.value("fallback_reason", ""), statsFromJson(l.at("op_time_s")), l.at("gflops"),
+                              l.at("gbytes_per_s")});
+      run.inference = statsFromJson(r.at("inference_s"));
+      run.upload = statsFromJson(r.at("upload_s"));
+      run.accuracy = r.at("accuracy");
+      run.correct = r.at("correct");
+      report.runs.push_back(std::move(run));
+    }
+    return report;
+  } catch (const json::exception& e) {
+    throw Error(path.string() + ": malformed benchmark file (" + e.what() + ")");
+  }
+}
+
+void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::path& path) {
+  std::ofstream out(path);
+  if (!out) throw Error(path.string() + ": cannot be opened for writing");
+  out << "device,model,variant,batch,layer,node,ran_variant,op_time_median_s,op_time_min_s,op_time_max_s,gflops,"
+         "gbytes_per_s,inference_median_s,upload_median_s,accuracy\n";
+  for (const BenchmarkRun& run : report.runs)
+    for (size_t l = 0; l < run.layers.size(); ++l) {
+      const LayerBenchmark& layer = run.layers[l];
+      out << '"' << report.device << "\"," << report.model << ',' << run.variant << ',' << run.batch << ',' << l + 1
+          << ',' << layer.node << ',' << layer.ranVariant << ',' << layer.opTime.median << ',' << layer.opTime.min << ','
+          << layer.opTime.max << ',' << layer.gflops << ',' << layer.gbytesPerSecond << ',' << run.inference.median
+          << ',' << run.upload.median << ',' << run.accuracy << '\n';
+    }
+  if (!out) throw Error(path.string() + ": write failed");
+}
+
+}  // namespace convscope

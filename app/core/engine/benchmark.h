@@ -1,0 +1,71 @@
+// The course's measurement, for any set of variants and batch sizes: the first N test images as
+// one batch, warm-up, then R timed inferences; per conv layer the op time (median, min, max of
+// the R samples; CUDA events on the GPU, per-op setup included), achieved GFLOP/s and GB/s; per
+// run the whole inference time, the host-to-device copy and the accuracy. The result is data:
+// JSON (schema in docs/benchmark-json.md) and CSV, read back by the GUI and any script.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conv/conv_problem.h"
+#include "data/image_set.h"
+
+namespace convscope {
+
+struct SampleStats {
+  double median = 0.0, min = 0.0, max = 0.0;  // seconds
+  static SampleStats of(std::vector<double> samples);
+};
+
+struct LayerBenchmark {
+  std::string node;
+  ConvProblem problem;
+  std::string ranVariant;      // differs from the run's variant when it fell back for this shape
+  std::string fallbackReason;
+  SampleStats opTime;
+  double gflops = 0.0;         // at the median op time
+  double gbytesPerSecond = 0.0;  // compulsory traffic (input, weights, output once) at the median
+};
+
+struct BenchmarkRun {
+  std::string variant;
+  int batch = 0;
+  std::vector<LayerBenchmark> layers;
+  SampleStats inference;  // the whole forward pass with copies, host clock
+  SampleStats upload;     // host-to-device copy of the batch (zero on the CPU)
+  double accuracy = 0.0;
+  int correct = 0;
+};
+
+struct BenchmarkReport {
+  std::string model;
+  std::string date;     // ISO 8601, UTC
+  std::string device;   // GPU name, or "CPU only"
+  std::string driver, cudaRuntime, cudnn;
+  std::string host;     // CPU description
+  int repeats = 0;
+  int warmups = 0;
+  std::vector<BenchmarkRun> runs;
+};
+
+struct BenchmarkOptions {
+  std::filesystem::path model;
+  std::vector<std::string> variants;
+  std::vector<int> batches;
+  int repeats = 10;
+  int warmups = 2;
+};
+
+// `progress(message)` reports each step on its way; returning false stops the benchmark with
+// the runs done so far.
+BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& images,
+                             const std::function<bool(const std::string&)>& progress = {});
+
+void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::path& path);
+BenchmarkReport readBenchmarkJson(const std::filesystem::path& path);
+void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::path& path);
+
+}  // namespace convscope

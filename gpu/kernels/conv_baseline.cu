@@ -1,0 +1,95 @@
+// gpu-baseline: the course's first GPU convolution. One thread computes one output element and
+// reads every input pixel and weight it needs straight from global memory; the GPU wins over the
+// CPU by running hundreds of thousands of these threads at once. Every shape (stride, padding,
+// kernel size, batch) is supported, which makes this the fallback of every other variant.
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "cuda_check.h"
+#include "kernels/conv_kernels.h"
+#include "util/error.h"
+
+namespace convscope::gpu {
+namespace {
+
+// The problem as the kernel sees it (ConvProblem's methods are host-only).
+struct ConvShape {
+  int batch, inChannels, inHeight, inWidth;
+  int outChannels, kernelHeight, kernelWidth;
+  int strideHeight, strideWidth, padTop, padLeft;
+  int outHeight, outWidth;
+};
+
+ConvShape shapeOf(const ConvProblem& p) {
+  return {p.batch,        p.inChannels,  p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth,
+          p.strideHeight, p.strideWidth, p.padTop,   p.padLeft, p.outHeight(), p.outWidth()};
+}
+
+void requireValidLaunch(const ConvLaunch& l, const char* id) {
+  const ConvProblem& p = l.problem;
+  const bool positive = p.batch > 0 && p.inChannels > 0 && p.inHeight > 0 && p.inWidth > 0 && p.outChannels > 0 &&
+                        p.kernelHeight > 0 && p.kernelWidth > 0 && p.strideHeight > 0 && p.strideWidth > 0;
+  const bool padsOk = p.padTop >= 0 && p.padLeft >= 0 && p.padBottom >= 0 && p.padRight >= 0;
+  const bool windowFits = padsOk && int64_t{p.inHeight} + p.padTop + p.padBottom >= p.kernelHeight &&
+                          int64_t{p.inWidth} + p.padLeft + p.padRight >= p.kernelWidth;
+  if (!positive || !windowFits) throw Error(std::string(id) + ": empty or invalid convolution (" + p.describe() + ")");
+  if (!l.input || !l.weights || !l.output) throw Error(std::string(id) + ": null device pointer");
+}
+
+constexpr int kThreads = 256;
+
+// Threads walk the flat NCHW output index (width fastest, so a warp reads neighbouring input
+// pixels and writes one contiguous run); a grid-stride loop covers outputs of any count.
+__global__ void __launch_bounds__(kThreads)
+    conv_baseline(const ConvShape s, const float* __restrict__ input, const float* __restrict__ weights,
+                  float* __restrict__ output) {
+  const int64_t total = int64_t{s.batch} * s.outChannels * s.outHeight * s.outWidth;
+  const int64_t inPlane = int64_t{s.inHeight} * s.inWidth;
+  const int kernelArea = s.kernelHeight * s.kernelWidth;
+  for (int64_t i = int64_t{blockIdx.x} * kThreads + threadIdx.x; i < total; i += int64_t{gridDim.x} * kThreads) {
+    const int ow = static_cast<int>(i % s.outWidth);
+    int64_t rest = i / s.outWidth;
+    const int oh = static_cast<int>(rest % s.outHeight);
+    rest /= s.outHeight;
+    const int m = static_cast<int>(rest % s.outChannels);
+    const int64_t n = rest / s.outChannels;
+
+    const float* image = input + n * s.inChannels * inPlane;
+    const float* filter = weights + int64_t{m} * s.inChannels * kernelArea;
+    const int y0 = oh * s.strideHeight - s.padTop;
+    const int x0 = ow * s.strideWidth - s.padLeft;
+    float sum = 0.0f;
+    for (int c = 0; c < s.inChannels; ++c) {
+      const float* plane = image + c * inPlane;
+      const float* w = filter + int64_t{c} * kernelArea;
+      for (int kh = 0; kh < s.kernelHeight; ++kh) {
+        const int y = y0 + kh;
+        if (y < 0 || y >= s.inHeight) continue;  // zero padding
+        const float* row = plane + int64_t{y} * s.inWidth;
+        for (int kw = 0; kw < s.kernelWidth; ++kw) {
+          const int x = x0 + kw;
+          if (x < 0 || x >= s.inWidth) continue;
+          sum += row[x] * w[kh * s.kernelWidth + kw];
+        }
+      }
+    }
+    output[i] = sum;
+  }
+}
+
+void launchBaseline(const ConvLaunch& l) {
+  requireValidLaunch(l, "gpu-baseline");
+  const ConvShape s = shapeOf(l.problem);
+  const int64_t blocks = (l.problem.outputElements() + kThreads - 1) / kThreads;
+  const unsigned grid = static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX);
+  TracedScope scope(l.context, "conv_baseline");
+  conv_baseline<<<grid, kThreads, 0, l.context.stream()>>>(s, l.input, l.weights, l.output);
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+const ConvKernel kConvBaseline{"gpu-baseline", nullptr, launchBaseline};
+
+}  // namespace convscope::gpu

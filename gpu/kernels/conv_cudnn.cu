@@ -1,0 +1,189 @@
+// cudnn: the library baseline every hand-written variant is measured against. cuDNN times its
+// forward-convolution algorithms once per shape (cudnnFindConvolutionForwardAlgorithmEx) and the
+// fastest is cached with its descriptors; math is forced to plain FP32 FMA (no TF32), and only
+// the algorithms that sum products directly (implicit/explicit GEMM, direct) are eligible, since
+// FFT and Winograd trade that arithmetic for transforms whose rounding differs from FP32 FFMA.
+#include "cuda_check.h"
+#include "kernels/conv_kernels.h"
+
+// A build whose cuDNN headers lack the library defines CONVSCOPE_NO_CUDNN.
+#if !defined(CONVSCOPE_NO_CUDNN) && __has_include(<cudnn.h>)
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace convscope::gpu {
+namespace {
+
+inline void checkCudnn(cudnnStatus_t status, const char* expression, const char* file, int line) {
+  if (status != CUDNN_STATUS_SUCCESS) throwCudaError(cudnnGetErrorString(status), expression, file, line);
+}
+
+#define CONVSCOPE_CUDNN_CHECK(expression) checkCudnn((expression), #expression, __FILE__, __LINE__)
+
+// cuDNN cannot pad a side by a different amount than the opposite side.
+std::string cudnnUnsupportedReason(const ConvProblem& p) {
+  if (p.padTop != p.padBottom || p.padLeft != p.padRight)
+    return "cuDNN pads both sides of a dimension equally; this layer pads them differently";
+  return {};
+}
+
+// Descriptors and the chosen algorithm of one shape.
+struct CudnnShapePlan {
+  cudnnTensorDescriptor_t input = nullptr;
+  cudnnTensorDescriptor_t output = nullptr;
+  cudnnFilterDescriptor_t filter = nullptr;
+  cudnnConvolutionDescriptor_t convolution = nullptr;
+  cudnnConvolutionFwdAlgo_t algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspaceBytes = 0;
+
+  CudnnShapePlan() = default;
+  CudnnShapePlan(const CudnnShapePlan&) = delete;
+  CudnnShapePlan& operator=(const CudnnShapePlan&) = delete;
+  ~CudnnShapePlan() {
+    // Destructors must not throw; a failure here cannot be acted upon anyway.
+    if (convolution) cudnnDestroyConvolutionDescriptor(convolution);
+    if (filter) cudnnDestroyFilterDescriptor(filter);
+    if (output) cudnnDestroyTensorDescriptor(output);
+    if (input) cudnnDestroyTensorDescriptor(input);
+  }
+};
+
+using ShapeKey = std::array<int, 13>;
+
+ShapeKey keyOf(const ConvProblem& p) {
+  return {p.batch,       p.inChannels,   p.inHeight,     p.inWidth,     p.outChannels, p.kernelHeight, p.kernelWidth,
+          p.strideHeight, p.strideWidth, p.padTop,       p.padLeft,     p.padBottom,   p.padRight};
+}
+
+// The per-context state: one handle on the context's stream, one plan per shape seen.
+struct CudnnState {
+  cudnnHandle_t handle = nullptr;
+  std::map<ShapeKey, std::unique_ptr<CudnnShapePlan>> plans;
+
+  CudnnState() = default;
+  CudnnState(const CudnnState&) = delete;
+  CudnnState& operator=(const CudnnState&) = delete;
+  ~CudnnState() {
+    plans.clear();
+    if (handle) cudnnDestroy(handle);
+  }
+};
+
+// Summing products in FP32, like the hand-written kernels.
+bool directArithmetic(cudnnConvolutionFwdAlgo_t algorithm) {
+  return algorithm == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+         algorithm == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+         algorithm == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || algorithm == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+}
+
+// Search at most this much workspace: explicit GEMM's im2col of a 10,000-image batch would
+// otherwise ask for gigabytes.
+constexpr size_t kWorkspaceCap = size_t{1} << 30;
+
+std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t handle) {
+  const ConvProblem& p = l.problem;
+  auto plan = std::make_unique<CudnnShapePlan>();
+  CONVSCOPE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->input));
+  CONVSCOPE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->output));
+  CONVSCOPE_CUDNN_CHECK(cudnnCreateFilterDescriptor(&plan->filter));
+  CONVSCOPE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&plan->convolution));
+  CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan->input, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.batch,
+                                                   p.inChannels, p.inHeight, p.inWidth));
+  CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(plan->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.outChannels,
+                                                   p.inChannels, p.kernelHeight, p.kernelWidth));
+  CONVSCOPE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(plan->convolution, p.padTop, p.padLeft, p.strideHeight,
+                                                        p.strideWidth, 1, 1, CUDNN_CROSS_CORRELATION,
+                                                        CUDNN_DATA_FLOAT));
+  CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->convolution, CUDNN_FMA_MATH));
+
+  int n = 0, c = 0, h = 0, w = 0;
+  CONVSCOPE_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(plan->convolution, plan->input, plan->filter, &n, &c, &h, &w));
+  if (n != p.batch || c != p.outChannels || h != p.outHeight() || w != p.outWidth())
+    throwCudaError("cuDNN computes a different output shape than " + p.describe(), "cudnnGetConvolution2dForwardOutputDim",
+                   __FILE__, __LINE__);
+  CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan->output, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+
+  // Workspace enough for every eligible algorithm that stays under the cap.
+  size_t searchBytes = 0;
+  for (int i = 0; i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++i) {
+    const auto algorithm = static_cast<cudnnConvolutionFwdAlgo_t>(i);
+    if (!directArithmetic(algorithm)) continue;
+    size_t bytes = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(handle, plan->input, plan->filter, plan->convolution, plan->output,
+                                                algorithm, &bytes) == CUDNN_STATUS_SUCCESS &&
+        bytes <= kWorkspaceCap)
+      searchBytes = std::max(searchBytes, bytes);
+  }
+  void* workspace = searchBytes ? l.context.workspace(searchBytes) : nullptr;
+
+  // Times every algorithm on the real buffers (the output is overwritten by the launch after).
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> results(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  int found = 0;
+  CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+      handle, plan->input, l.input, plan->filter, l.weights, plan->convolution, plan->output, l.output,
+      static_cast<int>(results.size()), &found, results.data(), workspace, searchBytes));
+  // Results come fastest first.
+  for (int i = 0; i < found; ++i) {
+    const cudnnConvolutionFwdAlgoPerf_t& r = results[i];
+    if (r.status != CUDNN_STATUS_SUCCESS || r.mathType != CUDNN_FMA_MATH || !directArithmetic(r.algo) ||
+        r.memory > searchBytes)
+      continue;
+    plan->algorithm = r.algo;
+    plan->workspaceBytes = r.memory;
+    return plan;
+  }
+  throwCudaError("no FP32 forward algorithm for " + p.describe(), "cudnnFindConvolutionForwardAlgorithmEx", __FILE__,
+                 __LINE__);
+}
+
+void launchCudnn(const ConvLaunch& l) {
+  const ConvProblem& p = l.problem;
+  if (const std::string reason = cudnnUnsupportedReason(p); !reason.empty())
+    throwCudaError(reason, "cudnn", __FILE__, __LINE__);
+  CudnnState& state = l.context.state<CudnnState>("cudnn");
+  if (!state.handle) {
+    CONVSCOPE_CUDNN_CHECK(cudnnCreate(&state.handle));
+    CONVSCOPE_CUDNN_CHECK(cudnnSetStream(state.handle, l.context.stream()));
+  }
+  std::unique_ptr<CudnnShapePlan>& plan = state.plans[keyOf(p)];
+  if (!plan) plan = makePlan(l, state.handle);
+
+  void* workspace = plan->workspaceBytes ? l.context.workspace(plan->workspaceBytes) : nullptr;
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  TracedScope scope(l.context, "cudnnConvolutionForward");
+  CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(state.handle, &one, plan->input, l.input, plan->filter, l.weights,
+                                                plan->convolution, plan->algorithm, workspace, plan->workspaceBytes,
+                                                &zero, plan->output, l.output));
+}
+
+}  // namespace
+
+const ConvKernel kConvCudnn = {"cudnn", cudnnUnsupportedReason, launchCudnn};
+
+}  // namespace convscope::gpu
+
+#else  // no cuDNN headers at build time: the variant exists but runs nothing
+
+namespace convscope::gpu {
+namespace {
+
+std::string cudnnMissing(const ConvProblem&) { return "this build has no cuDNN"; }
+
+void launchCudnnMissing(const ConvLaunch&) {
+  throwCudaError("this build has no cuDNN", "cudnn", __FILE__, __LINE__);
+}
+
+}  // namespace
+
+const ConvKernel kConvCudnn = {"cudnn", cudnnMissing, launchCudnnMissing};
+
+}  // namespace convscope::gpu
+
+#endif

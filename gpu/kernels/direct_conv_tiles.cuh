@@ -1,0 +1,376 @@
+// The machinery shared by the two direct-convolution variants (conv_per_layer.cu and
+// conv_restrict_unroll.cu): a persistent block keeps every weight in shared memory, laid out so a
+// thread's group of output maps is contiguous (float4, warp-broadcast), and streams groups of
+// whole images through two shared-memory buffers with asynchronous copies, so the next group
+// loads while this one is computed. Each thread owns a register tile of R output rows (one
+// column) x MT output maps; consecutive threads take consecutive output columns, so shared-memory
+// reads of the input are conflict-free and every global store of a warp is one contiguous run.
+// The variants differ only in the Tile that accumulates one register tile (see runDirectConv).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include "conv_kernel.h"
+#include "cuda_check.h"
+
+namespace convscope::gpu::direct_conv {
+
+// Everything a kernel needs, by value: the problem plus the tiling and shared-memory layout that
+// the host plan chose. Sizes of shared-memory regions are in floats.
+struct DirectConvArgs {
+  const float* input;
+  const float* weights;
+  float* output;
+  int batch, inChannels, inHeight, inWidth;
+  int outChannels, outHeight, outWidth;
+  int kernelHeight, kernelWidth, strideHeight, strideWidth, padTop, padLeft;
+  int rowTiles;       // ceil(outHeight / R)
+  int mapGroups;      // ceil(outChannels / MT); weights of maps past outChannels are zero
+  int itemsPerStep;   // register tiles of one image group: imagesPerStep * mapGroups * rowTiles * outWidth
+  int imagesPerStep;  // images staged and computed together
+  int numSteps;       // ceil(batch / imagesPerStep)
+  int weightFloats;   // inChannels * mapGroups * KH * KW * MT
+  int rowPitch;       // staged input: floats between rows
+  int planeStride;    // staged input: floats between channel planes
+  int imageStride;    // staged input: floats between images (inChannels * planeStride)
+  int bufferFloats;   // one staging buffer, a multiple of 4
+  int flatCopy;       // no padding: an image group is staged exactly as it lies in global memory
+  int vectorCopy;     // flatCopy with 16-byte aligned, 16-byte sized images
+};
+
+// ---------------------------------------------------------------------------------------------
+// Asynchronous global -> shared copies (cp.async, sm_80+). On older GPUs they are plain loads and
+// stores, so staging is synchronous there but still correct.
+
+__device__ __forceinline__ void copyAsync4(float* sharedDst, const float* globalSrc) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(sharedDst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(__cvta_generic_to_global(globalSrc))
+               : "memory");
+#else
+  *sharedDst = __ldg(globalSrc);
+#endif
+}
+
+__device__ __forceinline__ void copyAsync16(float* sharedDst, const float* globalSrc) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(sharedDst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(__cvta_generic_to_global(globalSrc))
+               : "memory");
+#else
+  *reinterpret_cast<float4*>(sharedDst) = __ldg(reinterpret_cast<const float4*>(globalSrc));
+#endif
+}
+
+__device__ __forceinline__ void commitCopies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most the most recently committed group of this thread is still in flight.
+__device__ __forceinline__ void waitForAllButNewestCopies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Staging.
+
+// Weights [m][c][kh][kw] -> shared [c][group][kh][kw][MT], maps past outChannels zero, so that a
+// thread's MT weights for one tap are one aligned run of floats (float4 loads, same address
+// across the warp) and the offsets within a channel are compile-time multiples of MT.
+template <int MT>
+__device__ __forceinline__ void stageWeights(const DirectConvArgs& a, float* sharedWeights) {
+  const int taps = a.kernelHeight * a.kernelWidth;
+  for (int i = threadIdx.x; i < a.weightFloats; i += blockDim.x) {
+    const int lane = i % MT;
+    int rest = i / MT;
+    const int tap = rest % taps;
+    rest /= taps;
+    const int group = rest % a.mapGroups;
+    const int c = rest / a.mapGroups;
+    const int m = group * MT + lane;
+    sharedWeights[i] = m < a.outChannels ? a.weights[(static_cast<int64_t>(m) * a.inChannels + c) * taps + tap] : 0.0f;
+  }
+}
+
+// Issues the copies of step `step`'s images into `buffer` (the padding halo was zeroed once and
+// is never written). Images past the batch are not loaded; their tiles are skipped.
+__device__ __forceinline__ void stageImages(const DirectConvArgs& a, int step, float* buffer) {
+  const int first = step * a.imagesPerStep;
+  const int count = min(a.imagesPerStep, a.batch - first);
+  const int imageFloats = a.inChannels * a.inHeight * a.inWidth;
+  const int total = count * imageFloats;
+  const float* source = a.input + static_cast<int64_t>(first) * imageFloats;
+  if (a.vectorCopy) {
+    for (int i = 4 * threadIdx.x; i < total; i += 4 * blockDim.x) copyAsync16(buffer + i, source + i);
+  } else if (a.flatCopy) {
+    for (int i = threadIdx.x; i < total; i += blockDim.x) copyAsync4(buffer + i, source + i);
+  } else {
+    for (int i = threadIdx.x; i < total; i += blockDim.x) {
+      const int x = i % a.inWidth;
+      const int rest = i / a.inWidth;
+      const int y = rest % a.inHeight;
+      const int plane = rest / a.inHeight;  // image * inChannels + channel
+      copyAsync4(buffer + plane * a.planeStride + (y + a.padTop) * a.rowPitch + x + a.padLeft, source + i);
+    }
+  }
+}
+
+// Where one register tile lies: image slot in the step, map group, first output row, column.
+struct TileCoord {
+  int image, group, row0, column;
+};
+
+// Consecutive items are consecutive output columns, then row tiles, map groups, images.
+__device__ __forceinline__ TileCoord tileOf(const DirectConvArgs& a, int item, int rowsPerTile) {
+  TileCoord t;
+  t.column = item % a.outWidth;
+  int rest = item / a.outWidth;
+  t.row0 = (rest % a.rowTiles) * rowsPerTile;
+  rest /= a.rowTiles;
+  t.group = rest % a.mapGroups;
+  t.image = rest / a.mapGroups;
+  return t;
+}
+
+// The persistent loop. Tile supplies kRows, kMaps and
+//   static void accumulate(const DirectConvArgs&, const float* input, const float* weights,
+//                          float (&acc)[kRows][kMaps]);
+// where `input` is the staged image at (channel 0, first input row of the tile, first input
+// column of the tile) and `weights` the staged weights at (channel 0, the tile's map group).
+template <class Tile>
+__device__ __forceinline__ void runDirectConv(const DirectConvArgs& a) {
+  constexpr int R = Tile::kRows;
+  constexpr int MT = Tile::kMaps;
+  static_assert(R >= 1 && MT >= 4 && MT % 4 == 0, "tiles hold whole float4 groups of maps");
+
+  extern __shared__ float4 sharedStorage[];
+  float* const sharedWeights = reinterpret_cast<float*>(sharedStorage);
+  float* const buffer0 = sharedWeights + a.weightFloats;
+  float* const buffer1 = buffer0 + a.bufferFloats;
+
+  // Zero both buffers once: the halo of a padded layout and the slack past a flat one stay zero.
+  for (int i = threadIdx.x; i < 2 * a.bufferFloats; i += blockDim.x) buffer0[i] = 0.0f;
+  stageWeights<MT>(a, sharedWeights);
+  __syncthreads();
+
+  const int firstItem = threadIdx.x;
+  const TileCoord mine = tileOf(a, firstItem, R);
+
+  int step = blockIdx.x;
+  if (step < a.numSteps) stageImages(a, step, buffer0);
+  commitCopies();
+  for (int iteration = 0; step < a.numSteps; ++iteration, step += gridDim.x) {
+    const bool odd = iteration & 1;
+    const float* current = odd ? buffer1 : buffer0;
+    if (step + static_cast<int>(gridDim.x) < a.numSteps) stageImages(a, step + gridDim.x, odd ? buffer0 : buffer1);
+    commitCopies();
+    waitForAllButNewestCopies();
+    __syncthreads();
+
+    for (int item = firstItem; item < a.itemsPerStep; item += blockDim.x) {
+      const TileCoord t = item == firstItem ? mine : tileOf(a, item, R);
+      const int n = step * a.imagesPerStep + t.image;
+      if (n >= a.batch) continue;
+      const float* input = current + t.image * a.imageStride + t.row0 * a.strideHeight * a.rowPitch +
+                           t.column * a.strideWidth;
+      const float* weights = sharedWeights + t.group * a.kernelHeight * a.kernelWidth * MT;
+      float acc[R][MT];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < MT; ++j) acc[r][j] = 0.0f;
+      Tile::accumulate(a, input, weights, acc);
+
+      // Consecutive threads write consecutive columns of the same row and map.
+      const int outPlane = a.outHeight * a.outWidth;
+      const int map0 = t.group * MT;
+      float* out = a.output + (static_cast<int64_t>(n) * a.outChannels + map0) * outPlane + t.row0 * a.outWidth +
+                   t.column;
+      if (map0 + MT <= a.outChannels && t.row0 + R <= a.outHeight) {
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+          for (int r = 0; r < R; ++r) out[j * outPlane + r * a.outWidth] = acc[r][j];
+      } else {
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+          for (int r = 0; r < R; ++r)
+            if (map0 + j < a.outChannels && t.row0 + r < a.outHeight) out[j * outPlane + r * a.outWidth] = acc[r][j];
+      }
+    }
+    __syncthreads();  // everyone is done with `current` before the next iteration refills it
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+// Per-context facts about the device, and the kernels whose shared-memory limit was raised.
+struct DirectConvDeviceState {
+  int device = -1;
+  int multiprocessors = 0;
+  size_t sharedOptin = 0;  // bytes one block may have after cudaFuncSetAttribute
+  std::map<std::tuple<const void*, int, size_t>, int> blocksPerSm;
+};
+
+struct DirectConvPlan {
+  bool fits = false;
+  DirectConvArgs args{};
+  int threads = 0;
+  size_t sharedBytes = 0;
+};
+
+inline int roundUp(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+// Chooses how many images a block stages at once (one register tile per thread where possible,
+// with as few idle threads as possible) and lays out shared memory. `fits` is false when one
+// image and the weights don't fit in `sharedLimit` bytes.
+inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, int maxThreads, size_t sharedLimit,
+                                     int multiprocessors) {
+  const ConvProblem& p = l.problem;
+  DirectConvPlan plan;
+  DirectConvArgs& a = plan.args;
+  a.input = l.input;
+  a.weights = l.weights;
+  a.output = l.output;
+  a.batch = p.batch;
+  a.inChannels = p.inChannels;
+  a.inHeight = p.inHeight;
+  a.inWidth = p.inWidth;
+  a.outChannels = p.outChannels;
+  a.outHeight = p.outHeight();
+  a.outWidth = p.outWidth();
+  a.kernelHeight = p.kernelHeight;
+  a.kernelWidth = p.kernelWidth;
+  a.strideHeight = p.strideHeight;
+  a.strideWidth = p.strideWidth;
+  a.padTop = p.padTop;
+  a.padLeft = p.padLeft;
+  if (a.outHeight <= 0 || a.outWidth <= 0 || p.batch <= 0) return plan;
+
+  // Everything below stays far inside int once the shared-memory check passes; reject early
+  // what could overflow on the way there.
+  const int64_t imageFloats64 = int64_t{p.inChannels} * (p.inHeight + p.padTop + p.padBottom + p.kernelHeight) *
+                                (p.inWidth + p.padLeft + p.padRight);
+  if (imageFloats64 > (int64_t{1} << 24) || p.weightElements() > (int64_t{1} << 24)) return plan;
+
+  a.rowTiles = (a.outHeight + rows - 1) / rows;
+  a.mapGroups = (a.outChannels + maps - 1) / maps;
+  a.weightFloats = p.inChannels * a.mapGroups * p.kernelHeight * p.kernelWidth * maps;
+  // Rows a tile reads, counting the rows of a last, partial row tile (their results are dropped).
+  const int rowsRead = (a.rowTiles * rows - 1) * p.strideHeight + p.kernelHeight;
+  const int imageFloats = p.inChannels * p.inHeight * p.inWidth;
+  a.flatCopy = !p.hasPadding();
+  int slack = 0;
+  if (a.flatCopy) {
+    // Rows past the image of a partial row tile read the next plane (or this slack): harmless.
+    a.rowPitch = p.inWidth;
+    a.planeStride = p.inHeight * p.inWidth;
+    slack = std::max(0, rowsRead - p.inHeight) * p.inWidth;
+  } else {
+    a.rowPitch = p.inWidth + p.padLeft + p.padRight;
+    a.planeStride = std::max(rowsRead, p.inHeight + p.padTop + p.padBottom) * a.rowPitch;
+  }
+  a.imageStride = p.inChannels * a.planeStride;
+  a.vectorCopy = a.flatCopy && imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
+
+  const int itemsPerImage = a.rowTiles * a.outWidth * a.mapGroups;
+  auto bufferFloats = [&](int images) { return roundUp(images * a.imageStride + slack, 4); };
+  auto sharedBytes = [&](int images) {
+    return (static_cast<size_t>(a.weightFloats) + 2 * static_cast<size_t>(bufferFloats(images))) * sizeof(float);
+  };
+  if (sharedBytes(1) > sharedLimit) return plan;
+
+  // Keep every multiprocessor busy on small batches: no more images per step than that allows.
+  const int imagesCap = std::max(1, std::min(p.batch, (p.batch + multiprocessors - 1) / multiprocessors));
+  // A block's warps are spread over the multiprocessor's four schedulers and all wait for the
+  // last at the end of a step, so score the tiles of a step against 4 * ceil(warps / 4) warps:
+  // 17 warps keep one scheduler busy with 5 while three idle after 4.
+  auto score = [&](int images) {
+    const int items = images * itemsPerImage;
+    const int warps = (std::min(items, maxThreads) + 31) / 32;
+    const int rounds = (items + maxThreads - 1) / maxThreads;
+    return double(items) / (double(rounds) * 128 * ((warps + 3) / 4));
+  };
+  int bestImages = 1;
+  double bestScore = score(1);
+  for (int images = 2; images <= imagesCap && images * itemsPerImage <= maxThreads; ++images) {
+    if (sharedBytes(images) > sharedLimit) break;
+    // Ties go to more images: more warps to hide latency, fewer steps.
+    if (score(images) >= bestScore - 1e-9) {
+      bestScore = score(images);
+      bestImages = images;
+    }
+  }
+  const int bestThreads = std::min(maxThreads, roundUp(bestImages * itemsPerImage, 32));
+  a.imagesPerStep = bestImages;
+  a.itemsPerStep = bestImages * itemsPerImage;
+  a.numSteps = (p.batch + bestImages - 1) / bestImages;
+  a.bufferFloats = bufferFloats(bestImages);
+  plan.threads = bestThreads;
+  plan.sharedBytes = sharedBytes(bestImages);
+  plan.fits = true;
+  return plan;
+}
+
+inline DirectConvDeviceState& deviceState(GpuContext& context, const char* key) {
+  DirectConvDeviceState& s = context.state<DirectConvDeviceState>(key);
+  if (s.device < 0) {
+    int device = 0;
+    CONVSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+    int multiprocessors = 0;
+    int optin = 0;
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    s.multiprocessors = multiprocessors;
+    s.sharedOptin = static_cast<size_t>(optin);
+    s.device = device;
+  }
+  return s;
+}
+
+// Resident blocks of `kernel` per multiprocessor at this size, 0 when it cannot launch at all.
+// The first query of a kernel also raises its dynamic shared-memory limit to the device's.
+template <class Kernel>
+int residentBlocks(DirectConvDeviceState& s, Kernel kernel, int threads, size_t sharedBytes) {
+  const void* key = reinterpret_cast<const void*>(kernel);
+  const auto found = s.blocksPerSm.find({key, threads, sharedBytes});
+  if (found != s.blocksPerSm.end()) return found->second;
+  bool raised = false;
+  for (const auto& entry : s.blocksPerSm) raised = raised || std::get<0>(entry.first) == key;
+  if (!raised)
+    CONVSCOPE_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(s.sharedOptin)));
+  int blocks = 0;
+  CONVSCOPE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, sharedBytes));
+  s.blocksPerSm[{key, threads, sharedBytes}] = blocks;
+  return blocks;
+}
+
+// Plans and launches `kernel` (a __global__ taking DirectConvArgs whose body is
+// runDirectConv<Tile>) as a persistent grid; false, launching nothing, when the shape does not fit.
+template <class Kernel>
+bool launchDirectConv(const ConvLaunch& l, DirectConvDeviceState& s, Kernel kernel, const char* name, int rows,
+                      int maps, int maxThreads) {
+  const DirectConvPlan plan = planDirectConv(l, rows, maps, maxThreads, s.sharedOptin, s.multiprocessors);
+  if (!plan.fits) return false;
+  const int blocks = residentBlocks(s, kernel, plan.threads, plan.sharedBytes);
+  if (blocks <= 0) return false;
+  const int grid = std::min(plan.args.numSteps, blocks * s.multiprocessors);
+  TracedScope scope(l.context, name);
+  kernel<<<grid, plan.threads, plan.sharedBytes, l.context.stream()>>>(plan.args);
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+}  // namespace convscope::gpu::direct_conv
