@@ -2,9 +2,11 @@
 // block holds every weight and whole images in shared memory, and each thread accumulates a
 // register tile of several output rows x several output maps, so each input value read from
 // shared memory feeds MT multiply-adds and each weight read (a float4 broadcast to the warp)
-// feeds R. The tile is picked per layer: all 12 maps x 7 rows for a 1-channel first layer
-// (little input, much output), 8 maps x 5 rows for multi-channel layers (much arithmetic per
-// output), 4 maps x 8 rows for layers with few maps. Kernel sizes stay run-time loop bounds here.
+// feeds R. The tile is picked per layer (direct_conv::chooseTile): a small one (7 rows x 4 maps,
+// 768 threads) for the 1-channel first layer, whose time goes into writing its large output, and
+// a large one (15 rows x 4 maps, or 5 rows x 12 maps, whichever wastes less on the shape) for
+// multi-channel layers, whose time goes into arithmetic. Kernel sizes and strides stay run-time
+// loop bounds here.
 #include "direct_conv_tiles.cuh"
 #include "kernels/conv_kernels.h"
 
@@ -24,10 +26,9 @@ struct RuntimeSizeTile {
                                                     float (&acc)[R][MT]) {
     const int taps = a.kernelHeight * a.kernelWidth;
     const int channelWeights = a.mapGroups * taps * MT;
-    const int rowStep = a.strideHeight * a.rowPitch;  // between the input rows of two output rows
+    const int rowsBetweenOutputs = a.strideHeight * a.rowPitch;
     for (int c = 0; c < a.inChannels; ++c) {
       for (int kh = 0; kh < a.kernelHeight; ++kh) {
-        const float* inputRow = input + kh * a.rowPitch;
         const float* tapWeights = weights + kh * a.kernelWidth * MT;
         for (int kw = 0; kw < a.kernelWidth; ++kw) {
           float w[MT];
@@ -39,9 +40,10 @@ struct RuntimeSizeTile {
             w[j + 2] = v.z;
             w[j + 3] = v.w;
           }
+          const float* tapInput = input + kh * a.rowPitch + kw;
 #pragma unroll
           for (int r = 0; r < R; ++r) {
-            const float x = inputRow[r * rowStep + kw];
+            const float x = tapInput[r * rowsBetweenOutputs];
 #pragma unroll
             for (int j = 0; j < MT; ++j) acc[r][j] = fmaf(x, w[j], acc[r][j]);
           }
@@ -53,32 +55,35 @@ struct RuntimeSizeTile {
   }
 };
 
-template <int R, int MT, int kMaxThreads, int kMinBlocks>
-__global__ void __launch_bounds__(kMaxThreads, kMinBlocks) convPerLayerTiles(DirectConvArgs args) {
+template <int R, int MT, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads, 1) convPerLayerTiles(const DirectConvArgs args) {
   direct_conv::runDirectConv<RuntimeSizeTile<R, MT>>(args);
 }
 
-// The three tiles and the threads a block may have (registers bound them: ~R*MT accumulators).
-constexpr int kFirstLayerThreads = 256;  // 7 rows x 12 maps, two blocks per multiprocessor
-constexpr int kMultiChannelThreads = 576;
-constexpr int kFewMapsThreads = 512;
+// Threads a block may have: registers bound them (~R*MT accumulators a thread).
+constexpr int kSmallTileThreads = 768;
+constexpr int kLargeTileThreads = 384;
+
+bool launchTile(const ConvLaunch& l, direct_conv::DirectConvDeviceState& device) {
+  switch (direct_conv::chooseTile(l.problem)) {
+    case direct_conv::TileShape::kSmall:
+      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<7, 4, kSmallTileThreads>,
+                                           "convPerLayerTiles<7,4>", 7, 4, kSmallTileThreads);
+    case direct_conv::TileShape::kTall:
+      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<15, 4, kLargeTileThreads>,
+                                           "convPerLayerTiles<15,4>", 15, 4, kLargeTileThreads);
+    case direct_conv::TileShape::kWide:
+      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<5, 12, kLargeTileThreads>,
+                                           "convPerLayerTiles<5,12>", 5, 12, kLargeTileThreads);
+  }
+  return false;
+}
 
 void launchPerLayer(const ConvLaunch& l) {
   const ConvProblem& p = l.problem;
   if (p.batch <= 0 || p.outHeight() <= 0 || p.outWidth() <= 0) return;
-  direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, "gpu-per-layer");
-  bool launched = false;
-  if (p.outChannels <= 4)
-    launched = direct_conv::launchDirectConv(l, device, convPerLayerTiles<8, 4, kFewMapsThreads, 1>,
-                                             "convPerLayerTiles<8,4>", 8, 4, kFewMapsThreads);
-  else if (p.inChannels == 1)
-    launched = direct_conv::launchDirectConv(l, device, convPerLayerTiles<7, 12, kFirstLayerThreads, 2>,
-                                             "convPerLayerTiles<7,12>", 7, 12, kFirstLayerThreads);
-  else
-    launched = direct_conv::launchDirectConv(l, device, convPerLayerTiles<5, 8, kMultiChannelThreads, 1>,
-                                             "convPerLayerTiles<5,8>", 5, 8, kMultiChannelThreads);
   // Weights plus one image too large for shared memory: the general implicit GEMM.
-  if (!launched) kConvFusedUnrollGemm.launch(l);
+  if (!launchTile(l, direct_conv::deviceState(l.context, "gpu-per-layer"))) kConvFusedUnrollGemm.launch(l);
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 // thread's group of output maps is contiguous (float4, warp-broadcast), and streams groups of
 // whole images through two shared-memory buffers with asynchronous copies, so the next group
 // loads while this one is computed. Each thread owns a register tile of R output rows (one
-// column) x MT output maps; consecutive threads take consecutive output columns, so shared-memory
-// reads of the input are conflict-free and every global store of a warp is one contiguous run.
-// The variants differ only in the Tile that accumulates one register tile (see runDirectConv).
+// column) x MT output maps; consecutive threads take consecutive output columns, so every global
+// store of a warp is one contiguous run and the warp's shared-memory reads of the input are
+// (nearly) conflict-free. Without padding, images are staged exactly as they lie in global
+// memory (16-byte copies). The variants differ only in the Tile that accumulates one register
+// tile (see runDirectConv). (Tried and dropped, slower on an H100: staging images transposed so
+// a thread's column is contiguous; letting a thread take several images between two barriers.)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,7 +34,7 @@ struct DirectConvArgs {
   int kernelHeight, kernelWidth, strideHeight, strideWidth, padTop, padLeft;
   int rowTiles;       // ceil(outHeight / R)
   int mapGroups;      // ceil(outChannels / MT); weights of maps past outChannels are zero
-  int itemsPerStep;   // register tiles of one image group: imagesPerStep * mapGroups * rowTiles * outWidth
+  int itemsPerStep;   // register tiles of the images of one step: one a thread where possible
   int imagesPerStep;  // images staged and computed together
   int numSteps;       // ceil(batch / imagesPerStep)
   int weightFloats;   // inChannels * mapGroups * KH * KW * MT
@@ -39,8 +42,8 @@ struct DirectConvArgs {
   int planeStride;    // staged input: floats between channel planes
   int imageStride;    // staged input: floats between images (inChannels * planeStride)
   int bufferFloats;   // one staging buffer, a multiple of 4
-  int flatCopy;       // no padding: an image group is staged exactly as it lies in global memory
-  int vectorCopy;     // flatCopy with 16-byte aligned, 16-byte sized images
+  int flatCopy;       // row-major without padding: staged exactly as the images lie in memory
+  int vectorCopy;     // flatCopy in 16-byte pieces (16-byte aligned images)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -101,25 +104,38 @@ __device__ __forceinline__ void stageWeights(const DirectConvArgs& a, float* sha
   }
 }
 
-// Issues the copies of step `step`'s images into `buffer` (the padding halo was zeroed once and
-// is never written). Images past the batch are not loaded; their tiles are skipped.
+// Issues the copies of step `step`'s images into `buffer`: input (c, y, x) goes to plane c at
+// (y + padTop) * rowPitch + x + padLeft. The padding halo and the slack rows were zeroed once and
+// are never written. Images past the batch are not loaded; their tiles are skipped.
 __device__ __forceinline__ void stageImages(const DirectConvArgs& a, int step, float* buffer) {
   const int first = step * a.imagesPerStep;
   const int count = min(a.imagesPerStep, a.batch - first);
   const int imageFloats = a.inChannels * a.inHeight * a.inWidth;
-  const int total = count * imageFloats;
   const float* source = a.input + static_cast<int64_t>(first) * imageFloats;
   if (a.vectorCopy) {
-    for (int i = 4 * threadIdx.x; i < total; i += 4 * blockDim.x) copyAsync16(buffer + i, source + i);
-  } else if (a.flatCopy) {
-    for (int i = threadIdx.x; i < total; i += blockDim.x) copyAsync4(buffer + i, source + i);
-  } else {
-    for (int i = threadIdx.x; i < total; i += blockDim.x) {
-      const int x = i % a.inWidth;
-      const int rest = i / a.inWidth;
-      const int y = rest % a.inHeight;
-      const int plane = rest / a.inHeight;  // image * inChannels + channel
-      copyAsync4(buffer + plane * a.planeStride + (y + a.padTop) * a.rowPitch + x + a.padLeft, source + i);
+    for (int i = 4 * threadIdx.x; i < count * imageFloats; i += 4 * blockDim.x) copyAsync16(buffer + i, source + i);
+    return;
+  }
+  if (a.flatCopy) {
+    for (int i = threadIdx.x; i < count * imageFloats; i += blockDim.x) copyAsync4(buffer + i, source + i);
+    return;
+  }
+  // Padded: whole rows per warp, lanes along x. (plane, y) of `row` are kept up to date without
+  // dividing in the loop.
+  const int rows = count * a.inChannels * a.inHeight;
+  const int warps = blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  int row = threadIdx.x / 32;
+  int plane = row / a.inHeight;
+  int y = row - plane * a.inHeight;
+  for (; row < rows; row += warps) {
+    const float* src = source + static_cast<int64_t>(row) * a.inWidth;
+    float* dst = buffer + plane * a.planeStride + (y + a.padTop) * a.rowPitch + a.padLeft;
+    for (int x = lane; x < a.inWidth; x += 32) copyAsync4(dst + x, src + x);
+    y += warps;
+    while (y >= a.inHeight) {
+      y -= a.inHeight;
+      ++plane;
     }
   }
 }
@@ -157,13 +173,14 @@ __device__ __forceinline__ void runDirectConv(const DirectConvArgs& a) {
   float* const buffer0 = sharedWeights + a.weightFloats;
   float* const buffer1 = buffer0 + a.bufferFloats;
 
-  // Zero both buffers once: the halo of a padded layout and the slack past a flat one stay zero.
+  // Zero both buffers once: the padding halo and the slack rows stay zero.
   for (int i = threadIdx.x; i < 2 * a.bufferFloats; i += blockDim.x) buffer0[i] = 0.0f;
   stageWeights<MT>(a, sharedWeights);
   __syncthreads();
 
   const int firstItem = threadIdx.x;
   const TileCoord mine = tileOf(a, firstItem, R);
+  const int outPlane = a.outHeight * a.outWidth;
 
   int step = blockIdx.x;
   if (step < a.numSteps) stageImages(a, step, buffer0);
@@ -180,8 +197,8 @@ __device__ __forceinline__ void runDirectConv(const DirectConvArgs& a) {
       const TileCoord t = item == firstItem ? mine : tileOf(a, item, R);
       const int n = step * a.imagesPerStep + t.image;
       if (n >= a.batch) continue;
-      const float* input = current + t.image * a.imageStride + t.row0 * a.strideHeight * a.rowPitch +
-                           t.column * a.strideWidth;
+      const float* input =
+          current + t.image * a.imageStride + t.row0 * a.strideHeight * a.rowPitch + t.column * a.strideWidth;
       const float* weights = sharedWeights + t.group * a.kernelHeight * a.kernelWidth * MT;
       float acc[R][MT];
 #pragma unroll
@@ -191,10 +208,9 @@ __device__ __forceinline__ void runDirectConv(const DirectConvArgs& a) {
       Tile::accumulate(a, input, weights, acc);
 
       // Consecutive threads write consecutive columns of the same row and map.
-      const int outPlane = a.outHeight * a.outWidth;
       const int map0 = t.group * MT;
-      float* out = a.output + (static_cast<int64_t>(n) * a.outChannels + map0) * outPlane + t.row0 * a.outWidth +
-                   t.column;
+      float* out =
+          a.output + (static_cast<int64_t>(n) * a.outChannels + map0) * outPlane + t.row0 * a.outWidth + t.column;
       if (map0 + MT <= a.outChannels && t.row0 + R <= a.outHeight) {
 #pragma unroll
         for (int j = 0; j < MT; ++j)
@@ -230,7 +246,27 @@ struct DirectConvPlan {
   size_t sharedBytes = 0;
 };
 
-inline int roundUp(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+inline int roundUp(int value, int multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+// The register tiles of both variants, chosen per layer shape.
+enum class TileShape {
+  kSmall,  // 7 rows x 4 maps, 768 threads: 1-channel layers (output-bound) and layers of <= 4 maps
+  kTall,   // 15 rows x 4 maps, 384 threads: multi-channel layers, tall outputs or map counts of 4k
+  kWide,   // 5 rows x 12 maps, 384 threads: multi-channel layers, short outputs or map counts of 12k
+};
+
+inline TileShape chooseTile(const ConvProblem& p) {
+  if (p.inChannels == 1 || p.outChannels <= 4) return TileShape::kSmall;
+  // The multi-channel tile that computes fewer outputs nobody asked for (rows past outHeight,
+  // maps past outChannels); ties go to the tall tile, the faster of the two for the course's
+  // second layer (15 x 15 outputs, 24 maps: 1.45 vs 1.51 ms on an H100).
+  auto padded = [&](int rows, int maps) {
+    return int64_t{(p.outHeight() + rows - 1) / rows * rows} * ((p.outChannels + maps - 1) / maps * maps);
+  };
+  return padded(15, 4) <= padded(5, 12) ? TileShape::kTall : TileShape::kWide;
+}
 
 // Chooses how many images a block stages at once (one register tile per thread where possible,
 // with as few idle threads as possible) and lays out shared memory. `fits` is false when one
@@ -260,29 +296,33 @@ inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, in
 
   // Everything below stays far inside int once the shared-memory check passes; reject early
   // what could overflow on the way there.
-  const int64_t imageFloats64 = int64_t{p.inChannels} * (p.inHeight + p.padTop + p.padBottom + p.kernelHeight) *
-                                (p.inWidth + p.padLeft + p.padRight);
+  const int64_t imageFloats64 =
+      int64_t{p.inChannels} *
+      (int64_t{p.inHeight} + p.padTop + p.padBottom + p.kernelHeight + int64_t{rows + 1} * p.strideHeight) *
+      (int64_t{p.inWidth} + p.padLeft + p.padRight);
   if (imageFloats64 > (int64_t{1} << 24) || p.weightElements() > (int64_t{1} << 24)) return plan;
 
   a.rowTiles = (a.outHeight + rows - 1) / rows;
   a.mapGroups = (a.outChannels + maps - 1) / maps;
   a.weightFloats = p.inChannels * a.mapGroups * p.kernelHeight * p.kernelWidth * maps;
-  // Rows a tile reads, counting the rows of a last, partial row tile (their results are dropped).
+  // Rows staged: the padded image, and the rows a last, partial row tile reads (their results
+  // are dropped).
   const int rowsRead = (a.rowTiles * rows - 1) * p.strideHeight + p.kernelHeight;
-  const int imageFloats = p.inChannels * p.inHeight * p.inWidth;
-  a.flatCopy = !p.hasPadding();
+  const int paddedHeight = p.inHeight + p.padTop + p.padBottom;
   int slack = 0;
+  a.flatCopy = !p.hasPadding();
   if (a.flatCopy) {
-    // Rows past the image of a partial row tile read the next plane (or this slack): harmless.
+    // Rows past the image that a partial row tile reads fall in the next plane (or this slack).
     a.rowPitch = p.inWidth;
     a.planeStride = p.inHeight * p.inWidth;
     slack = std::max(0, rowsRead - p.inHeight) * p.inWidth;
   } else {
     a.rowPitch = p.inWidth + p.padLeft + p.padRight;
-    a.planeStride = std::max(rowsRead, p.inHeight + p.padTop + p.padBottom) * a.rowPitch;
+    a.planeStride = std::max(rowsRead, paddedHeight) * a.rowPitch;
   }
   a.imageStride = p.inChannels * a.planeStride;
-  a.vectorCopy = a.flatCopy && imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
+  a.vectorCopy =
+      a.flatCopy && (p.inChannels * p.inHeight * p.inWidth) % 4 == 0 && reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
 
   const int itemsPerImage = a.rowTiles * a.outWidth * a.mapGroups;
   auto bufferFloats = [&](int images) { return roundUp(images * a.imageStride + slack, 4); };
@@ -291,34 +331,32 @@ inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, in
   };
   if (sharedBytes(1) > sharedLimit) return plan;
 
-  // Keep every multiprocessor busy on small batches: no more images per step than that allows.
-  const int imagesCap = std::max(1, std::min(p.batch, (p.batch + multiprocessors - 1) / multiprocessors));
-  // A block's warps are spread over the multiprocessor's four schedulers and all wait for the
-  // last at the end of a step, so score the tiles of a step against 4 * ceil(warps / 4) warps:
-  // 17 warps keep one scheduler busy with 5 while three idle after 4.
+  // Images per step: a block's warps are spread over the multiprocessor's four schedulers and
+  // all wait for the last at the end of a step, so score the tiles of a step against
+  // 4 * ceil(warps / 4) warps (17 warps keep one scheduler busy with 5 while three idle after 4).
+  // No more images than keep every multiprocessor busy on a small batch.
+  const int busyImages = std::max(1, (p.batch + multiprocessors - 1) / multiprocessors);
   auto score = [&](int images) {
     const int items = images * itemsPerImage;
     const int warps = (std::min(items, maxThreads) + 31) / 32;
-    const int rounds = (items + maxThreads - 1) / maxThreads;
-    return double(items) / (double(rounds) * 128 * ((warps + 3) / 4));
+    const int passes = (items + maxThreads - 1) / maxThreads;
+    return double(items) / (double(passes) * 128 * ((warps + 3) / 4));
   };
-  int bestImages = 1;
+  int images = 1;
   double bestScore = score(1);
-  for (int images = 2; images <= imagesCap && images * itemsPerImage <= maxThreads; ++images) {
-    if (sharedBytes(images) > sharedLimit) break;
-    // Ties go to more images: more warps to hide latency, fewer steps.
-    if (score(images) >= bestScore - 1e-9) {
-      bestScore = score(images);
-      bestImages = images;
+  for (int more = 2; more <= busyImages && more * itemsPerImage <= maxThreads; ++more) {
+    if (sharedBytes(more) > sharedLimit) break;
+    if (score(more) >= bestScore - 1e-9) {  // ties: more warps to hide latency
+      bestScore = score(more);
+      images = more;
     }
   }
-  const int bestThreads = std::min(maxThreads, roundUp(bestImages * itemsPerImage, 32));
-  a.imagesPerStep = bestImages;
-  a.itemsPerStep = bestImages * itemsPerImage;
-  a.numSteps = (p.batch + bestImages - 1) / bestImages;
-  a.bufferFloats = bufferFloats(bestImages);
-  plan.threads = bestThreads;
-  plan.sharedBytes = sharedBytes(bestImages);
+  a.imagesPerStep = images;
+  a.itemsPerStep = images * itemsPerImage;
+  a.numSteps = (p.batch + images - 1) / images;
+  a.bufferFloats = bufferFloats(images);
+  plan.threads = std::min(maxThreads, roundUp(a.itemsPerStep, 32));
+  plan.sharedBytes = sharedBytes(images);
   plan.fits = true;
   return plan;
 }
