@@ -39,7 +39,7 @@ def main(bench_path, reference_path, batch=10000):
               f"{flops_ms:.3f} | {floors[-1]:.3f} |")
 
     torch_fp32 = ref["conv_ms"]["fp32"]
-    print("\n| variant | conv1 (ms) | x floor | conv2 (ms) | x floor | conv1+conv2 (ms) | vs our cudnn | accuracy |")
+    print("\n| variant | conv1 (ms) | x floor | conv2 (ms) | x floor | conv1+conv2 (ms) | speed-up over cudnn | accuracy |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cudnn = next((r for r in runs if r["variant"] == "cudnn"), None)
     cudnn_sum = sum(l["op_time_s"]["median"] for l in cudnn["layers"]) * 1e3 if cudnn else None
@@ -48,7 +48,7 @@ def main(bench_path, reference_path, batch=10000):
     for name, times, accuracy in rows:
         total = sum(times)
         cells = " | ".join(f"{t:.3f} | {t / f:.1f}x" for t, f in zip(times, floors))
-        speed = f"{cudnn_sum / total:.2f}x faster" if cudnn_sum else "-"
+        speed = f"{cudnn_sum / total:.2f}x" if cudnn_sum else "-"
         acc = f"{accuracy:.4f}" if accuracy is not None else "-"
         print(f"| {name} | {cells} | {total:.3f} | {speed} | {acc} |")
     tf32 = ref["conv_ms"]["tf32"]

@@ -60,11 +60,11 @@ Engine::~Engine() = default;
 
 namespace {
 
-void checkInputs(const Model& model, const std::map<std::string, Tensor>& inputs) {
+void checkInputs(const Model& model, const std::map<std::string, const Tensor*>& inputs) {
   for (const ValueInfo& input : model.inputs) {
     const auto it = inputs.find(input.name);
     if (it == inputs.end()) throw Error(model.sourcePath + ": no value given for input '" + input.name + "'");
-    const Shape& given = it->second.shape();
+    const Shape& given = it->second->shape();
     bool matches = given.size() == input.shape.size();
     for (size_t d = 0; matches && d < given.size(); ++d) matches = input.shape[d] < 0 || input.shape[d] == given[d];
     if (!matches)
@@ -92,10 +92,12 @@ std::string nodeContext(const Model& model, const Node& node) {
 std::map<std::string, Tensor> Engine::evaluate(const std::map<std::string, Tensor>& inputs,
                                                std::vector<ConvLayerTime>* convTimes,
                                                std::vector<LayerOutput>* captured) {
-  return evaluate(inputs, convTimes, captured, nullptr);
+  InputRefs refs;
+  for (const auto& [name, tensor] : inputs) refs[name] = &tensor;
+  return evaluate(refs, convTimes, captured, nullptr);
 }
 
-std::map<std::string, Tensor> Engine::evaluate(const std::map<std::string, Tensor>& inputs,
+std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs,
                                                std::vector<ConvLayerTime>* convTimes,
                                                std::vector<LayerOutput>* captured, double* uploadSeconds) {
   const Model& model = *model_;
@@ -103,7 +105,7 @@ std::map<std::string, Tensor> Engine::evaluate(const std::map<std::string, Tenso
   if (device_) return evaluateOnDevice(inputs, convTimes, captured, uploadSeconds);
   std::map<std::string, const Tensor*> values;
   for (const auto& [name, tensor] : model.weights) values[name] = &tensor;
-  for (const ValueInfo& input : model.inputs) values[input.name] = &inputs.at(input.name);
+  for (const ValueInfo& input : model.inputs) values[input.name] = inputs.at(input.name);
   const std::map<std::string, size_t> lastUse = lastUses(model);
   std::map<std::string, Tensor> produced;
 
@@ -137,7 +139,7 @@ std::map<std::string, Tensor> Engine::evaluate(const std::map<std::string, Tenso
   return outputs;
 }
 
-std::map<std::string, Tensor> Engine::evaluateOnDevice(const std::map<std::string, Tensor>& inputs,
+std::map<std::string, Tensor> Engine::evaluateOnDevice(const InputRefs& inputs,
                                                        std::vector<ConvLayerTime>* convTimes,
                                                        std::vector<LayerOutput>* captured, double* uploadSeconds) {
   const Model& model = *model_;
@@ -145,7 +147,7 @@ std::map<std::string, Tensor> Engine::evaluateOnDevice(const std::map<std::strin
   device.beginRun();
   std::map<std::string, DeviceTensor> values = deviceWeights_;
   for (const ValueInfo& input : model.inputs) {
-    const Tensor& host = inputs.at(input.name);
+    const Tensor& host = *inputs.at(input.name);
     values[input.name] = device.upload(host.data(), host.shape());
   }
   const std::map<std::string, size_t> lastUse = lastUses(model);
@@ -191,7 +193,7 @@ InferenceResult Engine::infer(const Tensor& images, bool captureLayers) {
   const ValueInfo& input = model_->imageInput();
   InferenceResult result;
   if (captureLayers) result.layers.push_back({"input", "Input", images});
-  std::map<std::string, Tensor> outputs = evaluate({{input.name, images}}, &result.convTimes,
+  std::map<std::string, Tensor> outputs = evaluate(InputRefs{{input.name, &images}}, &result.convTimes,
                                                    captureLayers ? &result.layers : nullptr, &result.uploadSeconds);
   Tensor out = std::move(outputs.begin()->second);
   if (out.rank() != 2 || out.dim(0) != images.dim(0))

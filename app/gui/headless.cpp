@@ -1,0 +1,99 @@
+#include "headless.h"
+
+#include <QApplication>
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QPixmap>
+#include <QThread>
+
+#include <cstdio>
+
+#include "main_window.h"
+#include "ui/charts/timing_line_chart.h"
+#include "ui/common/export.h"
+#include "ui/inference/inference_controller.h"
+
+namespace convscope::gui {
+namespace {
+
+void printError(const QString& message) { std::fprintf(stderr, "convscope: %s\n", qPrintable(message)); }
+
+// Lets queued work finish: inference results, layouts, the charts' queued replots.
+void settle(MainWindow& window, int timeoutMs) {
+  QElapsedTimer timer;
+  timer.start();
+  while (window.inference()->busy() && timer.elapsed() < timeoutMs) {
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(2);
+  }
+  for (int i = 0; i < 5; ++i) QApplication::processEvents(QEventLoop::AllEvents, 20);
+}
+
+}  // namespace
+
+QString applyLaunchOptions(MainWindow& window, const LaunchOptions& options) {
+  if (!options.model.isEmpty() && !window.loadModel(options.model)) return window.lastError();
+  if (!options.variant.isEmpty() && !window.selectVariant(options.variant)) return window.lastError();
+  if (!options.bench.isEmpty() && !window.openBenchmark(options.bench)) return window.lastError();
+  for (const QString& file : options.files)
+    if (!window.openFile(file)) return window.lastError();
+  if (options.index >= 0 && !window.selectTestImage(options.index)) return window.lastError();
+  if (!options.tab.isEmpty()) window.selectTab(options.tab);
+  if (!options.image.isEmpty() && !window.openImage(options.image)) return window.lastError();
+  if (options.presentation) window.setPresentation(true);
+  return {};
+}
+
+int takeScreenshot(const LaunchOptions& options, qint64 startMilliseconds) {
+  MainWindow window(MainWindow::Options{false, false});
+  qint64 firstPrediction = -1;
+  QObject::connect(&window, &MainWindow::firstPredictionShown, &window,
+                   [&] { firstPrediction = QDateTime::currentMSecsSinceEpoch() - startMilliseconds; });
+  if (const QString error = applyLaunchOptions(window, options); !error.isEmpty()) {
+    printError(error);
+    return 1;
+  }
+  window.setAttribute(Qt::WA_DontShowOnScreen);
+  window.resize(options.size);
+  window.show();
+  settle(window, 30000);
+  const QString inferenceError = window.inference()->busy() ? QString("the inference did not finish in 30 s") : QString();
+  const QPixmap shot = window.grab();
+  if (!shot.save(options.screenshot, "PNG")) {
+    printError(options.screenshot + ": could not write the PNG");
+    return 1;
+  }
+  std::printf("convscope: wrote %s (%dx%d)", qPrintable(options.screenshot), shot.width(), shot.height());
+  if (firstPrediction >= 0) std::printf("; first prediction shown %lld ms after start", static_cast<long long>(firstPrediction));
+  std::printf("\n");
+  if (!inferenceError.isEmpty()) {
+    printError(inferenceError);
+    return 1;
+  }
+  return 0;
+}
+
+int plotBenchmark(const LaunchOptions& options) {
+  auto report = std::make_shared<BenchmarkReport>();
+  try {
+    *report = readBenchmarkJson(options.plot.toStdString());
+  } catch (const std::exception& e) {
+    printError(QString::fromStdString(e.what()));
+    return 1;
+  }
+  if (report->runs.empty()) {
+    printError(options.plot + ": the benchmark holds no runs to plot");
+    return 1;
+  }
+  ui::TimingLineChart chart;
+  chart.setReport(report);
+  if (const QString error = ui::exportPlot(chart, options.out, 1100, 650); !error.isEmpty()) {
+    printError(error);
+    return 1;
+  }
+  std::printf("convscope: wrote %s (%zu variants, %zu runs)\n", qPrintable(options.out), chart.variants().size(),
+              report->runs.size());
+  return 0;
+}
+
+}  // namespace convscope::gui

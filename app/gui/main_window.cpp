@@ -1,0 +1,454 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGroupBox>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "conv/conv_registry.h"
+#include "data/image_file.h"
+#include "gpu_device.h"
+#include "model/onnx_loader.h"
+#include "ui/charts/prediction_panel.h"
+#include "ui/common/error_banner.h"
+#include "ui/common/export.h"
+#include "ui/common/presentation_mode.h"
+#include "ui/common/recent_files.h"
+#include "ui/inference/inference_controller.h"
+#include "ui/input/drawing_panel.h"
+#include "ui/input/input_panel.h"
+#include "ui/input/test_set_browser.h"
+#include "ui/maps/feature_map_view.h"
+#include "ui/model/model_picker.h"
+#include "ui/model/model_summary_view.h"
+#include "ui/model/variant_selector.h"
+#include "ui/profile/profile_panel.h"
+#include "ui/timing/sweep_controls.h"
+#include "ui/timing/timing_panel.h"
+
+namespace convscope::gui {
+namespace {
+
+QGroupBox* group(const QString& title, QWidget* content, QWidget* parent) {
+  auto* box = new QGroupBox(title, parent);
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(6, 6, 6, 6);
+  layout->addWidget(content);
+  return box;
+}
+
+QString defaultModelPath() { return QString::fromUtf8(CONVSCOPE_MODELS_DIR) + "/course-high.onnx"; }
+
+}  // namespace
+
+MainWindow::MainWindow(Options options)
+    : options_(options), inference_(new ui::InferenceController(this)),
+      recent_(new ui::RecentFiles(options.useSettings ? "recentFiles" : QString(), this)),
+      banner_(new ui::ErrorBanner(this)), modelPicker_(new ui::ModelPicker(this)),
+      variants_(new ui::VariantSelector(this)), input_(new ui::InputPanel(this)), maps_(new ui::FeatureMapView(this)),
+      prediction_(new ui::PredictionPanel(this)), timing_(new ui::TimingPanel(this)),
+      profile_(new ui::ProfilePanel(this)), summary_(new ui::ModelSummaryView(this)), tabs_(new QTabWidget(this)),
+      columns_(new QSplitter(Qt::Horizontal, this)), explore_(new QSplitter(Qt::Horizontal, this)),
+      deviceLabel_(new QLabel(this)), timeLabel_(new QLabel(this)) {
+  setWindowTitle("ConvScope");
+  setAcceptDrops(true);
+  buildLayout();
+  buildMenus();
+  connectWidgets();
+
+  deviceLabel_->setText(deviceText());
+  statusBar()->addPermanentWidget(timeLabel_);
+  statusBar()->addPermanentWidget(deviceLabel_);
+
+  loadTestSet();
+  inference_->setVariant(variants_->currentVariant().toStdString());
+  profile_->setVariant(variants_->currentVariant());
+  restoreSettings();
+  if (!model_ && !loadModel(defaultModelPath())) statusBar()->showMessage(tr("No model loaded: open one (Ctrl+O)"));
+  if (!inference_->hasInput() && testSet_) selectTestImage(0);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildLayout() {
+  auto* left = new QWidget(this);
+  auto* leftLayout = new QVBoxLayout(left);
+  leftLayout->setContentsMargins(0, 0, 0, 0);
+  leftLayout->addWidget(group(tr("Model"), modelPicker_, left));
+  leftLayout->addWidget(group(tr("Kernel variant"), variants_, left));
+  leftLayout->addWidget(group(tr("Picture"), input_, left), 1);
+  left->setMinimumWidth(300);
+  left_ = left;
+
+  explore_->addWidget(maps_);
+  explore_->addWidget(prediction_);
+  explore_->setStretchFactor(0, 3);
+  explore_->setStretchFactor(1, 2);
+  tabs_->addTab(explore_, tr("Feature maps && prediction"));
+  tabs_->addTab(timing_, tr("Timing"));
+  tabs_->addTab(profile_, tr("Profile"));
+  tabs_->addTab(summary_, tr("Model"));
+
+  columns_->addWidget(left);
+  columns_->addWidget(tabs_);
+  columns_->setStretchFactor(0, 0);
+  columns_->setStretchFactor(1, 1);
+  columns_->setSizes({360, 1080});
+  explore_->setSizes({640, 440});
+
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(6, 6, 6, 0);
+  layout->addWidget(banner_);
+  layout->addWidget(columns_, 1);
+  setCentralWidget(central);
+  resize(1440, 900);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("Open &model…"), QKeySequence::Open, modelPicker_, &ui::ModelPicker::openFileDialog);
+  file->addAction(tr("Open &image…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::openImageDialog);
+  file->addAction(tr("Open &benchmark JSON…"), QKeySequence(tr("Ctrl+B")), this, &MainWindow::openBenchmarkDialog);
+  QMenu* recent = file->addMenu(tr("&Recent files"));
+  connect(recent, &QMenu::aboutToShow, this, [this, recent] { recent_->fillMenu(recent); });
+  file->addSeparator();
+  file->addAction(tr("Export &feature maps…"), QKeySequence(tr("Ctrl+E")), this, [this] {
+    const QString path = ui::askExportPath(this, "feature-maps");
+    if (!path.isEmpty())
+      if (const QString error = maps_->exportTo(path); !error.isEmpty()) showError(error);
+  });
+  file->addAction(tr("Export &prediction chart…"), this, [this] {
+    const QString path = ui::askExportPath(this, "prediction");
+    if (!path.isEmpty())
+      if (const QString error = prediction_->exportChart(path); !error.isEmpty()) showError(error);
+  });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  presentationAction_ = view->addAction(tr("&Presentation mode"), QKeySequence(Qt::Key_F5), this,
+                                        [this](bool on) { setPresentation(on); });
+  presentationAction_->setCheckable(true);
+  view->addSeparator();
+  QAction* next = view->addAction(tr("&Next image"), this, [this] { stepImage(1); });
+  next->setShortcuts({QKeySequence(tr("Ctrl+Right")), QKeySequence(Qt::Key_PageDown)});
+  QAction* previous = view->addAction(tr("P&revious image"), this, [this] { stepImage(-1); });
+  previous->setShortcuts({QKeySequence(tr("Ctrl+Left")), QKeySequence(Qt::Key_PageUp)});
+  view->addAction(tr("Next &variant"), QKeySequence(tr("Ctrl+Down")), variants_, &ui::VariantSelector::selectNext);
+  view->addAction(tr("Previous v&ariant"), QKeySequence(tr("Ctrl+Up")), variants_,
+                  &ui::VariantSelector::selectPrevious);
+  view->addAction(tr("&Draw"), QKeySequence(tr("Ctrl+D")), this, [this] { selectTab("draw"); });
+  view->addAction(tr("&Test set"), QKeySequence(tr("Ctrl+T")), this,
+                  [this] { input_->showSource(ui::InputPanel::Source::TestSet); });
+  view->addSeparator();
+  for (int i = 0; i < tabs_->count(); ++i)
+    view->addAction(tabs_->tabText(i).replace("&&", "&"), QKeySequence(tr("Ctrl+%1").arg(i + 1)), this,
+                    [this, i] { tabs_->setCurrentIndex(i); });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard shortcuts"), QKeySequence::HelpContents, this, &MainWindow::showShortcuts);
+  help->addAction(tr("&About ConvScope"), this, [this] {
+    QMessageBox::about(this, tr("About ConvScope"),
+                       tr("<b>ConvScope</b> %1<br>What every layer of a small CNN makes of a picture, and what each "
+                          "step of a CUDA convolution does to its op time.")
+                           .arg(QApplication::applicationVersion()));
+  });
+}
+
+void MainWindow::connectWidgets() {
+  connect(modelPicker_, &ui::ModelPicker::modelRequested, this, &MainWindow::loadModel);
+  connect(recent_, &ui::RecentFiles::fileChosen, this, &MainWindow::openFile);
+  connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
+    inference_->setVariant(id.toStdString());
+    profile_->setVariant(id);
+    statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
+  });
+  connect(input_, &ui::InputPanel::inputChosen, this, [this](const ui::InputImage& picture) {
+    inference_->classify(picture);
+    updateTitle();
+  });
+  connect(input_, &ui::InputPanel::inputCleared, this, [this](const QString& message) {
+    inference_->clearInput();
+    maps_->setOutcome(nullptr);
+    prediction_->clear(message);
+  });
+  connect(inference_, &ui::InferenceController::outcomeReady, this, &MainWindow::showOutcome);
+  connect(inference_, &ui::InferenceController::failed, this, &MainWindow::showError);
+  connect(maps_, &ui::FeatureMapView::errorOccurred, this, &MainWindow::showError);
+  connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
+  connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
+  connect(profile_, &ui::ProfilePanel::errorOccurred, this, &MainWindow::showError);
+  connect(timing_, &ui::TimingPanel::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 6000); });
+}
+
+void MainWindow::loadTestSet() {
+  try {
+    testSet_ = std::make_shared<const ImageSet>(ImageSet::loadIdxFolder(defaultDataFolder()));
+  } catch (const std::exception& e) {
+    showError(tr("No test set: %1. Drawing and image files still work; install the Debian package "
+                 "dataset-fashion-mnist or point CONVSCOPE_DATA at a folder of IDX files.")
+                  .arg(QString::fromStdString(e.what())));
+  }
+  input_->setImageSet(testSet_);
+  timing_->setImageSet(testSet_);
+  profile_->setImageSet(testSet_);
+  prediction_->setClassNames(classNames());
+}
+
+QStringList MainWindow::classNames() const {
+  QStringList names;
+  for (const std::string& name : testSet_ ? testSet_->classNames() : fashionMnistClassNames())
+    names << QString::fromStdString(name);
+  return names;
+}
+
+QString MainWindow::deviceText() const {
+  const gpu::GpuDevice& gpu = gpu::gpuDevice();
+  return gpu.usable ? tr("GPU: %1").arg(QString::fromStdString(gpu.name)) : tr("CPU only");
+}
+
+bool MainWindow::loadModel(const QString& path) {
+  std::shared_ptr<const Model> model;
+  std::optional<ModelCard> card;
+  try {
+    model = loadOnnxModel(path.toStdString());
+    model->imageInput();  // the window needs a classifier of 1-channel pictures; say so now, not at inference
+    card = readModelCard(path.toStdString());
+  } catch (const std::exception& e) {
+    showError(tr("Could not load the model; %1 stays in use.\n%2")
+                  .arg(model_ ? QString::fromStdString(model_->name) : tr("no model"), QString::fromStdString(e.what())));
+    if (model_) modelPicker_->setCurrentModel(modelPath_, *model_, card_);  // the picker shows what is in use
+    return false;
+  }
+  model_ = std::move(model);
+  card_ = std::move(card);
+  modelPath_ = QFileInfo(path).absoluteFilePath();
+  modelPicker_->setCurrentModel(modelPath_, *model_, card_);
+  summary_->setModel(*model_, card_);
+  timing_->setModelPath(modelPath_);
+  profile_->setModel(model_);
+  inference_->setModel(model_);
+  if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
+  banner_->dismiss();
+  statusBar()->showMessage(tr("Model %1 loaded").arg(QString::fromStdString(model_->name)), 4000);
+  updateTitle();
+  return true;
+}
+
+bool MainWindow::openImage(const QString& path) {
+  ui::InputImage picture;
+  try {
+    picture.image = loadImageFile(path.toStdString(), false);
+  } catch (const std::exception& e) {
+    showError(QString::fromStdString(e.what()));
+    return false;
+  }
+  // Photos and scans are usually dark on light; the data set is light on dark. Judge by the border.
+  double border = 0.0;
+  int count = 0;
+  const GrayImage& image = picture.image;
+  for (int x = 0; x < image.width; ++x) border += image.at(0, x) + image.at(image.height - 1, x), count += 2;
+  for (int y = 0; y < image.height; ++y) border += image.at(y, 0) + image.at(y, image.width - 1), count += 2;
+  const bool inverted = count > 0 && border / count > 0.5;
+  if (inverted)
+    for (float& v : picture.image.pixels) v = 1.0f - v;
+  picture.description = QFileInfo(path).fileName() + (inverted ? tr(" (inverted: light background)") : QString());
+  recent_->add(path);
+  banner_->dismiss();
+  inference_->classify(picture);
+  updateTitle();
+  return true;
+}
+
+bool MainWindow::openBenchmark(const QString& path) {
+  if (const QString error = timing_->loadJson(path); !error.isEmpty()) {
+    showError(error);
+    return false;
+  }
+  recent_->add(path);
+  tabs_->setCurrentWidget(timing_);
+  return true;
+}
+
+bool MainWindow::openFile(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == "onnx") return loadModel(path);
+  if (suffix == "json") return openBenchmark(path);
+  return openImage(path);
+}
+
+bool MainWindow::selectTestImage(int index) {
+  if (!testSet_ || index < 0 || index >= testSet_->count()) {
+    showError(testSet_ ? tr("There is no test image #%1 (the test set has %2)").arg(index).arg(testSet_->count())
+                       : tr("No test set is loaded"));
+    return false;
+  }
+  input_->showSource(ui::InputPanel::Source::TestSet);
+  if (input_->browser()->currentImage() == index) {  // already selected: classify it again
+    ui::InputImage picture;
+    input_->testImage(index, &picture);
+    inference_->classify(picture);
+  } else {
+    input_->browser()->selectImage(index);
+  }
+  return true;
+}
+
+bool MainWindow::selectVariant(const QString& id) {
+  if (variants_->setCurrentVariant(id)) return true;
+  try {
+    const ConvVariant& v = findConvVariant(id.toStdString());
+    showError(tr("Kernel variant '%1' cannot run here: %2").arg(id, QString::fromStdString(v.unavailableReason())));
+  } catch (const std::exception& e) {
+    showError(QString::fromStdString(e.what()));
+  }
+  return false;
+}
+
+QStringList MainWindow::tabNames() { return {"explore", "draw", "timing", "profile", "model"}; }
+
+bool MainWindow::selectTab(const QString& name) {
+  const int tab = tabNames().indexOf(name.toLower());
+  if (tab < 0) return false;
+  if (name == "draw") {
+    tabs_->setCurrentWidget(explore_);
+    input_->showSource(ui::InputPanel::Source::Drawing);
+  } else {
+    tabs_->setCurrentIndex(tab == 0 ? 0 : tab - 1);
+  }
+  return true;
+}
+
+void MainWindow::setPresentation(bool on) {
+  ui::setPresentationMode(on);
+  presentationAction_->setChecked(on);
+  left_->setMinimumWidth(on ? 440 : 300);  // room for the larger text
+}
+
+void MainWindow::stepImage(int delta) {
+  input_->showSource(ui::InputPanel::Source::TestSet);
+  if (delta > 0) input_->browser()->selectNext();
+  else input_->browser()->selectPrevious();
+}
+
+void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome) {
+  maps_->setOutcome(outcome);
+  prediction_->setOutcome(outcome);
+  timeLabel_->setText(tr("%1 ms per picture").arg(outcome->seconds * 1e3, 0, 'f', 1));
+  if (!firstShown_) {
+    firstShown_ = true;
+    emit firstPredictionShown();
+  }
+}
+
+void MainWindow::showError(const QString& message) {
+  lastError_ = message;
+  banner_->showError(message);
+  statusBar()->showMessage(message.section('\n', 0, 0), 15000);
+  if (options_.errorDialogs && isVisible()) {
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("ConvScope"), message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();  // window-modal, but returns at once: nothing waits on it
+  }
+}
+
+void MainWindow::updateTitle() {
+  QString title = "ConvScope";
+  if (model_) title += " — " + QString::fromStdString(model_->name);
+  setWindowTitle(title);
+}
+
+void MainWindow::showShortcuts() {
+  QMessageBox::information(
+      this, tr("Keyboard shortcuts"),
+      tr("<table>"
+         "<tr><td>Ctrl+Right, Page Down&nbsp;&nbsp;</td><td>next test image</td></tr>"
+         "<tr><td>Ctrl+Left, Page Up</td><td>previous test image</td></tr>"
+         "<tr><td>Ctrl+Down / Ctrl+Up</td><td>next / previous kernel variant</td></tr>"
+         "<tr><td>Ctrl+D / Ctrl+T</td><td>draw / browse the test set</td></tr>"
+         "<tr><td>Ctrl+Z, Delete</td><td>undo a stroke, clear the drawing</td></tr>"
+         "<tr><td>Ctrl+1 … Ctrl+4</td><td>the tabs</td></tr>"
+         "<tr><td>F5</td><td>presentation mode</td></tr>"
+         "<tr><td>Ctrl+O / Ctrl+I / Ctrl+B</td><td>open a model / an image / a benchmark JSON</td></tr>"
+         "<tr><td>Ctrl+E</td><td>export the feature maps</td></tr>"
+         "</table>"));
+}
+
+void MainWindow::openImageDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open an image"), {},
+                                                    tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.tif *.tiff);;All files (*)"));
+  if (!path.isEmpty()) openImage(path);
+}
+
+void MainWindow::openBenchmarkDialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open a benchmark"), {}, tr("Benchmark JSON (*.json)"));
+  if (!path.isEmpty()) openBenchmark(path);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls())
+    if (url.isLocalFile()) openFile(url.toLocalFile());
+  event->acceptProposedAction();
+}
+
+void MainWindow::restoreSettings() {
+  if (!options_.useSettings) return;
+  const QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  if (settings.contains("window/columns")) columns_->restoreState(settings.value("window/columns").toByteArray());
+  if (settings.contains("window/explore")) explore_->restoreState(settings.value("window/explore").toByteArray());
+  variants_->setCurrentVariant(settings.value("variant").toString());  // ignored when unknown or unavailable here
+  input_->drawing()->setBrushSize(settings.value("draw/brush", input_->drawing()->brushSize()).toInt());
+  maps_->setColourMap(static_cast<ui::ColourMap>(settings.value("maps/colourMap", 0).toInt()));
+  timing_->controls()->setBatches(settings.value("timing/batches", timing_->controls()->batchesText()).toString());
+  if (settings.contains("timing/variants"))
+    timing_->controls()->setCheckedVariants(settings.value("timing/variants").toStringList());
+  const QString model = settings.value("model", defaultModelPath()).toString();
+  if (!loadModel(model) && model != defaultModelPath()) loadModel(defaultModelPath());
+  if (testSet_) input_->browser()->setClassFilter(settings.value("input/classFilter", -1).toInt());
+  if (testSet_) selectTestImage(std::clamp(settings.value("input/testIndex", 0).toInt(), 0, testSet_->count() - 1));
+  tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
+  if (settings.value("presentation", false).toBool()) setPresentation(true);
+}
+
+void MainWindow::saveSettings() const {
+  if (!options_.useSettings) return;
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/columns", columns_->saveState());
+  settings.setValue("window/explore", explore_->saveState());
+  settings.setValue("window/tab", tabs_->currentIndex());
+  settings.setValue("variant", variants_->currentVariant());
+  settings.setValue("model", modelPath_);
+  settings.setValue("input/testIndex", input_->browser()->currentImage());
+  settings.setValue("input/classFilter", input_->browser()->classFilter());
+  settings.setValue("draw/brush", input_->drawing()->brushSize());
+  settings.setValue("maps/colourMap", static_cast<int>(maps_->colourMap()));
+  settings.setValue("timing/batches", timing_->controls()->batchesText());
+  settings.setValue("timing/variants", timing_->controls()->checkedVariants());
+  settings.setValue("presentation", ui::presentationMode());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  saveSettings();
+  if (timing_->sweepRunning()) timing_->cancelSweep();
+  event->accept();
+}
+
+}  // namespace convscope::gui

@@ -1,0 +1,128 @@
+// The ConvScope window. It owns the widgets of ui/ and wires them together: the model picker,
+// variant selector and input panel on the left; feature maps with the prediction, timing,
+// profile and model tabs on the right. What each part does lives in its own widget; here are
+// only the connections, the menus and shortcuts, drag-and-drop, settings and error reporting.
+#pragma once
+
+#include <QMainWindow>
+
+#include <memory>
+#include <optional>
+
+#include "data/image_set.h"
+#include "model/model.h"
+#include "model/model_card.h"
+#include "ui/inference/inference_outcome.h"
+
+class QLabel;
+class QSplitter;
+class QTabWidget;
+
+namespace convscope::ui {
+class ErrorBanner;
+class FeatureMapView;
+class InferenceController;
+class InputPanel;
+class ModelPicker;
+class ModelSummaryView;
+class PredictionPanel;
+class ProfilePanel;
+class RecentFiles;
+class TimingPanel;
+class VariantSelector;
+}  // namespace convscope::ui
+
+namespace convscope::gui {
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  struct Options {
+    bool useSettings = true;   // restore and save QSettings (off for screenshots)
+    bool errorDialogs = true;  // a message box besides the banner and the status bar (off in tests)
+  };
+
+  explicit MainWindow(Options options);
+  ~MainWindow() override;
+
+  // Each returns false when it fails; the error is then shown (lastError()) and the previous
+  // model, picture or variant stays in place.
+  bool loadModel(const QString& path);
+  bool openImage(const QString& path);
+  bool openBenchmark(const QString& path);
+  bool openFile(const QString& path);  // .onnx: model, .json: benchmark, anything else: image
+  bool selectTestImage(int index);
+  bool selectVariant(const QString& id);
+  bool selectTab(const QString& name);
+  static QStringList tabNames();  // explore, draw, timing, profile, model
+  void setPresentation(bool on);
+
+  QString lastError() const { return lastError_; }
+  std::shared_ptr<const Model> model() const { return model_; }
+  std::shared_ptr<const ImageSet> testSet() const { return testSet_; }
+  QStringList classNames() const;
+
+  ui::InferenceController* inference() const { return inference_; }
+  ui::ErrorBanner* errorBanner() const { return banner_; }
+  ui::ModelPicker* modelPicker() const { return modelPicker_; }
+  ui::VariantSelector* variantSelector() const { return variants_; }
+  ui::InputPanel* inputPanel() const { return input_; }
+  ui::FeatureMapView* featureMaps() const { return maps_; }
+  ui::PredictionPanel* prediction() const { return prediction_; }
+  ui::TimingPanel* timing() const { return timing_; }
+  ui::ProfilePanel* profile() const { return profile_; }
+  QString deviceText() const;
+
+ signals:
+  void firstPredictionShown();
+
+ protected:
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildLayout();
+  void buildMenus();
+  void connectWidgets();
+  void loadTestSet();
+  void restoreSettings();
+  void saveSettings() const;
+  void showError(const QString& message);
+  void showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome);
+  void stepImage(int delta);
+  void updateTitle();
+  void showShortcuts();
+  void openImageDialog();
+  void openBenchmarkDialog();
+
+  Options options_;
+  std::shared_ptr<const Model> model_;
+  std::optional<ModelCard> card_;
+  QString modelPath_;
+  std::shared_ptr<const ImageSet> testSet_;
+  QString lastError_;
+  bool firstShown_ = false;
+
+  ui::InferenceController* inference_;
+  ui::RecentFiles* recent_;
+  ui::ErrorBanner* banner_;
+  ui::ModelPicker* modelPicker_;
+  ui::VariantSelector* variants_;
+  ui::InputPanel* input_;
+  ui::FeatureMapView* maps_;
+  ui::PredictionPanel* prediction_;
+  ui::TimingPanel* timing_;
+  ui::ProfilePanel* profile_;
+  ui::ModelSummaryView* summary_;
+  QTabWidget* tabs_;
+  QSplitter* columns_;
+  QWidget* left_ = nullptr;
+  QSplitter* explore_;
+  QLabel* deviceLabel_;
+  QLabel* timeLabel_;
+  QAction* presentationAction_;
+};
+
+}  // namespace convscope::gui
