@@ -8,34 +8,11 @@
 
 #include "cuda_check.h"
 #include "kernels/conv_kernels.h"
+#include "kernels/conv_shape.cuh"
 #include "util/error.h"
 
 namespace convscope::gpu {
 namespace {
-
-// The problem as the kernel sees it (ConvProblem's methods are host-only).
-struct ConvShape {
-  int batch, inChannels, inHeight, inWidth;
-  int outChannels, kernelHeight, kernelWidth;
-  int strideHeight, strideWidth, padTop, padLeft;
-  int outHeight, outWidth;
-};
-
-ConvShape shapeOf(const ConvProblem& p) {
-  return {p.batch,        p.inChannels,  p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth,
-          p.strideHeight, p.strideWidth, p.padTop,   p.padLeft, p.outHeight(), p.outWidth()};
-}
-
-void requireValidLaunch(const ConvLaunch& l, const char* id) {
-  const ConvProblem& p = l.problem;
-  const bool positive = p.batch > 0 && p.inChannels > 0 && p.inHeight > 0 && p.inWidth > 0 && p.outChannels > 0 &&
-                        p.kernelHeight > 0 && p.kernelWidth > 0 && p.strideHeight > 0 && p.strideWidth > 0;
-  const bool padsOk = p.padTop >= 0 && p.padLeft >= 0 && p.padBottom >= 0 && p.padRight >= 0;
-  const bool windowFits = padsOk && int64_t{p.inHeight} + p.padTop + p.padBottom >= p.kernelHeight &&
-                          int64_t{p.inWidth} + p.padLeft + p.padRight >= p.kernelWidth;
-  if (!positive || !windowFits) throw Error(std::string(id) + ": empty or invalid convolution (" + p.describe() + ")");
-  if (!l.input || !l.weights || !l.output) throw Error(std::string(id) + ": null device pointer");
-}
 
 constexpr int kTile = 16;                   // output patch per block: kTile x kTile threads
 constexpr int kStageBytes = 24 * 1024;      // input channels staged per barrier pair, at most this
