@@ -10,6 +10,9 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev zlib1g-dev libopenblas-dev nlohmann-json3-dev
   # image files
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-core-dev
+  # the desktop window: Qt 6 Widgets (+ PrintSupport, Test, the xcb and offscreen platforms),
+  # QCustomPlot for the charts, and a font so offscreen renderings (tests, --screenshot) have text
+  qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 fonts-dejavu-core
   # tests
   libgtest-dev
   # data: the Fashion-MNIST IDX files and the ONNX operator conformance cases

@@ -16,7 +16,9 @@
 namespace convscope::gui {
 namespace {
 
-void printError(const QString& message) { std::fprintf(stderr, "convscope: %s\n", qPrintable(message)); }
+void printError(const QString& message) {
+  std::fprintf(stderr, "convscope: %s\n", qPrintable(message));
+}
 
 // Lets queued work finish: inference results, layouts, the charts' queued replots.
 void settle(MainWindow& window, int timeoutMs) {
@@ -57,14 +59,16 @@ int takeScreenshot(const LaunchOptions& options, qint64 startMilliseconds) {
   window.resize(options.size);
   window.show();
   settle(window, 30000);
-  const QString inferenceError = window.inference()->busy() ? QString("the inference did not finish in 30 s") : QString();
+  const QString inferenceError =
+      window.inference()->busy() ? QString("the inference did not finish in 30 s") : QString();
   const QPixmap shot = window.grab();
   if (!shot.save(options.screenshot, "PNG")) {
     printError(options.screenshot + ": could not write the PNG");
     return 1;
   }
   std::printf("convscope: wrote %s (%dx%d)", qPrintable(options.screenshot), shot.width(), shot.height());
-  if (firstPrediction >= 0) std::printf("; first prediction shown %lld ms after start", static_cast<long long>(firstPrediction));
+  if (firstPrediction >= 0)
+    std::printf("; first prediction shown %lld ms after start", static_cast<long long>(firstPrediction));
   std::printf("\n");
   if (!inferenceError.isEmpty()) {
     printError(inferenceError);

@@ -17,7 +17,8 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   const QCommandLineOption help({"h", "help"}, "Show this help.");
   const QCommandLineOption version("version", "Show the version.");
   const QCommandLineOption screenshot("screenshot", "Render the window offscreen into FILE (PNG) and exit.", "FILE");
-  const QCommandLineOption plot("plot", "Render the timing chart of a benchmark JSON (see --out) and exit.", "BENCH.json");
+  const QCommandLineOption plot("plot", "Render the timing chart of a benchmark JSON (see --out) and exit.",
+                                "BENCH.json");
   const QCommandLineOption out("out", "Where --plot writes: FILE.png or FILE.pdf.", "FILE");
   const QCommandLineOption model("model", "The ONNX model to load (default: course-high).", "M");
   const QCommandLineOption image("image", "An image file to classify.", "I");
@@ -27,7 +28,8 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   const QCommandLineOption bench("bench", "A benchmark JSON to open in the timing tab.", "BENCH.json");
   const QCommandLineOption presentation("presentation", "Start in presentation mode (large fonts, high contrast).");
   const QCommandLineOption size("size", "Window size for --screenshot (default 1440x900).", "WxH");
-  for (const auto& option : {help, version, screenshot, plot, out, model, image, index, variant, tab, bench, presentation, size})
+  for (const auto& option :
+       {help, version, screenshot, plot, out, model, image, index, variant, tab, bench, presentation, size})
     parser.addOption(option);
   parser.addPositionalArgument("files", "Models (.onnx), images or benchmark JSON files to open.", "[files...]");
 

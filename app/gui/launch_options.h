@@ -15,13 +15,13 @@ struct LaunchOptions {
   QString out;         // ... into this PNG or PDF and exit
   QString model;
   QString image;
-  int index = -1;      // test image
+  int index = -1;  // test image
   QString variant;
   QString tab;
-  QString bench;       // a benchmark JSON to open in the timing tab
+  QString bench;  // a benchmark JSON to open in the timing tab
   bool presentation = false;
   QSize size{1440, 900};
-  QStringList files;   // positional: models, images or benchmarks to open
+  QStringList files;  // positional: models, images or benchmarks to open
 };
 
 enum class ParseResult { Run, ExitOk, UsageError };

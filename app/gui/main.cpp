@@ -17,7 +17,16 @@ bool hasFlag(int argc, char** argv, const char* flag) {
   return false;
 }
 
-bool haveDisplay() { return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"); }
+// The offscreen platform's notes about itself are noise to someone who asked for a picture.
+void quietOffscreenNotes(QtMsgType type, const QMessageLogContext&, const QString& message) {
+  if (type == QtDebugMsg || type == QtInfoMsg) return;
+  if (message.contains("propagateSizeHints") || message.contains("XDG_RUNTIME_DIR")) return;
+  std::fprintf(stderr, "%s\n", qPrintable(message));
+}
+
+bool haveDisplay() {
+  return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY");
+}
 
 }  // namespace
 
@@ -39,6 +48,7 @@ int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");  // the headless modes need no display
   }
 
+  if (headless) qInstallMessageHandler(quietOffscreenNotes);
   QApplication app(argc, argv);
   QApplication::setOrganizationName("ConvScope");
   QApplication::setApplicationName("convscope");

@@ -17,7 +17,6 @@
 #include <QVBoxLayout>
 
 #include "conv/conv_registry.h"
-#include "data/image_file.h"
 #include "gpu_device.h"
 #include "model/onnx_loader.h"
 #include "ui/charts/prediction_panel.h"
@@ -28,6 +27,7 @@
 #include "ui/inference/inference_controller.h"
 #include "ui/input/drawing_panel.h"
 #include "ui/input/input_panel.h"
+#include "ui/input/picture_file.h"
 #include "ui/input/test_set_browser.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/model/model_picker.h"
@@ -48,19 +48,30 @@ QGroupBox* group(const QString& title, QWidget* content, QWidget* parent) {
   return box;
 }
 
-QString defaultModelPath() { return QString::fromUtf8(CONVSCOPE_MODELS_DIR) + "/course-high.onnx"; }
+QString defaultModelPath() {
+  return QString::fromUtf8(CONVSCOPE_MODELS_DIR) + "/course-high.onnx";
+}
 
 }  // namespace
 
 MainWindow::MainWindow(Options options)
-    : options_(options), inference_(new ui::InferenceController(this)),
+    : options_(options),
+      inference_(new ui::InferenceController(this)),
       recent_(new ui::RecentFiles(options.useSettings ? "recentFiles" : QString(), this)),
-      banner_(new ui::ErrorBanner(this)), modelPicker_(new ui::ModelPicker(this)),
-      variants_(new ui::VariantSelector(this)), input_(new ui::InputPanel(this)), maps_(new ui::FeatureMapView(this)),
-      prediction_(new ui::PredictionPanel(this)), timing_(new ui::TimingPanel(this)),
-      profile_(new ui::ProfilePanel(this)), summary_(new ui::ModelSummaryView(this)), tabs_(new QTabWidget(this)),
-      columns_(new QSplitter(Qt::Horizontal, this)), explore_(new QSplitter(Qt::Horizontal, this)),
-      deviceLabel_(new QLabel(this)), timeLabel_(new QLabel(this)) {
+      banner_(new ui::ErrorBanner(this)),
+      modelPicker_(new ui::ModelPicker(this)),
+      variants_(new ui::VariantSelector(this)),
+      input_(new ui::InputPanel(this)),
+      maps_(new ui::FeatureMapView(this)),
+      prediction_(new ui::PredictionPanel(this)),
+      timing_(new ui::TimingPanel(this)),
+      profile_(new ui::ProfilePanel(this)),
+      summary_(new ui::ModelSummaryView(this)),
+      tabs_(new QTabWidget(this)),
+      columns_(new QSplitter(Qt::Horizontal, this)),
+      explore_(new QSplitter(Qt::Horizontal, this)),
+      deviceLabel_(new QLabel(this)),
+      timeLabel_(new QLabel(this)) {
   setWindowTitle("ConvScope");
   setAcceptDrops(true);
   buildLayout();
@@ -173,6 +184,7 @@ void MainWindow::connectWidgets() {
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     profile_->setVariant(id);
+    deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
   });
   connect(input_, &ui::InputPanel::inputChosen, this, [this](const ui::InputImage& picture) {
@@ -190,7 +202,8 @@ void MainWindow::connectWidgets() {
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
   connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
   connect(profile_, &ui::ProfilePanel::errorOccurred, this, &MainWindow::showError);
-  connect(timing_, &ui::TimingPanel::statusMessage, this, [this](const QString& text) { statusBar()->showMessage(text, 6000); });
+  connect(timing_, &ui::TimingPanel::statusMessage, this,
+          [this](const QString& text) { statusBar()->showMessage(text, 6000); });
 }
 
 void MainWindow::loadTestSet() {
@@ -215,8 +228,12 @@ QStringList MainWindow::classNames() const {
 }
 
 QString MainWindow::deviceText() const {
+  // The device the current variant runs on, or "CPU only" where there is no GPU at all.
   const gpu::GpuDevice& gpu = gpu::gpuDevice();
-  return gpu.usable ? tr("GPU: %1").arg(QString::fromStdString(gpu.name)) : tr("CPU only");
+  if (!gpu.usable) return tr("CPU only");
+  const QString name = QString::fromStdString(gpu.name);
+  if (findConvVariant(variants_->currentVariant().toStdString()).runsOnGpu) return tr("GPU: %1").arg(name);
+  return tr("CPU (GPU %1 idle)").arg(name);
 }
 
 bool MainWindow::loadModel(const QString& path) {
@@ -227,8 +244,9 @@ bool MainWindow::loadModel(const QString& path) {
     model->imageInput();  // the window needs a classifier of 1-channel pictures; say so now, not at inference
     card = readModelCard(path.toStdString());
   } catch (const std::exception& e) {
-    showError(tr("Could not load the model; %1 stays in use.\n%2")
-                  .arg(model_ ? QString::fromStdString(model_->name) : tr("no model"), QString::fromStdString(e.what())));
+    showError(
+        tr("Could not load the model; %1 stays in use.\n%2")
+            .arg(model_ ? QString::fromStdString(model_->name) : tr("no model"), QString::fromStdString(e.what())));
     if (model_) modelPicker_->setCurrentModel(modelPath_, *model_, card_);  // the picker shows what is in use
     return false;
   }
@@ -250,21 +268,11 @@ bool MainWindow::loadModel(const QString& path) {
 bool MainWindow::openImage(const QString& path) {
   ui::InputImage picture;
   try {
-    picture.image = loadImageFile(path.toStdString(), false);
+    picture = ui::loadPictureFile(path);
   } catch (const std::exception& e) {
     showError(QString::fromStdString(e.what()));
     return false;
   }
-  // Photos and scans are usually dark on light; the data set is light on dark. Judge by the border.
-  double border = 0.0;
-  int count = 0;
-  const GrayImage& image = picture.image;
-  for (int x = 0; x < image.width; ++x) border += image.at(0, x) + image.at(image.height - 1, x), count += 2;
-  for (int y = 0; y < image.height; ++y) border += image.at(y, 0) + image.at(y, image.width - 1), count += 2;
-  const bool inverted = count > 0 && border / count > 0.5;
-  if (inverted)
-    for (float& v : picture.image.pixels) v = 1.0f - v;
-  picture.description = QFileInfo(path).fileName() + (inverted ? tr(" (inverted: light background)") : QString());
   recent_->add(path);
   banner_->dismiss();
   inference_->classify(picture);
@@ -317,7 +325,9 @@ bool MainWindow::selectVariant(const QString& id) {
   return false;
 }
 
-QStringList MainWindow::tabNames() { return {"explore", "draw", "timing", "profile", "model"}; }
+QStringList MainWindow::tabNames() {
+  return {"explore", "draw", "timing", "profile", "model"};
+}
 
 bool MainWindow::selectTab(const QString& name) {
   const int tab = tabNames().indexOf(name.toLower());
@@ -334,13 +344,17 @@ bool MainWindow::selectTab(const QString& name) {
 void MainWindow::setPresentation(bool on) {
   ui::setPresentationMode(on);
   presentationAction_->setChecked(on);
-  left_->setMinimumWidth(on ? 440 : 300);  // room for the larger text
+  left_->setMinimumWidth(on ? 400 : 300);  // room for the larger text
+  modelPicker_->setCompact(on);            // and for the pictures
+  variants_->setCompact(on);
 }
 
 void MainWindow::stepImage(int delta) {
   input_->showSource(ui::InputPanel::Source::TestSet);
-  if (delta > 0) input_->browser()->selectNext();
-  else input_->browser()->selectPrevious();
+  if (delta > 0)
+    input_->browser()->selectNext();
+  else
+    input_->browser()->selectPrevious();
 }
 
 void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome) {
@@ -387,8 +401,8 @@ void MainWindow::showShortcuts() {
 }
 
 void MainWindow::openImageDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open an image"), {},
-                                                    tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.tif *.tiff);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open an image"), {}, tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.tif *.tiff);;All files (*)"));
   if (!path.isEmpty()) openImage(path);
 }
 

@@ -1,0 +1,127 @@
+// The feature-map view: the input as the model sees it first, then one map per channel for
+// every layer the network computes, values readable under the pointer, a map enlarged on click,
+// and the grid exported to PNG and PDF.
+#include <gtest/gtest.h>
+
+#include <QFileInfo>
+
+#include "ui/maps/colour_map.h"
+#include "ui/maps/feature_map_view.h"
+#include "ui/maps/layer_maps_widget.h"
+#include "ui/maps/map_zoom_dialog.h"
+#include "ui_test_support.h"
+
+namespace convscope::testing {
+namespace {
+
+void expectOneMapPerChannel(gui::MainWindow& window) {
+  const auto outcome = window.inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ui::FeatureMapView* view = window.featureMaps();
+  int shown = 0;
+  for (size_t i = 0; i < outcome->layers.size(); ++i) {
+    const LayerOutput& layer = outcome->layers[i];
+    if (ui::FeatureMapView::isShapeOnly(layer.opType)) continue;
+    SCOPED_TRACE(layer.node + " " + layer.opType);
+    ASSERT_LT(shown, view->layerCount());
+    ui::LayerMapsWidget* widget = view->layer(shown++);
+    EXPECT_EQ(widget->layerIndex(), static_cast<int>(i));
+    const Shape& shape = layer.value.shape();
+    if (shape.size() == 4) {
+      EXPECT_EQ(widget->channelCount(), shape[1]);
+      EXPECT_EQ(widget->mapHeight(), shape[2]);
+      EXPECT_EQ(widget->mapWidth(), shape[3]);
+      EXPECT_FALSE(widget->isVector());
+    } else {
+      EXPECT_EQ(widget->channelCount(), 1);  // a dense layer's vector: one map of cells
+      EXPECT_TRUE(widget->isVector());
+    }
+    EXPECT_FALSE(widget->title().isEmpty());
+  }
+  EXPECT_EQ(shown, view->layerCount());
+  EXPECT_EQ(outcome->layers[0].node, "input");
+  EXPECT_TRUE(view->layer(0)->title().startsWith("Input"));
+}
+
+TEST(FeatureMaps, ShowOneMapPerChannelForEveryLayerOfEachModel) {
+  auto window = openWindow();
+  for (const char* name : {"course-high", "lenet5"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(window->loadModel(modelPath(name)));
+    ASSERT_TRUE(waitForInference(*window));
+    expectOneMapPerChannel(*window);
+  }
+  // course-high: input, conv 12, tanh 12, pool 12, conv 24, tanh 24, pool 24, then dense layers.
+  ASSERT_TRUE(window->loadModel(modelPath("course-high")));
+  ASSERT_TRUE(waitForInference(*window));
+  const std::vector<int> expected = {1, 12, 12, 12, 24, 24, 24};
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(window->featureMaps()->layer(static_cast<int>(i))->channelCount(), expected[i]);
+}
+
+TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
+  auto window = openWindow();
+  ui::LayerMapsWidget* conv = window->featureMaps()->layer(1);
+  const auto outcome = window->inference()->lastOutcome();
+  const Tensor& value = outcome->layers[static_cast<size_t>(conv->layerIndex())].value;  // 1 x 12 x 42 x 42
+  const int channel = 5, y = 20, x = 13;
+  const QPoint point = conv->pointOf(channel, y, x);
+  QTest::mouseMove(conv, point);
+  const QString readout = window->featureMaps()->readout();
+  EXPECT_TRUE(readout.contains("channel 5 of 12")) << readout.toStdString();
+  EXPECT_TRUE(readout.contains("x 13, y 20")) << readout.toStdString();
+  const float expected = value[(int64_t{channel} * 42 + y) * 42 + x];
+  EXPECT_TRUE(readout.contains(QString::number(expected, 'g', 3))) << readout.toStdString() << " vs " << expected;
+
+  QTest::mouseClick(conv, Qt::LeftButton, Qt::NoModifier, point);
+  ui::MapZoomDialog* zoom = window->featureMaps()->zoomDialog();
+  ASSERT_NE(zoom, nullptr);
+  EXPECT_TRUE(zoom->isVisible());
+  EXPECT_EQ(zoom->channel(), channel);
+  EXPECT_EQ(zoom->mapWidget()->mapsShown(), 1);
+  EXPECT_GT(zoom->mapWidget()->pointOf(channel, 41, 41).x(), 300) << "enlarged";
+  if (const QString folder = qEnvironmentVariable("CONVSCOPE_UI_SHOTS"); !folder.isEmpty()) {
+    QTest::mouseMove(zoom->mapWidget(), zoom->mapWidget()->pointOf(channel, 30, 21));
+    zoom->grab().save(folder + "/enlarged-map.png");
+  }
+  // The enlarged map follows the next picture.
+  ASSERT_TRUE(window->selectTestImage(3));
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(zoom->mapWidget()->describeAt(zoom->mapWidget()->pointOf(channel, 0, 0)).contains("channel 5"), true);
+  zoom->close();
+}
+
+TEST(FeatureMaps, ColourMapsAndTheirRanges) {
+  const float values[] = {-2.0f, -1.0f, 0.0f, 0.5f};
+  const ui::ValueRange plain = ui::displayRange(values, 4, ui::ColourMap::Viridis);
+  EXPECT_FLOAT_EQ(plain.low, -2.0f);
+  EXPECT_FLOAT_EQ(plain.high, 0.5f);
+  const ui::ValueRange signedRange = ui::displayRange(values, 4, ui::ColourMap::Diverging);
+  EXPECT_FLOAT_EQ(signedRange.low, -2.0f);
+  EXPECT_FLOAT_EQ(signedRange.high, 2.0f);  // symmetric: white is zero
+  const QImage image = ui::mapImage(values, 2, 2, signedRange, ui::ColourMap::Diverging);
+  EXPECT_EQ(image.pixelIndex(0, 1), 128) << "zero maps to the middle of the table";
+  EXPECT_EQ(image.pixelIndex(0, 0), 0);
+  const float constant[] = {3.0f, 3.0f};
+  const ui::ValueRange flat = ui::displayRange(constant, 2, ui::ColourMap::Gray);
+  EXPECT_GT(flat.high, flat.low) << "a constant map must not divide by zero";
+}
+
+TEST(FeatureMaps, ExportTheWholeGridToPngAndPdf) {
+  auto window = openWindow();
+  QTemporaryDir dir;
+  const QString png = dir.filePath("maps.png"), pdf = dir.filePath("maps.pdf");
+  EXPECT_EQ(window->featureMaps()->exportTo(png), QString());
+  EXPECT_EQ(window->featureMaps()->exportTo(pdf), QString());
+  const QImage image(png);
+  ASSERT_FALSE(image.isNull());
+  EXPECT_GT(image.height(), window->featureMaps()->layer(0)->height() * 4) << "all layers, not only the visible ones";
+  EXPECT_GT(distinctColours(image), 50);
+  QFile file(pdf);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(file.read(5).startsWith("%PDF"));
+  EXPECT_FALSE(window->featureMaps()->exportTo(dir.filePath("maps.bmp")).isEmpty()) << "unsupported suffix";
+}
+
+}  // namespace
+}  // namespace convscope::testing

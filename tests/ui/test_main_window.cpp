@@ -1,0 +1,269 @@
+// The window as a user meets it: models loaded from data/models/ and from broken files, test
+// images chosen in the browser, the prediction shown against the engine's own answer, kernel
+// variants listed from the registry, files dropped on the window, settings remembered.
+#include <gtest/gtest.h>
+
+#include <QComboBox>
+#include <QDropEvent>
+#include <QLabel>
+#include <QListView>
+#include <QMimeData>
+#include <QStandardItemModel>
+#include <QStatusBar>
+
+#include "gpu_device.h"
+#include "model/onnx_loader.h"
+#include "ui/charts/prediction_chart.h"
+#include "ui/charts/prediction_panel.h"
+#include "ui/common/error_banner.h"
+#include "ui/input/input_panel.h"
+#include "ui/input/test_set_browser.h"
+#include "ui/maps/feature_map_view.h"
+#include "ui/maps/layer_maps_widget.h"
+#include "ui/model/model_picker.h"
+#include "ui/model/variant_selector.h"
+#include "ui_test_support.h"
+
+namespace convscope::testing {
+namespace {
+
+TEST(MainWindow, StartsWithTheCourseModelAndShowsAPredictionForTheFirstTestImage) {
+  auto window = openWindow();
+  ASSERT_NE(window->testSet(), nullptr) << "the tests need the Fashion-MNIST test set";
+  ASSERT_NE(window->model(), nullptr);
+  EXPECT_EQ(window->model()->name, "course-high");
+  EXPECT_EQ(window->inputPanel()->browser()->currentImage(), 0);
+  EXPECT_FALSE(window->prediction()->shownTopClassName().isEmpty());
+  EXPECT_GT(window->featureMaps()->layerCount(), 1);
+  EXPECT_TRUE(window->errorBanner()->message().isEmpty()) << window->errorBanner()->message().toStdString();
+}
+
+TEST(MainWindow, LoadsEachShippedModelAndShowsItsSummaryAndPrediction) {
+  auto window = openWindow();
+  const QStringList shipped = ui::ModelPicker::shippedModels();
+  ASSERT_EQ(shipped.size(), 3) << "course-high, course-low and lenet5";
+  for (const QString& path : shipped) {
+    SCOPED_TRACE(path.toStdString());
+    ASSERT_TRUE(window->loadModel(path)) << window->lastError().toStdString();
+    ASSERT_TRUE(waitForInference(*window));
+    EXPECT_EQ(window->modelPicker()->currentPath(), path);
+    EXPECT_TRUE(window->modelPicker()->summaryText().contains(
+        QString("1×%1×%2").arg(window->model()->inputHeight()).arg(window->model()->inputWidth())));
+    const auto outcome = window->inference()->lastOutcome();
+    ASSERT_NE(outcome, nullptr);
+    EXPECT_EQ(outcome->modelName, window->model()->name);
+    EXPECT_EQ(outcome->probabilities.size(), 10u);
+    // The input the maps show first has the model's input size (28x28 for lenet5, 48x48 others).
+    EXPECT_EQ(window->featureMaps()->layer(0)->mapHeight(), window->model()->inputHeight());
+  }
+}
+
+TEST(MainWindow, TopClassShownForTestImagesIsTheEngines) {
+  auto window = openWindow();
+  const ImageSet& images = *window->testSet();
+  for (const char* name : {"course-high", "lenet5"}) {
+    ASSERT_TRUE(window->loadModel(modelPath(name)));
+    for (int index : {0, 1, 17, 42, 1234, 9999}) {
+      SCOPED_TRACE(std::string(name) + " image " + std::to_string(index));
+      // As a user does: click the thumbnail in the browser.
+      ASSERT_TRUE(window->inputPanel()->browser()->selectImage(index));
+      ASSERT_TRUE(waitForInference(*window));
+      const int expected = engineTopClass(window->model(), images, index);
+      const QString expectedName = QString::fromStdString(images.classNames()[static_cast<size_t>(expected)]);
+      EXPECT_EQ(window->prediction()->shownTopClassName(), expectedName);
+      EXPECT_EQ(window->prediction()->chart()->topClass(), expected);
+      EXPECT_EQ(window->prediction()->chart()->trueLabel(), images.label(index));
+      // Correct or wrong, visibly: the verdict and the top bar's colour.
+      const bool correct = expected == images.label(index);
+      EXPECT_EQ(window->prediction()->headline().contains("correct"), correct)
+          << window->prediction()->headline().toStdString();
+      EXPECT_EQ(window->prediction()->chart()->topBarColour(),
+                correct ? ui::PredictionChart::correctColour() : ui::PredictionChart::wrongColour());
+    }
+  }
+}
+
+TEST(MainWindow, ShowsTheLayerOpTimesOfThisInference) {
+  auto window = openWindow();
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ASSERT_EQ(outcome->convTimes.size(), 2u);
+  const QString times = window->prediction()->timesText();
+  for (const ConvLayerTime& t : outcome->convTimes) {
+    EXPECT_GT(t.seconds, 0.0);
+    EXPECT_TRUE(times.contains(QString::fromStdString(t.node))) << times.toStdString();
+  }
+  EXPECT_TRUE(times.contains("all conv layers"));
+}
+
+TEST(MainWindow, ABrokenModelFileLeavesThePreviousModelAndSaysWhy) {
+  auto window = openWindow();
+  const auto before = window->model();
+  QTemporaryDir dir;
+  const QString broken = writeFile(dir, "broken.onnx", QByteArray("this is not a protobuf \x01\x02\x03", 26));
+  EXPECT_FALSE(window->loadModel(broken));
+  EXPECT_EQ(window->model(), before);
+  const QString message = window->errorBanner()->message();
+  EXPECT_TRUE(message.contains("broken.onnx")) << message.toStdString();
+  EXPECT_TRUE(message.contains("course-high stays in use")) << message.toStdString();
+  EXPECT_TRUE(window->statusBar()->currentMessage().contains("course-high")) << "the status bar says so too";
+  EXPECT_TRUE(window->modelPicker()->currentPath().endsWith("course-high.onnx"));
+
+  // And the window keeps working.
+  ASSERT_TRUE(window->selectTestImage(7));
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, 7);
+  EXPECT_EQ(window->inference()->lastOutcome()->modelName, "course-high");
+}
+
+TEST(MainWindow, AFileThatIsNotAnImageShowsAnErrorAndThePictureStays) {
+  auto window = openWindow();
+  QTemporaryDir dir;
+  const QString notAnImage = writeFile(dir, "notes.png", "just some text, not a PNG\n");
+  const auto before = window->inference()->lastOutcome();
+  EXPECT_FALSE(window->openImage(notAnImage));
+  EXPECT_TRUE(window->errorBanner()->message().contains("notes.png")) << window->errorBanner()->message().toStdString();
+  EXPECT_FALSE(window->inference()->busy());
+  EXPECT_EQ(window->inference()->lastOutcome(), before);
+
+  // A real picture file is classified, inverted when it is dark on light.
+  QImage picture(60, 40, QImage::Format_RGB32);
+  picture.fill(Qt::white);
+  for (int y = 8; y < 32; ++y)
+    for (int x = 20; x < 40; ++x) picture.setPixel(x, y, qRgb(0, 0, 0));
+  const QString png = dir.filePath("dark-on-white.png");
+  ASSERT_TRUE(picture.save(png));
+  ASSERT_TRUE(window->openImage(png)) << window->lastError().toStdString();
+  ASSERT_TRUE(waitForInference(*window));
+  const auto outcome = window->inference()->lastOutcome();
+  EXPECT_TRUE(outcome->input.description.contains("inverted"));
+  EXPECT_EQ(outcome->input.label, ImageSet::kNoLabel);
+  EXPECT_GT(outcome->input.image.at(20, 30), 0.9f) << "the dark square became the light object";
+  EXPECT_TRUE(window->errorBanner()->message().isEmpty()) << "a success clears the old error";
+}
+
+TEST(MainWindow, VariantSelectorListsEveryRegistryEntryAndDisablesTheUnavailableWithTheReason) {
+  auto window = openWindow();
+  QComboBox* combo = window->variantSelector()->combo();
+  const auto& variants = convVariants();
+  ASSERT_EQ(combo->count(), static_cast<int>(variants.size()));
+  const auto* items = qobject_cast<QStandardItemModel*>(combo->model());
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const std::string reason = variants[i].unavailableReason();
+    SCOPED_TRACE(variants[i].id);
+    EXPECT_EQ(combo->itemData(static_cast<int>(i)).toString().toStdString(), variants[i].id);
+    EXPECT_EQ(items->item(static_cast<int>(i))->isEnabled(), reason.empty());
+    EXPECT_TRUE(items->item(static_cast<int>(i))->toolTip().contains(QString::fromStdString(variants[i].description)));
+    if (!reason.empty()) {
+      EXPECT_TRUE(items->item(static_cast<int>(i))->toolTip().contains(QString::fromStdString(reason)));
+    }
+  }
+  EXPECT_EQ(window->variantSelector()->currentVariant().toStdString(), defaultConvVariant());
+  EXPECT_TRUE(window->variantSelector()->descriptionText().contains(
+      QString::fromStdString(findConvVariant(defaultConvVariant()).description).toHtmlEscaped()));
+  if (!gpu::gpuDevice().usable) {
+    EXPECT_EQ(window->deviceText(), "CPU only");
+  } else {
+    EXPECT_TRUE(window->deviceText().contains(QString::fromStdString(gpu::gpuDevice().name)));
+  }
+  const QList<QLabel*> labels = window->statusBar()->findChildren<QLabel*>();
+  EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](QLabel* l) { return l->text() == window->deviceText(); }));
+}
+
+TEST(MainWindow, ChangingTheVariantRunsTheSameImageWithIt) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectVariant("cpu-reference"));
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->inference()->lastOutcome()->variant, "cpu-reference");
+  for (const ConvLayerTime& t : window->inference()->lastOutcome()->convTimes) EXPECT_EQ(t.variant, "cpu-reference");
+  if (!gpu::gpuDevice().usable) {
+    EXPECT_FALSE(window->selectVariant("gpu-baseline"));
+    EXPECT_TRUE(window->lastError().contains(QString::fromStdString(gpu::gpuDevice().unusableReason)));
+    EXPECT_EQ(window->variantSelector()->currentVariant(), "cpu-reference");
+  }
+}
+
+TEST(MainWindow, KeyboardShortcutsStepThroughImagesAndVariants) {
+  auto window = openWindow();
+  window->activateWindow();
+  ASSERT_TRUE(QTest::qWaitForWindowActive(window.get()));
+  ASSERT_TRUE(window->selectTestImage(10));
+  ASSERT_TRUE(waitForInference(*window));
+  QTest::keyClick(window.get(), Qt::Key_Right, Qt::ControlModifier);
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->inputPanel()->browser()->currentImage(), 11);
+  EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, 11);
+  QTest::keyClick(window.get(), Qt::Key_PageUp);
+  QTest::keyClick(window.get(), Qt::Key_PageUp);
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, 9);
+
+  ASSERT_TRUE(window->selectVariant("cpu-reference"));
+  QTest::keyClick(window.get(), Qt::Key_Down, Qt::ControlModifier);
+  EXPECT_EQ(window->variantSelector()->currentVariant(), "cpu-im2col-gemm");
+  QTest::keyClick(window.get(), Qt::Key_Up, Qt::ControlModifier);
+  EXPECT_EQ(window->variantSelector()->currentVariant(), "cpu-reference");
+}
+
+TEST(MainWindow, ClassFilterShowsOneClassOnly) {
+  auto window = openWindow();
+  ui::TestSetBrowser* browser = window->inputPanel()->browser();
+  browser->setClassFilter(1);  // Trouser
+  const int rows = browser->view()->model()->rowCount();
+  EXPECT_EQ(rows, 1000) << "Fashion-MNIST's test set has 1,000 images of each class";
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->inference()->lastOutcome()->input.label, 1);
+  browser->selectNext();
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->testSet()->label(browser->currentImage()), 1);
+  browser->setClassFilter(-1);
+  EXPECT_EQ(browser->view()->model()->rowCount(), 10000);
+}
+
+TEST(MainWindow, DroppedModelAndImageFilesAreOpened) {
+  auto window = openWindow();
+  QTemporaryDir dir;
+  QImage picture(28, 28, QImage::Format_Grayscale8);
+  picture.fill(0);
+  for (int y = 4; y < 24; ++y)
+    for (int x = 10; x < 18; ++x) picture.setPixel(x, y, qRgb(255, 255, 255));
+  const QString png = dir.filePath("dropped.png");
+  ASSERT_TRUE(picture.save(png));
+
+  auto drop = [&](const QString& path) {
+    QMimeData data;
+    data.setUrls({QUrl::fromLocalFile(path)});
+    QDragEnterEvent enter(QPoint(400, 400), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &enter);
+    EXPECT_TRUE(enter.isAccepted());
+    QDropEvent dropEvent(QPointF(400, 400), Qt::CopyAction, &data, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(window.get(), &dropEvent);
+  };
+  drop(modelPath("lenet5"));
+  EXPECT_EQ(window->model()->name, "lenet5");
+  drop(png);
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->inference()->lastOutcome()->input.description, "dropped.png");
+  EXPECT_EQ(window->inference()->lastOutcome()->modelName, "lenet5");
+}
+
+TEST(MainWindow, RemembersModelVariantAndImageBetweenRuns) {
+  {
+    gui::MainWindow first(gui::MainWindow::Options{true, false});
+    ASSERT_TRUE(waitForInference(first));
+    ASSERT_TRUE(first.loadModel(modelPath("course-low")));
+    ASSERT_TRUE(first.selectVariant("cpu-reference"));
+    ASSERT_TRUE(first.selectTestImage(321));
+    ASSERT_TRUE(waitForInference(first));
+    first.close();  // saves the settings
+  }
+  gui::MainWindow second(gui::MainWindow::Options{true, false});
+  ASSERT_TRUE(waitForInference(second));
+  EXPECT_EQ(second.model()->name, "course-low");
+  EXPECT_EQ(second.variantSelector()->currentVariant(), "cpu-reference");
+  EXPECT_EQ(second.inputPanel()->browser()->currentImage(), 321);
+  EXPECT_EQ(second.inference()->lastOutcome()->input.testIndex, 321);
+}
+
+}  // namespace
+}  // namespace convscope::testing

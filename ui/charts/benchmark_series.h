@@ -1,0 +1,39 @@
+// The numbers the timing charts and table show, taken from a BenchmarkReport (the CLI's JSON):
+// which variants, batch sizes and conv layers it holds, and each variant's op time per batch
+// size for one conv layer or their sum. No widgets here, so tests check the numbers directly.
+#pragma once
+
+#include <QString>
+
+#include <string>
+#include <vector>
+
+#include "engine/benchmark.h"
+
+namespace convscope::ui {
+
+constexpr int kAllConvLayers = -1;  // "layer" meaning the sum over every conv layer
+
+struct VariantSeries {
+  std::string variant;
+  std::vector<double> batches;  // ascending
+  std::vector<double> seconds;  // median op time at each batch
+};
+
+std::vector<std::string> variantsIn(const BenchmarkReport& report);    // in order of first appearance
+std::vector<int> batchesIn(const BenchmarkReport& report);             // ascending, unique
+std::vector<std::string> convLayersIn(const BenchmarkReport& report);  // node names of the first run
+
+// The median op time of one conv layer of a run, or of all of them summed; false if it has no such layer.
+bool runOpTime(const BenchmarkRun& run, int layer, double* seconds);
+// The run of a variant at a batch size (the last one, if a file holds it twice), or null.
+const BenchmarkRun* findRun(const BenchmarkReport& report, const std::string& variant, int batch);
+
+std::vector<VariantSeries> opTimeSeries(const BenchmarkReport& report, int layer);
+
+// The registry's display name, or the id itself for a variant this build does not know.
+QString variantDisplayName(const std::string& variantId);
+// "conv 1 (/0/Conv)", or "all conv layers" for kAllConvLayers.
+QString convLayerLabel(const BenchmarkReport& report, int layer);
+
+}  // namespace convscope::ui

@@ -1,0 +1,24 @@
+// How every chart looks, taken from the application's palette and font so that presentation
+// mode (large fonts, high contrast) restyles the charts with the rest of the window, and one
+// colour per kernel variant, the same in every chart.
+#pragma once
+
+#include <QColor>
+
+#include <string>
+
+class QCustomPlot;
+
+namespace convscope::ui {
+
+// Backgrounds, axes, grids, legend and fonts of `plot` from its palette and font.
+void styleChart(QCustomPlot& plot);
+
+// A fixed colour for each registry entry (by its position in the registry), so a variant keeps
+// its colour across charts and files; ids the registry does not know get a gray.
+QColor variantColour(const std::string& variantId);
+
+// Distinct colours for conv layers in the bar chart.
+QColor layerColour(int layer);
+
+}  // namespace convscope::ui

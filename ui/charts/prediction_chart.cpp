@@ -1,0 +1,120 @@
+#include "ui/charts/prediction_chart.h"
+
+#include <algorithm>
+
+#include "ui/charts/chart_style.h"
+
+namespace convscope::ui {
+
+PredictionChart::PredictionChart(QWidget* parent)
+    : QCustomPlot(parent),
+      bars_(new QCPBars(yAxis, xAxis)),
+      topBar_(new QCPBars(yAxis, xAxis)),
+      truthBox_(new QCPBars(yAxis, xAxis)) {
+  // Classes run down the left axis, first class on top; probability along the bottom.
+  yAxis->setRangeReversed(true);
+  yAxis->setTickLength(0, 0);
+  yAxis->setSubTicks(false);
+  yAxis->grid()->setVisible(false);
+  xAxis->setRange(0.0, 1.02);
+  xAxis->setLabel(tr("probability"));
+  QSharedPointer<QCPAxisTickerFixed> percent(new QCPAxisTickerFixed);
+  percent->setTickStep(0.25);
+  xAxis->setTicker(percent);
+  xAxis->setNumberFormat("f");
+  xAxis->setNumberPrecision(2);
+  for (QCPBars* bars : {truthBox_, bars_, topBar_}) bars->setWidth(0.72);
+  truthBox_->setWidth(0.95);
+  truthBox_->setBrush(Qt::NoBrush);
+  setMinimumHeight(220);
+  restyle();
+}
+
+QString PredictionChart::className(int index) const {
+  return index >= 0 && index < classNames_.size() ? classNames_[index] : tr("class %1").arg(index);
+}
+
+QColor PredictionChart::topBarColour() const {
+  if (trueLabel_ < 0) return palette().color(QPalette::Highlight);
+  return topClass_ == trueLabel_ ? correctColour() : wrongColour();
+}
+
+void PredictionChart::setPrediction(const std::vector<float>& probabilities, const QStringList& classNames,
+                                    int trueLabel) {
+  probabilities_.assign(probabilities.begin(), probabilities.end());
+  classNames_ = classNames;
+  trueLabel_ = trueLabel;
+  topClass_ =
+      probabilities_.empty()
+          ? -1
+          : static_cast<int>(std::max_element(probabilities_.begin(), probabilities_.end()) - probabilities_.begin());
+  const int count = static_cast<int>(probabilities_.size());
+
+  QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
+  QVector<double> keys, values, topKeys, topValues;
+  for (int i = 0; i < count; ++i) {
+    names->addTick(i, className(i) + (i == trueLabel_ ? QString::fromUtf8(" ✓") : QString()));
+    (i == topClass_ ? topKeys : keys).push_back(i);
+    (i == topClass_ ? topValues : values).push_back(probabilities_[static_cast<size_t>(i)]);
+  }
+  yAxis->setTicker(names);
+  yAxis->setRange(-0.6, count - 0.4);
+  bars_->setData(keys, values, true);
+  topBar_->setData(topKeys, topValues, true);
+  if (trueLabel_ >= 0 && trueLabel_ < count)
+    truthBox_->setData({static_cast<double>(trueLabel_)}, {1.0}, true);
+  else
+    truthBox_->data()->clear();
+
+  for (QCPItemText* label : valueLabels_) removeItem(label);
+  valueLabels_.clear();
+  for (int i = 0; i < count; ++i) {
+    auto* label = new QCPItemText(this);
+    label->setClipToAxisRect(false);
+    label->position->setAxes(xAxis, yAxis);
+    // Long bars carry their number inside, so it never runs off the chart.
+    const double p = probabilities_[static_cast<size_t>(i)];
+    const bool inside = p > 0.8;
+    label->position->setCoords(inside ? p - 0.01 : p + 0.01, i);
+    label->setPositionAlignment((inside ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
+    label->setText(QString::number(100.0 * probabilities_[static_cast<size_t>(i)], 'f', 1) + " %");
+    valueLabels_.push_back(label);
+  }
+  restyle();
+}
+
+void PredictionChart::clearPrediction() {
+  setPrediction({}, {}, -1);
+}
+
+void PredictionChart::restyle() {
+  styleChart(*this);
+  const QColor text = palette().color(QPalette::Text);
+  QColor neutral = palette().color(QPalette::Mid);
+  if (neutral == palette().color(QPalette::Base)) neutral = Qt::gray;
+  bars_->setPen(Qt::NoPen);
+  bars_->setBrush(neutral);
+  topBar_->setPen(Qt::NoPen);
+  topBar_->setBrush(topBarColour());
+  truthBox_->setPen(QPen(text, 1.5, Qt::DashLine));
+  QFont small = font();
+  small.setPointSizeF(font().pointSizeF() * 0.9);
+  for (size_t i = 0; i < valueLabels_.size(); ++i) {
+    const bool inside = probabilities_[i] > 0.8;  // white on the coloured bar
+    const QColor onBar = topBarColour().lightness() > 150 ? QColor(Qt::black) : QColor(Qt::white);
+    valueLabels_[i]->setColor(inside ? onBar : text);
+    QFont f = small;
+    f.setBold(static_cast<int>(i) == topClass_);
+    valueLabels_[i]->setFont(f);
+  }
+  QFont names = font();
+  yAxis->setTickLabelFont(names);
+  replot(QCustomPlot::rpQueuedReplot);
+}
+
+void PredictionChart::changeEvent(QEvent* event) {
+  QCustomPlot::changeEvent(event);
+  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) restyle();
+}
+
+}  // namespace convscope::ui

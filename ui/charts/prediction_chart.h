@@ -1,0 +1,50 @@
+// The ten class probabilities as horizontal bars with the class names beside them. The top-1
+// bar stands out: green when it is the true label, red when it is not, the highlight colour when
+// the truth is unknown (drawings, files); the true class's row is framed with a dashed box.
+#pragma once
+
+#include <qcustomplot.h>
+
+#include <vector>
+
+namespace convscope::ui {
+
+class PredictionChart : public QCustomPlot {
+  Q_OBJECT
+
+ public:
+  static QColor correctColour() { return QColor(0x2e, 0x9e, 0x44); }
+  static QColor wrongColour() { return QColor(0xd0, 0x34, 0x2c); }
+
+  explicit PredictionChart(QWidget* parent = nullptr);
+
+  // `trueLabel` < 0 when unknown.
+  void setPrediction(const std::vector<float>& probabilities, const QStringList& classNames, int trueLabel);
+  void clearPrediction();
+
+  int topClass() const { return topClass_; }
+  int trueLabel() const { return trueLabel_; }
+  const std::vector<double>& shownProbabilities() const { return probabilities_; }
+  QString className(int index) const;
+  QColor topBarColour() const;
+
+  // QCustomPlot asks for room for every tick label; a splitter may squeeze the chart below that.
+  QSize minimumSizeHint() const override { return {200, 160}; }
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void restyle();
+
+  QCPBars* bars_;
+  QCPBars* topBar_;
+  QCPBars* truthBox_;
+  std::vector<QCPItemText*> valueLabels_;
+  std::vector<double> probabilities_;
+  QStringList classNames_;
+  int topClass_ = -1;
+  int trueLabel_ = -1;
+};
+
+}  // namespace convscope::ui

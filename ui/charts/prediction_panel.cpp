@@ -1,0 +1,151 @@
+#include "ui/charts/prediction_panel.h"
+
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QTextDocument>
+#include <QVBoxLayout>
+
+#include "conv/conv_registry.h"
+#include "ui/charts/benchmark_series.h"
+#include "ui/charts/prediction_chart.h"
+#include "ui/common/export.h"
+
+namespace convscope::ui {
+namespace {
+
+QString milliseconds(double seconds) {
+  return QString::number(seconds * 1e3, 'f', seconds < 0.01 ? 3 : 2) + " ms";
+}
+
+QString plain(const QString& html) {
+  QTextDocument document;
+  document.setHtml(html);
+  return document.toPlainText();
+}
+
+}  // namespace
+
+PredictionPanel::PredictionPanel(QWidget* parent)
+    : QWidget(parent),
+      headline_(new QLabel(this)),
+      verdict_(new QLabel(this)),
+      chart_(new PredictionChart(this)),
+      times_(new QLabel(this)) {
+  updateHeadlineFont();
+  headline_->setWordWrap(true);
+  verdict_->setWordWrap(true);
+  times_->setWordWrap(true);
+  times_->setTextFormat(Qt::RichText);
+  times_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+
+  auto* exportButton = new QPushButton(tr("Export…"), this);
+  exportButton->setToolTip(tr("Save the probability chart as PNG or PDF"));
+  connect(exportButton, &QPushButton::clicked, this, &PredictionPanel::exportAsked);
+  auto* top = new QHBoxLayout;
+  top->addWidget(headline_, 1);
+  top->addWidget(exportButton, 0, Qt::AlignTop);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(top);
+  layout->addWidget(verdict_);
+  layout->addWidget(chart_, 1);
+  layout->addWidget(times_);
+  clear(tr("Choose a picture"));
+}
+
+void PredictionPanel::updateHeadlineFont() {
+  QFont big = font();
+  big.setPointSizeF(big.pointSizeF() * 1.6);
+  big.setBold(true);
+  headline_->setFont(big);
+}
+
+void PredictionPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) updateHeadlineFont();  // presentation mode
+}
+
+void PredictionPanel::clear(const QString& message) {
+  outcome_.reset();
+  headline_->setText(message);
+  verdict_->clear();
+  times_->clear();
+  chart_->clearPrediction();
+}
+
+void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome) {
+  if (!outcome || outcome->probabilities.empty()) {
+    clear(tr("No prediction"));
+    return;
+  }
+  outcome_ = std::move(outcome);
+  const InferenceOutcome& o = *outcome_;
+  const int top = o.topClass();
+  const int label = o.input.label;
+  chart_->setPrediction(o.probabilities, classNames_, label);
+  const QString topName = chart_->className(top);
+  headline_->setText(tr("%1  %2 %").arg(topName).arg(100.0 * o.probabilities[static_cast<size_t>(top)], 0, 'f', 1));
+
+  const QString source = o.input.description.toHtmlEscaped();
+  if (label < 0) {
+    verdict_->setText(tr("%1 · no label to compare with").arg(source));
+  } else {
+    const bool correct = top == label;
+    const QColor colour = correct ? PredictionChart::correctColour() : PredictionChart::wrongColour();
+    verdict_->setText(
+        QString("<span style='color:%1; font-weight:bold'>%2</span> · %3")
+            .arg(colour.name(),
+                 correct ? tr("✓ correct") : tr("✗ wrong: it is %1").arg(chart_->className(label).toHtmlEscaped()),
+                 source));
+  }
+
+  QString rows;
+  double convTotal = 0.0;
+  for (const ConvLayerTime& t : o.convTimes) {
+    convTotal += t.seconds;
+    QString ran = t.variant == o.variant ? QString() : tr(" (ran %1)").arg(QString::fromStdString(t.variant));
+    if (!t.fallbackReason.empty()) ran += tr(": %1").arg(QString::fromStdString(t.fallbackReason).toHtmlEscaped());
+    rows += QString("<tr><td>%1</td><td align='right'>&nbsp;%2</td><td>&nbsp;%3×%4×%5 → %6×%7×%8%9</td></tr>")
+                .arg(QString::fromStdString(t.node).toHtmlEscaped(), milliseconds(t.seconds))
+                .arg(t.problem.inChannels)
+                .arg(t.problem.inHeight)
+                .arg(t.problem.inWidth)
+                .arg(t.problem.outChannels)
+                .arg(t.problem.outHeight())
+                .arg(t.problem.outWidth())
+                .arg(ran);
+  }
+  times_->setText(tr("<b>Op time of this inference</b> · %1 on %2"
+                     "<table>%3<tr><td>all conv layers</td><td align='right'>&nbsp;%4</td><td></td></tr></table>"
+                     "whole request (resize, all layers, capture): %5")
+                      .arg(variantDisplayName(o.variant).toHtmlEscaped(),
+                           QString::fromStdString(o.deviceName).toHtmlEscaped(), rows, milliseconds(convTotal),
+                           milliseconds(o.seconds)));
+}
+
+QString PredictionPanel::headline() const {
+  return plain(headline_->text()) + "\n" + plain(verdict_->text());
+}
+
+QString PredictionPanel::shownTopClassName() const {
+  return chart_->topClass() >= 0 ? chart_->className(chart_->topClass()) : QString();
+}
+
+QString PredictionPanel::timesText() const {
+  return plain(times_->text());
+}
+
+QString PredictionPanel::exportChart(const QString& path) {
+  return exportPlot(*chart_, path, 640, 420);
+}
+
+void PredictionPanel::exportAsked() {
+  const QString path = askExportPath(this, "prediction");
+  if (path.isEmpty()) return;
+  if (const QString error = exportChart(path); !error.isEmpty()) emit errorOccurred(error);
+}
+
+}  // namespace convscope::ui

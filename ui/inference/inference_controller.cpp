@@ -1,0 +1,125 @@
+#include "ui/inference/inference_controller.h"
+
+#include <QThread>
+
+#include <algorithm>
+#include <chrono>
+
+#include "engine/engine.h"
+
+namespace convscope::ui {
+
+int InferenceOutcome::topClass() const {
+  if (probabilities.empty()) return -1;
+  return static_cast<int>(std::max_element(probabilities.begin(), probabilities.end()) - probabilities.begin());
+}
+
+InferenceController::InferenceController(QObject* parent) : QObject(parent) {
+  worker_ = QThread::create([this] { workerLoop(); });
+  worker_->setObjectName("inference");
+  worker_->start();
+}
+
+InferenceController::~InferenceController() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_->wait();
+  delete worker_;
+}
+
+void InferenceController::setModel(std::shared_ptr<const Model> model) {
+  model_ = std::move(model);
+  submit();
+}
+
+void InferenceController::setVariant(const std::string& variantId) {
+  if (variantId == variant_) return;
+  variant_ = variantId;
+  submit();
+}
+
+void InferenceController::classify(InputImage input) {
+  lastInput_ = std::move(input);
+  submit();
+}
+
+void InferenceController::clearInput() {
+  lastInput_.reset();
+  lastOutcome_.reset();
+  clearedAt_ = requested_;
+  std::lock_guard lock(mutex_);
+  waiting_.reset();
+}
+
+void InferenceController::submit() {
+  if (!model_ || variant_.empty() || !lastInput_) return;
+  Request request{++requested_, model_, variant_, *lastInput_};
+  {
+    std::lock_guard lock(mutex_);
+    waiting_ = std::move(request);  // replaces a request the worker has not started yet
+  }
+  wake_.notify_one();
+}
+
+void InferenceController::workerLoop() {
+  // Owned by this thread alone: "one Engine is used by one thread at a time".
+  std::unique_ptr<Engine> engine;
+  for (;;) {
+    Request request;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || waiting_.has_value(); });
+      if (stopping_) return;
+      request = std::move(*waiting_);
+      waiting_.reset();
+    }
+    auto outcome = std::make_shared<InferenceOutcome>();
+    QString error;
+    try {
+      const auto start = std::chrono::steady_clock::now();
+      if (!engine || &engine->model() != request.model.get() || engine->variantId() != request.variant) {
+        engine.reset();  // a GPU engine frees its device memory before the next one allocates
+        engine = std::make_unique<Engine>(request.model, request.variant);
+      }
+      const Model& model = *request.model;
+      const int height = model.inputHeight(), width = model.inputWidth();
+      const GrayImage& source = request.input.image;
+      GrayImage sized = source.height == height && source.width == width ? source : resized(source, height, width);
+      InferenceResult result = engine->infer(Tensor({1, 1, height, width}, std::move(sized.pixels)), true);
+
+      outcome->input = std::move(request.input);
+      outcome->modelName = model.name;
+      outcome->variant = request.variant;
+      outcome->deviceName = engine->deviceName();
+      outcome->probabilities = result.probabilities.values();
+      outcome->layers = std::move(result.layers);
+      outcome->convTimes = std::move(result.convTimes);
+      outcome->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (const std::exception& e) {
+      engine.reset();
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this, [this, sequence = request.sequence, outcome, error] { deliver(sequence, outcome, error); },
+        Qt::QueuedConnection);
+  }
+}
+
+void InferenceController::deliver(quint64 sequence, std::shared_ptr<const InferenceOutcome> outcome,
+                                  const QString& error) {
+  delivered_ = std::max(delivered_, sequence);
+  if (sequence <= clearedAt_) return;  // asked before the input was cleared
+  if (!error.isEmpty()) {
+    emit failed(error);
+    return;
+  }
+  // Shown even when a newer request is on its way: while the pen moves, every finished picture is
+  // a step closer to the current one, and skipping them would freeze the display until it stops.
+  lastOutcome_ = outcome;
+  emit outcomeReady(std::move(outcome));
+}
+
+}  // namespace convscope::ui

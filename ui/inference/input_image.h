@@ -1,0 +1,20 @@
+// One picture to classify, whatever it came from: a test-set image, an image file or a drawing.
+// It keeps its own size; the inference worker resizes it to the model's input with the core's
+// bilinear resampling, exactly as the data set's images are.
+#pragma once
+
+#include <QString>
+
+#include "data/gray_image.h"
+#include "data/image_set.h"
+
+namespace convscope::ui {
+
+struct InputImage {
+  GrayImage image;                 // values in [0, 1], light object on a dark background
+  int label = ImageSet::kNoLabel;  // the true class when known
+  int testIndex = -1;              // position in the test set, or -1
+  QString description;             // "Test image #17", "shirt.png", "Drawing"
+};
+
+}  // namespace convscope::ui

@@ -1,0 +1,36 @@
+#include "ui/inference/kernel_table.h"
+
+#include <algorithm>
+#include <map>
+
+namespace convscope::ui {
+
+std::vector<KernelRow> kernelTable(const std::vector<Device::TracedTime>& trace) {
+  std::map<std::string, KernelRow> byName;
+  double all = 0.0;
+  for (const Device::TracedTime& t : trace) {
+    KernelRow& row = byName[t.name];
+    if (row.calls == 0) {
+      row.name = t.name;
+      row.isCopy = t.name.rfind("[CUDA", 0) == 0;  // how the device names its copies
+      row.minMs = t.milliseconds;
+    }
+    ++row.calls;
+    row.totalMs += t.milliseconds;
+    row.minMs = std::min(row.minMs, t.milliseconds);
+    row.maxMs = std::max(row.maxMs, t.milliseconds);
+    all += t.milliseconds;
+  }
+  std::vector<KernelRow> rows;
+  for (auto& [name, row] : byName) {
+    row.share = all > 0.0 ? row.totalMs / all : 0.0;
+    rows.push_back(row);
+  }
+  std::sort(rows.begin(), rows.end(), [](const KernelRow& a, const KernelRow& b) {
+    if (a.isCopy != b.isCopy) return !a.isCopy;
+    return a.totalMs > b.totalMs;
+  });
+  return rows;
+}
+
+}  // namespace convscope::ui

@@ -1,0 +1,64 @@
+#include "ui/inference/profile_worker.h"
+
+#include <QThread>
+
+#include "conv/conv_registry.h"
+#include "engine/engine.h"
+#include "util/error.h"
+
+namespace convscope::ui {
+
+ProfileWorker::ProfileWorker(QObject* parent) : QObject(parent) {}
+
+ProfileWorker::~ProfileWorker() {
+  if (!thread_) return;
+  thread_->wait();
+  delete thread_;
+}
+
+void ProfileWorker::start(std::shared_ptr<const Model> model, const std::string& variant,
+                          std::shared_ptr<const ImageSet> images, int batch) {
+  if (thread_) return;
+  result_.reset();
+  error_.clear();
+  thread_ = QThread::create([this, model = std::move(model), variant, images = std::move(images), batch] {
+    try {
+      if (!findConvVariant(variant).runsOnGpu)
+        throw Error("the profiler times GPU kernels; '" + variant + "' runs on the CPU");
+      if (!images || images->count() == 0) throw Error("the profiler needs the test set, and none is loaded");
+      const int count = std::min(batch, images->count());
+      Engine engine(model, variant);
+      const Tensor input = images->batch(0, count, model->inputHeight(), model->inputWidth());
+      engine.infer(input);  // warm-up: module loading, cuDNN's algorithm search, allocations
+      Device* device = engine.device();
+      if (!device) throw Error("variant '" + variant + "' has no GPU device to trace");
+      device->collectTrace();
+      device->setTracing(true);
+      engine.infer(input);
+      device->setTracing(false);
+      auto result = std::make_shared<ProfileResult>();
+      result->variant = variant;
+      result->modelName = model->name;
+      result->deviceName = engine.deviceName();
+      result->batch = count;
+      result->rows = kernelTable(device->collectTrace());
+      result_ = std::move(result);
+    } catch (const std::exception& e) {
+      error_ = QString::fromStdString(e.what());
+    }
+  });
+  connect(thread_, &QThread::finished, this, &ProfileWorker::threadDone);
+  thread_->start();
+}
+
+void ProfileWorker::threadDone() {
+  thread_->wait();
+  thread_->deleteLater();
+  thread_ = nullptr;
+  if (!error_.isEmpty())
+    emit failed(error_);
+  else
+    emit finished(result_);
+}
+
+}  // namespace convscope::ui

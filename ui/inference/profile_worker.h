@@ -1,0 +1,49 @@
+// Profiles one inference of the first N test images with a GPU variant, on its own thread, the
+// way `convscope-cli profile` does: a warm-up inference, then one traced inference.
+#pragma once
+
+#include <QObject>
+
+#include <memory>
+#include <string>
+
+#include "data/image_set.h"
+#include "model/model.h"
+#include "ui/inference/kernel_table.h"
+
+class QThread;
+
+namespace convscope::ui {
+
+struct ProfileResult {
+  std::string variant;
+  std::string modelName;
+  std::string deviceName;
+  int batch = 0;
+  std::vector<KernelRow> rows;
+};
+
+class ProfileWorker : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ProfileWorker(QObject* parent = nullptr);
+  ~ProfileWorker() override;  // waits for a profile in flight (one inference: short)
+
+  bool running() const { return thread_ != nullptr; }
+  void start(std::shared_ptr<const Model> model, const std::string& variant, std::shared_ptr<const ImageSet> images,
+             int batch);
+
+ signals:
+  void finished(std::shared_ptr<const ProfileResult> result);
+  void failed(const QString& message);
+
+ private:
+  void threadDone();
+
+  QThread* thread_ = nullptr;
+  std::shared_ptr<ProfileResult> result_;
+  QString error_;
+};
+
+}  // namespace convscope::ui

@@ -1,0 +1,58 @@
+// Browses the test set: a scrolling grid of thumbnails with their labels, a class filter and a
+// "go to image number" box. Choosing an image (click, arrow keys, next/previous) announces it.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+
+#include "data/image_set.h"
+
+class QComboBox;
+class QLabel;
+class QListView;
+class QSpinBox;
+
+namespace convscope::ui {
+
+class TestSetModel;
+
+class TestSetBrowser : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit TestSetBrowser(QWidget* parent = nullptr);
+
+  void setImageSet(std::shared_ptr<const ImageSet> images);
+  int currentImage() const { return current_; }  // -1 when none
+  int classFilter() const;
+  QListView* view() const { return view_; }
+
+ public slots:
+  // Selects (and scrolls to) test image `index`; false when there is no such image.
+  bool selectImage(int index);
+  void setClassFilter(int label);  // -1: all classes
+  void selectNext();
+  void selectPrevious();
+
+ signals:
+  void imageChosen(int index);
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void updateGrid();
+  void step(int delta);
+  void rowChanged(int row);
+  void updateCount();
+
+  TestSetModel* model_;
+  QListView* view_;
+  QComboBox* filter_;
+  QSpinBox* goTo_;
+  QLabel* count_;
+  int current_ = -1;
+};
+
+}  // namespace convscope::ui

@@ -1,0 +1,123 @@
+#include "ui/maps/feature_map_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QVBoxLayout>
+
+#include "ui/common/export.h"
+#include "ui/maps/layer_maps_widget.h"
+#include "ui/maps/map_zoom_dialog.h"
+
+namespace convscope::ui {
+namespace {
+
+QString hint() {
+  return QObject::tr("Point at a map to read its values; click it to enlarge.");
+}
+
+}  // namespace
+
+FeatureMapView::FeatureMapView(QWidget* parent)
+    : QWidget(parent),
+      mapChoice_(new QComboBox(this)),
+      readout_(new QLabel(this)),
+      scroll_(new QScrollArea(this)),
+      content_(new QWidget),
+      contentLayout_(new QVBoxLayout(content_)) {
+  for (ColourMap map : {ColourMap::Viridis, ColourMap::Diverging, ColourMap::Gray})
+    mapChoice_->addItem(colourMapName(map), static_cast<int>(map));
+  mapChoice_->setToolTip(tr("Colour map of the layers' values (the input is always shown in gray)"));
+  connect(mapChoice_, &QComboBox::currentIndexChanged, this,
+          [this](int i) { setColourMap(static_cast<ColourMap>(mapChoice_->itemData(i).toInt())); });
+  auto* exportButton = new QPushButton(tr("Export…"), this);
+  exportButton->setToolTip(tr("Save every layer's maps as PNG or PDF"));
+  connect(exportButton, &QPushButton::clicked, this, &FeatureMapView::exportAsked);
+  readout_->setText(hint());
+  readout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long readouts never widen the window
+  readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("Colours"), this));
+  bar->addWidget(mapChoice_);
+  bar->addStretch(1);
+  bar->addWidget(exportButton);
+
+  contentLayout_->setContentsMargins(4, 4, 4, 4);
+  contentLayout_->setSpacing(8);
+  contentLayout_->addStretch(1);
+  scroll_->setWidget(content_);
+  scroll_->setWidgetResizable(true);
+  scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(bar);
+  layout->addWidget(scroll_, 1);
+  layout->addWidget(readout_);
+}
+
+bool FeatureMapView::isShapeOnly(const std::string& opType) {
+  return opType == "Flatten" || opType == "Reshape" || opType == "Identity" || opType == "Constant" ||
+         opType == "Squeeze" || opType == "Unsqueeze";
+}
+
+void FeatureMapView::setOutcome(std::shared_ptr<const InferenceOutcome> outcome) {
+  outcome_ = std::move(outcome);
+  std::vector<int> shown;
+  std::vector<std::string> signature;
+  if (outcome_)
+    for (size_t i = 0; i < outcome_->layers.size(); ++i) {
+      const LayerOutput& layer = outcome_->layers[i];
+      if (isShapeOnly(layer.opType)) continue;
+      shown.push_back(static_cast<int>(i));
+      signature.push_back(layer.node + shapeToString(layer.value.shape()));
+    }
+  if (signature != signature_) {  // another model: new widgets; another picture: the same ones
+    for (LayerMapsWidget* widget : layers_) delete widget;
+    layers_.clear();
+    for (size_t i = 0; i < shown.size(); ++i) {
+      auto* widget = new LayerMapsWidget(content_);
+      if (i == 0) widget->setTileTarget(144);  // the input, large
+      connect(widget, &LayerMapsWidget::hovered, this,
+              [this](const QString& text) { readout_->setText(text.isEmpty() ? hint() : text); });
+      connect(widget, &LayerMapsWidget::mapClicked, this, &FeatureMapView::enlarge);
+      contentLayout_->insertWidget(static_cast<int>(i), widget);
+      layers_.push_back(widget);
+    }
+    signature_ = std::move(signature);
+  }
+  for (size_t i = 0; i < shown.size(); ++i) layers_[i]->setLayer(outcome_, shown[i], map_);
+  if (zoom_) zoom_->follow(outcome_, map_);
+}
+
+void FeatureMapView::setColourMap(ColourMap map) {
+  if (map == map_) return;
+  map_ = map;
+  mapChoice_->setCurrentIndex(mapChoice_->findData(static_cast<int>(map)));
+  for (LayerMapsWidget* widget : layers_) widget->setLayer(outcome_, widget->layerIndex(), map_);
+  if (zoom_) zoom_->follow(outcome_, map_);
+}
+
+QString FeatureMapView::readout() const {
+  return readout_->text();
+}
+
+void FeatureMapView::enlarge(int layer, int channel) {
+  if (!zoom_) zoom_ = new MapZoomDialog(this);
+  zoom_->showMap(outcome_, layer, channel, map_);
+}
+
+QString FeatureMapView::exportTo(const QString& path) {
+  return exportWidget(*content_, path);
+}
+
+void FeatureMapView::exportAsked() {
+  const QString path = askExportPath(this, "feature-maps");
+  if (path.isEmpty()) return;
+  if (const QString error = exportTo(path); !error.isEmpty()) emit errorOccurred(error);
+}
+
+}  // namespace convscope::ui

@@ -1,0 +1,63 @@
+// Every layer's output for the current picture, top to bottom in execution order: the input as
+// the model sees it, then each conv, activation, pooling and dense layer as a grid of maps with
+// its colour legend. Shape-only layers (Flatten, Reshape, Identity) are left out: their values
+// are those of the layer before. Hovering reads values; clicking a map enlarges it.
+#pragma once
+
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "ui/inference/inference_outcome.h"
+#include "ui/maps/colour_map.h"
+
+class QComboBox;
+class QLabel;
+class QScrollArea;
+class QVBoxLayout;
+
+namespace convscope::ui {
+
+class LayerMapsWidget;
+class MapZoomDialog;
+
+class FeatureMapView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit FeatureMapView(QWidget* parent = nullptr);
+
+  void setOutcome(std::shared_ptr<const InferenceOutcome> outcome);
+  void setColourMap(ColourMap map);
+  ColourMap colourMap() const { return map_; }
+
+  int layerCount() const { return static_cast<int>(layers_.size()); }
+  LayerMapsWidget* layer(int i) const { return layers_.at(static_cast<size_t>(i)); }
+  MapZoomDialog* zoomDialog() const { return zoom_; }  // null until a map was clicked
+  QString readout() const;
+  // The whole grid (not only the visible part) as PNG or PDF; empty on success, else the error.
+  QString exportTo(const QString& path);
+
+  static bool isShapeOnly(const std::string& opType);
+
+ signals:
+  void errorOccurred(const QString& message);
+
+ private:
+  void enlarge(int layer, int channel);
+  void exportAsked();
+
+  std::shared_ptr<const InferenceOutcome> outcome_;
+  ColourMap map_ = ColourMap::Viridis;
+  QComboBox* mapChoice_;
+  QLabel* readout_;
+  QScrollArea* scroll_;
+  QWidget* content_;
+  QVBoxLayout* contentLayout_;
+  std::vector<LayerMapsWidget*> layers_;
+  std::vector<std::string> signature_;  // node and shape of each shown layer, to reuse widgets
+  MapZoomDialog* zoom_ = nullptr;
+};
+
+}  // namespace convscope::ui

@@ -1,0 +1,253 @@
+#include "ui/maps/layer_maps_widget.h"
+
+#include <QEvent>
+#include <QMouseEvent>
+#include <QPainter>
+
+#include <algorithm>
+
+#include "ui/maps/colour_legend.h"
+
+namespace convscope::ui {
+namespace {
+
+constexpr int kGap = 6;
+constexpr int kLegendWidth = 190;
+
+}  // namespace
+
+LayerMapsWidget::LayerMapsWidget(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Preferred);
+  policy.setHeightForWidth(true);
+  setSizePolicy(policy);
+}
+
+void LayerMapsWidget::setTileTarget(int pixels) {
+  tileTarget_ = std::max(8, pixels);
+  render();
+}
+
+void LayerMapsWidget::setLayer(std::shared_ptr<const InferenceOutcome> outcome, int layer, ColourMap map,
+                               int onlyChannel) {
+  outcome_ = std::move(outcome);
+  layer_ = layer;
+  map_ = map;
+  onlyChannel_ = onlyChannel;
+  render();
+}
+
+void LayerMapsWidget::render() {
+  images_.clear();
+  channels_ = mapHeight_ = mapWidth_ = vectorLength_ = 0;
+  vector_ = false;
+  if (!outcome_ || layer_ < 0 || layer_ >= static_cast<int>(outcome_->layers.size())) {
+    updateGeometry();
+    update();
+    return;
+  }
+  const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer_)];
+  const Shape& shape = output.value.shape();
+  const float* data = output.value.data();
+  // The first image of the batch: N x C x H x W, N x C x L, or anything else as one vector.
+  if (shape.size() == 4) {
+    channels_ = static_cast<int>(shape[1]);
+    mapHeight_ = static_cast<int>(shape[2]);
+    mapWidth_ = static_cast<int>(shape[3]);
+  } else if (shape.size() == 3) {
+    channels_ = static_cast<int>(shape[1]);
+    mapHeight_ = 1;
+    mapWidth_ = static_cast<int>(shape[2]);
+  } else {
+    vector_ = true;
+    channels_ = 1;
+    vectorLength_ = static_cast<int>(shape.size() >= 2 ? output.value.size() / std::max<int64_t>(1, shape[0])
+                                                       : output.value.size());
+    mapWidth_ = vectorLength_ <= 32 ? vectorLength_ : vectorLength_ <= 256 ? 32 : 64;
+    mapWidth_ = std::max(1, mapWidth_);
+    mapHeight_ = (vectorLength_ + mapWidth_ - 1) / mapWidth_;
+  }
+  const size_t plane = static_cast<size_t>(mapHeight_) * mapWidth_;
+  const size_t perImage = vector_ ? static_cast<size_t>(vectorLength_) : plane * channels_;
+  const ColourMap shownMap = output.node == "input" ? ColourMap::Gray : map_;  // the picture as a picture
+  // An enlarged map gets the contrast of its own values; a grid shares one range so maps compare.
+  const bool single = onlyChannel_ >= 0 && onlyChannel_ < channels_ && !vector_;
+  range_ = single ? displayRange(data + plane * onlyChannel_, plane, shownMap) : displayRange(data, perImage, shownMap);
+  if (vector_) {
+    std::vector<float> cells(plane, range_.low);
+    std::copy_n(data, vectorLength_, cells.begin());
+    images_.push_back(mapImage(cells.data(), mapHeight_, mapWidth_, range_, shownMap));
+    scale_ = std::clamp(tileTarget_ * 4 / mapWidth_, 6, 28);
+  } else {
+    for (int c = 0; c < channels_; ++c)
+      images_.push_back(mapImage(data + plane * c, mapHeight_, mapWidth_, range_, shownMap));
+    scale_ = std::clamp(tileTarget_ / std::max(mapHeight_, mapWidth_), 1, 32);
+    if (mapHeight_ == 1) scale_ = std::clamp(tileTarget_ * 2 / mapWidth_, 2, 32);
+  }
+
+  const QString op = output.node == "input" ? tr("Input") : QString::fromStdString(output.opType);
+  const QString node = output.node == "input" ? tr("as the model sees it") : QString::fromStdString(output.node);
+  QString shapeText;
+  if (vector_)
+    shapeText = tr("%n value(s)", "", vectorLength_);
+  else if (channels_ == 1)
+    shapeText = tr("1 map, %1×%2").arg(mapHeight_).arg(mapWidth_);
+  else
+    shapeText = tr("%1 maps, %2×%3").arg(channels_).arg(mapHeight_).arg(mapWidth_);
+  if (single) shapeText = tr("channel %1 of %2").arg(onlyChannel_).arg(channels_);
+  title_ = QString("%1  %2 · %3").arg(op, node, shapeText);
+  if (hoveredChannel_ >= channels_) hoveredChannel_ = -1;
+  updateGeometry();
+  update();
+}
+
+int LayerMapsWidget::headerHeight() const {
+  return fontMetrics().height() + 10;
+}
+
+LayerMapsWidget::Grid LayerMapsWidget::gridFor(int width) const {
+  Grid grid;
+  grid.tileWidth = mapWidth_ * scale_;
+  grid.tileHeight = mapHeight_ * scale_;
+  const int shown = mapsShown();
+  grid.columns = std::clamp((width - kGap) / std::max(1, grid.tileWidth + kGap), 1, std::max(1, shown));
+  grid.rows = (shown + grid.columns - 1) / grid.columns;
+  return grid;
+}
+
+int LayerMapsWidget::heightForWidth(int width) const {
+  if (images_.empty()) return headerHeight();
+  const Grid grid = gridFor(width);
+  return headerHeight() + grid.rows * (grid.tileHeight + kGap) + kGap;
+}
+
+QSize LayerMapsWidget::sizeHint() const {
+  const int width = std::max(kLegendWidth * 2, std::min(6, mapsShown()) * (mapWidth_ * scale_ + kGap) + kGap);
+  return {width, heightForWidth(width)};
+}
+
+QSize LayerMapsWidget::minimumSizeHint() const {
+  return {mapWidth_ * scale_ + 2 * kGap, headerHeight()};
+}
+
+QRect LayerMapsWidget::tileRect(int slot, const Grid& grid) const {
+  const int row = slot / grid.columns, column = slot % grid.columns;
+  return QRect(kGap + column * (grid.tileWidth + kGap), headerHeight() + row * (grid.tileHeight + kGap), grid.tileWidth,
+               grid.tileHeight);
+}
+
+void LayerMapsWidget::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  const QColor text = palette().color(QPalette::WindowText);
+  painter.setPen(text);
+  const int header = headerHeight();
+  QFont bold = font();
+  bold.setBold(true);
+  painter.setFont(bold);
+  painter.drawText(QRect(kGap, 0, width() - kLegendWidth - 3 * kGap, header), Qt::AlignVCenter | Qt::AlignLeft,
+                   painter.fontMetrics().elidedText(title_, Qt::ElideRight, width() - kLegendWidth - 3 * kGap));
+  painter.setFont(font());
+  if (images_.empty()) return;
+  const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer_)];
+  paintColourLegend(painter, QRect(width() - kLegendWidth - kGap, 2, kLegendWidth, header - 4),
+                    output.node == "input" ? ColourMap::Gray : map_, range_);
+
+  const Grid grid = gridFor(width());
+  for (int slot = 0; slot < mapsShown(); ++slot) {
+    const int channel = onlyChannel_ >= 0 ? onlyChannel_ : slot;
+    if (channel >= static_cast<int>(images_.size())) break;
+    const QRect tile = tileRect(slot, grid);
+    painter.drawImage(tile, images_[static_cast<size_t>(channel)]);  // nearest neighbour: cells stay crisp
+    if (vector_) {                                                   // cells past the end of the vector are not values
+      const int used = vectorLength_;
+      for (int i = used; i < mapHeight_ * mapWidth_; ++i)
+        painter.fillRect(
+            QRect(tile.left() + (i % mapWidth_) * scale_, tile.top() + (i / mapWidth_) * scale_, scale_, scale_),
+            palette().color(QPalette::Window));
+    }
+    painter.setPen(channel == hoveredChannel_ ? QPen(palette().color(QPalette::Highlight), 2)
+                                              : QPen(palette().color(QPalette::Mid), 1));
+    painter.drawRect(tile.adjusted(-1, -1, 0, 0));
+  }
+}
+
+bool LayerMapsWidget::hit(const QPoint& point, int* channel, int* y, int* x) const {
+  if (images_.empty()) return false;
+  const Grid grid = gridFor(width());
+  for (int slot = 0; slot < mapsShown(); ++slot) {
+    const QRect tile = tileRect(slot, grid);
+    if (!tile.contains(point)) continue;
+    *channel = onlyChannel_ >= 0 ? onlyChannel_ : slot;
+    *x = std::clamp((point.x() - tile.left()) / scale_, 0, mapWidth_ - 1);
+    *y = std::clamp((point.y() - tile.top()) / scale_, 0, mapHeight_ - 1);
+    return true;
+  }
+  return false;
+}
+
+QPoint LayerMapsWidget::pointOf(int channel, int y, int x) const {
+  const int slot = onlyChannel_ >= 0 ? 0 : channel;
+  const QRect tile = tileRect(slot, gridFor(width()));
+  return {tile.left() + x * scale_ + scale_ / 2, tile.top() + y * scale_ + scale_ / 2};
+}
+
+float LayerMapsWidget::valueAt(int channel, int y, int x, bool* exists) const {
+  const Tensor& value = outcome_->layers[static_cast<size_t>(layer_)].value;
+  const int64_t index = vector_ ? static_cast<int64_t>(y) * mapWidth_ + x
+                                : (static_cast<int64_t>(channel) * mapHeight_ + y) * mapWidth_ + x;
+  *exists = vector_ ? index < vectorLength_ : index < value.size();
+  return *exists ? value[index] : 0.0f;
+}
+
+QString LayerMapsWidget::describeAt(const QPoint& point) const {
+  int channel = 0, y = 0, x = 0;
+  if (!hit(point, &channel, &y, &x)) return {};
+  bool exists = false;
+  const float value = valueAt(channel, y, x, &exists);
+  if (!exists) return {};
+  const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer_)];
+  const QString layer =
+      output.node == "input" ? tr("Input") : QString::fromStdString(output.opType + " " + output.node);
+  if (vector_)
+    return tr("%1 · unit %2 of %3 · value %4")
+        .arg(layer)
+        .arg(y * mapWidth_ + x)
+        .arg(vectorLength_)
+        .arg(formatValue(value));
+  return tr("%1 · channel %2 of %3 · x %4, y %5 · value %6")
+      .arg(layer)
+      .arg(channel)
+      .arg(channels_)
+      .arg(x)
+      .arg(y)
+      .arg(formatValue(value));
+}
+
+void LayerMapsWidget::mouseMoveEvent(QMouseEvent* event) {
+  int channel = -1, y = 0, x = 0;
+  if (!hit(event->position().toPoint(), &channel, &y, &x)) channel = -1;
+  if (channel != hoveredChannel_) {
+    hoveredChannel_ = channel;
+    update();
+  }
+  emit hovered(describeAt(event->position().toPoint()));
+}
+
+void LayerMapsWidget::mousePressEvent(QMouseEvent* event) {
+  int channel = 0, y = 0, x = 0;
+  if (event->button() == Qt::LeftButton && hit(event->position().toPoint(), &channel, &y, &x))
+    emit mapClicked(layer_, channel);
+}
+
+void LayerMapsWidget::leaveEvent(QEvent*) {
+  hoveredChannel_ = -1;
+  update();
+  emit hovered({});
+}
+
+void LayerMapsWidget::changeEvent(QEvent* event) {
+  if (event->type() == QEvent::FontChange) updateGeometry();
+  QWidget::changeEvent(event);
+}
+
+}  // namespace convscope::ui

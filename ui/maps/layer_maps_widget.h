@@ -1,0 +1,87 @@
+// One layer's output as a grid of maps, one per channel, under a title and a colour legend.
+// Vectors (dense layers) become one map of cells. The pointer over a map reports the value, the
+// channel and the position under it; a click asks for that map enlarged. It paints everything
+// itself, so a layer of 24 maps is one widget and a new picture costs one repaint.
+#pragma once
+
+#include <QImage>
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "ui/inference/inference_outcome.h"
+#include "ui/maps/colour_map.h"
+
+namespace convscope::ui {
+
+class LayerMapsWidget : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LayerMapsWidget(QWidget* parent = nullptr);
+
+  // Shows layers[layer] of `outcome`; `onlyChannel` >= 0 shows that one map alone.
+  void setLayer(std::shared_ptr<const InferenceOutcome> outcome, int layer, ColourMap map, int onlyChannel = -1);
+  // About how many pixels the longer side of a map should take.
+  void setTileTarget(int pixels);
+
+  int layerIndex() const { return layer_; }
+  int channelCount() const { return channels_; }  // maps in the layer (all of them, even with onlyChannel)
+  int mapsShown() const { return onlyChannel_ >= 0 ? 1 : channels_; }
+  int mapHeight() const { return mapHeight_; }
+  int mapWidth() const { return mapWidth_; }
+  bool isVector() const { return vector_; }
+  QString title() const { return title_; }
+  ValueRange range() const { return range_; }
+  // The value, channel and position under a point, as the hover text says it; empty off the maps.
+  QString describeAt(const QPoint& point) const;
+  // The centre of map `channel`'s cell (y, x), in widget coordinates: for tests and tours.
+  QPoint pointOf(int channel, int y, int x) const;
+
+  bool hasHeightForWidth() const override { return true; }
+  int heightForWidth(int width) const override;
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ signals:
+  void hovered(const QString& description);
+  void mapClicked(int layer, int channel);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  struct Grid {
+    int columns = 1, rows = 1, tileWidth = 1, tileHeight = 1;
+  };
+  Grid gridFor(int width) const;
+  int headerHeight() const;
+  QRect tileRect(int slot, const Grid& grid) const;
+  // The channel and cell under `point`, false when it is not over a map.
+  bool hit(const QPoint& point, int* channel, int* y, int* x) const;
+  float valueAt(int channel, int y, int x, bool* exists) const;
+  void render();
+
+  std::shared_ptr<const InferenceOutcome> outcome_;
+  int layer_ = -1;
+  int onlyChannel_ = -1;
+  ColourMap map_ = ColourMap::Viridis;
+  int tileTarget_ = 84;
+
+  // The layer's shape as shown: channels of mapHeight_ x mapWidth_ (vectors: cells in rows).
+  int channels_ = 0, mapHeight_ = 0, mapWidth_ = 0;
+  bool vector_ = false;
+  int vectorLength_ = 0;
+  int scale_ = 1;  // screen pixels per map cell
+  ValueRange range_;
+  QString title_;
+  std::vector<QImage> images_;
+  int hoveredChannel_ = -1;
+};
+
+}  // namespace convscope::ui

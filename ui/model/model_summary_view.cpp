@@ -1,0 +1,104 @@
+#include "ui/model/model_summary_view.h"
+
+#include <QDir>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace convscope::ui {
+namespace {
+
+QTableWidgetItem* numberItem(int64_t value) {
+  auto* item = new QTableWidgetItem(QLocale().toString(static_cast<qlonglong>(value)));
+  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+}  // namespace
+
+ModelSummaryView::ModelSummaryView(QWidget* parent)
+    : QWidget(parent), header_(new QLabel(this)), table_(new QTableWidget(this)) {
+  header_->setWordWrap(true);
+  header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  header_->setTextFormat(Qt::RichText);
+  table_->setColumnCount(6);
+  table_->setHorizontalHeaderLabels(
+      {tr("Layer"), tr("Operator"), tr("Output shape"), tr("Parameters"), tr("FLOPs"), tr("Share of FLOPs")});
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->verticalHeader()->setVisible(false);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setAlternatingRowColors(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(header_);
+  layout->addWidget(table_, 1);
+}
+
+void ModelSummaryView::setModel(const Model& model, const std::optional<ModelCard>& card) {
+  QString io;
+  for (const ValueInfo& input : model.inputs)
+    io += tr("input <b>%1</b> %2 ")
+              .arg(QString::fromStdString(input.name).toHtmlEscaped(),
+                   QString::fromStdString(shapeToString(input.shape)));
+  for (const ValueInfo& output : model.outputs)
+    io += tr("· output <b>%1</b> %2 ")
+              .arg(QString::fromStdString(output.name).toHtmlEscaped(),
+                   QString::fromStdString(shapeToString(output.shape)));
+  QString text =
+      tr("<h2>%1</h2><p>%2<br>%3 · ONNX IR %4, opset %5 · %6 parameters</p><p>%7</p>")
+          .arg(QString::fromStdString(model.name).toHtmlEscaped(),
+               QDir::toNativeSeparators(QString::fromStdString(model.sourcePath)).toHtmlEscaped(),
+               QString::fromStdString(model.producer.empty() ? "unknown producer" : model.producer).toHtmlEscaped())
+          .arg(model.irVersion)
+          .arg(model.opset)
+          .arg(QLocale().toString(static_cast<qlonglong>(model.parameterCount())))
+          .arg(io);
+  if (card)
+    text += tr("<p>%1<br>PyTorch test accuracy: <b>%2 %</b> (%3 of %4) · exported with %5 · trained on %6</p>")
+                .arg(QString::fromStdString(card->description).toHtmlEscaped())
+                .arg(100.0 * card->testAccuracy, 0, 'f', 2)
+                .arg(card->testCorrect)
+                .arg(card->testCount)
+                .arg(QString::fromStdString(card->exporter).toHtmlEscaped(),
+                     QString::fromStdString(card->trainedOn).toHtmlEscaped());
+  header_->setText(text);
+
+  const std::vector<LayerInfo> layers = model.layers();
+  table_->setRowCount(static_cast<int>(layers.size()));
+  int64_t parameters = 0, flops = 0, allFlops = 0;
+  for (const LayerInfo& layer : layers) allFlops += layer.flops;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const LayerInfo& layer = layers[i];
+    const int row = static_cast<int>(i);
+    table_->setItem(row, 0, new QTableWidgetItem(QString::fromStdString(layer.name)));
+    table_->setItem(row, 1, new QTableWidgetItem(QString::fromStdString(layer.opType)));
+    table_->setItem(row, 2, new QTableWidgetItem(QString::fromStdString(shapeToString(layer.outputShape))));
+    table_->setItem(row, 3, numberItem(layer.parameters));
+    table_->setItem(row, 4, numberItem(layer.flops));
+    const double share = allFlops > 0 ? static_cast<double>(layer.flops) / static_cast<double>(allFlops) : 0.0;
+    // A text bar: which layers the time will go to, at a glance.
+    table_->setItem(row, 5,
+                    new QTableWidgetItem(QString("%1 %  %2")
+                                             .arg(100.0 * share, 5, 'f', 1)
+                                             .arg(QString(static_cast<int>(std::lround(share * 40)), QChar(0x2588)))));
+    parameters += layer.parameters;
+    flops += layer.flops;
+  }
+  const int total = table_->rowCount();
+  table_->insertRow(total);
+  auto* label = new QTableWidgetItem(tr("total"));
+  QFont bold = label->font();
+  bold.setBold(true);
+  label->setFont(bold);
+  table_->setItem(total, 0, label);
+  table_->setItem(total, 3, numberItem(parameters));
+  table_->setItem(total, 4, numberItem(flops));
+  for (int column : {3, 4}) table_->item(total, column)->setFont(bold);
+}
+
+}  // namespace convscope::ui
