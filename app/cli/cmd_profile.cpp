@@ -1,13 +1,12 @@
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <map>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "conv/conv_registry.h"
 #include "data/image_set.h"
 #include "engine/engine.h"
+#include "engine/kernel_table.h"
 #include "model/onnx_loader.h"
 #include "util/error.h"
 
@@ -54,37 +53,18 @@ int runProfile(const std::vector<std::string>& tokens) {
   device.setTracing(false);
   const std::vector<Device::TracedTime> trace = device.collectTrace();
 
-  struct Row {
-    int calls = 0;
-    double total = 0, min = 1e30, max = 0;
-  };
-  std::map<std::string, Row> rows;
-  double all = 0;
-  for (const Device::TracedTime& t : trace) {
-    Row& r = rows[t.name];
-    ++r.calls;
-    r.total += t.milliseconds;
-    r.min = std::min(r.min, t.milliseconds);
-    r.max = std::max(r.max, t.milliseconds);
-    all += t.milliseconds;
-  }
-  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
-
   std::printf("==PROF== ConvScope profile: variant %s, model %s, batch %d, on %s\n", variant.c_str(),
               model->name.c_str(), batch, engine.deviceName().c_str());
   std::printf("%16s %8s %12s %6s %12s %12s %12s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name");
   bool firstKernel = true, firstCopy = true;
-  for (bool copies : {false, true})
-    for (const auto& [name, r] : sorted) {
-      if ((name.rfind("[CUDA", 0) == 0) != copies) continue;
-      const char* type = "";
-      if (!copies && firstKernel) type = "GPU activities:", firstKernel = false;
-      if (copies && firstCopy) type = "Memory copies:", firstCopy = false;
-      std::printf("%16s %7.2f%% %12s %6d %12s %12s %12s  %s\n", type, 100.0 * r.total / all, formatTime(r.total).c_str(),
-                  r.calls, formatTime(r.total / r.calls).c_str(), formatTime(r.min).c_str(), formatTime(r.max).c_str(),
-                  name.c_str());
-    }
+  for (const KernelRow& r : kernelTable(trace)) {
+    const char* type = "";
+    if (!r.isCopy && firstKernel) type = "GPU activities:", firstKernel = false;
+    if (r.isCopy && firstCopy) type = "Memory copies:", firstCopy = false;
+    std::printf("%16s %7.2f%% %12s %6d %12s %12s %12s  %s\n", type, 100.0 * r.share, formatTime(r.totalMs).c_str(),
+                r.calls, formatTime(r.averageMs()).c_str(), formatTime(r.minMs).c_str(), formatTime(r.maxMs).c_str(),
+                r.name.c_str());
+  }
   return 0;
 }
 

@@ -7,7 +7,7 @@
 #include <QTableWidget>
 
 #include "gpu_device.h"
-#include "ui/inference/kernel_table.h"
+#include "engine/kernel_table.h"
 #include "ui/profile/profile_panel.h"
 #include "ui_test_support.h"
 
@@ -44,7 +44,7 @@ TEST(KernelTable, SumsCallsAndSharesPerKernelWithCopiesLast) {
   const std::vector<Device::TracedTime> trace = {{"conv_kernel", 2.0},        {"[CUDA memcpy HtoD]", 1.0},
                                                  {"conv_kernel", 4.0},        {"tanh_kernel", 1.0},
                                                  {"[CUDA memcpy DtoH]", 0.5}, {"tanh_kernel", 1.5}};
-  const std::vector<ui::KernelRow> rows = ui::kernelTable(trace);
+  const std::vector<KernelRow> rows = kernelTable(trace);
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_EQ(rows[0].name, "conv_kernel");
   EXPECT_EQ(rows[0].calls, 2);
@@ -58,7 +58,7 @@ TEST(KernelTable, SumsCallsAndSharesPerKernelWithCopiesLast) {
   EXPECT_EQ(rows[2].name, "[CUDA memcpy HtoD]");
   EXPECT_TRUE(rows[3].isCopy);
   double shares = 0.0;
-  for (const ui::KernelRow& row : rows) shares += row.share;
+  for (const KernelRow& row : rows) shares += row.share;
   EXPECT_NEAR(shares, 1.0, 1e-12);
 }
 

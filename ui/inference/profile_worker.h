@@ -9,7 +9,7 @@
 
 #include "data/image_set.h"
 #include "model/model.h"
-#include "ui/inference/kernel_table.h"
+#include "engine/kernel_table.h"
 
 class QThread;
 

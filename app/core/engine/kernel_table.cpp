@@ -1,9 +1,9 @@
-#include "ui/inference/kernel_table.h"
+#include "engine/kernel_table.h"
 
 #include <algorithm>
 #include <map>
 
-namespace convscope::ui {
+namespace convscope {
 
 std::vector<KernelRow> kernelTable(const std::vector<Device::TracedTime>& trace) {
   std::map<std::string, KernelRow> byName;
@@ -33,4 +33,4 @@ std::vector<KernelRow> kernelTable(const std::vector<Device::TracedTime>& trace)
   return rows;
 }
 
-}  // namespace convscope::ui
+}  // namespace convscope

@@ -7,7 +7,7 @@
 
 #include "engine/device.h"
 
-namespace convscope::ui {
+namespace convscope {
 
 struct KernelRow {
   std::string name;
@@ -22,4 +22,4 @@ struct KernelRow {
 // Kernels first, then copies; each group by total time, largest first.
 std::vector<KernelRow> kernelTable(const std::vector<Device::TracedTime>& trace);
 
-}  // namespace convscope::ui
+}  // namespace convscope
