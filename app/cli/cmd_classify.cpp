@@ -100,7 +100,9 @@ int runClassify(const std::vector<std::string>& tokens) {
 
   Engine engine(model, variant);
   std::cout << "New Inference\n";
-  const ClassificationRun run = classify(engine, images, 0, count);
+  // On the GPU the whole request is one batch, as in the course; on the CPU chunks keep memory low.
+  const int chunk = findConvVariant(variant).runsOnGpu ? count : 256;
+  const ClassificationRun run = classify(engine, images, 0, count, chunk);
   for (const ConvLayerTime& t : run.convTimes) {
     std::printf("Op Time: %.6f\n", t.seconds);
     if (!t.fallbackReason.empty())
