@@ -45,19 +45,11 @@ int runProfile(const std::vector<std::string>& tokens) {
 
   Engine engine(model, variant);
   const Tensor input = images.batch(0, batch, model->inputHeight(), model->inputWidth());
-  engine.infer(input);  // warm-up: module loading, cuDNN's algorithm search, allocations
-  Device& device = *engine.device();
-  device.collectTrace();
-  device.setTracing(true);
-  engine.infer(input);
-  device.setTracing(false);
-  const std::vector<Device::TracedTime> trace = device.collectTrace();
-
   std::printf("==PROF== ConvScope profile: variant %s, model %s, batch %d, on %s\n", variant.c_str(),
               model->name.c_str(), batch, engine.deviceName().c_str());
   std::printf("%16s %8s %12s %6s %12s %12s %12s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name");
   bool firstKernel = true, firstCopy = true;
-  for (const KernelRow& r : kernelTable(trace)) {
+  for (const KernelRow& r : profileOneInference(engine, input)) {
     const char* type = "";
     if (!r.isCopy && firstKernel) type = "GPU activities:", firstKernel = false;
     if (r.isCopy && firstCopy) type = "Memory copies:", firstCopy = false;

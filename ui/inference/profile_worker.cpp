@@ -29,19 +29,12 @@ void ProfileWorker::start(std::shared_ptr<const Model> model, const std::string&
       const int count = std::min(batch, images->count());
       Engine engine(model, variant);
       const Tensor input = images->batch(0, count, model->inputHeight(), model->inputWidth());
-      engine.infer(input);  // warm-up: module loading, cuDNN's algorithm search, allocations
-      Device* device = engine.device();
-      if (!device) throw Error("variant '" + variant + "' has no GPU device to trace");
-      device->collectTrace();
-      device->setTracing(true);
-      engine.infer(input);
-      device->setTracing(false);
       auto result = std::make_shared<ProfileResult>();
       result->variant = variant;
       result->modelName = model->name;
       result->deviceName = engine.deviceName();
       result->batch = count;
-      result->rows = kernelTable(device->collectTrace());
+      result->rows = profileOneInference(engine, input);
       result_ = std::move(result);
     } catch (const std::exception& e) {
       error_ = QString::fromStdString(e.what());

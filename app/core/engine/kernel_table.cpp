@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "util/error.h"
+
 namespace convscope {
 
 std::vector<KernelRow> kernelTable(const std::vector<Device::TracedTime>& trace) {
@@ -31,6 +33,22 @@ std::vector<KernelRow> kernelTable(const std::vector<Device::TracedTime>& trace)
     return a.totalMs > b.totalMs;
   });
   return rows;
+}
+
+std::vector<KernelRow> profileOneInference(Engine& engine, const Tensor& input) {
+  Device* device = engine.device();
+  if (!device) throw Error("the profiler times GPU kernels; '" + engine.variantId() + "' runs on the CPU");
+  engine.infer(input);
+  device->collectTrace();
+  device->setTracing(true);
+  try {
+    engine.infer(input);
+  } catch (...) {
+    device->setTracing(false);
+    throw;
+  }
+  device->setTracing(false);
+  return kernelTable(device->collectTrace());
 }
 
 }  // namespace convscope

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/device.h"
+#include "engine/engine.h"
 
 namespace convscope {
 
@@ -21,5 +22,9 @@ struct KernelRow {
 
 // Kernels first, then copies; each group by total time, largest first.
 std::vector<KernelRow> kernelTable(const std::vector<Device::TracedTime>& trace);
+
+// The table of one inference of `input` with a GPU engine, after one untimed warm-up inference
+// (module loading, cuDNN's algorithm search, allocations). Throws convscope::Error for a CPU engine.
+std::vector<KernelRow> profileOneInference(Engine& engine, const Tensor& input);
 
 }  // namespace convscope
