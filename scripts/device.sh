@@ -1,55 +1,79 @@
 #!/usr/bin/env bash
-# The one command for the lent GPU machine (no Qt, no OpenCV, no package registry there):
-# unpack the Debian packages carried in .deps/debs, build with CUDA, run every test (GPU ones
-# included), compute-sanitizer memcheck and racecheck on the GPU variants, the benchmark, the
-# profiler table and PyTorch's reference figures. Every log goes under $OUT.
-#   Here, once: scripts/fetch-device-deps.sh      Then carry .deps and .data with the call.
-# Stages can be chosen: STAGES="build test sanitize bench" (default: all of them).
+# The one command for the lent GPU machine (an H100; no Qt, no OpenCV, no package registry
+# there). Everything was built here by scripts/device-bundle.sh and travels as one archive:
+#   Here, once per change:  scripts/device-bundle.sh
+#   The device call:        carry .deps/device-bundle.tar.xz and .data; command: scripts/device.sh
+# There it runs every test (the GPU ones, and the window's under Qt's offscreen platform: live
+# inference with every GPU variant, the Profile tab, a GPU sweep), compute-sanitizer memcheck and
+# racecheck on the GPU variants, the benchmark at batch 100, 1,000 and 10,000, the profiler table
+# and PyTorch's reference figures at the same batch sizes. Logs and screenshots go under $OUT.
+# Stages can be chosen: STAGES="test sanitize bench" (default: all of them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/device-out}"
-STAGES="${STAGES:-build test sanitize bench}"
-# The device tool brings back at most 8 files: logs go to one archive, results stay beside it.
+STAGES="${STAGES:-test sanitize bench}"
+# The device tool brings back at most 8 files: logs and screenshots go to archives.
 LOGS="$OUT/logs"
-mkdir -p "$LOGS"
-trap 'tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"' EXIT
-root="$PWD/.deps/root"
-mkdir -p "$root"
-for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root"; done
-export CMAKE_PREFIX_PATH="$root/usr"
-export LD_LIBRARY_PATH="$root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export CONVSCOPE_DATA="$PWD/.data/fashion-mnist"
+SHOTS="$OUT/screens"
+mkdir -p "$LOGS" "$SHOTS"
+trap 'tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs screens && rm -rf "$LOGS" "$SHOTS"' EXIT
 status=0
 stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
+[ -f .deps/device-bundle.tar.xz ] || { echo "device.sh: no .deps/device-bundle.tar.xz: run scripts/device-bundle.sh here and carry it"; exit 1; }
+tar -xJf .deps/device-bundle.tar.xz
+bundle="$PWD/device-bundle"
+# CTest's files and the tests name the paths of the machine that built them: link that path here.
+source_dir=$(cat "$bundle/source-dir.txt")
+if [ "$source_dir" != "$PWD" ] && [ ! -e "$source_dir" ]; then
+  mkdir -p "$(dirname "$source_dir")" && ln -s "$PWD" "$source_dir"
+fi
+build="$source_dir/build-device"
+
+# The CUDA runtime, cuBLAS and cuDNN are this machine's own; find their folders.
+cuda_dirs=""
+for lib in libcudart.so.13 libcublas.so.13 libcudnn.so.9; do
+  dir=$(ldconfig -p | awk -v l="$lib" '$1 == l {print $NF; exit}' | xargs -r dirname)
+  [ -n "$dir" ] || dir=$(find /usr/local/cuda*/ /usr/lib /opt -name "$lib" 2>/dev/null | head -1 | xargs -r dirname)
+  [ -n "$dir" ] && cuda_dirs="$cuda_dirs:$dir"
+done
+export LD_LIBRARY_PATH="$bundle/lib$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export QT_PLUGIN_PATH="$bundle/plugins" QT_QPA_PLATFORM=offscreen
+cat >"$bundle/fonts.conf" <<EOF
+<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd">
+<fontconfig><dir>$bundle/fonts</dir><cachedir>/tmp/convscope-fontconfig</cachedir></fontconfig>
+EOF
+export FONTCONFIG_FILE="$bundle/fonts.conf"
+export CONVSCOPE_DATA="$PWD/.data/fashion-mnist"
+cli="$build/app/cli/convscope-cli"
+
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
-  nvcc --version | tail -2
-  cmake --version | head -1
-  g++ --version | head -1
+  ldd --version | head -1
+  echo "CUDA libraries from:${cuda_dirs//:/ }"
+  ldd "$cli" "$build/app/gui/convscope" | grep "not found" || echo "every library found"
 } 2>&1 | tee "$LOGS/machine.txt"
-
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_GUI=OFF -DCONVSCOPE_WITH_OPENCV=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHS:-90}" >"$LOGS/configure.log" 2>&1 || { tail -40 "$LOGS/configure.log"; exit 1; }
-grep "ConvScope:" "$LOGS/configure.log"
-cmake --build build-gpu -j "$(nproc)" >"$LOGS/build.log" 2>&1 || { grep -E "error" -A3 "$LOGS/build.log" | head -80; exit 1; }
-echo "build ok"
-cli=build-gpu/app/cli/convscope-cli
 $cli variants 2>&1 | tee "$LOGS/variants.txt" | head -3
 
 if stage test; then
   # The ONNX conformance cases come from a Debian package that is not carried.
-  ctest --test-dir build-gpu --output-on-failure -j 4 -E "Conformance" >"$LOGS/ctest.log" 2>&1 || status=1
-  grep -E "tests passed|Failed|\*\*\*" "$LOGS/ctest.log" | head -40
+  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" ctest --test-dir "$build" --output-on-failure -j 6 -E "Conformance" \
+    >"$LOGS/ctest.log" 2>&1 || status=1
+  grep -E "tests passed|Failed|\*\*\*|Not Run" "$LOGS/ctest.log" | head -40
+  grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: (GpuWindow|Profile\.AGpu)[^ ]* +\.+ +Passed" "$LOGS/ctest.log" |
+    sed 's/^/window GPU tests passed: /'
+  # The window as a user starts it, on this GPU (the default variant is the fastest one here).
+  "$build/app/gui/convscope" --screenshot "$SHOTS/window-gpu.png" --index 0 --tab explore >"$LOGS/window.log" 2>&1 ||
+    { status=1; cat "$LOGS/window.log"; }
 fi
 
 if stage sanitize; then
   filter='Registry/ConvVariantCorrectness.*/gpu_*:Registry/ConvVariantCorrectness.*/cudnn:Registry/GpuEngine.CapturedLayers*'
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/tests/test_conv_backends --gtest_filter="$filter" \
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_conv_backends" --gtest_filter="$filter" \
       >"$LOGS/sanitize-$tool.log" 2>&1
     rc=$?
-    compute-sanitizer --tool "$tool" --error-exitcode 9 build-gpu/tests/test_gpu_engine --gtest_filter="$filter" \
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_gpu_engine" --gtest_filter="$filter" \
       >>"$LOGS/sanitize-$tool.log" 2>&1
     rc2=$?
     echo "compute-sanitizer $tool: exit $rc / $rc2; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize-$tool.log" | sort | uniq -c | tr '\n' ' ')"
@@ -62,7 +86,8 @@ if stage bench; then
   $cli bench --variants "$variants,cpu-im2col-gemm" --batches 100,1000,10000 --repeats "${REPEATS:-20}" \
     --json "$OUT/bench.json" --csv "$OUT/bench.csv" 2>"$LOGS/bench-progress.log" | tee "$LOGS/bench.txt" || status=1
   $cli profile --variant gpu-restrict-unroll --batch 10000 2>&1 | tee "$OUT/profile.txt"
-  python3 scripts/pytorch_reference.py "$OUT/pytorch.json" >/dev/null 2>"$LOGS/pytorch.log" || status=1
+  # PyTorch at the same batch sizes, in the same session.
+  python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1
   cat "$OUT/pytorch.json"
 fi
 exit $status

@@ -4,9 +4,19 @@ layer the two floors -- compulsory bytes over the measured copy bandwidth, FLOPs
 measured FP32 rate -- and every variant's op time as a multiple of the larger floor.
 
 usage: python3 scripts/performance_table.py bench.json pytorch.json [batch]
+PyTorch's row is its figure at the same batch size (pytorch.json holds one per batch).
 """
 import json
 import sys
+
+
+def pytorch_at(ref, precision, batch):
+    """PyTorch's conv times at this batch size; refuses a file that has none for it."""
+    figures = ref["conv_ms"][precision]
+    if str(batch) not in figures:
+        sys.exit(f"PyTorch's reference has no {precision} figures at batch {batch} "
+                 f"(it has {', '.join(figures) or 'none'}): run scripts/pytorch_reference.py with that batch")
+    return figures[str(batch)]
 
 
 def main(bench_path, reference_path, batch=10000):
@@ -38,7 +48,7 @@ def main(bench_path, reference_path, batch=10000):
         print(f"| conv{i + 1} | {shape} | {p['flops'] / 1e9:.1f} | {moved / 1e6:.0f} | {bytes_ms:.3f} | "
               f"{flops_ms:.3f} | {floors[-1]:.3f} |")
 
-    torch_fp32 = ref["conv_ms"]["fp32"]
+    torch_fp32 = pytorch_at(ref, "fp32", batch)
     print("\n| variant | conv1 (ms) | x floor | conv2 (ms) | x floor | conv1+conv2 (ms) | speed-up over cudnn | accuracy |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cudnn = next((r for r in runs if r["variant"] == "cudnn"), None)
@@ -51,8 +61,8 @@ def main(bench_path, reference_path, batch=10000):
         speed = f"{cudnn_sum / total:.2f}x" if cudnn_sum else "-"
         acc = f"{accuracy:.4f}" if accuracy is not None else "-"
         print(f"| {name} | {cells} | {total:.3f} | {speed} | {acc} |")
-    tf32 = ref["conv_ms"]["tf32"]
-    print(f"\nPyTorch with TF32 allowed (its default for convolutions): conv1 {tf32['conv1']:.3f} ms, "
+    tf32 = pytorch_at(ref, "tf32", batch)
+    print(f"\nPyTorch at batch {batch} with TF32 allowed (its default for convolutions): conv1 {tf32['conv1']:.3f} ms, "
           f"conv2 {tf32['conv2']:.3f} ms.")
 
 

@@ -15,7 +15,7 @@ CLI=build/app/cli/convscope-cli
 
 if [ ! -x "$GUI" ]; then
   echo
-  echo "setup: the desktop window was not built (CMake found no Qt 6 or QCustomPlot); running the headless demo."
+  echo "setup: the desktop window was not built (configured with -DCONVSCOPE_WITH_GUI=OFF); running the headless demo."
 elif [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
   echo
   echo "== Starting ConvScope ($GUI) =="

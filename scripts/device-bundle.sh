@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds everything for the lent GPU machine here -- kernels for its H100 (sm_90), the CLI, the
+# window and every test -- and packs what it needs to run there into .deps/device-bundle.tar.xz:
+# the programs, CTest's files, and every shared library they load that is not part of the C
+# runtime or of the CUDA toolkit the GPU machine has (Qt 6, QCustomPlot, OpenCV, OpenBLAS,
+# protobuf...), Qt's offscreen platform plugin and the DejaVu fonts. That machine has no Qt, no
+# OpenCV and no package registry; building here means it needs nothing but the bundle.
+#   scripts/device-bundle.sh     then the device call: carry .deps/device-bundle.tar.xz and .data,
+#                                command scripts/device.sh (see there)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+build="$repo/build-device"
+stage="$repo/.deps/device-bundle"
+grep -qx '/.deps/' .git/info/exclude 2>/dev/null || echo '/.deps/' >>.git/info/exclude
+
+scripts/install-deps.sh
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCONVSCOPE_WITH_GUI=ON -DCONVSCOPE_WITH_OPENCV=ON ${CMAKE_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_LAUNCHER} \
+  >"$repo/.deps/device-configure.log"
+grep "ConvScope:" "$repo/.deps/device-configure.log"
+cmake --build "$build" -j "$(nproc)"
+
+rm -rf "$stage"
+mkdir -p "$stage/lib" "$stage/plugins/platforms" "$stage/fonts"
+# Programs and CTest's files keep their paths under build-device (CTest's files name them by
+# absolute path; device.sh links this repository's path there to the copy it runs in).
+programs=$(find "$build" -type f -perm -u+x ! -path '*/CMakeFiles/*' -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
+(cd "$repo" && find build-device ! -path '*/CMakeFiles/*' \( -name 'CTestTestfile.cmake' -o -name '*_tests.cmake' -o -name '*_include.cmake' \) \
+  -print; for p in $programs; do echo "${p#"$repo"/}"; done) >"$stage/files.txt"
+
+qt_plugins=$(dirname "$(dirname "$(find /usr/lib -path '*qt6/plugins/platforms/libqoffscreen.so' | head -1)")")
+cp "$qt_plugins/platforms/libqoffscreen.so" "$qt_plugins/platforms/libqminimal.so" "$stage/plugins/platforms/"
+# Shared libraries: everything ldd resolves, less the C runtime (the GPU machine's own, newer
+# glibc and libstdc++ serve) and the CUDA toolkit's (the GPU machine's toolkit and driver serve).
+skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcudnn|libnvrtc|libnvJitLink)'
+for f in $programs "$stage"/plugins/platforms/*.so; do ldd "$f"; done | awk '/=> \// {print $1, $3}' | sort -u |
+  while read -r name path; do
+    [[ "$name" =~ $skip ]] || cp -L "$path" "$stage/lib/$name"
+  done
+cp /usr/share/fonts/truetype/dejavu/*.ttf "$stage/fonts/"
+echo "$repo" >"$stage/source-dir.txt"
+
+tar -C "$repo" -cJf "$repo/.deps/device-bundle.tar.xz" -T "$stage/files.txt" \
+  -C "$repo/.deps" device-bundle/lib device-bundle/plugins device-bundle/fonts device-bundle/source-dir.txt
+
+# The Fashion-MNIST test set (the Debian package is not there either).
+grep -qx '/.data/' .git/info/exclude || echo '/.data/' >>.git/info/exclude
+mkdir -p .data/fashion-mnist
+cp /usr/share/datasets/fashion-mnist/t10k-* .data/fashion-mnist/
+echo "device-bundle: $(wc -l <"$stage/files.txt") build files, $(ls "$stage/lib" | wc -l) libraries," \
+  "$(du -h "$repo/.deps/device-bundle.tar.xz" | cut -f1) packed in .deps/device-bundle.tar.xz"

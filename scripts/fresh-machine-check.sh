@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Proves that a new user's machine gets the whole product: builds a clean Debian bookworm root
+# with mmdebstrap, clones the committed tree into it, and runs README command 1
+# (scripts/setup.sh) and then command 2 (scripts/test.sh) inside, as root in a chroot.
+# That user has no GPU and no CUDA toolkit; --with-cuda also binds this machine's
+# /usr/local/cuda into the root (kernels compile and link, nothing runs them).
+#
+# Why: a package installed by hand on a development machine hides a missing install step (the
+# shipped build once lost OpenCV on every new machine while CI stayed green). Only what
+# scripts/install-deps.sh installs is in the root.
+#
+#   scripts/fresh-machine-check.sh [--with-cuda] [--keep]
+# Logs: build/fresh-machine/{mmdebstrap,setup,test}.log. Needs root (CI runs as root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+
+with_cuda=0
+keep=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-cuda) with_cuda=1 ;;
+    --keep) keep=1 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "fresh-machine-check: unknown option '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { echo "fresh-machine-check: $*"; }
+[ "$(id -u)" -eq 0 ] || { say "needs root (mmdebstrap and chroot)" >&2; exit 1; }
+if ! command -v mmdebstrap >/dev/null; then
+  say "installing mmdebstrap"
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends mmdebstrap >/dev/null
+fi
+if [ "$with_cuda" -eq 1 ] && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  say "--with-cuda: no /usr/local/cuda/bin/nvcc on this machine" >&2
+  exit 1
+fi
+
+logs="$repo/build/fresh-machine"
+mkdir -p "$logs"
+root="$(mktemp -d "${TMPDIR:-/var/tmp}/convscope-fresh.XXXXXX")"
+mounts=()
+cleanup() {
+  local status=$?
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[$i]}" 2>/dev/null || true; done
+  if [ "$keep" -eq 1 ]; then say "root kept at $root"; else rm -rf --one-file-system "$root"; fi
+  exit $status
+}
+trap cleanup EXIT
+bind() { mkdir -p "$root$2"; mount --bind "$1" "$root$2"; mounts+=("$root$2"); }
+
+# The same package sources as this machine (its mirror or snapshot), in deb822 or one-line form.
+sources() {
+  if compgen -G "/etc/apt/sources.list.d/*.sources" >/dev/null; then
+    for f in /etc/apt/sources.list.d/*.sources; do cat "$f"; echo; done
+  else
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | grep -E '^deb ' || true
+  fi
+}
+
+started=$SECONDS
+say "making a clean Debian bookworm root in $root"
+# git to clone the project, ca-certificates for apt over https; nothing of the project's own.
+sources | mmdebstrap --variant=apt --include=git,ca-certificates bookworm "$root" - >"$logs/mmdebstrap.log" 2>&1 ||
+  { tail -20 "$logs/mmdebstrap.log"; say "mmdebstrap failed" >&2; exit 1; }
+say "root ready in $((SECONDS - started)) s"
+
+git clone -q --no-local "$repo" "$root/home/user/convscope"
+say "cloned $(git -C "$root/home/user/convscope" log --oneline -1)"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+bind /proc /proc
+bind /sys /sys
+bind /dev /dev
+bind /dev/pts /dev/pts
+path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+if [ "$with_cuda" -eq 1 ]; then
+  bind "$(readlink -f /usr/local/cuda)" /usr/local/cuda
+  path="/usr/local/cuda/bin:$path"
+fi
+
+inside() {
+  chroot "$root" /usr/bin/env -i HOME=/root PATH="$path" LANG=C.UTF-8 TERM=dumb CI="${CI:-}" \
+    bash -c "cd /home/user/convscope && $1"
+}
+
+step() {  # name, command: run inside, log to a file, show the log's end on failure
+  local name=$1 command=$2 t0=$SECONDS
+  say "README command: $command (log: $logs/$name.log)"
+  if inside "$command" </dev/null >"$logs/$name.log" 2>&1; then
+    say "$command passed in $((SECONDS - t0)) s"
+  else
+    tail -60 "$logs/$name.log"
+    say "$command FAILED in the clean root after $((SECONDS - t0)) s" >&2
+    exit 1
+  fi
+}
+
+step setup scripts/setup.sh
+grep -E "^-- ConvScope:" "$logs/setup.log" || true
+step test scripts/test.sh
+grep -E "tests passed|tests failed" "$logs/test.log" || true
+say "both README commands passed in a clean Debian root ($((SECONDS - started)) s in all)"
