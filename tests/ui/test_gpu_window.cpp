@@ -12,6 +12,7 @@
 
 #include "engine/benchmark.h"
 #include "gpu_device.h"
+#include "ui/charts/timing_line_chart.h"
 #include "ui/profile/profile_panel.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
@@ -20,9 +21,9 @@
 namespace convscope::testing {
 namespace {
 
-void requireGpu() {
-  if (!gpu::gpuDevice().usable) GTEST_SKIP() << "no GPU here: " << gpu::gpuDevice().unusableReason;
-}
+// A macro, not a function: GTEST_SKIP() returns from the function it is written in.
+#define REQUIRE_GPU() \
+  if (!gpu::gpuDevice().usable) GTEST_SKIP() << "no GPU here: " << gpu::gpuDevice().unusableReason
 
 std::vector<std::string> gpuVariants() {
   std::vector<std::string> ids;
@@ -39,7 +40,7 @@ void saveScreenshot(QWidget& window, const QString& name) {
 }
 
 TEST(GpuWindow, EveryGpuVariantShowsTheSameProbabilitiesAsTheCpuReference) {
-  requireGpu();
+  REQUIRE_GPU();
   const std::vector<std::string> variants = gpuVariants();
   ASSERT_GE(variants.size(), 9u) << "the nine course GPU variants (cuDNN too where it is built)";
   auto window = openWindow();
@@ -72,7 +73,7 @@ TEST(GpuWindow, EveryGpuVariantShowsTheSameProbabilitiesAsTheCpuReference) {
 }
 
 TEST(GpuWindow, TheProfileTabFillsTheKernelTableForEveryGpuVariant) {
-  requireGpu();
+  REQUIRE_GPU();
   auto window = openWindow();
   window->selectTab("profile");
   for (const std::string& id : gpuVariants()) {
@@ -97,7 +98,7 @@ TEST(GpuWindow, TheProfileTabFillsTheKernelTableForEveryGpuVariant) {
 }
 
 TEST(GpuWindow, ASmallGpuSweepTimesEveryVariantAtEveryBatch) {
-  requireGpu();
+  REQUIRE_GPU();
   auto window = openWindow();
   window->selectTab("timing");
   ui::TimingPanel* timing = window->timing();
