@@ -11,6 +11,7 @@
 #include <QStandardItemModel>
 #include <QStatusBar>
 
+#include "data/image_file.h"
 #include "gpu_device.h"
 #include "model/onnx_loader.h"
 #include "ui/charts/prediction_chart.h"
@@ -221,6 +222,7 @@ TEST(MainWindow, ClassFilterShowsOneClassOnly) {
 }
 
 TEST(MainWindow, DroppedModelAndImageFilesAreOpened) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
   auto window = openWindow();
   QTemporaryDir dir;
   QImage picture(28, 28, QImage::Format_Grayscale8);
