@@ -77,6 +77,7 @@ TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
   EXPECT_TRUE(readout.contains("x 13, y 20")) << readout.toStdString();
   const float expected = value[(int64_t{channel} * 42 + y) * 42 + x];
   EXPECT_TRUE(readout.contains(QString::number(expected, 'g', 3))) << readout.toStdString() << " vs " << expected;
+  EXPECT_TRUE(readout.startsWith("conv 1 · channel")) << "the layer as its title names it: " << readout.toStdString();
 
   QTest::mouseClick(conv, Qt::LeftButton, Qt::NoModifier, point);
   ui::MapZoomDialog* zoom = window->featureMaps()->zoomDialog();
@@ -94,6 +95,36 @@ TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
   ASSERT_TRUE(waitForInference(*window));
   EXPECT_EQ(zoom->mapWidget()->describeAt(zoom->mapWidget()->pointOf(channel, 0, 0)).contains("channel 5"), true);
   zoom->close();
+}
+
+TEST(FeatureMaps, LayerTitlesAreWhatAStudentReadsWithTheOnnxNameInTheTooltip) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->loadModel(modelPath("course-high")));
+  ASSERT_TRUE(waitForInference(*window));
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  // course-high for one image, shape-only layers (flatten) left out of the view.
+  const QStringList expected = {"conv 1 · 12 filters 7×7 → 12×42×42",
+                                "tanh 1 → 12×42×42",
+                                "max-pool 1 · 12×42×42 → 12×21×21",
+                                "conv 2 · 24 filters 7×7 → 24×15×15",
+                                "tanh 2 → 24×15×15",
+                                "max-pool 2 · 24×15×15 → 24×7×7",
+                                "dense 1 · 1176 → 128",
+                                "tanh 3 → 128",
+                                "dense 2 · 128 → 10",
+                                "softmax 1 → 10"};
+  ui::FeatureMapView* view = window->featureMaps();
+  ASSERT_EQ(view->layerCount(), expected.size() + 1);
+  for (int i = 0; i < expected.size(); ++i) {
+    ui::LayerMapsWidget* widget = view->layer(i + 1);
+    const LayerOutput& layer = outcome->layers[static_cast<size_t>(widget->layerIndex())];
+    EXPECT_EQ(widget->title(), expected[i]);
+    EXPECT_EQ(
+        widget->onnxName(),
+        QString("ONNX node %1 (%2)").arg(QString::fromStdString(layer.node), QString::fromStdString(layer.opType)));
+  }
+  EXPECT_TRUE(view->layer(0)->onnxName().isEmpty()) << "the input is no ONNX node";
 }
 
 TEST(FeatureMaps, ColourMapsAndTheirRanges) {

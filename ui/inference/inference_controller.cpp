@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "engine/benchmark.h"
 #include "engine/engine.h"
+#include "model/layer_titles.h"
+#include "ui/inference/device_use_coordinator.h"
 
 namespace convscope::ui {
 
@@ -67,6 +70,7 @@ void InferenceController::submit() {
 void InferenceController::workerLoop() {
   // Owned by this thread alone: "one Engine is used by one thread at a time".
   std::unique_ptr<Engine> engine;
+  std::vector<std::string> titles;  // of the engine's model
   for (;;) {
     Request request;
     {
@@ -80,15 +84,30 @@ void InferenceController::workerLoop() {
     QString error;
     try {
       const auto start = std::chrono::steady_clock::now();
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference);
       if (!engine || &engine->model() != request.model.get() || engine->variantId() != request.variant) {
         engine.reset();  // a GPU engine frees its device memory before the next one allocates
         engine = std::make_unique<Engine>(request.model, request.variant);
+        titles = layerTitles(*request.model);
       }
       const Model& model = *request.model;
       const int height = model.inputHeight(), width = model.inputWidth();
       const GrayImage& source = request.input.image;
-      GrayImage sized = source.height == height && source.width == width ? source : resized(source, height, width);
-      InferenceResult result = engine->infer(Tensor({1, 1, height, width}, std::move(sized.pixels)), true);
+      // Aspect ratio kept: a wide photo is padded with its background, not squashed.
+      GrayImage sized = source.height == height && source.width == width ? source : resizedToFit(source, height, width);
+      const Tensor input({1, 1, height, width}, std::move(sized.pixels));
+      InferenceResult result = engine->infer(input, true);
+
+      // The op times: the median of warm runs (the captured run above may be the engine's first).
+      std::vector<std::vector<double>> samples(result.convTimes.size());
+      int runs = 0;
+      while (runs < kTimedRuns && !(runs > 0 && newerRequestWaiting())) {
+        const InferenceResult timed = engine->infer(input, false);
+        for (size_t l = 0; l < samples.size() && l < timed.convTimes.size(); ++l)
+          samples[l].push_back(timed.convTimes[l].seconds);
+        ++runs;
+      }
+      for (size_t l = 0; l < samples.size(); ++l) result.convTimes[l].seconds = SampleStats::of(samples[l]).median;
 
       outcome->input = std::move(request.input);
       outcome->modelName = model.name;
@@ -96,7 +115,13 @@ void InferenceController::workerLoop() {
       outcome->deviceName = engine->deviceName();
       outcome->probabilities = result.probabilities.values();
       outcome->layers = std::move(result.layers);
+      // Captured layers are the input, then every node in order.
+      outcome->layerTitles.assign(outcome->layers.size(), std::string());
+      for (size_t i = 1; i < outcome->layers.size() && i - 1 < titles.size(); ++i)
+        outcome->layerTitles[i] = titles[i - 1];
       outcome->convTimes = std::move(result.convTimes);
+      outcome->timedRuns = runs;
+      for (const DeviceJob job : lease.othersInProgress()) outcome->busyWith.push_back(deviceJobName(job));
       outcome->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     } catch (const std::exception& e) {
       engine.reset();
@@ -108,11 +133,17 @@ void InferenceController::workerLoop() {
   }
 }
 
+bool InferenceController::newerRequestWaiting() {
+  const std::lock_guard lock(mutex_);
+  return waiting_.has_value() || stopping_;
+}
+
 void InferenceController::deliver(quint64 sequence, std::shared_ptr<const InferenceOutcome> outcome,
                                   const QString& error) {
   delivered_ = std::max(delivered_, sequence);
   if (sequence <= clearedAt_) return;  // asked before the input was cleared
   if (!error.isEmpty()) {
+    lastOutcome_.reset();  // the previous picture's prediction is no answer for this one
     emit failed(error);
     return;
   }
