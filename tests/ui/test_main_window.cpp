@@ -128,8 +128,12 @@ TEST(MainWindow, AFileThatIsNotAnImageShowsAnErrorAndThePictureStays) {
   QTemporaryDir dir;
   const QString notAnImage = writeFile(dir, "notes.png", "just some text, not a PNG\n");
   const auto before = window->inference()->lastOutcome();
-  EXPECT_FALSE(window->openImage(notAnImage));
+  EXPECT_TRUE(window->openImage(notAnImage)) << "decoding starts; its error arrives later";
+  ASSERT_TRUE(waitForInference(*window));
   EXPECT_TRUE(window->errorBanner()->message().contains("notes.png")) << window->errorBanner()->message().toStdString();
+  EXPECT_FALSE(window->openImage(dir.filePath("missing.png"))) << "a missing file is refused at once";
+  EXPECT_TRUE(window->errorBanner()->message().contains("missing.png"))
+      << window->errorBanner()->message().toStdString();
   EXPECT_FALSE(window->inference()->busy());
   EXPECT_EQ(window->inference()->lastOutcome(), before);
 
