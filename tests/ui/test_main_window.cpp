@@ -153,6 +153,33 @@ TEST(MainWindow, AFileThatIsNotAnImageShowsAnErrorAndThePictureStays) {
   EXPECT_TRUE(window->errorBanner()->message().isEmpty()) << "a success clears the old error";
 }
 
+TEST(MainWindow, AWidePictureFileReachesTheModelPaddedNotSquashed) {
+  auto window = openWindow();
+  QTemporaryDir dir;
+  // 96 x 48: a light block the full height of the picture in its middle 48 columns, on black.
+  QImage picture(96, 48, QImage::Format_Grayscale8);
+  picture.fill(0);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 24; x < 72; ++x) picture.setPixel(x, y, qRgb(230, 230, 230));
+  const QString png = dir.filePath("wide.png");
+  ASSERT_TRUE(picture.save(png));
+  ASSERT_TRUE(window->openImage(png));
+  ASSERT_TRUE(waitForInference(*window));
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  const Tensor& input = outcome->layers[0].value;  // 1 x 1 x 48 x 48, as the model sees it
+  ASSERT_EQ(input.shape(), (Shape{1, 1, 48, 48}));
+  const auto at = [&](int y, int x) { return input[y * 48 + x]; };
+  // Padded to 96 x 96 and halved: the block is 24 x 24 in rows and columns 12..35, black around
+  // it. Squashed, it would span all 48 rows.
+  for (int x = 0; x < 48; ++x) {
+    EXPECT_FLOAT_EQ(at(5, x), 0.0f) << "row 5 is padding, x " << x;
+    EXPECT_FLOAT_EQ(at(42, x), 0.0f) << "row 42 is padding, x " << x;
+  }
+  EXPECT_NEAR(at(24, 24), 230.0f / 255.0f, 1e-5f);
+  EXPECT_FLOAT_EQ(at(24, 5), 0.0f);
+}
+
 TEST(MainWindow, VariantSelectorListsEveryRegistryEntryAndDisablesTheUnavailableWithTheReason) {
   auto window = openWindow();
   QComboBox* combo = window->variantSelector()->combo();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 
 #include "engine/benchmark.h"
 #include "engine/engine.h"
@@ -82,6 +83,8 @@ void InferenceController::workerLoop() {
     }
     auto outcome = std::make_shared<InferenceOutcome>();
     QString error;
+    const QString picture = request.input.description;  // for the error: the input moves on success
+    const int pictureHeight = request.input.image.height, pictureWidth = request.input.image.width;
     try {
       const auto start = std::chrono::steady_clock::now();
       DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference);
@@ -123,6 +126,12 @@ void InferenceController::workerLoop() {
       outcome->timedRuns = runs;
       for (const DeviceJob job : lease.othersInProgress()) outcome->busyWith.push_back(deviceJobName(job));
       outcome->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (const std::bad_alloc&) {  // what() says only "std::bad_alloc"
+      engine.reset();
+      error = tr("%1: not enough memory to run the model on %2 (%3×%4)")
+                  .arg(QString::fromStdString(request.model->sourcePath), picture)
+                  .arg(pictureHeight)
+                  .arg(pictureWidth);
     } catch (const std::exception& e) {
       engine.reset();
       error = QString::fromStdString(e.what());
