@@ -404,9 +404,9 @@ void MainWindow::showInferenceFailure(const QString& message) {
   // The old picture's prediction and maps are no answer for the new request: clear them and say
   // why in their place.
   showProblem(Problem::Inference, message);
-  const QString empty = tr("No prediction: %1").arg(message.section('\n', 0, 0));
-  maps_->clear(empty);
-  prediction_->clear(empty);
+  const QString reason = message.section('\n', 0, 0);
+  maps_->clear(tr("No feature maps: %1").arg(reason));
+  prediction_->clear(tr("No prediction"), reason);
   timeLabel_->clear();
 }
 

@@ -148,10 +148,13 @@ TEST(WindowRobustness, AFailedInferenceClearsThePredictionAndTheMapsAndSaysWhy) 
   EXPECT_TRUE(headline.contains("output has shape")) << headline.toStdString();
   EXPECT_TRUE(window->prediction()->timesText().isEmpty());
   EXPECT_EQ(window->featureMaps()->layerCount(), 0);
+  EXPECT_TRUE(window->featureMaps()->emptyMessage().startsWith("No feature maps"));
   EXPECT_TRUE(window->featureMaps()->emptyMessage().contains("output has shape"))
       << window->featureMaps()->emptyMessage().toStdString();
   EXPECT_TRUE(window->errorBanner()->message().contains("feature-map-output.onnx"))
       << window->errorBanner()->message().toStdString();
+  if (const QString folder = qEnvironmentVariable("CONVSCOPE_UI_SHOTS"); !folder.isEmpty())
+    window->grab().save(folder + "/failed-inference.png");
 
   // A model that works brings everything back and the banner goes.
   ASSERT_TRUE(window->loadModel(modelPath("course-high")));

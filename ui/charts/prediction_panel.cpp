@@ -70,10 +70,10 @@ void PredictionPanel::changeEvent(QEvent* event) {
   if (event->type() == QEvent::FontChange) updateHeadlineFont();  // presentation mode
 }
 
-void PredictionPanel::clear(const QString& message) {
+void PredictionPanel::clear(const QString& message, const QString& detail) {
   outcome_.reset();
   headline_->setText(message);
-  verdict_->clear();
+  verdict_->setText(detail.toHtmlEscaped());
   times_->clear();
   chart_->clearPrediction();
 }
