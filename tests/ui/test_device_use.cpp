@@ -112,7 +112,8 @@ TEST(DeviceUse, ThePredictionDuringASweepSaysSoAndTheSweepSaysTheLiveInferenceTo
   const bool sweepStillRunning = timing->sweepRunning();
   const auto outcome = window->inference()->lastOutcome();
   ASSERT_NE(outcome, nullptr);
-  ASSERT_TRUE(sweepStillRunning) << "the sweep ended before the picture was classified: make it longer";
+  ASSERT_TRUE(sweepStillRunning) << "the picture waited for the whole sweep: a sweep must give the device up "
+                                    "between repetitions (or this sweep is too short to test that)";
   EXPECT_EQ(outcome->busyWith, std::vector<std::string>{"sweep"});
   EXPECT_TRUE(window->prediction()->timesText().contains("while a sweep was running"))
       << window->prediction()->timesText().toStdString();
