@@ -86,8 +86,8 @@ void InferenceController::workerLoop() {
     const QString picture = request.input.description;  // for the error: the input moves on success
     const int pictureHeight = request.input.image.height, pictureWidth = request.input.image.width;
     try {
-      const auto start = std::chrono::steady_clock::now();
       DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference);
+      const auto start = std::chrono::steady_clock::now();  // after the wait for the device's turn
       if (!engine || &engine->model() != request.model.get() || engine->variantId() != request.variant) {
         engine.reset();  // a GPU engine frees its device memory before the next one allocates
         engine = std::make_unique<Engine>(request.model, request.variant);
@@ -118,10 +118,10 @@ void InferenceController::workerLoop() {
       outcome->deviceName = engine->deviceName();
       outcome->probabilities = result.probabilities.values();
       outcome->layers = std::move(result.layers);
-      // Captured layers are the input, then every node in order.
+      // Captured layers are the input, then every node in order; anything else keeps the ONNX names.
       outcome->layerTitles.assign(outcome->layers.size(), std::string());
-      for (size_t i = 1; i < outcome->layers.size() && i - 1 < titles.size(); ++i)
-        outcome->layerTitles[i] = titles[i - 1];
+      if (outcome->layers.size() == titles.size() + 1)
+        std::copy(titles.begin(), titles.end(), outcome->layerTitles.begin() + 1);
       outcome->convTimes = std::move(result.convTimes);
       outcome->timedRuns = runs;
       for (const DeviceJob job : lease.othersInProgress()) outcome->busyWith.push_back(deviceJobName(job));
