@@ -43,8 +43,10 @@ void writeCsv(const std::string& path, const ClassificationRun& run, const Image
     for (char ch : source) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
     quoted += "\"";
     out << c.index << "," << (fileNames.empty() ? std::string() : quoted) << ",";
-    if (c.label != ImageSet::kNoLabel) out << c.label << "," << names[static_cast<size_t>(c.label)];
-    else out << ",";
+    if (c.label != ImageSet::kNoLabel)
+      out << c.label << "," << names[static_cast<size_t>(c.label)];
+    else
+      out << ",";
     out << "," << c.predicted << "," << names[static_cast<size_t>(c.predicted)];
     char buffer[32];
     for (float p : c.probabilities) {
@@ -80,14 +82,16 @@ int runClassify(const std::vector<std::string>& tokens) {
     model = loadOnnxModel(modelPath);
     std::cout << " done\n";
   } else {
-    // Image files are resized to the model's input, so the model comes first.
+    // Image files are resized to the model's input, keeping their aspect ratio (padded like the
+    // data set's garments, see resizedToFit), so the model comes first.
     std::cout << "Loading model..." << std::flush;
     model = loadOnnxModel(modelPath);
     std::cout << " done\n";
     std::cout << "Loading images..." << std::flush;
     std::vector<GrayImage> pictures;
     for (const std::string& file : files)
-      pictures.push_back(resized(loadImageFile(file, args.has("invert")), model->inputHeight(), model->inputWidth()));
+      pictures.push_back(
+          resizedToFit(loadImageFile(file, args.has("invert")), model->inputHeight(), model->inputWidth()));
     images = ImageSet::fromImages("image files", pictures, fashionMnistClassNames());
     std::cout << " done\n";
   }

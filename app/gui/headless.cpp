@@ -31,17 +31,34 @@ void settle(MainWindow& window, int timeoutMs) {
   for (int i = 0; i < 5; ++i) QApplication::processEvents(QEventLoop::AllEvents, 20);
 }
 
+// Image files are decoded on a worker: waits for the picture and returns the error it brought,
+// if any.
+QString waitForPicture(MainWindow& window) {
+  const QString before = window.lastError();
+  QElapsedTimer timer;
+  timer.start();
+  while (window.pictureLoading() && timer.elapsed() < 120000) {
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(2);
+  }
+  if (window.pictureLoading()) return QObject::tr("timed out decoding the picture");
+  return window.lastError() != before ? window.lastError() : QString();
+}
+
 }  // namespace
 
 QString applyLaunchOptions(MainWindow& window, const LaunchOptions& options) {
   if (!options.model.isEmpty() && !window.loadModel(options.model)) return window.lastError();
   if (!options.variant.isEmpty() && !window.selectVariant(options.variant)) return window.lastError();
   if (!options.bench.isEmpty() && !window.openBenchmark(options.bench)) return window.lastError();
-  for (const QString& file : options.files)
+  for (const QString& file : options.files) {
     if (!window.openFile(file)) return window.lastError();
+    if (const QString error = waitForPicture(window); !error.isEmpty()) return error;
+  }
   if (options.index >= 0 && !window.selectTestImage(options.index)) return window.lastError();
   if (!options.tab.isEmpty()) window.selectTab(options.tab);
   if (!options.image.isEmpty() && !window.openImage(options.image)) return window.lastError();
+  if (const QString error = waitForPicture(window); !error.isEmpty()) return error;
   if (options.presentation) window.setPresentation(true);
   return {};
 }

@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -10,6 +11,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
@@ -18,6 +20,7 @@
 
 #include "conv/conv_registry.h"
 #include "gpu_device.h"
+#include "model/layer_titles.h"
 #include "model/onnx_loader.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
@@ -28,6 +31,7 @@
 #include "ui/input/drawing_panel.h"
 #include "ui/input/input_panel.h"
 #include "ui/input/picture_file.h"
+#include "ui/input/picture_file_loader.h"
 #include "ui/input/test_set_browser.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/model/model_picker.h"
@@ -57,6 +61,7 @@ QString defaultModelPath() {
 MainWindow::MainWindow(Options options)
     : options_(options),
       inference_(new ui::InferenceController(this)),
+      pictureFiles_(new ui::PictureFileLoader(this)),
       recent_(new ui::RecentFiles(options.useSettings ? "recentFiles" : QString(), this)),
       banner_(new ui::ErrorBanner(this)),
       modelPicker_(new ui::ModelPicker(this)),
@@ -71,7 +76,8 @@ MainWindow::MainWindow(Options options)
       columns_(new QSplitter(Qt::Horizontal, this)),
       explore_(new QSplitter(Qt::Horizontal, this)),
       deviceLabel_(new QLabel(this)),
-      timeLabel_(new QLabel(this)) {
+      timeLabel_(new QLabel(this)),
+      pictureBusy_(new QProgressBar(this)) {
   setWindowTitle("ConvScope");
   setAcceptDrops(true);
   buildLayout();
@@ -79,6 +85,11 @@ MainWindow::MainWindow(Options options)
   connectWidgets();
 
   deviceLabel_->setText(deviceText());
+  pictureBusy_->setRange(0, 0);  // busy, no percentage: OpenCV does not report one
+  pictureBusy_->setMaximumWidth(120);
+  pictureBusy_->setToolTip(tr("Decoding a picture file"));
+  pictureBusy_->hide();
+  statusBar()->addPermanentWidget(pictureBusy_);
   statusBar()->addPermanentWidget(timeLabel_);
   statusBar()->addPermanentWidget(deviceLabel_);
 
@@ -197,7 +208,21 @@ void MainWindow::connectWidgets() {
     prediction_->clear(message);
   });
   connect(inference_, &ui::InferenceController::outcomeReady, this, &MainWindow::showOutcome);
-  connect(inference_, &ui::InferenceController::failed, this, &MainWindow::showError);
+  connect(inference_, &ui::InferenceController::failed, this, &MainWindow::showInferenceFailure);
+  connect(pictureFiles_, &ui::PictureFileLoader::loadingChanged, this, [this](bool loading) {
+    pictureBusy_->setVisible(loading);
+    if (loading) statusBar()->showMessage(tr("Decoding %1…").arg(QFileInfo(pictureFiles_->pendingPath()).fileName()));
+  });
+  connect(pictureFiles_, &ui::PictureFileLoader::loaded, this,
+          [this](const ui::InputImage& picture, const QString& path) {
+            recent_->add(path);
+            dismissProblem(Problem::Picture);
+            statusBar()->showMessage(tr("Opened %1").arg(QFileInfo(path).fileName()), 4000);
+            inference_->classify(picture);
+            updateTitle();
+          });
+  connect(pictureFiles_, &ui::PictureFileLoader::failed, this,
+          [this](const QString&, const QString& message) { showProblem(Problem::Picture, message); });
   connect(maps_, &ui::FeatureMapView::errorOccurred, this, &MainWindow::showError);
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
   connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
@@ -207,14 +232,17 @@ void MainWindow::connectWidgets() {
 }
 
 void MainWindow::loadTestSet() {
+  QString problem;
   try {
     testSet_ = std::make_shared<const ImageSet>(ImageSet::loadIdxFolder(defaultDataFolder()));
   } catch (const std::exception& e) {
-    showError(tr("No test set: %1. Drawing and image files still work; install the Debian package "
-                 "dataset-fashion-mnist or point CONVSCOPE_DATA at a folder of IDX files.")
-                  .arg(QString::fromStdString(e.what())));
+    problem = QString::fromStdString(e.what());
+    showProblem(Problem::TestSet, tr("No test set: %1. Drawing and image files still work; install the Debian package "
+                                     "dataset-fashion-mnist or point CONVSCOPE_DATA at a folder of IDX files.")
+                                      .arg(problem));
   }
   input_->setImageSet(testSet_);
+  if (!problem.isEmpty()) input_->browser()->setUnavailableReason(problem);  // stays after the banner goes
   timing_->setImageSet(testSet_);
   profile_->setImageSet(testSet_);
   prediction_->setClassNames(classNames());
@@ -237,16 +265,22 @@ QString MainWindow::deviceText() const {
 }
 
 bool MainWindow::loadModel(const QString& path) {
+  // Every way of choosing a model (picker, shipped list, recent files, drag-and-drop, dialog,
+  // settings) ends here, and nothing thrown may escape: from a slot, Qt would abort the window.
+  // So everything that reads the model's graph happens inside the try, before anything changes.
   std::shared_ptr<const Model> model;
   std::optional<ModelCard> card;
   try {
     model = loadOnnxModel(path.toStdString());
     model->imageInput();  // the window needs a classifier of 1-channel pictures; say so now, not at inference
+    model->layers();      // every node's shape for one image: the summary, the picker and the titles need them
+    layerTitles(*model);
     card = readModelCard(path.toStdString());
   } catch (const std::exception& e) {
-    showError(
-        tr("Could not load the model; %1 stays in use.\n%2")
-            .arg(model_ ? QString::fromStdString(model_->name) : tr("no model"), QString::fromStdString(e.what())));
+    showProblem(Problem::Model,
+                tr("Could not load the model %1; %2 stays in use.\n%3")
+                    .arg(QDir::toNativeSeparators(path), model_ ? QString::fromStdString(model_->name) : tr("no model"),
+                         QString::fromStdString(e.what())));
     if (model_) modelPicker_->setCurrentModel(modelPath_, *model_, card_);  // the picker shows what is in use
     return false;
   }
@@ -259,25 +293,23 @@ bool MainWindow::loadModel(const QString& path) {
   profile_->setModel(model_);
   inference_->setModel(model_);
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
-  banner_->dismiss();
+  dismissProblem(Problem::Model);
   statusBar()->showMessage(tr("Model %1 loaded").arg(QString::fromStdString(model_->name)), 4000);
   updateTitle();
   return true;
 }
 
 bool MainWindow::openImage(const QString& path) {
-  ui::InputImage picture;
-  try {
-    picture = ui::loadPictureFile(path);
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
+  if (!QFileInfo(path).isFile()) {
+    showProblem(Problem::Picture, tr("%1: file not found").arg(QDir::toNativeSeparators(path)));
     return false;
   }
-  recent_->add(path);
-  banner_->dismiss();
-  inference_->classify(picture);
-  updateTitle();
+  pictureFiles_->load(path);  // decoded on a worker; the result (or the error) arrives later
   return true;
+}
+
+bool MainWindow::pictureLoading() const {
+  return pictureFiles_->loading();
 }
 
 bool MainWindow::openBenchmark(const QString& path) {
@@ -358,6 +390,7 @@ void MainWindow::stepImage(int delta) {
 }
 
 void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome) {
+  dismissProblem(Problem::Inference);
   maps_->setOutcome(outcome);
   prediction_->setOutcome(outcome);
   timeLabel_->setText(tr("%1 ms per picture").arg(outcome->seconds * 1e3, 0, 'f', 1));
@@ -367,7 +400,30 @@ void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome
   }
 }
 
+void MainWindow::showInferenceFailure(const QString& message) {
+  // The old picture's prediction and maps are no answer for the new request: clear them and say
+  // why in their place.
+  showProblem(Problem::Inference, message);
+  const QString reason = message.section('\n', 0, 0);
+  maps_->clear(tr("No feature maps: %1").arg(reason));
+  prediction_->clear(tr("No prediction"), reason);
+  timeLabel_->clear();
+}
+
+void MainWindow::showProblem(Problem problem, const QString& message) {
+  bannerProblem_ = problem;
+  showError(message);
+  bannerProblem_ = problem;
+}
+
+void MainWindow::dismissProblem(Problem problem) {
+  // A success clears the banner only when it reports the same kind of problem: loading a model
+  // must not hide why the test set is missing.
+  if (bannerProblem_ == problem) banner_->dismiss();
+}
+
 void MainWindow::showError(const QString& message) {
+  bannerProblem_ = Problem::Other;
   lastError_ = message;
   banner_->showError(message);
   statusBar()->showMessage(message.section('\n', 0, 0), 15000);

@@ -15,6 +15,7 @@
 #include "ui/inference/inference_outcome.h"
 
 class QLabel;
+class QProgressBar;
 class QSplitter;
 class QTabWidget;
 
@@ -23,6 +24,7 @@ class ErrorBanner;
 class FeatureMapView;
 class InferenceController;
 class InputPanel;
+class PictureFileLoader;
 class ModelPicker;
 class ModelSummaryView;
 class PredictionPanel;
@@ -49,7 +51,10 @@ class MainWindow : public QMainWindow {
   // Each returns false when it fails; the error is then shown (lastError()) and the previous
   // model, picture or variant stays in place.
   bool loadModel(const QString& path);
+  // Image files are decoded off the GUI thread: true means the decoding started; the picture
+  // (or the error) arrives later, and a later request supersedes it.
   bool openImage(const QString& path);
+  bool pictureLoading() const;
   bool openBenchmark(const QString& path);
   bool openFile(const QString& path);  // .onnx: model, .json: benchmark, anything else: image
   bool selectTestImage(int index);
@@ -89,7 +94,12 @@ class MainWindow : public QMainWindow {
   void loadTestSet();
   void restoreSettings();
   void saveSettings() const;
+  // What the banner reports, so that a success dismisses only a problem of its own kind.
+  enum class Problem { Other, TestSet, Model, Picture, Inference };
   void showError(const QString& message);
+  void showProblem(Problem problem, const QString& message);
+  void dismissProblem(Problem problem);
+  void showInferenceFailure(const QString& message);
   void showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome);
   void stepImage(int delta);
   void updateTitle();
@@ -106,6 +116,7 @@ class MainWindow : public QMainWindow {
   bool firstShown_ = false;
 
   ui::InferenceController* inference_;
+  ui::PictureFileLoader* pictureFiles_;
   ui::RecentFiles* recent_;
   ui::ErrorBanner* banner_;
   ui::ModelPicker* modelPicker_;
@@ -122,6 +133,8 @@ class MainWindow : public QMainWindow {
   QSplitter* explore_;
   QLabel* deviceLabel_;
   QLabel* timeLabel_;
+  QProgressBar* pictureBusy_;
+  Problem bannerProblem_ = Problem::Other;
   QAction* presentationAction_;
 };
 

@@ -34,6 +34,53 @@ TEST(BilinearResize, HalvingAveragesPixelPairsAndSameSizeCopies) {
   for (int i = 0; i < 16; ++i) EXPECT_EQ(same[i], src[i]);
 }
 
+// A wide picture: 28 rows x 56 columns, a bright garment with a gradient and dark edges on a
+// background of 0.1, one outlier pixel on the border that must not change the padding.
+GrayImage widePicture() {
+  GrayImage image{28, 56, std::vector<float>(28 * 56, 0.1f)};
+  for (int y = 3; y < 25; ++y)
+    for (int x = 5; x < 51; ++x)
+      image.pixels[static_cast<size_t>(y) * 56 + x] = 0.3f + 0.7f * static_cast<float>(x) / 56.0f;
+  image.pixels[0] = 1.0f;
+  return image;
+}
+
+TEST(ResizeToFit, AWidePictureIsPaddedWithItsBackgroundNotSquashed) {
+  const GrayImage wide = widePicture();
+  EXPECT_FLOAT_EQ(backgroundValue(wide), 0.1f);
+  // Independently: the 56 x 56 canvas (14 background rows above and below the picture), then a
+  // halving, which for half-pixel bilinear resampling is the mean of each 2 x 2 block.
+  std::vector<float> canvas(56 * 56, 0.1f);
+  for (int y = 0; y < 28; ++y)
+    for (int x = 0; x < 56; ++x) canvas[static_cast<size_t>(y + 14) * 56 + x] = wide.at(y, x);
+  const GrayImage fitted = resizedToFit(wide, 28, 28);
+  ASSERT_EQ(fitted.height, 28);
+  ASSERT_EQ(fitted.width, 28);
+  for (int y = 0; y < 28; ++y)
+    for (int x = 0; x < 28; ++x) {
+      const auto c = [&](int yy, int xx) { return canvas[static_cast<size_t>(yy) * 56 + xx]; };
+      const float expected =
+          (c(2 * y, 2 * x) + c(2 * y, 2 * x + 1) + c(2 * y + 1, 2 * x) + c(2 * y + 1, 2 * x + 1)) / 4;
+      ASSERT_NEAR(fitted.at(y, x), expected, 1e-6f) << "pixel y " << y << ", x " << x;
+    }
+  // Squashing would have put the garment in the top rows; padding keeps them background.
+  EXPECT_FLOAT_EQ(fitted.at(0, 14), 0.1f);
+  EXPECT_GT(fitted.at(14, 14), 0.5f);
+  EXPECT_NE(fitted.pixels, resized(wide, 28, 28).pixels);
+}
+
+TEST(ResizeToFit, ATallPictureIsPaddedLeftAndRightAndASquareOneIsOnlyResized) {
+  // 9 rows x 3 columns (odd sizes) into 6 x 6: a 9 x 9 canvas, the picture in columns 3..5.
+  GrayImage tall{9, 3, {}};
+  for (int i = 0; i < 27; ++i) tall.pixels.push_back(i % 4 == 0 ? -0.5f : 0.25f * static_cast<float>(i % 5));
+  GrayImage canvas{9, 9, std::vector<float>(81, 0.7f)};
+  for (int y = 0; y < 9; ++y)
+    for (int x = 0; x < 3; ++x) canvas.pixels[static_cast<size_t>(y) * 9 + x + 3] = tall.at(y, x);
+  EXPECT_EQ(resizedToFit(tall, 6, 6, 0.7f).pixels, resized(canvas, 6, 6).pixels);
+  const GrayImage square{4, 4, std::vector<float>(16, 0.5f)};
+  EXPECT_EQ(resizedToFit(square, 7, 7).pixels, resized(square, 7, 7).pixels);
+}
+
 TEST(ImageSetBatch, UpsamplesToTheModelInputAndChecksRanges) {
   std::vector<GrayImage> images = {{2, 2, {0.0f, 0.25f, 0.5f, 1.0f}}, {2, 2, {1.0f, 1.0f, 1.0f, 1.0f}}};
   const ImageSet set = ImageSet::fromImages("two pictures", images, fashionMnistClassNames());

@@ -87,6 +87,34 @@ TEST(Drawing, StrokesOnTheCanvasAreClassifiedAsTheyAreDrawn) {
   EXPECT_TRUE(window->prediction()->headline().contains("Draw"));
 }
 
+// The default brush is as thick as the data set's garments are at the size one draws them: a pair
+// of trousers drawn as two legs, one stroke each, and a waistband, is read as trousers, whether
+// drawn over most of the canvas or over half of it. (With a brush of 6, course-high reads the
+// thin legs as a bag or a dress.)
+TEST(Drawing, TrousersDrawnWithTheDefaultBrushAreClassifiedAsTrousers) {
+  auto window = openWindow();
+  ASSERT_EQ(window->model()->name, "course-high");
+  ASSERT_TRUE(window->selectTab("draw"));
+  ui::DrawingCanvas* canvas = window->inputPanel()->drawing()->canvas();
+  ASSERT_EQ(canvas->brushSize(), ui::DrawingCanvas::kDefaultBrush);
+  ASSERT_EQ(window->inputPanel()->drawing()->brushSize(), ui::DrawingCanvas::kDefaultBrush) << "the slider agrees";
+  const int trouser = 1;  // Fashion-MNIST's class 1
+  ASSERT_EQ(window->classNames()[trouser], "Trouser");
+  for (const double half : {0.39, 0.25}) {  // half the height of the drawing, as a canvas fraction
+    SCOPED_TRACE(half);
+    canvas->clear();
+    const double top = 0.5 - half, bottom = 0.5 + half, spread = half * 0.2;
+    stroke(canvas, {{0.5 - spread, top}, {0.5 - 2 * spread, bottom}});  // left leg
+    stroke(canvas, {{0.5 + spread, top}, {0.5 + 2 * spread, bottom}});  // right leg
+    stroke(canvas, {{0.5 - spread, top}, {0.5 + spread, top}});         // waistband
+    ASSERT_TRUE(waitForInference(*window));
+    const auto outcome = window->inference()->lastOutcome();
+    ASSERT_NE(outcome, nullptr);
+    EXPECT_EQ(outcome->topClass(), trouser) << "shown: " << window->prediction()->headline().toStdString();
+  }
+  saveShotIfAsked(*window, "drawing-trousers.png");
+}
+
 TEST(Drawing, APenMovingFastEndsOnTheLatestPicture) {
   auto window = openWindow();
   ASSERT_TRUE(window->selectTab("draw"));

@@ -5,6 +5,11 @@
 
 #include <QFileInfo>
 
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
 #include "ui/maps/colour_map.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
@@ -72,6 +77,7 @@ TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
   EXPECT_TRUE(readout.contains("x 13, y 20")) << readout.toStdString();
   const float expected = value[(int64_t{channel} * 42 + y) * 42 + x];
   EXPECT_TRUE(readout.contains(QString::number(expected, 'g', 3))) << readout.toStdString() << " vs " << expected;
+  EXPECT_TRUE(readout.startsWith("conv 1 · channel")) << "the layer as its title names it: " << readout.toStdString();
 
   QTest::mouseClick(conv, Qt::LeftButton, Qt::NoModifier, point);
   ui::MapZoomDialog* zoom = window->featureMaps()->zoomDialog();
@@ -91,6 +97,36 @@ TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
   zoom->close();
 }
 
+TEST(FeatureMaps, LayerTitlesAreWhatAStudentReadsWithTheOnnxNameInTheTooltip) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->loadModel(modelPath("course-high")));
+  ASSERT_TRUE(waitForInference(*window));
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  // course-high for one image, shape-only layers (flatten) left out of the view.
+  const QStringList expected = {"conv 1 · 12 filters 7×7 → 12×42×42",
+                                "tanh 1 → 12×42×42",
+                                "max-pool 1 · 12×42×42 → 12×21×21",
+                                "conv 2 · 24 filters 7×7 → 24×15×15",
+                                "tanh 2 → 24×15×15",
+                                "max-pool 2 · 24×15×15 → 24×7×7",
+                                "dense 1 · 1176 → 128",
+                                "tanh 3 → 128",
+                                "dense 2 · 128 → 10",
+                                "softmax 1 → 10"};
+  ui::FeatureMapView* view = window->featureMaps();
+  ASSERT_EQ(view->layerCount(), expected.size() + 1);
+  for (int i = 0; i < expected.size(); ++i) {
+    ui::LayerMapsWidget* widget = view->layer(i + 1);
+    const LayerOutput& layer = outcome->layers[static_cast<size_t>(widget->layerIndex())];
+    EXPECT_EQ(widget->title(), expected[i]);
+    EXPECT_EQ(
+        widget->onnxName(),
+        QString("ONNX node %1 (%2)").arg(QString::fromStdString(layer.node), QString::fromStdString(layer.opType)));
+  }
+  EXPECT_TRUE(view->layer(0)->onnxName().isEmpty()) << "the input is no ONNX node";
+}
+
 TEST(FeatureMaps, ColourMapsAndTheirRanges) {
   const float values[] = {-2.0f, -1.0f, 0.0f, 0.5f};
   const ui::ValueRange plain = ui::displayRange(values, 4, ui::ColourMap::Viridis);
@@ -105,6 +141,57 @@ TEST(FeatureMaps, ColourMapsAndTheirRanges) {
   const float constant[] = {3.0f, 3.0f};
   const ui::ValueRange flat = ui::displayRange(constant, 2, ui::ColourMap::Gray);
   EXPECT_GT(flat.high, flat.low) << "a constant map must not divide by zero";
+}
+
+// The documented percentile, computed the slow way: sort a copy, pick by index.
+ui::ValueRange bruteForcePercentiles(const std::vector<float>& values) {
+  std::vector<float> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  if (n <= 200) return {sorted.front(), sorted.back()};
+  return {sorted[n / 100], sorted[n - 1 - n / 100]};
+}
+
+TEST(FeatureMaps, DisplayRangeIsTheFirstToNinetyNinthPercentileOnSignedDataWithOutliers) {
+  std::mt19937 random(7);
+  for (const size_t count : {201u, 317u, 1001u, 4999u, 21169u}) {
+    SCOPED_TRACE(count);
+    // Mostly negative values, a skewed positive tail and a few huge outliers on both sides.
+    std::normal_distribution<float> body(-2.0f, 3.0f);
+    std::vector<float> values(count);
+    for (float& v : values) v = body(random);
+    for (size_t i = 0; i < count; i += 37) values[i] = 5.0f + static_cast<float>(i % 11);
+    for (size_t i = 3; i < count; i += 97) values[i] = (i % 2 ? 1e4f : -1e4f);
+    const ui::ValueRange expected = bruteForcePercentiles(values);
+    const ui::ValueRange got = ui::displayRange(values.data(), values.size(), ui::ColourMap::Viridis);
+    EXPECT_EQ(got.low, expected.low);
+    EXPECT_EQ(got.high, expected.high);
+    EXPECT_LT(got.low, 0.0f);
+    const ui::ValueRange symmetric = ui::displayRange(values.data(), values.size(), ui::ColourMap::Diverging);
+    const float extent = std::max(std::abs(expected.low), std::abs(expected.high));
+    EXPECT_EQ(symmetric.low, -extent);
+    EXPECT_EQ(symmetric.high, extent);
+  }
+}
+
+TEST(FeatureMaps, ConvLegendOfCourseHighOnImageZeroSpansItsNegativeValues) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->loadModel(modelPath("course-high")));
+  ASSERT_TRUE(window->selectTestImage(0));
+  ASSERT_TRUE(waitForInference(*window));
+  ui::LayerMapsWidget* conv = window->featureMaps()->layer(1);
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  const Tensor& value = outcome->layers[static_cast<size_t>(conv->layerIndex())].value;
+  ASSERT_EQ(outcome->layers[static_cast<size_t>(conv->layerIndex())].opType, "Conv");
+  const std::vector<float> values(value.data(), value.data() + value.size());
+  const ui::ValueRange expected = bruteForcePercentiles(values);
+  EXPECT_LT(conv->range().low, 0.0f) << "the conv maps have negative values; the legend must show them";
+  EXPECT_EQ(conv->range().low, expected.low);
+  EXPECT_EQ(conv->range().high, expected.high);
+  // At most 1 % of the values lie below the lower bound (they share the end colour).
+  const auto below = std::count_if(values.begin(), values.end(), [&](float v) { return v < conv->range().low; });
+  EXPECT_LE(below, static_cast<long>(values.size() / 100));
 }
 
 TEST(FeatureMaps, ExportTheWholeGridToPngAndPdf) {

@@ -26,10 +26,12 @@ inline QString modelPath(const char* name) {
   return QString::fromUtf8(CONVSCOPE_MODELS_DIR) + "/" + name + ".onnx";
 }
 
-// Until the newest inference request has been answered (result or error) and the widgets have
-// taken it in: new widgets shown and laid out (both are queued events), as a user would see it.
+// Until a picture file being decoded has arrived, the newest inference request has been answered
+// (result or error) and the widgets have taken it in: new widgets shown and laid out (both are
+// queued events), as a user would see it.
 inline bool waitForInference(gui::MainWindow& window, int timeoutMs = 30000) {
-  const bool answered = QTest::qWaitFor([&] { return !window.inference()->busy(); }, timeoutMs);
+  const bool answered =
+      QTest::qWaitFor([&] { return !window.pictureLoading() && !window.inference()->busy(); }, timeoutMs);
   for (int i = 0; i < 3; ++i) {
     QCoreApplication::sendPostedEvents();
     QCoreApplication::processEvents();

@@ -1,5 +1,7 @@
 #include "ui/charts/prediction_panel.h"
 
+#include <map>
+
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -68,10 +70,10 @@ void PredictionPanel::changeEvent(QEvent* event) {
   if (event->type() == QEvent::FontChange) updateHeadlineFont();  // presentation mode
 }
 
-void PredictionPanel::clear(const QString& message) {
+void PredictionPanel::clear(const QString& message, const QString& detail) {
   outcome_.reset();
   headline_->setText(message);
-  verdict_->clear();
+  verdict_->setText(detail.toHtmlEscaped());
   times_->clear();
   chart_->clearPrediction();
 }
@@ -102,6 +104,10 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
                  source));
   }
 
+  // The readable title of each conv node (conv 1, conv 2 ...), the ONNX name where there is none.
+  std::map<std::string, std::string> titleOf;
+  for (size_t i = 0; i < o.layers.size() && i < o.layerTitles.size(); ++i)
+    if (!o.layerTitles[i].empty()) titleOf[o.layers[i].node] = o.layerTitles[i].substr(0, o.layerTitles[i].find(" · "));
   QString rows;
   double convTotal = 0.0;
   for (const ConvLayerTime& t : o.convTimes) {
@@ -109,7 +115,8 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
     QString ran = t.variant == o.variant ? QString() : tr(" (ran %1)").arg(QString::fromStdString(t.variant));
     if (!t.fallbackReason.empty()) ran += tr(": %1").arg(QString::fromStdString(t.fallbackReason).toHtmlEscaped());
     rows += QString("<tr><td>%1</td><td align='right'>&nbsp;%2</td><td>&nbsp;%3×%4×%5 → %6×%7×%8%9</td></tr>")
-                .arg(QString::fromStdString(t.node).toHtmlEscaped(), milliseconds(t.seconds))
+                .arg(QString::fromStdString(titleOf.count(t.node) ? titleOf.at(t.node) : t.node).toHtmlEscaped(),
+                     milliseconds(t.seconds))
                 .arg(t.problem.inChannels)
                 .arg(t.problem.inHeight)
                 .arg(t.problem.inWidth)
@@ -118,12 +125,21 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
                 .arg(t.problem.outWidth())
                 .arg(ran);
   }
-  times_->setText(tr("<b>Op time of this inference</b> · %1 on %2"
-                     "<table>%3<tr><td>all conv layers</td><td align='right'>&nbsp;%4</td><td></td></tr></table>"
-                     "whole request (resize, all layers, capture): %5")
-                      .arg(variantDisplayName(o.variant).toHtmlEscaped(),
-                           QString::fromStdString(o.deviceName).toHtmlEscaped(), rows, milliseconds(convTotal),
-                           milliseconds(o.seconds)));
+  QString busy;
+  if (!o.busyWith.empty()) {
+    QStringList jobs;
+    for (const std::string& job : o.busyWith) jobs << QString::fromStdString(job);
+    busy = tr("<br><span style='color:%1'>Measured while a %2 was running (they took turns on the device, but "
+              "the machine was busy).</span>")
+               .arg(PredictionChart::wrongColour().name(), jobs.join(tr(" and a ")).toHtmlEscaped());
+  }
+  const QString runs = o.timedRuns == 1 ? tr("1 run") : tr("%1 runs").arg(o.timedRuns);
+  times_->setText(tr("<b>Op time of this picture</b> · median of %1 · %2 on %3")
+                      .arg(runs, variantDisplayName(o.variant).toHtmlEscaped(),
+                           QString::fromStdString(o.deviceName).toHtmlEscaped()) +
+                  tr("<table>%1<tr><td>all conv layers</td><td align='right'>&nbsp;%2</td><td></td></tr></table>"
+                     "whole request (resize, all layers, capture, timing): %3%4")
+                      .arg(rows, milliseconds(convTotal), milliseconds(o.seconds), busy));
 }
 
 QString PredictionPanel::headline() const {

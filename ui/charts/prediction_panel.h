@@ -23,7 +23,8 @@ class PredictionPanel : public QWidget {
 
   void setClassNames(const QStringList& names) { classNames_ = names; }
   void setOutcome(std::shared_ptr<const InferenceOutcome> outcome);
-  void clear(const QString& message);
+  // No prediction: `message` as the headline, `detail` (the reason, in smaller type) under it.
+  void clear(const QString& message, const QString& detail = {});
 
   PredictionChart* chart() const { return chart_; }
   QString headline() const;  // plain text of the headline

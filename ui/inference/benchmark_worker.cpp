@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "ui/inference/device_use_coordinator.h"
+
 namespace convscope::ui {
 
 BenchmarkWorker::BenchmarkWorker(QObject* parent) : QObject(parent) {}
@@ -20,20 +22,26 @@ void BenchmarkWorker::start(const BenchmarkOptions& options, std::shared_ptr<con
   cancelRequested_ = false;
   report_.reset();
   error_.clear();
+  busyWith_.clear();
   // runBenchmark reports once before each (variant, batch) run's warm-up and once after every
   // timed repetition; counting those calls gives the progress bar its steps.
   const int steps = static_cast<int>(options.variants.size() * options.batches.size()) * (1 + options.repeats);
   thread_ = QThread::create([this, options, images = std::move(images), steps] {
     int done = 0;
     try {
+      // The sweep holds the device for one repetition at a time: between two, the live inference
+      // may take a turn, so the prediction follows the user and neither timing is disturbed.
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::Sweep);
       auto report = std::make_shared<BenchmarkReport>(runBenchmark(options, *images, [&](const std::string& message) {
         const int percent = std::min(99, 100 * done++ / std::max(1, steps));
         QMetaObject::invokeMethod(
             this, [this, percent, text = QString::fromStdString(message)] { emit progressed(percent, text); },
             Qt::QueuedConnection);
+        lease.yieldTurn();
         return !cancelRequested_.load();
       }));
       report_ = std::move(report);
+      for (const DeviceJob job : lease.othersInProgress()) busyWith_ << QString::fromStdString(deviceJobName(job));
     } catch (const std::exception& e) {
       error_ = QString::fromStdString(e.what());
     }

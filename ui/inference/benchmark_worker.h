@@ -1,9 +1,11 @@
 // Runs a benchmark sweep (runBenchmark) on its own thread. Progress arrives as signals on the
 // GUI thread; cancel() makes the next progress callback return false, so the core stops after
-// the inference in flight and the runs measured so far are kept and shown.
+// the inference in flight and the runs measured so far are kept and shown. The sweep takes the
+// device through the DeviceUseCoordinator, one repetition at a time.
 #pragma once
 
 #include <QObject>
+#include <QStringList>
 
 #include <atomic>
 #include <memory>
@@ -25,6 +27,8 @@ class BenchmarkWorker : public QObject {
   bool running() const { return thread_ != nullptr; }
   void start(const BenchmarkOptions& options, std::shared_ptr<const ImageSet> images);
   void cancel();
+  // Other device jobs ("live inference", "profile") that took turns with the last sweep.
+  QStringList busyWith() const { return busyWith_; }
 
  signals:
   void progressed(int percent, const QString& message);
@@ -39,6 +43,7 @@ class BenchmarkWorker : public QObject {
   std::atomic<bool> cancelRequested_{false};
   std::shared_ptr<BenchmarkReport> report_;
   QString error_;
+  QStringList busyWith_;
 };
 
 }  // namespace convscope::ui

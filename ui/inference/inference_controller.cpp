@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 
+#include "engine/benchmark.h"
 #include "engine/engine.h"
+#include "model/layer_titles.h"
+#include "ui/inference/device_use_coordinator.h"
 
 namespace convscope::ui {
 
@@ -67,6 +71,7 @@ void InferenceController::submit() {
 void InferenceController::workerLoop() {
   // Owned by this thread alone: "one Engine is used by one thread at a time".
   std::unique_ptr<Engine> engine;
+  std::vector<std::string> titles;  // of the engine's model
   for (;;) {
     Request request;
     {
@@ -78,17 +83,34 @@ void InferenceController::workerLoop() {
     }
     auto outcome = std::make_shared<InferenceOutcome>();
     QString error;
+    const QString picture = request.input.description;  // for the error: the input moves on success
+    const int pictureHeight = request.input.image.height, pictureWidth = request.input.image.width;
     try {
-      const auto start = std::chrono::steady_clock::now();
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference);
+      const auto start = std::chrono::steady_clock::now();  // after the wait for the device's turn
       if (!engine || &engine->model() != request.model.get() || engine->variantId() != request.variant) {
         engine.reset();  // a GPU engine frees its device memory before the next one allocates
         engine = std::make_unique<Engine>(request.model, request.variant);
+        titles = layerTitles(*request.model);
       }
       const Model& model = *request.model;
       const int height = model.inputHeight(), width = model.inputWidth();
       const GrayImage& source = request.input.image;
-      GrayImage sized = source.height == height && source.width == width ? source : resized(source, height, width);
-      InferenceResult result = engine->infer(Tensor({1, 1, height, width}, std::move(sized.pixels)), true);
+      // Aspect ratio kept: a wide photo is padded with its background, not squashed.
+      GrayImage sized = source.height == height && source.width == width ? source : resizedToFit(source, height, width);
+      const Tensor input({1, 1, height, width}, std::move(sized.pixels));
+      InferenceResult result = engine->infer(input, true);
+
+      // The op times: the median of warm runs (the captured run above may be the engine's first).
+      std::vector<std::vector<double>> samples(result.convTimes.size());
+      int runs = 0;
+      while (runs < kTimedRuns && !(runs > 0 && newerRequestWaiting())) {
+        const InferenceResult timed = engine->infer(input, false);
+        for (size_t l = 0; l < samples.size() && l < timed.convTimes.size(); ++l)
+          samples[l].push_back(timed.convTimes[l].seconds);
+        ++runs;
+      }
+      for (size_t l = 0; l < samples.size(); ++l) result.convTimes[l].seconds = SampleStats::of(samples[l]).median;
 
       outcome->input = std::move(request.input);
       outcome->modelName = model.name;
@@ -96,8 +118,20 @@ void InferenceController::workerLoop() {
       outcome->deviceName = engine->deviceName();
       outcome->probabilities = result.probabilities.values();
       outcome->layers = std::move(result.layers);
+      // Captured layers are the input, then every node in order; anything else keeps the ONNX names.
+      outcome->layerTitles.assign(outcome->layers.size(), std::string());
+      if (outcome->layers.size() == titles.size() + 1)
+        std::copy(titles.begin(), titles.end(), outcome->layerTitles.begin() + 1);
       outcome->convTimes = std::move(result.convTimes);
+      outcome->timedRuns = runs;
+      for (const DeviceJob job : lease.othersInProgress()) outcome->busyWith.push_back(deviceJobName(job));
       outcome->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (const std::bad_alloc&) {  // what() says only "std::bad_alloc"
+      engine.reset();
+      error = tr("%1: not enough memory to run the model on %2 (%3×%4)")
+                  .arg(QString::fromStdString(request.model->sourcePath), picture)
+                  .arg(pictureHeight)
+                  .arg(pictureWidth);
     } catch (const std::exception& e) {
       engine.reset();
       error = QString::fromStdString(e.what());
@@ -108,11 +142,17 @@ void InferenceController::workerLoop() {
   }
 }
 
+bool InferenceController::newerRequestWaiting() {
+  const std::lock_guard lock(mutex_);
+  return waiting_.has_value() || stopping_;
+}
+
 void InferenceController::deliver(quint64 sequence, std::shared_ptr<const InferenceOutcome> outcome,
                                   const QString& error) {
   delivered_ = std::max(delivered_, sequence);
   if (sequence <= clearedAt_) return;  // asked before the input was cleared
   if (!error.isEmpty()) {
+    lastOutcome_.reset();  // the previous picture's prediction is no answer for this one
     emit failed(error);
     return;
   }

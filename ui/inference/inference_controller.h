@@ -1,7 +1,10 @@
 // Runs the engine for the picture on screen, off the GUI thread. Requests are coalesced: while
 // one inference runs, a newer request replaces any that is still waiting, so a pen moving over
 // the drawing canvas never builds a backlog and the latest picture is always the next one done.
-// The engine is rebuilt on the worker when the model or the kernel variant changes.
+// The engine is rebuilt on the worker when the model or the kernel variant changes. Each picture
+// is run once with every layer captured, then timed over several warm runs (the op time shown is
+// their median); the device is taken through the DeviceUseCoordinator, so a sweep or a profile
+// never runs at the same time.
 #pragma once
 
 #include <QObject>
@@ -23,6 +26,9 @@ class InferenceController : public QObject {
   Q_OBJECT
 
  public:
+  // Warm runs timed per picture; fewer when a newer picture is already waiting (the pen moves).
+  static constexpr int kTimedRuns = 5;
+
   explicit InferenceController(QObject* parent = nullptr);
   ~InferenceController() override;
 
@@ -54,6 +60,7 @@ class InferenceController : public QObject {
 
   void submit();
   void workerLoop();
+  bool newerRequestWaiting();  // worker thread
   void deliver(quint64 sequence, std::shared_ptr<const InferenceOutcome> outcome, const QString& error);
 
   // Shared with the worker, under mutex_.

@@ -17,8 +17,18 @@ struct InferenceOutcome {
   std::string deviceName;  // "CPU" or the GPU's name
   std::vector<float> probabilities;
   std::vector<LayerOutput> layers;
+  // What a student reads above each layer (layerTitles() of the core), parallel to `layers`;
+  // empty for the input.
+  std::vector<std::string> layerTitles;
+  // Per conv layer the median op time of `timedRuns` warm runs of this picture: one cold sample
+  // varies several-fold from run to run.
   std::vector<ConvLayerTime> convTimes;
-  double seconds = 0.0;  // the whole request on the worker: resize, inference, capture
+  int timedRuns = 0;
+  // Other device jobs ("sweep", "profile") in progress while this picture was timed. They took
+  // turns on the device with it (DeviceUseCoordinator), so they did not run at the same instant,
+  // but the machine was busy around it.
+  std::vector<std::string> busyWith;
+  double seconds = 0.0;  // the whole request on the worker: resize, inference, capture, timing
 
   int topClass() const;
 };

@@ -4,6 +4,7 @@
 
 #include "conv/conv_registry.h"
 #include "engine/engine.h"
+#include "ui/inference/device_use_coordinator.h"
 #include "util/error.h"
 
 namespace convscope::ui {
@@ -27,6 +28,8 @@ void ProfileWorker::start(std::shared_ptr<const Model> model, const std::string&
         throw Error("the profiler times GPU kernels; '" + variant + "' runs on the CPU");
       if (!images || images->count() == 0) throw Error("the profiler needs the test set, and none is loaded");
       const int count = std::min(batch, images->count());
+      // The trace must see only this inference's kernels: no sweep or live inference in between.
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::Profile);
       Engine engine(model, variant);
       const Tensor input = images->batch(0, count, model->inputHeight(), model->inputWidth());
       auto result = std::make_shared<ProfileResult>();

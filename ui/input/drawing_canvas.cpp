@@ -17,7 +17,9 @@ DrawingCanvas::DrawingCanvas(QWidget* parent)
   QSizePolicy policy(QSizePolicy::Preferred, QSizePolicy::Preferred);
   policy.setHeightForWidth(true);
   setSizePolicy(policy);
-  setToolTip(tr("Draw a piece of clothing; the prediction follows your pen"));
+  setToolTip(
+      tr("Draw a piece of clothing as a filled shape (colour it in, as the data set's garments are, "
+         "not only its outline); the prediction follows your pen"));
 }
 
 void DrawingCanvas::setBrushSize(int canvasPixels) {
@@ -115,7 +117,9 @@ void DrawingCanvas::paintEvent(QPaintEvent*) {
   painter.drawRect(area.adjusted(0, 0, -1, -1));
   if (empty_) {
     painter.setPen(QColor(200, 200, 200));
-    painter.drawText(area, Qt::AlignCenter | Qt::TextWordWrap, tr("Draw here\n(a shirt, a shoe, a bag ...)"));
+    painter.drawText(area.adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap,
+                     tr("Draw here: a shirt, a shoe, a bag ...\nas a filled shape, like the data set's garments "
+                        "(colour it in, not just the outline)"));
   }
 }
 

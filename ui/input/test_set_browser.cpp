@@ -51,6 +51,7 @@ TestSetBrowser::TestSetBrowser(QWidget* parent)
   });
   connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this,
           [this](const QModelIndex& index) { rowChanged(index.row()); });
+  count_->setWordWrap(true);  // room for the reason when there is no test set
   setImageSet(nullptr);
   updateGrid();
 }
@@ -92,6 +93,15 @@ void TestSetBrowser::setImageSet(std::shared_ptr<const ImageSet> images) {
   model_->setImageSet(std::move(images));
   updateCount();
   updateGrid();
+}
+
+void TestSetBrowser::setUnavailableReason(const QString& reason) {
+  unavailableReason_ = reason;
+  updateCount();
+}
+
+QString TestSetBrowser::statusText() const {
+  return count_->text();
 }
 
 int TestSetBrowser::classFilter() const {
@@ -154,7 +164,9 @@ void TestSetBrowser::rowChanged(int row) {
 void TestSetBrowser::updateCount() {
   const auto& images = model_->imageSet();
   if (!images) {
-    count_->setText(tr("No test set loaded"));
+    count_->setText(unavailableReason_.isEmpty() ? tr("No test set loaded")
+                                                 : tr("No test set loaded: %1").arg(unavailableReason_));
+    count_->setToolTip(unavailableReason_);
     return;
   }
   count_->setText(tr("%1 of %2 test images").arg(model_->rowCount()).arg(images->count()));

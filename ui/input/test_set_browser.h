@@ -24,6 +24,9 @@ class TestSetBrowser : public QWidget {
   explicit TestSetBrowser(QWidget* parent = nullptr);
 
   void setImageSet(std::shared_ptr<const ImageSet> images);
+  // Why there is no test set (the loader's error): shown in place of the image count.
+  void setUnavailableReason(const QString& reason);
+  QString statusText() const;                    // the line under the grid: the count, or why there are no images
   int currentImage() const { return current_; }  // -1 when none
   int classFilter() const;
   QListView* view() const { return view_; }
@@ -52,6 +55,7 @@ class TestSetBrowser : public QWidget {
   QComboBox* filter_;
   QSpinBox* goTo_;
   QLabel* count_;
+  QString unavailableReason_;
   int current_ = -1;
 };
 

@@ -66,9 +66,11 @@ ValueRange displayRange(const float* values, std::size_t count, ColourMap map) {
   } else {  // the 1st to 99th percentile: a few extreme values must not wash out all the others
     std::vector<float> sorted(values, values + count);
     const size_t low = count / 100, high = count - 1 - count / 100;
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(low), sorted.end());
-    std::nth_element(sorted.begin() + static_cast<std::ptrdiff_t>(low),
-                     sorted.begin() + static_cast<std::ptrdiff_t>(high), sorted.end());
+    const auto at = [&sorted](size_t i) { return sorted.begin() + static_cast<std::ptrdiff_t>(i); };
+    std::nth_element(sorted.begin(), at(low), sorted.end());
+    // Everything from low + 1 on is >= sorted[low]; the second selection must not include low
+    // itself, or it is free to move another value into that place.
+    std::nth_element(at(low + 1), at(high), sorted.end());
     range = {sorted[low], sorted[high]};
   }
   if (map == ColourMap::Diverging) {

@@ -22,7 +22,9 @@ const QVector<QRgb>& colourTable(ColourMap map);
 
 // The range a layer's values are shown with: from the 1st to the 99th percentile (min and max for
 // 200 values or fewer), so that a few extreme values do not wash out the rest; values beyond it
-// take the end colours. Symmetric around 0 for the diverging map, so that white means zero.
+// take the end colours. With the n values sorted ascending, the 1st percentile is the value at
+// index n / 100 and the 99th the one at index n - 1 - n / 100 (integer division). Symmetric around 0 for the diverging
+// map, so that white means zero.
 ValueRange displayRange(const float* values, std::size_t count, ColourMap map);
 
 // A height x width plane of values as an indexed image with the map's colour table.

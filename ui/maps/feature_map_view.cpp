@@ -47,6 +47,12 @@ FeatureMapView::FeatureMapView(QWidget* parent)
 
   contentLayout_->setContentsMargins(4, 4, 4, 4);
   contentLayout_->setSpacing(8);
+  empty_ = new QLabel(content_);
+  empty_->setWordWrap(true);
+  empty_->setAlignment(Qt::AlignCenter);
+  empty_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  empty_->hide();
+  contentLayout_->addWidget(empty_);
   contentLayout_->addStretch(1);
   scroll_->setWidget(content_);
   scroll_->setWidgetResizable(true);
@@ -64,8 +70,19 @@ bool FeatureMapView::isShapeOnly(const std::string& opType) {
          opType == "Squeeze" || opType == "Unsqueeze";
 }
 
+void FeatureMapView::clear(const QString& message) {
+  setOutcome(nullptr);
+  empty_->setText(message);
+  empty_->setVisible(!message.isEmpty());
+}
+
+QString FeatureMapView::emptyMessage() const {
+  return empty_->isVisibleTo(this) ? empty_->text() : QString();
+}
+
 void FeatureMapView::setOutcome(std::shared_ptr<const InferenceOutcome> outcome) {
   outcome_ = std::move(outcome);
+  empty_->hide();
   std::vector<int> shown;
   std::vector<std::string> signature;
   if (outcome_)

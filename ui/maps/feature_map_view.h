@@ -29,6 +29,9 @@ class FeatureMapView : public QWidget {
   explicit FeatureMapView(QWidget* parent = nullptr);
 
   void setOutcome(std::shared_ptr<const InferenceOutcome> outcome);
+  // No maps, and `message` in their place (why there are none: an inference that failed ...).
+  void clear(const QString& message);
+  QString emptyMessage() const;  // empty while maps (or nothing) are shown
   void setColourMap(ColourMap map);
   ColourMap colourMap() const { return map_; }
 
@@ -55,6 +58,7 @@ class FeatureMapView : public QWidget {
   QScrollArea* scroll_;
   QWidget* content_;
   QVBoxLayout* contentLayout_;
+  QLabel* empty_;
   std::vector<LayerMapsWidget*> layers_;
   std::vector<std::string> signature_;  // node and shape of each shown layer, to reuse widgets
   MapZoomDialog* zoom_ = nullptr;

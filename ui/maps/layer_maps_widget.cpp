@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 
 #include <algorithm>
 
@@ -85,17 +86,25 @@ void LayerMapsWidget::render() {
     if (mapHeight_ == 1) scale_ = std::clamp(tileTarget_ * 2 / mapWidth_, 2, 32);
   }
 
-  const QString op = output.node == "input" ? tr("Input") : QString::fromStdString(output.opType);
-  const QString node = output.node == "input" ? tr("as the model sees it") : QString::fromStdString(output.node);
-  QString shapeText;
-  if (vector_)
-    shapeText = tr("%n value(s)", "", vectorLength_);
-  else if (channels_ == 1)
-    shapeText = tr("1 map, %1×%2").arg(mapHeight_).arg(mapWidth_);
-  else
-    shapeText = tr("%1 maps, %2×%3").arg(channels_).arg(mapHeight_).arg(mapWidth_);
-  if (single) shapeText = tr("channel %1 of %2").arg(onlyChannel_).arg(channels_);
-  title_ = QString("%1  %2 · %3").arg(op, node, shapeText);
+  // The core's readable title ("conv 1 · 12 filters 7×7 → 12×42×42"); the ONNX name goes to the tooltip.
+  const size_t index = static_cast<size_t>(layer_);
+  const QString readable =
+      index < outcome_->layerTitles.size() ? QString::fromStdString(outcome_->layerTitles[index]) : QString();
+  onnxName_ =
+      output.node == "input"
+          ? QString()
+          : tr("ONNX node %1 (%2)").arg(QString::fromStdString(output.node), QString::fromStdString(output.opType));
+  if (output.node == "input") {
+    name_ = tr("Input");
+    title_ = tr("Input  as the model sees it · %1×%2").arg(mapHeight_).arg(mapWidth_);
+  } else if (!readable.isEmpty()) {
+    name_ = readable.section(" · ", 0, 0).section(" → ", 0, 0);
+    title_ = readable;
+  } else {
+    name_ = QString::fromStdString(output.opType + " " + output.node);
+    title_ = name_;
+  }
+  if (single) title_ += tr(" · channel %1 of %2").arg(onlyChannel_).arg(channels_);
   if (hoveredChannel_ >= channels_) hoveredChannel_ = -1;
   updateGeometry();
   update();
@@ -205,9 +214,7 @@ QString LayerMapsWidget::describeAt(const QPoint& point) const {
   bool exists = false;
   const float value = valueAt(channel, y, x, &exists);
   if (!exists) return {};
-  const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer_)];
-  const QString layer =
-      output.node == "input" ? tr("Input") : QString::fromStdString(output.opType + " " + output.node);
+  const QString& layer = name_;
   if (vector_)
     return tr("%1 · unit %2 of %3 · value %4")
         .arg(layer)
@@ -243,6 +250,18 @@ void LayerMapsWidget::leaveEvent(QEvent*) {
   hoveredChannel_ = -1;
   update();
   emit hovered({});
+}
+
+bool LayerMapsWidget::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {  // the ONNX name, over the title only: the maps have the readout
+    const auto* help = static_cast<QHelpEvent*>(event);
+    if (help->pos().y() < headerHeight() && !onnxName_.isEmpty())
+      QToolTip::showText(help->globalPos(), onnxName_, this);
+    else
+      QToolTip::hideText();
+    return true;
+  }
+  return QWidget::event(event);
 }
 
 void LayerMapsWidget::changeEvent(QEvent* event) {

@@ -1,4 +1,5 @@
-// One layer's output as a grid of maps, one per channel, under a title and a colour legend.
+// One layer's output as a grid of maps, one per channel, under a readable title (the ONNX node
+// name in its tooltip) and a colour legend.
 // Vectors (dense layers) become one map of cells. The pointer over a map reports the value, the
 // channel and the position under it; a click asks for that map enlarged. It paints everything
 // itself, so a layer of 24 maps is one widget and a new picture costs one repaint.
@@ -33,6 +34,7 @@ class LayerMapsWidget : public QWidget {
   int mapWidth() const { return mapWidth_; }
   bool isVector() const { return vector_; }
   QString title() const { return title_; }
+  QString onnxName() const { return onnxName_; }  // "ONNX node /0/Conv (Conv)": the title's tooltip
   ValueRange range() const { return range_; }
   // The value, channel and position under a point, as the hover text says it; empty off the maps.
   QString describeAt(const QPoint& point) const;
@@ -53,6 +55,7 @@ class LayerMapsWidget : public QWidget {
   void mouseMoveEvent(QMouseEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
+  bool event(QEvent* event) override;
   void changeEvent(QEvent* event) override;
 
  private:
@@ -80,6 +83,8 @@ class LayerMapsWidget : public QWidget {
   int scale_ = 1;  // screen pixels per map cell
   ValueRange range_;
   QString title_;
+  QString name_;  // the title's first part ("conv 1"), for the hover readout
+  QString onnxName_;
   std::vector<QImage> images_;
   int hoveredChannel_ = -1;
 };

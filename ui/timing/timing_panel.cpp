@@ -223,8 +223,10 @@ void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, b
   controls_->setRunning(false);
   if (report && !report->runs.empty())
     setReport(std::move(report), cancelled ? tr("Sweep (cancelled, partial)") : tr("Sweep"));
-  controls_->setProgress(cancelled ? 0 : 100,
-                         cancelled ? tr("Cancelled; the runs that finished are shown") : tr("Done"));
+  QString done = cancelled ? tr("Cancelled; the runs that finished are shown") : tr("Done");
+  if (const QStringList others = worker_->busyWith(); !others.isEmpty())  // see DeviceUseCoordinator
+    done += tr(" (%1 took turns on the device between repetitions)").arg(others.join(tr(" and ")));
+  controls_->setProgress(cancelled ? 0 : 100, done);
   emit statusMessage(cancelled ? tr("Sweep cancelled") : tr("Sweep finished"));
 }
 

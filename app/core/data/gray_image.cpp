@@ -1,6 +1,7 @@
 #include "data/gray_image.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace convscope {
 namespace {
@@ -28,8 +29,7 @@ std::vector<Tap> taps(int srcSize, int dstSize) {
 
 }  // namespace
 
-void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, float* dst,
-                             int dstHeight, int dstWidth) {
+void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, float* dst, int dstHeight, int dstWidth) {
   if (srcHeight == dstHeight && srcWidth == dstWidth) {
     std::copy(src, src + static_cast<size_t>(srcHeight) * srcWidth, dst);
     return;
@@ -51,9 +51,44 @@ void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, floa
 
 GrayImage resized(const GrayImage& image, int height, int width) {
   GrayImage out{height, width, std::vector<float>(static_cast<size_t>(height) * width)};
-  resizeBilinearHalfPixel(image.pixels.data(), image.height, image.width, out.pixels.data(),
-                          height, width);
+  resizeBilinearHalfPixel(image.pixels.data(), image.height, image.width, out.pixels.data(), height, width);
   return out;
+}
+
+float backgroundValue(const GrayImage& image) {
+  if (image.height <= 0 || image.width <= 0) return 0.0f;
+  std::vector<float> border;
+  for (int x = 0; x < image.width; ++x)
+    border.push_back(image.at(0, x)), border.push_back(image.at(image.height - 1, x));
+  for (int y = 1; y + 1 < image.height; ++y)
+    border.push_back(image.at(y, 0)), border.push_back(image.at(y, image.width - 1));
+  // The median, so that a garment touching the border does not lighten the padding.
+  const auto middle = border.begin() + static_cast<std::ptrdiff_t>(border.size() / 2);
+  std::nth_element(border.begin(), middle, border.end());
+  return *middle;
+}
+
+GrayImage resizedToFit(const GrayImage& image, int height, int width, float background) {
+  // The smallest canvas of the target's aspect ratio that holds the picture: compare
+  // image.height / image.width with height / width without rounding.
+  const int64_t tall = int64_t{image.height} * width, wide = int64_t{image.width} * height;
+  if (tall == wide || image.height <= 0 || image.width <= 0) return resized(image, height, width);
+  int canvasHeight = image.height, canvasWidth = image.width;
+  if (wide > tall)  // too wide: pad above and below
+    canvasHeight = static_cast<int>((int64_t{image.width} * height + width - 1) / width);
+  else  // too tall: pad left and right
+    canvasWidth = static_cast<int>((int64_t{image.height} * width + height - 1) / height);
+  GrayImage canvas{canvasHeight, canvasWidth,
+                   std::vector<float>(static_cast<size_t>(canvasHeight) * canvasWidth, background)};
+  const int top = (canvasHeight - image.height) / 2, left = (canvasWidth - image.width) / 2;
+  for (int y = 0; y < image.height; ++y)
+    std::copy_n(image.pixels.begin() + static_cast<std::ptrdiff_t>(y) * image.width, image.width,
+                canvas.pixels.begin() + static_cast<std::ptrdiff_t>(top + y) * canvasWidth + left);
+  return resized(canvas, height, width);
+}
+
+GrayImage resizedToFit(const GrayImage& image, int height, int width) {
+  return resizedToFit(image, height, width, backgroundValue(image));
 }
 
 }  // namespace convscope

@@ -18,9 +18,21 @@ struct GrayImage {
 // Bilinear resampling with half-pixel centres, computed in float exactly as PyTorch's
 // F.interpolate(mode='bilinear', align_corners=False) and OpenCV's INTER_LINEAR do, so that an
 // image upsampled here matches the one the model was trained on.
-void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, float* dst,
-                             int dstHeight, int dstWidth);
+void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, float* dst, int dstHeight, int dstWidth);
 
 GrayImage resized(const GrayImage& image, int height, int width);
+
+// The value of the picture's background: the median of its border pixels (0 for the data set's
+// black, a little more for a photo of a garment on a gray table, once made light-on-dark).
+float backgroundValue(const GrayImage& image);
+
+// Resizes to height x width keeping the aspect ratio, as the data set frames its garments: the
+// picture is centred on a canvas of the target's aspect ratio, padded on both sides of its
+// shorter dimension with `background` (see backgroundValue), then resized bilinearly as
+// resized() does. A picture of the target's aspect ratio is resized() unchanged, so the data
+// set's own images are not touched. Every input path (image files in the CLI and the window,
+// drawings) goes through this.
+GrayImage resizedToFit(const GrayImage& image, int height, int width, float background);
+GrayImage resizedToFit(const GrayImage& image, int height, int width);  // background: backgroundValue(image)
 
 }  // namespace convscope

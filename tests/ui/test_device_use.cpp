@@ -1,0 +1,136 @@
+// One device, several jobs: live inference, sweeps and profiles take turns through the
+// DeviceUseCoordinator, first come first served, so no op time is measured while another job
+// computes; a sweep gives the device up between repetitions; each job learns who else was in
+// progress, and the window says so next to the op time.
+#include <gtest/gtest.h>
+
+#include <QLabel>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ui/charts/prediction_panel.h"
+#include "ui/inference/device_use_coordinator.h"
+#include "ui/timing/sweep_controls.h"
+#include "ui/timing/timing_panel.h"
+#include "ui_test_support.h"
+
+namespace convscope::testing {
+namespace {
+
+using ui::DeviceJob;
+using ui::DeviceUseCoordinator;
+using namespace std::chrono_literals;
+
+// Polls `condition` for up to five seconds.
+template <typename Condition>
+bool eventually(Condition condition) {
+  for (int i = 0; i < 500 && !condition(); ++i) std::this_thread::sleep_for(10ms);
+  return condition();
+}
+
+TEST(DeviceUseCoordinator, JobsNeverHoldTheDeviceAtTheSameTime) {
+  DeviceUseCoordinator coordinator;
+  std::atomic<int> holding{0}, mostAtOnce{0};
+  std::vector<std::thread> threads;
+  for (const DeviceJob job : {DeviceJob::LiveInference, DeviceJob::Sweep, DeviceJob::Profile, DeviceJob::LiveInference})
+    threads.emplace_back([&, job] {
+      for (int i = 0; i < 50; ++i) {
+        DeviceUseCoordinator::Lease lease(coordinator, job);
+        const int now = ++holding;
+        int seen = mostAtOnce.load();
+        while (now > seen && !mostAtOnce.compare_exchange_weak(seen, now)) {
+        }
+        std::this_thread::sleep_for(100us);
+        --holding;
+        if (job == DeviceJob::Sweep) lease.yieldTurn();
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mostAtOnce.load(), 1);
+  EXPECT_FALSE(coordinator.deviceBusy());
+  EXPECT_TRUE(coordinator.jobsInProgress().empty());
+}
+
+TEST(DeviceUseCoordinator, AWaitingJobRunsWhenTheSweepYieldsAndBothLearnOfEachOther) {
+  DeviceUseCoordinator coordinator;
+  std::mutex logMutex;
+  std::vector<std::string> log;
+  const auto note = [&](const std::string& entry) {
+    const std::lock_guard lock(logMutex);
+    log.push_back(entry);
+  };
+  std::vector<DeviceJob> sweepSaw, liveSaw;
+  std::atomic<bool> sweepHolds{false};
+  std::thread sweep([&] {
+    DeviceUseCoordinator::Lease lease(coordinator, DeviceJob::Sweep);
+    note("sweep 1");
+    sweepHolds = true;
+    // Holds on until the live inference is waiting for its turn.
+    eventually([&] { return coordinator.jobsInProgress().size() == 2; });
+    std::this_thread::sleep_for(20ms);
+    note("sweep 1 done");
+    lease.yieldTurn();
+    note("sweep 2");
+    sweepSaw = lease.othersInProgress();
+  });
+  ASSERT_TRUE(eventually([&] { return sweepHolds.load(); }));
+  std::thread live([&] {
+    DeviceUseCoordinator::Lease lease(coordinator, DeviceJob::LiveInference);
+    note("live");
+    liveSaw = lease.othersInProgress();
+  });
+  sweep.join();
+  live.join();
+  EXPECT_EQ(log, (std::vector<std::string>{"sweep 1", "sweep 1 done", "live", "sweep 2"}));
+  EXPECT_EQ(sweepSaw, std::vector<DeviceJob>{DeviceJob::LiveInference});
+  EXPECT_EQ(liveSaw, std::vector<DeviceJob>{DeviceJob::Sweep});
+}
+
+TEST(DeviceUseCoordinator, AJobAloneSeesNoOneElse) {
+  DeviceUseCoordinator coordinator;
+  DeviceUseCoordinator::Lease lease(coordinator, DeviceJob::Profile);
+  EXPECT_TRUE(coordinator.deviceBusy());
+  EXPECT_TRUE(lease.othersInProgress().empty());
+  lease.yieldTurn();  // nobody waits: the turn comes straight back
+  EXPECT_TRUE(coordinator.deviceBusy());
+}
+
+TEST(DeviceUse, ThePredictionDuringASweepSaysSoAndTheSweepSaysTheLiveInferenceTookTurns) {
+  auto window = openWindow();
+  ui::TimingPanel* timing = window->timing();
+  timing->controls()->setCheckedVariants({"cpu-reference"});
+  timing->controls()->setBatches("1, 200");
+  ASSERT_TRUE(timing->startSweep());
+  ASSERT_TRUE(QTest::qWaitFor([] { return !DeviceUseCoordinator::shared().jobsInProgress().empty(); }, 10000));
+  ASSERT_TRUE(window->selectTestImage(5));
+  ASSERT_TRUE(waitForInference(*window, 60000));
+  const bool sweepStillRunning = timing->sweepRunning();
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ASSERT_TRUE(sweepStillRunning) << "the picture waited for the whole sweep: a sweep must give the device up "
+                                    "between repetitions (or this sweep is too short to test that)";
+  EXPECT_EQ(outcome->busyWith, std::vector<std::string>{"sweep"});
+  EXPECT_TRUE(window->prediction()->timesText().contains("while a sweep was running"))
+      << window->prediction()->timesText().toStdString();
+
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 120000));
+  bool said = false;
+  for (const QLabel* label : timing->controls()->findChildren<QLabel*>())
+    said = said || label->text().contains("live inference took turns on the device");
+  EXPECT_TRUE(said) << "the sweep's status says the live inference took turns with it";
+
+  // Alone again: no note.
+  ASSERT_TRUE(window->selectTestImage(6));
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_TRUE(window->inference()->lastOutcome()->busyWith.empty());
+  EXPECT_FALSE(window->prediction()->timesText().contains("while a"))
+      << window->prediction()->timesText().toStdString();
+}
+
+}  // namespace
+}  // namespace convscope::testing
