@@ -86,8 +86,9 @@ if stage bench; then
   $cli bench --variants "$variants,cpu-im2col-gemm" --batches 100,1000,10000 --repeats "${REPEATS:-20}" \
     --json "$OUT/bench.json" --csv "$OUT/bench.csv" 2>"$LOGS/bench-progress.log" | tee "$LOGS/bench.txt" || status=1
   $cli profile --variant gpu-restrict-unroll --batch 10000 2>&1 | tee "$OUT/profile.txt"
-  # PyTorch at the same batch sizes, in the same session.
-  python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1
+  # PyTorch at the same batch sizes, in the same session, with its own cuDNN (not the one found
+  # for the bundle above: PyTorch refuses an older cuDNN on its library path).
+  env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1
   cat "$OUT/pytorch.json"
 fi
 exit $status
