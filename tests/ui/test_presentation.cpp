@@ -100,6 +100,12 @@ void expectTimingTabReadable(gui::MainWindow& window) {
   for (int i = 0; i < tabBar->count(); ++i)  // every sub-tab in sight, none behind scroll arrows
     EXPECT_TRUE(tabBar->rect().contains(tabBar->tabRect(i))) << tabBar->tabText(i).toStdString();
   EXPECT_GE(timing->lineChart()->height(), 150);
+  // The lines get room of their own: the legend (beside or under the axes) leaves them at least a
+  // third of the chart each way.
+  timing->lineChart()->replot(QCustomPlot::rpImmediateRefresh);
+  const QRect axes = timing->lineChart()->axisRect()->rect();
+  EXPECT_GE(axes.width(), timing->lineChart()->width() / 3) << "the axes are a sliver beside the legend";
+  EXPECT_GE(axes.height(), timing->lineChart()->height() / 3) << "the axes are a strip over the legend";
   EXPECT_GE(timing->barChart()->height(), 150);
 }
 

@@ -34,6 +34,7 @@ TimingLineChart::TimingLineChart(QWidget* parent) : QCustomPlot(parent), title_(
   legendBeside_->setMargins(QMargins(0, 8, 8, 0));
   legendBelow_ = new QCPLayoutGrid;
   plotLayout()->addElement(2, 0, legendBelow_);
+  legendBelow_->expandTo(1, 1);  // an empty cell for the legend (after adding: QCP visits cells then)
   plotLayout()->setRowStretchFactor(2, 0.001);
   legendBelow_->setMargins(QMargins(8, 0, 8, 4));
   body_ = body;
@@ -133,29 +134,36 @@ void TimingLineChart::rebuild() {
   replot(rpQueuedReplot);
 }
 
-void TimingLineChart::placeLegend(int width) {
-  int widest = 0;
-  for (int i = 0; i < legend->itemCount(); ++i)
-    widest = std::max(widest, legend->item(i)->minimumOuterSizeHint().width());
+void TimingLineChart::placeLegend(QSize size) {
+  // Beside the axes or under them, whichever leaves the axes the larger usable area: the smaller
+  // of their width and 1.5 times their height (a flat strip of lines is as bad as a thin one).
+  int widest = 0, tallest = 0, entries = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)  // cells of the legend's grid: some may be empty
+    if (QCPAbstractLegendItem* entry = legend->item(i)) {
+      widest = std::max(widest, entry->minimumOuterSizeHint().width());
+      tallest = std::max(tallest, entry->minimumOuterSizeHint().height());
+      ++entries;
+    }
   const int columnWidth = widest + legend->columnSpacing();
-  const bool below = legend->itemCount() > 0 && columnWidth + 24 > width * 2 / 5;
+  const int rowHeight = tallest + legend->rowSpacing();
+  const int titleHeight = static_cast<QCPLayoutElement*>(title_)->minimumOuterSizeHint().height();  // public there
+  const int axesHeight = size.height() - titleHeight - 3 * fontMetrics().height();
+  const int columnsBelow = std::max(1, (size.width() - 24) / std::max(1, columnWidth));
+  const int rowsBelow = (entries + columnsBelow - 1) / columnsBelow;
+  const auto usable = [](int w, int h) { return std::min(w, h * 3 / 2); };
+  const int besideScore = usable(size.width() - columnWidth - 24, axesHeight);
+  const int belowScore = usable(size.width(), axesHeight - rowsBelow * rowHeight - 12);
+  const bool below = entries > 0 && belowScore > besideScore;
+  // Both places keep their cells (the column beside: the legend's over a filler), so moving
+  // the legend is a take and an add.
   QCPLayoutGrid* from = below ? legendBeside_ : legendBelow_;
   QCPLayoutGrid* to = below ? legendBelow_ : legendBeside_;
   if (from->hasElement(0, 0) && from->element(0, 0) == legend) {
     from->take(legend);
-    from->simplify();
-    if (!below) {  // beside: the legend on top of its column, the filler under it
-      to->take(to->element(0, 0));
-      to->simplify();
-      to->addElement(0, 0, legend);
-      to->addElement(1, 0, new QCPLayoutElement(this));
-      to->setRowStretchFactor(0, 0.001);
-    } else {
-      to->addElement(0, 0, legend);
-    }
+    to->addElement(0, 0, legend);
   }
   // Below: rows of as many entries as fit across; beside: one column.
-  legend->setWrap(below ? std::max(1, (width - 24) / std::max(1, columnWidth)) : 0);
+  legend->setWrap(below ? columnsBelow : 0);
   legend->setFillOrder(below ? QCPLayoutGrid::foColumnsFirst : QCPLayoutGrid::foRowsFirst, true);
   legendIsBelow_ = below;
 }
@@ -163,7 +171,7 @@ void TimingLineChart::placeLegend(int width) {
 void TimingLineChart::restyle() {
   styleChart(*this);
   setFittedTitle(*title_, titleParts_, width());
-  placeLegend(width());
+  placeLegend(size());
   // A hidden line's legend entry stays, grayed, so it can be clicked back on.
   const QColor text = palette().color(QPalette::Text);
   QColor off = text;
@@ -227,7 +235,7 @@ void TimingLineChart::changeEvent(QEvent* event) {
 
 void TimingLineChart::resizeEvent(QResizeEvent* event) {
   setFittedTitle(*title_, titleParts_, event->size().width());
-  placeLegend(event->size().width());
+  placeLegend(event->size());
   QCustomPlot::resizeEvent(event);
 }
 

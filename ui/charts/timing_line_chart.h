@@ -43,7 +43,7 @@ class TimingLineChart : public QCustomPlot {
  private:
   void rebuild();
   void restyle();
-  void placeLegend(int width);
+  void placeLegend(QSize size);
 
   std::shared_ptr<const BenchmarkReport> report_;
   int layer_ = -1;

@@ -140,14 +140,15 @@ TimingPanel::TimingPanel(QWidget* parent)
 }
 
 void TimingPanel::fitSideColumn() {
-  // Wide enough for every variant's name where the panel has the room (two fifths of it at
-  // most), never narrower than its buttons and labels need; a vertical scroll bar's room on top.
+  // Wide enough for every variant's name where the panel has the room (three tenths of it at
+  // most: the charts come first), never narrower than its buttons and labels need; a vertical
+  // scroll bar's room on top.
   QWidget* side = sideScroll_->widget();
   const int bar = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, sideScroll_) + 2;
   const int least = side->minimumSizeHint().width() + bar;
   const int frame = side->minimumSizeHint().width() - controls_->minimumSizeHint().width();
   const int wanted = controls_->namesWidth() + frame + bar;
-  sideScroll_->setFixedWidth(std::max(least, std::min(wanted, width() * 2 / 5)));
+  sideScroll_->setFixedWidth(std::max(least, std::min(wanted, width() * 3 / 10)));
 }
 
 void TimingPanel::changeEvent(QEvent* event) {
