@@ -16,7 +16,8 @@ namespace convscope::ui {
 namespace {
 
 QString milliseconds(double seconds) {
-  return QString::number(seconds * 1e3, 'f', seconds < 0.01 ? 3 : 2) + " ms";
+  // A no-break space: at presentation mode's size the table must not break "11.46" from "ms".
+  return QString::number(seconds * 1e3, 'f', seconds < 0.01 ? 3 : 2) + QChar(0x00a0) + "ms";
 }
 
 QString plain(const QString& html) {
