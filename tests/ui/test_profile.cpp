@@ -189,24 +189,5 @@ TEST(KernelProfileJson, WhatIsWrittenReadsBackTheSame) {
   }
 }
 
-TEST(KernelProfileJson, TheCliWritesTheTableItPrints) {
-  QTemporaryDir dir;
-  const QString path = dir.filePath("profile.json");
-  const ProcessResult cli =
-      runProgram(CONVSCOPE_CLI_PATH, {"profile", "--variant", "gpu-baseline", "--batch", "10", "--json", path});
-  if (!gpu::gpuDevice().usable) {
-    EXPECT_NE(cli.exitCode, 0);
-    EXPECT_FALSE(QFile::exists(path)) << "no file without a profile";
-    GTEST_SKIP() << "no GPU: " << gpu::gpuDevice().unusableReason << "; the CLI said: " << cli.output.toStdString();
-  }
-  ASSERT_EQ(cli.exitCode, 0) << cli.output.toStdString();
-  const KernelProfile profile = readKernelProfileJson(path.toStdString());
-  EXPECT_EQ(profile.variant, "gpu-baseline");
-  EXPECT_EQ(profile.batch, 10);
-  ASSERT_FALSE(profile.rows.empty());
-  for (const KernelRow& row : profile.rows)
-    EXPECT_TRUE(cli.output.contains(QString::fromStdString(row.name))) << row.name << " printed and written";
-}
-
 }  // namespace
 }  // namespace convscope::testing
