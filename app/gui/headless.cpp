@@ -64,7 +64,7 @@ QString applyLaunchOptions(MainWindow& window, const LaunchOptions& options) {
 }
 
 int takeScreenshot(const LaunchOptions& options, qint64 startMilliseconds) {
-  MainWindow window(MainWindow::Options{false, false});
+  MainWindow window(MainWindow::Options{false, false});  // no settings; --size is the screen
   qint64 firstPrediction = -1;
   QObject::connect(&window, &MainWindow::firstPredictionShown, &window,
                    [&] { firstPrediction = QDateTime::currentMSecsSinceEpoch() - startMilliseconds; });

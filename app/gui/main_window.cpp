@@ -27,6 +27,7 @@
 #include "ui/common/export.h"
 #include "ui/common/presentation_mode.h"
 #include "ui/common/recent_files.h"
+#include "ui/common/shortcut_priority.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/input/drawing_panel.h"
 #include "ui/input/input_panel.h"
@@ -168,15 +169,24 @@ void MainWindow::buildMenus() {
   next->setShortcuts({QKeySequence(tr("Ctrl+Right")), QKeySequence(Qt::Key_PageDown)});
   QAction* previous = view->addAction(tr("P&revious image"), this, [this] { stepImage(-1); });
   previous->setShortcuts({QKeySequence(tr("Ctrl+Left")), QKeySequence(Qt::Key_PageUp)});
-  view->addAction(tr("Next &variant"), QKeySequence(tr("Ctrl+Down")), variants_, &ui::VariantSelector::selectNext);
-  view->addAction(tr("Previous v&ariant"), QKeySequence(tr("Ctrl+Up")), variants_,
-                  &ui::VariantSelector::selectPrevious);
+  QAction* nextVariant =
+      view->addAction(tr("Next &variant"), QKeySequence(tr("Ctrl+Down")), variants_, &ui::VariantSelector::selectNext);
+  QAction* previousVariant = view->addAction(tr("Previous v&ariant"), QKeySequence(tr("Ctrl+Up")), variants_,
+                                             &ui::VariantSelector::selectPrevious);
+  // The teacher steps through pictures and variants from wherever the focus is: after typing in
+  // the # box, in the enlarged-map window. Text fields give these keys up (ShortcutPriority).
+  QList<QKeySequence> navigation;
+  for (QAction* action : {next, previous, nextVariant, previousVariant}) {
+    action->setShortcutContext(Qt::ApplicationShortcut);
+    navigation += action->shortcuts();
+  }
+  new ui::ShortcutPriority(navigation, this);
   view->addAction(tr("&Draw"), QKeySequence(tr("Ctrl+D")), this, [this] { selectTab("draw"); });
   view->addAction(tr("&Test set"), QKeySequence(tr("Ctrl+T")), this,
                   [this] { input_->showSource(ui::InputPanel::Source::TestSet); });
   view->addSeparator();
   for (int i = 0; i < tabs_->count(); ++i)
-    view->addAction(tabs_->tabText(i).replace("&&", "&"), QKeySequence(tr("Ctrl+%1").arg(i + 1)), this,
+    view->addAction(tabs_->tabText(i), QKeySequence(tr("Ctrl+%1").arg(i + 1)), this,  // "&&" stays a literal &
                     [this, i] { tabs_->setCurrentIndex(i); });
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -218,6 +228,7 @@ void MainWindow::connectWidgets() {
             recent_->add(path);
             dismissProblem(Problem::Picture);
             statusBar()->showMessage(tr("Opened %1").arg(QFileInfo(path).fileName()), 4000);
+            input_->browser()->showOutsidePicture(QFileInfo(path).fileName());  // no test image stays highlighted
             inference_->classify(picture);
             updateTitle();
           });
@@ -227,6 +238,7 @@ void MainWindow::connectWidgets() {
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
   connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
   connect(profile_, &ui::ProfilePanel::errorOccurred, this, &MainWindow::showError);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) { showLeftColumnFor(tabs_->widget(i)); });
   connect(timing_, &ui::TimingPanel::statusMessage, this,
           [this](const QString& text) { statusBar()->showMessage(text, 6000); });
 }
@@ -374,11 +386,33 @@ bool MainWindow::selectTab(const QString& name) {
 }
 
 void MainWindow::setPresentation(bool on) {
+  if (on == presenting_) return;
+  presenting_ = on;
+  if (options_.fullScreenPresentation) {
+    // The projector shows the whole screen: full screen on, and back to the window as it was.
+    if (on) {
+      stateBeforePresentation_ = windowState() & ~Qt::WindowFullScreen;
+      setWindowState(windowState() | Qt::WindowFullScreen);
+    } else {
+      setWindowState(stateBeforePresentation_);
+    }
+  }
   ui::setPresentationMode(on);
   presentationAction_->setChecked(on);
   left_->setMinimumWidth(on ? 400 : 300);  // room for the larger text
   modelPicker_->setCompact(on);            // and for the pictures
   variants_->setCompact(on);
+  showLeftColumnFor(tabs_->currentWidget());
+}
+
+void MainWindow::showLeftColumnFor(QWidget* tab) {
+  // Model, variant and picture feed the maps and the profile; the Timing tab has its own
+  // variants. On a projector its charts need the whole width, so the column makes way there.
+  left_->setVisible(!(presentation() && tab == timing_));
+}
+
+bool MainWindow::presentation() const {
+  return presenting_;
 }
 
 void MainWindow::stepImage(int delta) {
@@ -423,15 +457,11 @@ void MainWindow::dismissProblem(Problem problem) {
 }
 
 void MainWindow::showError(const QString& message) {
+  // Once, in the banner across the top of the window, where the class looks anyway: a dialog
+  // would stop the demo, and the same text in the status bar again only repeats it.
   bannerProblem_ = Problem::Other;
   lastError_ = message;
   banner_->showError(message);
-  statusBar()->showMessage(message.section('\n', 0, 0), 15000);
-  if (options_.errorDialogs && isVisible()) {
-    auto* box = new QMessageBox(QMessageBox::Warning, tr("ConvScope"), message, QMessageBox::Ok, this);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();  // window-modal, but returns at once: nothing waits on it
-  }
 }
 
 void MainWindow::updateTitle() {
@@ -446,11 +476,12 @@ void MainWindow::showShortcuts() {
       tr("<table>"
          "<tr><td>Ctrl+Right, Page Down&nbsp;&nbsp;</td><td>next test image</td></tr>"
          "<tr><td>Ctrl+Left, Page Up</td><td>previous test image</td></tr>"
+         "<tr><td>a number, Enter in the # box</td><td>that test image</td></tr>"
          "<tr><td>Ctrl+Down / Ctrl+Up</td><td>next / previous kernel variant</td></tr>"
          "<tr><td>Ctrl+D / Ctrl+T</td><td>draw / browse the test set</td></tr>"
          "<tr><td>Ctrl+Z, Delete</td><td>undo a stroke, clear the drawing</td></tr>"
          "<tr><td>Ctrl+1 … Ctrl+4</td><td>the tabs</td></tr>"
-         "<tr><td>F5</td><td>presentation mode</td></tr>"
+         "<tr><td>F5</td><td>presentation mode, full screen (F5 again: back)</td></tr>"
          "<tr><td>Ctrl+O / Ctrl+I / Ctrl+B</td><td>open a model / an image / a benchmark JSON</td></tr>"
          "<tr><td>Ctrl+E</td><td>export the feature maps</td></tr>"
          "</table>"));

@@ -1,7 +1,8 @@
 // The ConvScope window. It owns the widgets of ui/ and wires them together: the model picker,
 // variant selector and input panel on the left; feature maps with the prediction, timing,
 // profile and model tabs on the right. What each part does lives in its own widget; here are
-// only the connections, the menus and shortcuts, drag-and-drop, settings and error reporting.
+// only the connections, the menus and shortcuts, drag-and-drop, settings and error reporting
+// (once, in the banner: never a dialog that stops a demo).
 #pragma once
 
 #include <QMainWindow>
@@ -41,8 +42,10 @@ class MainWindow : public QMainWindow {
 
  public:
   struct Options {
-    bool useSettings = true;   // restore and save QSettings (off for screenshots)
-    bool errorDialogs = true;  // a message box besides the banner and the status bar (off in tests)
+    bool useSettings = true;  // restore and save QSettings (off for screenshots)
+    // Presentation mode also fills the screen. Off for screenshots, whose --size stands for the
+    // projector's screen, and for tests that check a layout at a given size.
+    bool fullScreenPresentation = true;
   };
 
   explicit MainWindow(Options options);
@@ -62,6 +65,7 @@ class MainWindow : public QMainWindow {
   bool selectTab(const QString& name);
   static QStringList tabNames();  // explore, draw, timing, profile, model
   void setPresentation(bool on);
+  bool presentation() const;
 
   QString lastError() const { return lastError_; }
   std::shared_ptr<const Model> model() const { return model_; }
@@ -103,6 +107,7 @@ class MainWindow : public QMainWindow {
   void showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome);
   void stepImage(int delta);
   void updateTitle();
+  void showLeftColumnFor(QWidget* tab);
   void showShortcuts();
   void openImageDialog();
   void openBenchmarkDialog();
@@ -136,6 +141,8 @@ class MainWindow : public QMainWindow {
   QProgressBar* pictureBusy_;
   Problem bannerProblem_ = Problem::Other;
   QAction* presentationAction_;
+  bool presenting_ = false;  // the menu's check mark flips before its slot runs: not a record of the mode
+  Qt::WindowStates stateBeforePresentation_ = Qt::WindowNoState;
 };
 
 }  // namespace convscope::gui

@@ -12,6 +12,8 @@
 #include "core/test_support.h"
 #include "data/image_file.h"
 #include "data/image_set.h"
+#include "engine/kernel_profile_json.h"
+#include "gpu_device.h"
 
 namespace {
 
@@ -38,7 +40,8 @@ const std::string kModels = CONVSCOPE_MODELS_DIR;
 TEST(Cli, ClassifyPrintsTheCourseFormat) {
   const Outcome r = runCli("classify --model '" + kModels + "/course-high.onnx' --count 200");
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  EXPECT_NE(r.output.find("Loading fashion-mnist data... done\nLoading model... done\nNew Inference\n"), std::string::npos)
+  EXPECT_NE(r.output.find("Loading fashion-mnist data... done\nLoading model... done\nNew Inference\n"),
+            std::string::npos)
       << r.output;
   const std::regex opTime("Op Time: [0-9]+\\.[0-9]+\n");
   EXPECT_EQ(std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), opTime), std::sregex_iterator()), 2)
@@ -50,7 +53,8 @@ TEST(Cli, ClassifyPrintsTheCourseFormat) {
 TEST(Cli, ClassifyWritesOneCsvRowPerImage) {
   TempDir dir;
   const std::string csv = (dir.path() / "predictions.csv").string();
-  const Outcome r = runCli("classify --model '" + kModels + "/lenet5.onnx' --count 25 --variant cpu-reference --csv '" + csv + "'");
+  const Outcome r =
+      runCli("classify --model '" + kModels + "/lenet5.onnx' --count 25 --variant cpu-reference --csv '" + csv + "'");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   std::ifstream in(csv);
   std::string header, line;
@@ -85,8 +89,9 @@ TEST(Cli, ClassifiesImageFilesLikeTheDataSetImagesTheyShow) {
     files += " '" + dir.write("image" + std::to_string(index) + ".pgm", plain).string() + "'";
     invertedFiles += " '" + dir.write("inverted" + std::to_string(index) + ".pgm", inverted).string() + "'";
   }
-  for (const std::string& arguments : {"classify --model '" + kModels + "/course-high.onnx' --images" + files,
-                                       "classify --model '" + kModels + "/course-high.onnx' --invert --images" + invertedFiles}) {
+  for (const std::string& arguments :
+       {"classify --model '" + kModels + "/course-high.onnx' --images" + files,
+        "classify --model '" + kModels + "/course-high.onnx' --invert --images" + invertedFiles}) {
     const Outcome r = runCli(arguments);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("Correctness: n/a (no labels) Model: course-high Batch: 2"), std::string::npos) << r.output;
@@ -144,6 +149,35 @@ TEST(Cli, BadInputFailsWithAMessageAndNonZeroExit) {
     EXPECT_NE(r.exitCode, 0) << c.arguments;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.arguments << "\n" << r.output;
   }
+}
+
+TEST(Cli, ProfileWritesItsKernelTableAsJsonWhereItCanRun) {
+  TempDir dir;
+  const std::string json = (dir.path() / "profile.json").string();
+  const Outcome help = runCli("profile --help");
+  EXPECT_NE(help.output.find("--json"), std::string::npos) << help.output;
+  const Outcome noFile = runCli("profile --variant gpu-baseline --json");
+  EXPECT_NE(noFile.exitCode, 0);
+  EXPECT_NE(noFile.output.find("needs a value"), std::string::npos) << noFile.output;
+
+  const Outcome r = runCli("profile --variant gpu-baseline --batch 10 --json '" + json + "'");
+  if (!convscope::gpu::gpuDevice().usable) {
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(json)) << "no file without a profile";
+    GTEST_SKIP() << "no GPU (" << convscope::gpu::gpuDevice().unusableReason << "); the CLI said: " << r.output;
+  }
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const convscope::KernelProfile profile = convscope::readKernelProfileJson(json);
+  EXPECT_EQ(profile.variant, "gpu-baseline");
+  EXPECT_EQ(profile.batch, 10);
+  EXPECT_EQ(profile.device, convscope::gpu::gpuDevice().name);
+  ASSERT_FALSE(profile.rows.empty());
+  double shares = 0.0;
+  for (const convscope::KernelRow& row : profile.rows) {
+    EXPECT_NE(r.output.find(row.name), std::string::npos) << row.name << ": written but not printed";
+    shares += row.share;
+  }
+  EXPECT_NEAR(shares, 1.0, 1e-9);
 }
 
 }  // namespace

@@ -3,17 +3,20 @@
 // table; sweeps run on a worker thread while the window stays responsive, and cancel.
 #include <gtest/gtest.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProgressBar>
 #include <QTimer>
+#include <QToolTip>
 
 #include "engine/benchmark.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/timing_bar_chart.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/error_banner.h"
+#include "ui/timing/speedup_table.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
 #include "ui/timing/timing_table.h"
@@ -181,6 +184,225 @@ TEST(Timing, SweepSettingsThatCannotRunAreRefusedWithAMessage) {
   EXPECT_FALSE(timing->startSweep());
   EXPECT_TRUE(window->lastError().contains("variant")) << window->lastError().toStdString();
   EXPECT_FALSE(timing->sweepRunning());
+}
+
+// Waits for a sweep of `variants` at `batches` to finish.
+void runSweep(ui::TimingPanel* timing, const QStringList& variants, const QString& batches) {
+  timing->controls()->setCheckedVariants(variants);
+  timing->controls()->setBatches(batches);
+  ASSERT_TRUE(timing->startSweep());
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 60000));
+}
+
+TEST(Timing, CancellingASecondSweepKeepsTheFirstSweepsResultsAndMarksTheNewRuns) {
+  auto window = openWindow();
+  ui::TimingPanel* timing = window->timing();
+  runSweep(timing, {"cpu-im2col-gemm"}, "1,2");
+  ASSERT_NE(timing->report(), nullptr);
+  ASSERT_EQ(timing->report()->runs.size(), 2u);
+
+  // The second sweep: cpu-reference at batch 1 finishes, then it is cancelled during batch 300.
+  timing->controls()->setCheckedVariants({"cpu-reference"});
+  timing->controls()->setBatches("1,300");
+  ASSERT_TRUE(timing->startSweep());
+  auto* progress = timing->controls()->findChild<QProgressBar*>();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning() || progress->value() >= 50; },
+                              30000));  // 50 %: batch 1 done, 300 begun
+  timing->cancelSweep();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 60000));
+
+  const auto report = timing->report();
+  ASSERT_NE(report, nullptr);
+  EXPECT_NE(ui::findRun(*report, "cpu-im2col-gemm", 1), nullptr) << "the first sweep's results stay";
+  EXPECT_NE(ui::findRun(*report, "cpu-im2col-gemm", 2), nullptr) << "the first sweep's results stay";
+  ASSERT_NE(ui::findRun(*report, "cpu-reference", 1), nullptr) << "the run the cancelled sweep finished joins them";
+  EXPECT_EQ(ui::findRun(*report, "cpu-reference", 300), nullptr);
+  EXPECT_EQ(timing->lineChart()->graphCount(), 2);
+  EXPECT_TRUE(timing->originText().contains("cancelled sweep")) << timing->originText().toStdString();
+  // The table marks the runs of the cancelled sweep, and only those.
+  ui::TimingTable* table = timing->table();
+  ASSERT_EQ(table->rowCount(), 3);
+  for (int row = 0; row < table->rowCount(); ++row) {
+    const QString variant = table->item(row, 0)->text();
+    SCOPED_TRACE(variant.toStdString());
+    EXPECT_EQ(variant.contains("cancelled sweep"), variant.startsWith("CPU reference"));
+  }
+  EXPECT_TRUE(timing->controls()->statusText().contains("stay")) << timing->controls()->statusText().toStdString();
+}
+
+TEST(Timing, OpeningABenchmarkAfterACancelledSweepSaysWhichFileIsShown) {
+  auto window = openWindow();
+  ui::TimingPanel* timing = window->timing();
+  timing->controls()->setCheckedVariants({"cpu-reference"});
+  timing->controls()->setBatches("500");
+  ASSERT_TRUE(timing->startSweep());
+  timing->cancelSweep();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 60000));
+  ASSERT_TRUE(timing->controls()->statusText().contains("Cancelled")) << timing->controls()->statusText().toStdString();
+
+  QTemporaryDir dir;
+  const QString path = dir.filePath("gpu-lab.json");
+  writeBenchmarkJson(syntheticReport(), path.toStdString());
+  ASSERT_TRUE(window->openBenchmark(path));
+  const QString status = timing->controls()->statusText();
+  EXPECT_FALSE(status.contains("Cancelled")) << status.toStdString();
+  EXPECT_TRUE(status.contains("gpu-lab.json")) << status.toStdString();
+  EXPECT_TRUE(timing->originText().contains("gpu-lab.json"));
+}
+
+TEST(TimingChart, TheLegendListsTheVariantsInCourseOrderWhateverTheFilesOrder) {
+  auto window = openWindow();
+  BenchmarkReport report = syntheticReport();
+  std::reverse(report.runs.begin(), report.runs.end());  // the file lists the course backwards
+  ui::TimingLineChart* chart = window->timing()->lineChart();
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "reversed.json");
+  QStringList expected;
+  for (const ConvVariant& v : convVariants())
+    if (ui::findRun(report, v.id, 1)) expected << QString::fromStdString(v.displayName);
+  expected << "someone-elses-kernel";  // unknown to the registry: last
+  QStringList legend;
+  for (int i = 0; i < chart->legend->itemCount(); ++i)  // in reading order, beside the axes or under them
+    if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(chart->legend->item(i)))
+      legend << entry->plottable()->name();
+  EXPECT_EQ(legend, expected);
+}
+
+TEST(TimingChart, ClickingALegendEntryHidesItsLineAndClickingAgainShowsIt) {
+  auto window = openWindow();
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "synthetic");
+  ASSERT_TRUE(window->selectTab("timing"));  // clicks reach a chart the user sees
+  ui::TimingLineChart* chart = window->timing()->lineChart();
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(window.get()));
+  ASSERT_TRUE(chart->isVisible());
+  chart->replot(QCustomPlot::rpImmediateRefresh);  // lays the legend out
+  QCPPlottableLegendItem* entry = chart->legend->itemWithPlottable(chart->graph(2));
+  ASSERT_NE(entry, nullptr);
+  QCPAbstractPlottable* line = entry->plottable();
+  ASSERT_TRUE(line->visible());
+  const QColor shownColour = entry->textColor();
+  const QPoint centre = entry->outerRect().center();
+  QTest::mouseClick(chart, Qt::LeftButton, Qt::NoModifier, centre);
+  EXPECT_FALSE(line->visible()) << "a click on '" << line->name().toStdString() << "' hides its line";
+  EXPECT_NE(entry->textColor(), shownColour) << "its entry is grayed, and stays to be clicked back";
+  int entries = 0;
+  for (int i = 0; i < chart->legend->itemCount(); ++i) entries += chart->legend->item(i) != nullptr;
+  EXPECT_EQ(entries, 11);
+  // The other lines stay; a hidden line stays hidden when another layer is chosen.
+  for (int g = 0; g < chart->graphCount(); ++g)
+    if (chart->graph(g) != line) EXPECT_TRUE(chart->graph(g)->visible());
+  window->timing()->layerChoice()->setCurrentIndex(window->timing()->layerChoice()->findData(0));
+  QCPPlottableLegendItem* again = chart->legend->itemWithPlottable(chart->graph(2));
+  ASSERT_NE(again, nullptr);
+  EXPECT_FALSE(again->plottable()->visible());
+  chart->replot(QCustomPlot::rpImmediateRefresh);
+  QTest::mouseClick(chart, Qt::LeftButton, Qt::NoModifier, again->outerRect().center());
+  EXPECT_TRUE(again->plottable()->visible());
+}
+
+TEST(TimingChart, EveryPointAndEveryBarHasATooltipWithVariantLayerBatchAndTime) {
+  auto window = openWindow();
+  window->resize(1600, 1000);
+  const BenchmarkReport report = syntheticReport();
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  ASSERT_TRUE(window->selectTab("timing"));
+  ui::TimingLineChart* chart = window->timing()->lineChart();
+  chart->replot(QCustomPlot::rpImmediateRefresh);
+  for (int g = 0; g < chart->graphCount(); ++g) {
+    const auto data = chart->graph(g)->data();
+    for (int i = 0; i < data->size(); ++i) {
+      const QPoint at(qRound(chart->xAxis->coordToPixel(data->at(i)->key)),
+                      qRound(chart->yAxis->coordToPixel(data->at(i)->value)));
+      const QString tip = chart->pointToolTip(at);
+      SCOPED_TRACE(tip.toStdString());
+      // Points of different lines may lie on one another (the synthetic lines are parallel);
+      // the tooltip names one of them, with its own numbers.
+      const QString expectedTime = QString::number(data->at(i)->value, 'g', 4);
+      EXPECT_TRUE(tip.contains(QString("batch %1\n").arg(data->at(i)->key)));
+      EXPECT_TRUE(tip.contains("all conv layers"));
+      EXPECT_TRUE(tip.contains(" ms"));
+      if (tip.startsWith(chart->graph(g)->name() + "\n")) EXPECT_TRUE(tip.contains("op time " + expectedTime + " ms"));
+    }
+  }
+  // A real tooltip event over the largest point of the slowest line.
+  const auto last = chart->graph(10)->data()->at(3);
+  const QPoint at(qRound(chart->xAxis->coordToPixel(last->key)), qRound(chart->yAxis->coordToPixel(last->value)));
+  QHelpEvent help(QEvent::ToolTip, at, chart->mapToGlobal(at));
+  QApplication::sendEvent(chart, &help);
+  EXPECT_TRUE(QToolTip::text().contains("someone-elses-kernel")) << QToolTip::text().toStdString();
+  EXPECT_TRUE(QToolTip::text().contains("batch 10000"));
+  EXPECT_TRUE(chart->pointToolTip(QPoint(2, 2)).isEmpty()) << "no tooltip away from the points";
+
+  // Bars: every variant's bar of each conv layer answers with its own numbers.
+  ui::TimingBarChart* bars = window->timing()->barChart();
+  bars->setBatch(100);
+  window->timing()->lowerTabs()->setCurrentWidget(bars);
+  bars->replot(QCustomPlot::rpImmediateRefresh);
+  for (size_t v = 0; v < bars->variants().size(); ++v) {
+    QStringList tips;
+    for (int layer = 0; layer < bars->layerBarCount(); ++layer) {
+      const double value = 1e-3 * (double(v) + 1) * 100 * (layer + 1);  // ms, as the synthetic report says
+      const int x = qRound(bars->xAxis->coordToPixel(value * 0.5));
+      const double key = double(v) + 1;
+      const int top = qRound(bars->yAxis->coordToPixel(key - 0.45)),
+                bottom = qRound(bars->yAxis->coordToPixel(key + 0.45));
+      for (int y = std::min(top, bottom); y <= std::max(top, bottom); ++y) {
+        const QString tip = bars->barToolTip(QPoint(x, y));
+        if (!tip.isEmpty() && !tips.contains(tip)) tips << tip;
+      }
+    }
+    SCOPED_TRACE(tips.join(" | ").toStdString());
+    const QString name = ui::variantDisplayName(bars->variants()[v]);
+    ASSERT_EQ(tips.size(), 2) << "one tooltip per conv layer's bar";
+    for (int layer = 0; layer < 2; ++layer) {
+      const double value = 1e-3 * (double(v) + 1) * 100 * (layer + 1);
+      EXPECT_TRUE(std::any_of(tips.begin(), tips.end(), [&](const QString& tip) {
+        return tip.startsWith(name + "\n") && tip.contains(QString("conv %1").arg(layer + 1)) &&
+               tip.contains("batch 100\n") && tip.contains("op time " + QString::number(value, 'g', 4) + " ms");
+      }));
+    }
+  }
+}
+
+TEST(TimingChart, TheBarsHaveALinearTimeAxisAndSayWhenItIsLogarithmic) {
+  auto window = openWindow();
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "synthetic");
+  ui::TimingBarChart* bars = window->timing()->barChart();
+  EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
+  EXPECT_TRUE(bars->xAxis->label().contains("linear")) << bars->xAxis->label().toStdString();
+  EXPECT_DOUBLE_EQ(bars->xAxis->range().lower, 0.0) << "a linear bar starts at zero";
+  window->timing()->logarithmicBars()->setChecked(true);
+  EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLogarithmic);
+  EXPECT_TRUE(bars->xAxis->label().contains("logarithmic")) << bars->xAxis->label().toStdString();
+  window->timing()->logarithmicBars()->setChecked(false);
+  EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
+}
+
+TEST(TimingChart, TheSpeedUpsOfEachCourseStepOverTheBaselineAndTheStepBefore) {
+  auto window = openWindow();
+  BenchmarkReport report = syntheticReport();
+  std::reverse(report.runs.begin(), report.runs.end());
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  window->timing()->barChart()->setBatch(100);
+  window->timing()->layerChoice()->setCurrentIndex(window->timing()->layerChoice()->findData(ui::kAllConvLayers));
+  ui::SpeedupTable* table = window->timing()->speedups();
+  // At batch 100, variant v (registry position) takes 1e-6 (v+1) 100 (1+2) s: the speed-up over
+  // gpu-baseline (v = 2) is 3/(v+1), over the step before v/(v+1).
+  ASSERT_EQ(table->rowCount(), 11);
+  EXPECT_EQ(table->baseline(), "gpu-baseline");
+  const auto number = [](const QString& text) { return QString(text).remove("×").trimmed().toDouble(); };
+  for (int row = 0; row < 11; ++row) {
+    const double v = row;  // the synthetic report's variants are the registry's, in its order, and one unknown last
+    SCOPED_TRACE(table->item(row, 1)->text().toStdString());
+    const QString name =
+        row < 10 ? QString::fromStdString(convVariants()[size_t(row)].displayName) : QString("someone-elses-kernel");
+    EXPECT_EQ(table->item(row, 1)->text(), name) << "course order";
+    EXPECT_NEAR(number(table->item(row, 3)->text()), 3.0 / (v + 1), 0.01 * 3.0 / (v + 1) + 0.005);
+    if (row == 0)
+      EXPECT_EQ(table->item(row, 4)->text(), "—") << "the first step has none before it";
+    else
+      EXPECT_NEAR(number(table->item(row, 4)->text()), v / (v + 1), 0.01);
+  }
+  EXPECT_TRUE(table->horizontalHeaderItem(3)->text().contains("GPU baseline"));
 }
 
 }  // namespace

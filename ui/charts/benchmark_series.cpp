@@ -71,6 +71,37 @@ std::vector<VariantSeries> opTimeSeries(const BenchmarkReport& report, int layer
   return series;
 }
 
+std::vector<std::string> variantsInCourseOrder(const BenchmarkReport& report) {
+  const std::vector<std::string> present = variantsIn(report);
+  std::vector<std::string> ordered;
+  for (const ConvVariant& v : convVariants())
+    if (std::find(present.begin(), present.end(), v.id) != present.end()) ordered.push_back(v.id);
+  for (const std::string& id : present)
+    if (std::find(ordered.begin(), ordered.end(), id) == ordered.end()) ordered.push_back(id);
+  return ordered;
+}
+
+std::vector<Speedup> speedups(const BenchmarkReport& report, int layer, int batch, std::string* baseline) {
+  std::vector<Speedup> rows;
+  for (const std::string& variant : variantsInCourseOrder(report)) {
+    const BenchmarkRun* run = findRun(report, variant, batch);
+    double seconds = 0.0;
+    if (run && runOpTime(*run, layer, &seconds) && seconds > 0.0) rows.push_back({variant, seconds, 0.0, 0.0});
+  }
+  baseline->clear();
+  if (rows.empty()) return rows;
+  const auto named =
+      std::find_if(rows.begin(), rows.end(), [](const Speedup& s) { return s.variant == "gpu-baseline"; });
+  const Speedup& base = named != rows.end() ? *named : rows.front();
+  *baseline = base.variant;
+  const double baseSeconds = base.seconds;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].overBaseline = baseSeconds / rows[i].seconds;
+    if (i > 0) rows[i].overPrevious = rows[i - 1].seconds / rows[i].seconds;
+  }
+  return rows;
+}
+
 QString variantDisplayName(const std::string& variantId) {
   for (const ConvVariant& v : convVariants())
     if (v.id == variantId) return QString::fromStdString(v.displayName);

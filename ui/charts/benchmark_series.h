@@ -31,6 +31,21 @@ const BenchmarkRun* findRun(const BenchmarkReport& report, const std::string& va
 
 std::vector<VariantSeries> opTimeSeries(const BenchmarkReport& report, int layer);
 
+// The report's variants in course order: the registry's order (the order the course takes the
+// optimizations in), then ids the registry does not know, as the report lists them.
+std::vector<std::string> variantsInCourseOrder(const BenchmarkReport& report);
+
+// How much faster each variant is at one batch size, in course order: over the baseline (the
+// course's naive GPU kernel, gpu-baseline, where the report has it, else the first variant) and
+// over the course step before it (the variant before it in course order). 0 where there is none.
+struct Speedup {
+  std::string variant;
+  double seconds = 0.0;  // the op time compared (one conv layer, or their sum)
+  double overBaseline = 0.0;
+  double overPrevious = 0.0;
+};
+std::vector<Speedup> speedups(const BenchmarkReport& report, int layer, int batch, std::string* baseline);
+
 // The registry's display name, or the id itself for a variant this build does not know.
 QString variantDisplayName(const std::string& variantId);
 // "conv 1 (/0/Conv)", or "all conv layers" for kAllConvLayers.

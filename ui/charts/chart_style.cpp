@@ -2,6 +2,8 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+
 #include "conv/conv_registry.h"
 
 namespace convscope::ui {
@@ -43,6 +45,20 @@ void styleChart(QCustomPlot& plot) {
       title->setFont(bold);
       title->setTextColor(text);
     }
+}
+
+void setFittedTitle(QCPTextElement& title, const QStringList& parts, int width) {
+  const QFontMetrics metrics(title.font());
+  const int room = std::max(40, width - 16);
+  QStringList lines;
+  for (const QString& part : parts) {
+    const QString joined = lines.isEmpty() ? part : lines.back() + QStringLiteral(" · ") + part;
+    if (!lines.isEmpty() && metrics.horizontalAdvance(joined) <= room)
+      lines.back() = joined;
+    else
+      lines << metrics.elidedText(part, Qt::ElideRight, room);
+  }
+  title.setText(lines.join('\n'));
 }
 
 QColor variantColour(const std::string& variantId) {

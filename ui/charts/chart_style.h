@@ -7,12 +7,20 @@
 
 #include <string>
 
+#include <QStringList>
+
 class QCustomPlot;
+class QCPTextElement;
 
 namespace convscope::ui {
 
 // Backgrounds, axes, grids, legend and fonts of `plot` from its palette and font.
 void styleChart(QCustomPlot& plot);
+
+// Sets a chart title from its parts, joined by " · " on as few lines as fit `width` pixels at the
+// title's font, a part wider than that elided: at large fonts or on a small screen a long title
+// (model, device) wraps instead of running off both sides of the chart.
+void setFittedTitle(QCPTextElement& title, const QStringList& parts, int width);
 
 // A fixed colour for each registry entry (by its position in the registry), so a variant keeps
 // its colour across charts and files; ids the registry does not know get a gray.

@@ -18,7 +18,8 @@ namespace convscope::ui {
 namespace {
 
 QString milliseconds(double seconds) {
-  return QString::number(seconds * 1e3, 'f', seconds < 0.01 ? 3 : 2) + " ms";
+  // A no-break space: at presentation mode's size the table must not break "11.46" from "ms".
+  return QString::number(seconds * 1e3, 'f', seconds < 0.01 ? 3 : 2) + QChar(0x00a0) + "ms";
 }
 
 QString plain(const QString& html) {
@@ -35,8 +36,12 @@ PredictionPanel::PredictionPanel(QWidget* parent)
       verdict_(new QLabel(this)),
       chart_(new PredictionChart(this)),
       times_(new QLabel(this)) {
+  // One line at any width: "Pullover  99.8 %" must not break before its "%". The font is as
+  // large as the line allows (fitHeadline), and the label never widens the panel.
+  headline_->setWordWrap(false);
+  headline_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  headline_->installEventFilter(this);
   updateHeadlineFont();
-  headline_->setWordWrap(true);
   verdict_->setWordWrap(true);
   times_->setWordWrap(true);
   times_->setTextFormat(Qt::RichText);
@@ -59,10 +64,21 @@ PredictionPanel::PredictionPanel(QWidget* parent)
 }
 
 void PredictionPanel::updateHeadlineFont() {
+  // 1.6 times the text around it, less where the line would not fit, never below that text.
   QFont big = font();
-  big.setPointSizeF(big.pointSizeF() * 1.6);
   big.setBold(true);
-  headline_->setFont(big);
+  const double base = font().pointSizeF();
+  const int room = headline_->contentsRect().width();
+  for (double factor = 1.6; factor >= 1.0; factor -= 0.05) {
+    big.setPointSizeF(base * factor);
+    if (room <= 0 || QFontMetrics(big).horizontalAdvance(headline_->text()) <= room) break;
+  }
+  if (big != headline_->font()) headline_->setFont(big);
+}
+
+bool PredictionPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == headline_ && event->type() == QEvent::Resize) updateHeadlineFont();
+  return QWidget::eventFilter(watched, event);
 }
 
 void PredictionPanel::changeEvent(QEvent* event) {
@@ -73,6 +89,7 @@ void PredictionPanel::changeEvent(QEvent* event) {
 void PredictionPanel::clear(const QString& message, const QString& detail) {
   outcome_.reset();
   headline_->setText(message);
+  updateHeadlineFont();
   verdict_->setText(detail.toHtmlEscaped());
   times_->clear();
   chart_->clearPrediction();
@@ -89,7 +106,10 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
   const int label = o.input.label;
   chart_->setPrediction(o.probabilities, classNames_, label);
   const QString topName = chart_->className(top);
-  headline_->setText(tr("%1  %2 %").arg(topName).arg(100.0 * o.probabilities[static_cast<size_t>(top)], 0, 'f', 1));
+  // A no-break space keeps the number and its "%" together.
+  headline_->setText(
+      tr("%1  %2\u00a0%").arg(topName).arg(100.0 * o.probabilities[static_cast<size_t>(top)], 0, 'f', 1));
+  updateHeadlineFont();
 
   const QString source = o.input.description.toHtmlEscaped();
   if (label < 0) {

@@ -28,6 +28,7 @@ class PredictionPanel : public QWidget {
 
   PredictionChart* chart() const { return chart_; }
   QString headline() const;  // plain text of the headline
+  QLabel* headlineLabel() const { return headline_; }
   QString shownTopClassName() const;
   QString timesText() const;  // plain text of the op-time table
   QString exportChart(const QString& path);
@@ -37,6 +38,7 @@ class PredictionPanel : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void exportAsked();

@@ -1,5 +1,8 @@
 #include "ui/charts/timing_bar_chart.h"
 
+#include <QHelpEvent>
+#include <QToolTip>
+
 #include <algorithm>
 #include <cmath>
 
@@ -17,13 +20,8 @@ TimingBarChart::TimingBarChart(QWidget* parent)
   yAxis->setTickLength(0, 0);
   yAxis->setSubTicks(false);
   yAxis->grid()->setVisible(false);
-  xAxis->setScaleType(QCPAxis::stLogarithmic);
-  QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
-  ticker->setSubTickCount(8);
-  xAxis->setTicker(ticker);
   xAxis->setNumberFormat("g");
   xAxis->setNumberPrecision(6);
-  xAxis->setLabel(tr("op time (ms), logarithmic"));
   group_->setSpacingType(QCPBarsGroup::stAbsolute);
   group_->setSpacing(1);
   // The legend goes under the chart, in one row, where it cannot hide a bar.
@@ -35,7 +33,7 @@ TimingBarChart::TimingBarChart(QWidget* parent)
   legendRow->addElement(0, 0, legend);
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
   legendRow->setMargins(QMargins(0, 0, 0, 4));
-  setMinimumHeight(220);
+  setMinimumHeight(160);
   rebuild();
 }
 
@@ -53,21 +51,37 @@ void TimingBarChart::setBatch(int batch) {
   rebuild();
 }
 
+void TimingBarChart::setLogarithmic(bool logarithmic) {
+  logarithmic_ = logarithmic;
+  rebuild();
+}
+
 void TimingBarChart::rebuild() {
   clearPlottables();
   variants_.clear();
+  if (logarithmic_) {
+    xAxis->setScaleType(QCPAxis::stLogarithmic);
+    QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+    ticker->setSubTickCount(8);
+    xAxis->setTicker(ticker);
+    xAxis->setLabel(tr("op time (ms), logarithmic scale: each major line is 10× the one before"));
+  } else {
+    xAxis->setScaleType(QCPAxis::stLinear);
+    xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+    xAxis->setLabel(tr("op time (ms), linear scale"));
+  }
   if (!report_ || report_->runs.empty()) {
-    title_->setText(tr("Variants side by side at one batch size"));
+    titleParts_ = {tr("Variants side by side at one batch size")};
     legend->setVisible(false);
-    xAxis->setRange(0.01, 1000);
+    xAxis->setRange(logarithmic_ ? 0.01 : 0.0, logarithmic_ ? 1000 : 10);
     yAxis->setTicker(QSharedPointer<QCPAxisTickerText>(new QCPAxisTickerText));
-    styleChart(*this);
+    restyle();
     replot(rpQueuedReplot);
     return;
   }
   const std::vector<std::string> layers = convLayersIn(*report_);
   QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
-  for (const std::string& variant : variantsIn(*report_))
+  for (const std::string& variant : variantsInCourseOrder(*report_))
     if (findRun(*report_, variant, batch_)) {
       variants_.push_back(variant);
       names->addTick(static_cast<double>(variants_.size()), variantDisplayName(variant));
@@ -93,26 +107,76 @@ void TimingBarChart::rebuild() {
     }
     bars->setData(keys, values, true);
   }
-  if (high > 0.0) {
+  if (high > 0.0 && logarithmic_) {
     // Bars on a log axis need a positive base: the decade below the shortest bar.
     const double base = std::pow(10.0, std::floor(std::log10(low / 2.0)));
     for (int i = 0; i < plottableCount(); ++i) qobject_cast<QCPBars*>(plottable(i))->setBaseValue(base);
     xAxis->setRange(base, high * 3.0);
+  } else if (high > 0.0) {
+    xAxis->setRange(0.0, high * 1.08);
   }
   yAxis->setTicker(names);
   yAxis->setRange(0.4, static_cast<double>(variants_.size()) + 0.6);
   legend->setVisible(!layers.empty());
-  title_->setText(tr("Op time per conv layer at batch %1").arg(batch_));
-  styleChart(*this);
+  titleParts_ = {tr("Op time per conv layer at batch %1").arg(batch_)};
+  restyle();
   replot(rpQueuedReplot);
+}
+
+void TimingBarChart::restyle() {
+  styleChart(*this);
+  setFittedTitle(*title_, titleParts_, width());
+}
+
+QString TimingBarChart::titleText() const {
+  return title_->text();
+}
+
+QString TimingBarChart::barToolTip(const QPoint& position) const {
+  for (int i = 0; i < plottableCount(); ++i) {
+    auto* bars =
+        qobject_cast<QCPBars*>(const_cast<TimingBarChart*>(this)->plottable(i));  // QCustomPlot lacks a const one
+    QVariant details;
+    if (!bars || bars->selectTest(position, false, &details) < 0) continue;  // QCPBars: >= 0 inside a bar
+    const QCPDataSelection hit = details.value<QCPDataSelection>();
+    if (hit.isEmpty()) continue;
+    const auto bar = bars->data()->at(hit.dataRange().begin());
+    const size_t v = static_cast<size_t>(std::lround(bar->key)) - 1;
+    if (v >= variants_.size()) continue;
+    return tr("%1\n%2 · batch %3\nop time %4 ms")
+        .arg(variantDisplayName(variants_[v]), bars->name())
+        .arg(batch_)
+        .arg(QString::number(bar->value, 'g', 4));
+  }
+  return {};
+}
+
+bool TimingBarChart::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    const auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = barToolTip(help->pos());
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+      event->ignore();
+    } else {
+      QToolTip::showText(help->globalPos(), text, this);
+    }
+    return true;
+  }
+  return QCustomPlot::event(event);
 }
 
 void TimingBarChart::changeEvent(QEvent* event) {
   QCustomPlot::changeEvent(event);
   if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) {
-    styleChart(*this);
+    restyle();
     replot(rpQueuedReplot);
   }
+}
+
+void TimingBarChart::resizeEvent(QResizeEvent* event) {
+  setFittedTitle(*title_, titleParts_, event->size().width());
+  QCustomPlot::resizeEvent(event);
 }
 
 }  // namespace convscope::ui

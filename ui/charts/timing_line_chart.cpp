@@ -1,8 +1,12 @@
 #include "ui/charts/timing_line_chart.h"
 
+#include <QHelpEvent>
+#include <QToolTip>
+
 #include <algorithm>
 #include <cmath>
 
+#include "conv/conv_registry.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/chart_style.h"
 
@@ -18,14 +22,22 @@ TimingLineChart::TimingLineChart(QWidget* parent) : QCustomPlot(parent), title_(
   plotLayout()->addElement(0, 0, title_);
   plotLayout()->addElement(1, 0, body);
   body->addElement(0, 0, axes);
-  auto* legendColumn = new QCPLayoutGrid;
-  body->addElement(0, 1, legendColumn);
+  // Where the chart is narrow the legend moves under the axes, in as many columns as fit
+  // (placeLegend): beside them, ten long names would leave the lines a sliver.
+  legendBeside_ = new QCPLayoutGrid;
+  body->addElement(0, 1, legendBeside_);
   body->setColumnStretchFactor(1, 0.001);
   axes->insetLayout()->take(legend);
-  legendColumn->addElement(0, 0, legend);
-  legendColumn->addElement(1, 0, new QCPLayoutElement(this));  // pushes the legend to the top
-  legendColumn->setRowStretchFactor(0, 0.001);
-  legendColumn->setMargins(QMargins(0, 8, 8, 0));
+  legendBeside_->addElement(0, 0, legend);
+  legendBeside_->addElement(1, 0, new QCPLayoutElement(this));  // pushes the legend to the top
+  legendBeside_->setRowStretchFactor(0, 0.001);
+  legendBeside_->setMargins(QMargins(0, 8, 8, 0));
+  legendBelow_ = new QCPLayoutGrid;
+  plotLayout()->addElement(2, 0, legendBelow_);
+  legendBelow_->expandTo(1, 1);  // an empty cell for the legend (after adding: QCP visits cells then)
+  plotLayout()->setRowStretchFactor(2, 0.001);
+  legendBelow_->setMargins(QMargins(8, 0, 8, 4));
+  body_ = body;
   for (QCPAxis* axis : {xAxis, yAxis}) {
     axis->setScaleType(QCPAxis::stLogarithmic);
     axis->grid()->setSubGridVisible(true);
@@ -38,7 +50,14 @@ TimingLineChart::TimingLineChart(QWidget* parent) : QCustomPlot(parent), title_(
   xAxis->setLabel(tr("batch size (images)"));
   yAxis->setLabel(tr("op time (ms)"));
   legend->setVisible(true);
-  setMinimumHeight(240);
+  legend->setSelectableParts(QCPLegend::spNone);  // a click toggles a line; it selects nothing
+  connect(this, &QCustomPlot::legendClick, this, [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+    auto* entry = qobject_cast<QCPPlottableLegendItem*>(item);
+    if (!entry) return;
+    for (int g = 0; g < graphCount(); ++g)
+      if (graph(g) == entry->plottable()) setVariantShown(variants_[static_cast<size_t>(g)], !graph(g)->visible());
+  });
+  setMinimumHeight(160);
   rebuild();
 }
 
@@ -53,17 +72,26 @@ void TimingLineChart::setLayer(int layer) {
   rebuild();
 }
 
+void TimingLineChart::setVariantShown(const std::string& variant, bool shown) {
+  if (shown)
+    hidden_.erase(variant);
+  else
+    hidden_.insert(variant);
+  restyle();
+  replot(rpQueuedReplot);
+}
+
 void TimingLineChart::rebuild() {
   clearGraphs();
   variants_.clear();
   if (!report_ || report_->runs.empty()) {
-    title_->setText(tr("Op time vs batch size: run a sweep or open a benchmark JSON"));
+    titleParts_ = {tr("Op time vs batch size: run a sweep or open a benchmark JSON")};
     QSharedPointer<QCPAxisTickerLog> logTicks(new QCPAxisTickerLog);
     xAxis->setTicker(logTicks);
     xAxis->setRange(1, 10000);
     yAxis->setRange(0.01, 1000);
     legend->setVisible(false);
-    styleChart(*this);
+    restyle();
     replot(rpQueuedReplot);
     return;
   }
@@ -84,15 +112,15 @@ void TimingLineChart::rebuild() {
     graph->setData(x, y, true);
     variants_.push_back(series.variant);
   }
-  // The batch sizes measured are the ticks: a student reads "1000", not "10^3".
-  // Legend from the slowest to the fastest at the largest batch: the order the lines end in.
+  // The legend in course order (the registry's), the order the class meets the optimizations in,
+  // whatever order the file lists them in.
   legend->clearItems();
-  std::vector<QCPGraph*> byTime;
-  for (int g = 0; g < graphCount(); ++g) byTime.push_back(graph(g));
-  const auto lastValue = [](QCPGraph* g) { return g->data()->isEmpty() ? 0.0 : (g->data()->constEnd() - 1)->value; };
-  std::stable_sort(byTime.begin(), byTime.end(), [&](QCPGraph* a, QCPGraph* b) { return lastValue(a) > lastValue(b); });
-  for (QCPGraph* g : byTime) legend->addItem(new QCPPlottableLegendItem(legend, g));
+  for (const std::string& variant : variantsInCourseOrder(*report_)) {
+    const auto at = std::find(variants_.begin(), variants_.end(), variant);
+    if (at != variants_.end()) legend->addItem(new QCPPlottableLegendItem(legend, graph(int(at - variants_.begin()))));
+  }
 
+  // The batch sizes measured are the ticks: a student reads "1000", not "10^3".
   const std::vector<int> batches = batchesIn(*report_);
   QSharedPointer<QCPAxisTickerText> batchTicks(new QCPAxisTickerText);
   for (int batch : batches) batchTicks->addTick(batch, QString::number(batch));
@@ -100,19 +128,115 @@ void TimingLineChart::rebuild() {
   xAxis->setRange(batches.front() / 1.6, batches.back() * 1.6);
   if (high > 0.0) yAxis->setRange(low / 2.5, high * 2.5);
   legend->setVisible(true);
-  title_->setText(tr("Op time vs batch size · %1 · %2 on %3")
-                      .arg(convLayerLabel(*report_, layer_), QString::fromStdString(report_->model),
-                           QString::fromStdString(report_->device)));
-  styleChart(*this);
+  titleParts_ = {tr("Op time vs batch size"), convLayerLabel(*report_, layer_),
+                 tr("%1 on %2").arg(QString::fromStdString(report_->model), QString::fromStdString(report_->device))};
+  restyle();
   replot(rpQueuedReplot);
+}
+
+void TimingLineChart::placeLegend(QSize size) {
+  // Beside the axes or under them, whichever leaves the axes the larger usable area: the smaller
+  // of their width and 1.5 times their height (a flat strip of lines is as bad as a thin one).
+  int widest = 0, tallest = 0, entries = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)  // cells of the legend's grid: some may be empty
+    if (QCPAbstractLegendItem* entry = legend->item(i)) {
+      widest = std::max(widest, entry->minimumOuterSizeHint().width());
+      tallest = std::max(tallest, entry->minimumOuterSizeHint().height());
+      ++entries;
+    }
+  const int columnWidth = widest + legend->columnSpacing();
+  const int rowHeight = tallest + legend->rowSpacing();
+  const int titleHeight = static_cast<QCPLayoutElement*>(title_)->minimumOuterSizeHint().height();  // public there
+  const int axesHeight = size.height() - titleHeight - 3 * fontMetrics().height();
+  const int columnsBelow = std::max(1, (size.width() - 24) / std::max(1, columnWidth));
+  const int rowsBelow = (entries + columnsBelow - 1) / columnsBelow;
+  const auto usable = [](int w, int h) { return std::min(w, h * 3 / 2); };
+  const int besideScore = usable(size.width() - columnWidth - 24, axesHeight);
+  const int belowScore = usable(size.width(), axesHeight - rowsBelow * rowHeight - 12);
+  const bool below = entries > 0 && belowScore > besideScore;
+  // Both places keep their cells (the column beside: the legend's over a filler), so moving
+  // the legend is a take and an add.
+  QCPLayoutGrid* from = below ? legendBeside_ : legendBelow_;
+  QCPLayoutGrid* to = below ? legendBelow_ : legendBeside_;
+  if (from->hasElement(0, 0) && from->element(0, 0) == legend) {
+    from->take(legend);
+    to->addElement(0, 0, legend);
+  }
+  // Below: rows of as many entries as fit across; beside: one column.
+  legend->setWrap(below ? columnsBelow : 0);
+  legend->setFillOrder(below ? QCPLayoutGrid::foColumnsFirst : QCPLayoutGrid::foRowsFirst, true);
+  legendIsBelow_ = below;
+}
+
+void TimingLineChart::restyle() {
+  styleChart(*this);
+  setFittedTitle(*title_, titleParts_, width());
+  placeLegend(size());
+  // A hidden line's legend entry stays, grayed, so it can be clicked back on.
+  const QColor text = palette().color(QPalette::Text);
+  QColor off = text;
+  off.setAlpha(90);
+  for (int g = 0; g < graphCount(); ++g) {
+    const bool shown = !hidden_.count(variants_[static_cast<size_t>(g)]);
+    graph(g)->setVisible(shown);
+    if (auto* entry = legend->itemWithPlottable(graph(g))) entry->setTextColor(shown ? text : off);
+  }
+}
+
+QString TimingLineChart::titleText() const {
+  return title_->text();
+}
+
+QString TimingLineChart::pointToolTip(const QPoint& position) const {
+  if (!report_) return {};
+  // Within a scatter dot's reach (a little more at large fonts), the nearest point of a line shown.
+  const double reach = std::max(10.0, fontMetrics().height() * 0.6);
+  double best = reach * reach;
+  QString text;
+  for (int g = 0; g < graphCount(); ++g) {
+    const QCPGraph* line = graph(g);
+    if (!line->visible()) continue;
+    for (auto point = line->data()->constBegin(); point != line->data()->constEnd(); ++point) {
+      const double dx = xAxis->coordToPixel(point->key) - position.x();
+      const double dy = yAxis->coordToPixel(point->value) - position.y();
+      if (dx * dx + dy * dy > best) continue;
+      best = dx * dx + dy * dy;
+      text = tr("%1\n%2 · batch %3\nop time %4 ms")
+                 .arg(line->name(), convLayerLabel(*report_, layer_))
+                 .arg(static_cast<int>(point->key))
+                 .arg(QString::number(point->value, 'g', 4));
+    }
+  }
+  return text;
+}
+
+bool TimingLineChart::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    const auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = pointToolTip(help->pos());
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+      event->ignore();
+    } else {
+      QToolTip::showText(help->globalPos(), text, this);
+    }
+    return true;
+  }
+  return QCustomPlot::event(event);
 }
 
 void TimingLineChart::changeEvent(QEvent* event) {
   QCustomPlot::changeEvent(event);
   if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) {
-    styleChart(*this);
+    restyle();
     replot(rpQueuedReplot);
   }
+}
+
+void TimingLineChart::resizeEvent(QResizeEvent* event) {
+  setFittedTitle(*title_, titleParts_, event->size().width());
+  placeLegend(event->size());
+  QCustomPlot::resizeEvent(event);
 }
 
 }  // namespace convscope::ui

@@ -1,10 +1,13 @@
-// Op time against batch size, log-log, one line per kernel variant with a legend: for one conv
-// layer or all of them summed. It plots whatever the report holds, two variants or eleven.
+// Op time against batch size, log-log, one line per kernel variant: for one conv layer or all of
+// them summed. It plots whatever the report holds, two variants or eleven. The legend lists the
+// variants in course order; clicking an entry hides or shows its line; pointing at a point
+// says what it is (variant, layer, batch size, op time).
 #pragma once
 
 #include <qcustomplot.h>
 
 #include <memory>
+#include <set>
 
 #include "engine/benchmark.h"
 
@@ -22,20 +25,36 @@ class TimingLineChart : public QCustomPlot {
   int layer() const { return layer_; }
   // The variant drawn by graph(i).
   const std::vector<std::string>& variants() const { return variants_; }
+  // Hides or shows a variant's line (what a click on its legend entry does).
+  void setVariantShown(const std::string& variant, bool shown);
+  // The tooltip of the point nearest `position` (widget pixels), empty when none is near.
+  QString pointToolTip(const QPoint& position) const;
+  QString titleText() const;
+  bool legendIsBelow() const { return legendIsBelow_; }  // under the axes (narrow) or beside them
 
   // QCustomPlot asks for room for every tick label; a splitter may squeeze the chart below that.
   QSize minimumSizeHint() const override { return {200, 160}; }
 
  protected:
+  bool event(QEvent* event) override;
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void rebuild();
+  void restyle();
+  void placeLegend(QSize size);
 
   std::shared_ptr<const BenchmarkReport> report_;
   int layer_ = -1;
   std::vector<std::string> variants_;
+  std::set<std::string> hidden_;  // variants whose line the user switched off, kept across layers
+  QStringList titleParts_;
   QCPTextElement* title_;
+  QCPLayoutGrid* body_ = nullptr;
+  QCPLayoutGrid* legendBeside_ = nullptr;  // a column right of the axes
+  QCPLayoutGrid* legendBelow_ = nullptr;   // a row under them
+  bool legendIsBelow_ = false;
 };
 
 }  // namespace convscope::ui

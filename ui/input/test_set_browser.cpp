@@ -4,6 +4,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListView>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -19,7 +20,8 @@ TestSetBrowser::TestSetBrowser(QWidget* parent)
       view_(new QListView(this)),
       filter_(new QComboBox(this)),
       goTo_(new QSpinBox(this)),
-      count_(new QLabel(this)) {
+      count_(new QLabel(this)),
+      outsideNote_(new QLabel(this)) {
   view_->setModel(model_);
   view_->setViewMode(QListView::IconMode);
   view_->setFlow(QListView::LeftToRight);
@@ -34,6 +36,8 @@ TestSetBrowser::TestSetBrowser(QWidget* parent)
   goTo_->setPrefix("#");
   goTo_->setToolTip(tr("Go to test image number"));
   goTo_->setKeyboardTracking(false);
+  outsideNote_->setWordWrap(true);
+  outsideNote_->hide();
 
   auto* top = new QHBoxLayout;
   top->addWidget(filter_, 1);
@@ -41,6 +45,7 @@ TestSetBrowser::TestSetBrowser(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(top);
+  layout->addWidget(outsideNote_);
   layout->addWidget(view_, 1);
   layout->addWidget(count_);
 
@@ -49,6 +54,14 @@ TestSetBrowser::TestSetBrowser(QWidget* parent)
   connect(goTo_, &QSpinBox::valueChanged, this, [this](int index) {
     if (index != current_) selectImage(index);
   });
+  // Enter jumps (valueChanged, above) and gives the keys back to the grid, so the arrows and
+  // Page Up/Down step on from the picture just chosen. Leaving the box by a click does not move
+  // the focus again: the user put it where it should be.
+  if (auto* edit = goTo_->findChild<QLineEdit*>())
+    connect(edit, &QLineEdit::returnPressed, this, [this] {
+      if (goTo_->value() != current_) selectImage(goTo_->value());
+      view_->setFocus(Qt::ShortcutFocusReason);
+    });
   connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this,
           [this](const QModelIndex& index) { rowChanged(index.row()); });
   count_->setWordWrap(true);  // room for the reason when there is no test set
@@ -149,11 +162,28 @@ void TestSetBrowser::step(int delta) {
   selectImage(model_->imageIndexAt(next));
 }
 
+void TestSetBrowser::showOutsidePicture(const QString& name) {
+  current_ = -1;
+  {
+    const QSignalBlocker blocker(view_->selectionModel());
+    view_->selectionModel()->clear();  // the selection and the current item: nothing highlighted
+  }
+  view_->viewport()->update();
+  outsideNote_->setText(tr("Shown: %1 (an image file, not a test image)").arg(name));
+  outsideNote_->show();
+}
+
+QString TestSetBrowser::outsidePictureNote() const {
+  return outsideNote_->isHidden() ? QString() : outsideNote_->text();
+}
+
 void TestSetBrowser::rowChanged(int row) {
   if (row < 0 || row >= model_->rowCount()) return;
   const int index = model_->imageIndexAt(row);
   if (index == current_) return;
   current_ = index;
+  outsideNote_->hide();
+  outsideNote_->clear();
   {
     const QSignalBlocker blocker(goTo_);
     goTo_->setValue(index);

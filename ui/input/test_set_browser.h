@@ -1,5 +1,7 @@
 // Browses the test set: a scrolling grid of thumbnails with their labels, a class filter and a
-// "go to image number" box. Choosing an image (click, arrow keys, next/previous) announces it.
+// "go to image number" box (Enter jumps and hands the keys back to the grid). Choosing an image
+// (click, arrow keys, next/previous) announces it. A picture from elsewhere (an image file)
+// clears the selection and says what is shown instead.
 #pragma once
 
 #include <QWidget>
@@ -30,6 +32,9 @@ class TestSetBrowser : public QWidget {
   int currentImage() const { return current_; }  // -1 when none
   int classFilter() const;
   QListView* view() const { return view_; }
+  QSpinBox* goToBox() const { return goTo_; }
+  // What the note over the grid says while the picture is not a test image; empty otherwise.
+  QString outsidePictureNote() const;
 
  public slots:
   // Selects (and scrolls to) test image `index`; false when there is no such image.
@@ -37,6 +42,9 @@ class TestSetBrowser : public QWidget {
   void setClassFilter(int label);  // -1: all classes
   void selectNext();
   void selectPrevious();
+  // The picture shown is not from the test set (`name`: an image file): no thumbnail stays
+  // highlighted, and a note says what is shown. Choosing a test image again removes it.
+  void showOutsidePicture(const QString& name);
 
  signals:
   void imageChosen(int index);
@@ -56,6 +64,7 @@ class TestSetBrowser : public QWidget {
   QSpinBox* goTo_;
   QLabel* count_;
   QString unavailableReason_;
+  QLabel* outsideNote_;
   int current_ = -1;
 };
 

@@ -1,13 +1,18 @@
 #include "ui/maps/feature_map_view.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QStyle>
+
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/common/export.h"
+#include "ui/common/presentation_mode.h"
 #include "ui/maps/layer_maps_widget.h"
 #include "ui/maps/map_zoom_dialog.h"
 
@@ -97,7 +102,7 @@ void FeatureMapView::setOutcome(std::shared_ptr<const InferenceOutcome> outcome)
     layers_.clear();
     for (size_t i = 0; i < shown.size(); ++i) {
       auto* widget = new LayerMapsWidget(content_);
-      if (i == 0) widget->setTileTarget(144);  // the input, large
+      widget->setTileTarget(i == 0 ? inputTileTarget() : tileTarget_);  // the input, larger
       connect(widget, &LayerMapsWidget::hovered, this,
               [this](const QString& text) { readout_->setText(text.isEmpty() ? hint() : text); });
       connect(widget, &LayerMapsWidget::mapClicked, this, &FeatureMapView::enlarge);
@@ -108,6 +113,35 @@ void FeatureMapView::setOutcome(std::shared_ptr<const InferenceOutcome> outcome)
   }
   for (size_t i = 0; i < shown.size(); ++i) layers_[i]->setLayer(outcome_, shown[i], map_);
   if (zoom_) zoom_->follow(outcome_, map_);
+}
+
+int FeatureMapView::inputTileTarget() const {
+  return tileTarget_ * 12 / 7;  // 144 px beside 84 px maps
+}
+
+int FeatureMapView::tileTargetFor(int width, bool presentation) {
+  // About seven maps across at a desk and five in presentation mode, where the back row has to
+  // see them; never smaller than a desk's 84 px, never larger than a map needs.
+  const int columns = presentation ? 5 : 7;
+  return std::clamp(width / columns - 8, presentation ? 120 : 84, presentation ? 320 : 168);
+}
+
+void FeatureMapView::fitTiles() {
+  const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, scroll_);
+  const int target = tileTargetFor(width() - scrollBar - 8, presentationMode());
+  if (target == tileTarget_) return;
+  tileTarget_ = target;
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->setTileTarget(i == 0 ? inputTileTarget() : tileTarget_);
+}
+
+void FeatureMapView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitTiles();
+}
+
+void FeatureMapView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) fitTiles();  // presentation mode on or off
 }
 
 void FeatureMapView::setColourMap(ColourMap map) {

@@ -1,7 +1,9 @@
 // Every layer's output for the current picture, top to bottom in execution order: the input as
 // the model sees it, then each conv, activation, pooling and dense layer as a grid of maps with
 // its colour legend. Shape-only layers (Flatten, Reshape, Identity) are left out: their values
-// are those of the layer before. Hovering reads values; clicking a map enlarges it.
+// are those of the layer before. Hovering reads values; clicking a map enlarges it. The maps are
+// as large as the width allows (larger still in presentation mode), so a wide screen or a
+// projector shows them large instead of leaving the space empty.
 #pragma once
 
 #include <QWidget>
@@ -43,16 +45,26 @@ class FeatureMapView : public QWidget {
   QString exportTo(const QString& path);
 
   static bool isShapeOnly(const std::string& opType);
+  // About how many pixels a map's longer side takes in a view `width` pixels wide.
+  static int tileTargetFor(int width, bool presentation);
+  int tileTarget() const { return tileTarget_; }
 
  signals:
   void errorOccurred(const QString& message);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
  private:
+  void fitTiles();
+  int inputTileTarget() const;
   void enlarge(int layer, int channel);
   void exportAsked();
 
   std::shared_ptr<const InferenceOutcome> outcome_;
   ColourMap map_ = ColourMap::Viridis;
+  int tileTarget_ = 84;
   QComboBox* mapChoice_;
   QLabel* readout_;
   QScrollArea* scroll_;

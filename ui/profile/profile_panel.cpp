@@ -1,5 +1,7 @@
 #include "ui/profile/profile_panel.h"
 
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -9,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "conv/conv_registry.h"
+#include "engine/kernel_profile_json.h"
 #include "gpu_device.h"
 #include "ui/charts/benchmark_series.h"
 
@@ -33,7 +36,10 @@ ProfilePanel::ProfilePanel(QWidget* parent)
       message_(new QLabel(this)),
       batch_(new QSpinBox(this)),
       run_(new QPushButton(tr("Profile one inference"), this)),
+      open_(new QPushButton(tr("Open profile…"), this)),
       table_(new QTableWidget(this)) {
+  open_->setToolTip(tr("Open a kernel table saved by 'convscope-cli profile --json FILE' (on a GPU machine)"));
+  connect(open_, &QPushButton::clicked, this, &ProfilePanel::openAsked);
   message_->setWordWrap(true);
   message_->setTextFormat(Qt::RichText);
   batch_->setRange(1, 10000);
@@ -59,6 +65,7 @@ ProfilePanel::ProfilePanel(QWidget* parent)
   row->addWidget(batch_);
   row->addWidget(run_);
   row->addStretch(1);
+  row->addWidget(open_);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(message_);
   layout->addLayout(row);
@@ -78,7 +85,10 @@ void ProfilePanel::setImageSet(std::shared_ptr<const ImageSet> images) {
 
 void ProfilePanel::setVariant(const QString& variantId) {
   variant_ = variantId;
-  table_->setRowCount(0);
+  if (!shownFromFile_) {  // a table measured here was for the variant before; an opened file stays
+    table_->setRowCount(0);
+    shown_.clear();
+  }
   refresh();
 }
 
@@ -97,23 +107,33 @@ void ProfilePanel::refresh() {
   run_->setEnabled(canProfile() && !running);
   batch_->setEnabled(canProfile() && !running);
   if (images_) batch_->setMaximum(std::max(1, images_->count()));
+  if (!shown_.isEmpty() && !running) {
+    message_->setText(shown_);
+    return;
+  }
+  const gpu::GpuDevice& gpu = gpu::gpuDevice();
+  const QString openHint =
+      tr("To read a profile measured elsewhere, save it there with "
+         "<tt>convscope-cli profile --variant ID --json FILE</tt> and open it here "
+         "(<b>Open profile…</b>).");
+  if (!gpu.usable) {
+    // Say why the table is empty first: no variant choice can fill it on this machine.
+    message_->setText(tr("<b>No GPU on this machine:</b> %1. The profiler times GPU kernels, so it cannot run "
+                         "here.<br>%2")
+                          .arg(QString::fromStdString(gpu.unusableReason).toHtmlEscaped(), openHint));
+    return;
+  }
   if (variant_.isEmpty()) return;
   const ConvVariant& v = findConvVariant(variant_.toStdString());
-  const gpu::GpuDevice& gpu = gpu::gpuDevice();
   if (!v.runsOnGpu) {
-    QString text = tr("<b>The profiler times GPU kernels.</b> '%1' runs on the CPU; choose a GPU variant.")
-                       .arg(variantDisplayName(v.id).toHtmlEscaped());
-    if (!gpu.usable)
-      text += tr("<br>This machine has none: %1. Run <tt>convscope-cli profile</tt> on a GPU machine, "
-                 "or open its benchmark JSON in the Timing tab.")
-                  .arg(QString::fromStdString(gpu.unusableReason).toHtmlEscaped());
-    message_->setText(text);
+    message_->setText(tr("<b>The profiler times GPU kernels.</b> '%1' runs on the CPU; choose a GPU variant.")
+                          .arg(variantDisplayName(v.id).toHtmlEscaped()));
   } else if (!canProfile()) {
     message_->setText(!images_ ? tr("The profiler runs the first N test images, and no test set is loaded.")
                                : tr("'%1' cannot run here.").arg(variantDisplayName(v.id).toHtmlEscaped()));
   } else if (running) {
     message_->setText(tr("Profiling %1 …").arg(variantDisplayName(v.id).toHtmlEscaped()));
-  } else if (table_->rowCount() == 0) {
+  } else {
     message_->setText(
         tr("One traced inference of %1 on %2: every kernel launch and memory copy timed with CUDA events.")
             .arg(variantDisplayName(v.id).toHtmlEscaped(), QString::fromStdString(gpu.name).toHtmlEscaped()));
@@ -123,15 +143,17 @@ void ProfilePanel::refresh() {
 void ProfilePanel::runProfile() {
   if (!canProfile() || worker_->running()) return;
   table_->setRowCount(0);
+  shown_.clear();
+  shownFromFile_ = false;
   worker_->start(model_, variant_.toStdString(), images_, batch_->value());
   refresh();
 }
 
-void ProfilePanel::showResult(std::shared_ptr<const ProfileResult> result) {
-  table_->setRowCount(static_cast<int>(result->rows.size()));
+void ProfilePanel::fillTable(const std::vector<KernelRow>& rows) {
+  table_->setRowCount(static_cast<int>(rows.size()));
   bool firstKernel = true, firstCopy = true;
-  for (size_t i = 0; i < result->rows.size(); ++i) {
-    const KernelRow& r = result->rows[i];
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const KernelRow& r = rows[i];
     const int row = static_cast<int>(i);
     QString type;
     if (!r.isCopy && firstKernel) type = tr("GPU activities"), firstKernel = false;
@@ -145,12 +167,43 @@ void ProfilePanel::showResult(std::shared_ptr<const ProfileResult> result) {
     table_->setItem(row, 6, rightAligned(formatTime(r.maxMs)));
     table_->setItem(row, 7, new QTableWidgetItem(QString::fromStdString(r.name)));
   }
+}
+
+void ProfilePanel::showResult(std::shared_ptr<const ProfileResult> result) {
+  fillTable(result->rows);
+  shownFromFile_ = false;
+  shown_ = tr("<b>%1</b>, model %2, batch %3, on %4")
+               .arg(variantDisplayName(result->variant).toHtmlEscaped(),
+                    QString::fromStdString(result->modelName).toHtmlEscaped())
+               .arg(result->batch)
+               .arg(QString::fromStdString(result->deviceName).toHtmlEscaped());
   refresh();
-  message_->setText(tr("<b>%1</b>, model %2, batch %3, on %4")
-                        .arg(variantDisplayName(result->variant).toHtmlEscaped(),
-                             QString::fromStdString(result->modelName).toHtmlEscaped())
-                        .arg(result->batch)
-                        .arg(QString::fromStdString(result->deviceName).toHtmlEscaped()));
+}
+
+QString ProfilePanel::openProfile(const QString& path) {
+  KernelProfile profile;
+  try {
+    profile = readKernelProfileJson(path.toStdString());
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  fillTable(profile.rows);
+  shownFromFile_ = true;
+  shown_ = tr("<b>Saved profile %1</b>: %2, model %3, batch %4, on %5 · %6")
+               .arg(QFileInfo(path).fileName().toHtmlEscaped(), variantDisplayName(profile.variant).toHtmlEscaped(),
+                    QString::fromStdString(profile.model).toHtmlEscaped())
+               .arg(profile.batch)
+               .arg(QString::fromStdString(profile.device).toHtmlEscaped(),
+                    QString::fromStdString(profile.date).toHtmlEscaped());
+  refresh();
+  return {};
+}
+
+void ProfilePanel::openAsked() {
+  const QString path =
+      QFileDialog::getOpenFileName(this, tr("Open a profile"), {}, tr("Profile JSON (*.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  if (const QString error = openProfile(path); !error.isEmpty()) emit errorOccurred(error);
 }
 
 }  // namespace convscope::ui

@@ -1,7 +1,7 @@
 // The profile tab: the course's kernel table (share of GPU time, total, calls, average, min,
 // max per kernel and memory copy) for one inference with the chosen variant. The profiler
-// times GPU kernels, so with a CPU variant, or on a machine without a GPU, it says what it
-// needs instead of showing an empty table.
+// times GPU kernels, so with a CPU variant, or on a machine without a GPU, it says why the table
+// is empty; a profile saved on a GPU machine (`convscope-cli profile --json`) opens here anywhere.
 #pragma once
 
 #include <QWidget>
@@ -32,6 +32,11 @@ class ProfilePanel : public QWidget {
   bool canProfile() const;
   QString message() const;
   QTableWidget* table() const { return table_; }
+  QPushButton* openButton() const { return open_; }
+
+  // Shows a saved profile (docs/profile-json.md); empty on success, else the message (the file
+  // name and the problem), and the table shown before stays.
+  QString openProfile(const QString& path);
 
  public slots:
   void runProfile();
@@ -42,6 +47,8 @@ class ProfilePanel : public QWidget {
  private:
   void refresh();
   void showResult(std::shared_ptr<const ProfileResult> result);
+  void fillTable(const std::vector<KernelRow>& rows);
+  void openAsked();
 
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const ImageSet> images_;
@@ -50,7 +57,10 @@ class ProfilePanel : public QWidget {
   QLabel* message_;
   QSpinBox* batch_;
   QPushButton* run_;
+  QPushButton* open_;
   QTableWidget* table_;
+  QString shown_;  // what the table shows, when it holds one: "<b>variant</b>, model …"
+  bool shownFromFile_ = false;
 };
 
 }  // namespace convscope::ui

@@ -9,6 +9,7 @@
 #include <QPushButton>
 #include <QRegularExpressionValidator>
 #include <QSpinBox>
+#include <QStyle>
 #include <QVBoxLayout>
 
 #include "conv/conv_registry.h"
@@ -67,6 +68,11 @@ SweepControls::SweepControls(QWidget* parent)
   layout->addWidget(status_);
 }
 
+int SweepControls::namesWidth() const {
+  const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, variants_);
+  return variants_->sizeHintForColumn(0) + 2 * variants_->frameWidth() + scrollBar + 4;
+}
+
 bool SweepControls::options(BenchmarkOptions* options, QString* error) const {
   options->variants.clear();
   options->batches.clear();
@@ -123,6 +129,10 @@ void SweepControls::setRunning(bool running) {
   repeats_->setEnabled(!running);
   warmups_->setEnabled(!running);
   if (running) progress_->setValue(0);
+}
+
+QString SweepControls::statusText() const {
+  return status_->text();
 }
 
 void SweepControls::setProgress(int percent, const QString& message) {

@@ -33,6 +33,9 @@ class SweepControls : public QWidget {
   QString batchesText() const;
   void setRunning(bool running);
   void setProgress(int percent, const QString& message);
+  QString statusText() const;  // the line under the progress bar
+  // How wide the variant list has to be for its longest name at the current font.
+  int namesWidth() const;
 
  signals:
   void runClicked();

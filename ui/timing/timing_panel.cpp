@@ -1,6 +1,8 @@
 #include "ui/timing/timing_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -8,10 +10,11 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSplitter>
+#include <QStyle>
 #include <QTabWidget>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "ui/charts/benchmark_series.h"
@@ -19,6 +22,7 @@
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/export.h"
 #include "ui/inference/benchmark_worker.h"
+#include "ui/timing/speedup_table.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_table.h"
 
@@ -30,18 +34,17 @@ TimingPanel::TimingPanel(QWidget* parent)
       controls_(new SweepControls(this)),
       layerChoice_(new QComboBox(this)),
       batchChoice_(new QComboBox(this)),
+      logBars_(new QCheckBox(tr("log scale"), this)),
       origin_(new QLabel(this)),
       lineChart_(new TimingLineChart(this)),
       barChart_(new TimingBarChart(this)),
-      table_(new TimingTable(this)) {
+      table_(new TimingTable(this)),
+      speedups_(new SpeedupTable(this)),
+      lower_(new QTabWidget(this)) {
   auto* open = new QPushButton(tr("Open JSON…"), this);
   auto* save = new QPushButton(tr("Save JSON…"), this);
   auto* csv = new QPushButton(tr("Export CSV…"), this);
-  auto* chart = new QToolButton(this);
-  chart->setText(tr("Export chart…"));
-  chart->setPopupMode(QToolButton::InstantPopup);
-  chart->setToolButtonStyle(Qt::ToolButtonTextOnly);
-  chart->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
+  auto* chart = new QPushButton(tr("Export chart…"), this);
   auto* chartMenu = new QMenu(chart);
   chartMenu->addAction(tr("Op time vs batch size…"), this, [this] { exportAsked(false); });
   chartMenu->addAction(tr("Bars at one batch size…"), this, [this] { exportAsked(true); });
@@ -51,59 +54,79 @@ TimingPanel::TimingPanel(QWidget* parent)
   connect(save, &QPushButton::clicked, this, &TimingPanel::saveAsked);
   connect(csv, &QPushButton::clicked, this, &TimingPanel::csvAsked);
 
+  // The side column is as wide as its widest button or label needs at the current font (no
+  // fixed width: presentation mode's large text would be clipped), and scrolls where the
+  // screen is too short for it rather than pushing over the charts.
   auto* sweepBox = new QGroupBox(tr("Sweep"), this);
   auto* sweepLayout = new QVBoxLayout(sweepBox);
   sweepLayout->addWidget(controls_);
   auto* filesBox = new QGroupBox(tr("Results"), this);
-  auto* files = new QGridLayout(filesBox);
-  files->addWidget(open, 0, 0);
-  files->addWidget(save, 0, 1);
-  files->addWidget(csv, 1, 0);
-  files->addWidget(chart, 1, 1);
-  auto* side = new QWidget(this);
+  auto* files = new QVBoxLayout(filesBox);
+  for (QPushButton* button : {open, save, csv, chart}) files->addWidget(button);
+  auto* side = new QWidget;
   auto* sideLayout = new QVBoxLayout(side);
   sideLayout->setContentsMargins(0, 0, 0, 0);
   sideLayout->addWidget(sweepBox, 1);
   sideLayout->addWidget(filesBox);
-  side->setMaximumWidth(290);
+  sideScroll_ = new QScrollArea(this);
+  sideScroll_->setWidget(side);
+  sideScroll_->setWidgetResizable(true);
+  sideScroll_->setFrameShape(QFrame::NoFrame);
+  sideScroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  sideScroll_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Expanding);
 
   layerChoice_->setToolTip(tr("Plot one conv layer's op time, or all conv layers summed"));
-  batchChoice_->setToolTip(tr("The batch size of the bar chart"));
+  batchChoice_->setToolTip(tr("The batch size of the bars and the speed-ups"));
+  logBars_->setToolTip(tr("Bars on a logarithmic time axis: GPU and CPU variants differ by orders of magnitude"));
   origin_->setWordWrap(true);
-  origin_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // never widens the window
   auto* choices = new QHBoxLayout;
   choices->addWidget(new QLabel(tr("Op time of"), this));
   choices->addWidget(layerChoice_);
-  choices->addSpacing(16);
-  choices->addWidget(new QLabel(tr("Bars at batch"), this));
+  choices->addSpacing(12);
+  choices->addWidget(new QLabel(tr("at batch"), this));
   choices->addWidget(batchChoice_);
-  choices->addSpacing(16);
-  choices->addWidget(origin_, 1);
+  choices->addStretch(1);
 
-  // Op time against batch size on top; under it, the bars at one batch size or the table.
-  auto* lower = new QTabWidget(this);
-  lower->addTab(barChart_, tr("Bars at one batch size"));
-  lower->addTab(table_, tr("Table with accuracy"));
+  // Op time against batch size on top; under it the bars at one batch size, the speed-ups or
+  // the table (arrangeCharts: all of them as tabs where the height cannot hold two charts).
+  lower_->addTab(barChart_, tr("Bars"));
+  lower_->addTab(speedups_, tr("Speed-ups"));
+  lower_->addTab(table_, tr("Table"));
+  lower_->setTabToolTip(0, tr("The variants side by side at one batch size, per conv layer"));
+  lower_->setTabToolTip(1, tr("How much faster each course step is, over the baseline and over the step before"));
+  lower_->setTabToolTip(2, tr("Every run's numbers, with the accuracy"));
   auto* charts = new QSplitter(Qt::Vertical, this);
   charts->addWidget(lineChart_);
-  charts->addWidget(lower);
+  charts->addWidget(lower_);
+  charts->setChildrenCollapsible(false);
   charts->setStretchFactor(0, 1);
   charts->setStretchFactor(1, 1);
+  charts_ = charts;
+  lower_->setCornerWidget(logBars_, Qt::TopRightCorner);           // it changes the bars only
+  layerChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // never cut to "all conv lay"
+  batchChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   auto* main = new QWidget(this);
   auto* mainLayout = new QVBoxLayout(main);
   mainLayout->setContentsMargins(0, 0, 0, 0);
   mainLayout->addLayout(choices);
+  mainLayout->addWidget(origin_);
   mainLayout->addWidget(charts, 1);
 
   auto* layout = new QHBoxLayout(this);
-  layout->addWidget(side);
+  layout->addWidget(sideScroll_);
   layout->addWidget(main, 1);
+  fitSideColumn();
 
-  connect(layerChoice_, &QComboBox::currentIndexChanged, this,
-          [this](int i) { lineChart_->setLayer(layerChoice_->itemData(i).toInt()); });
-  connect(batchChoice_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    if (i >= 0) barChart_->setBatch(batchChoice_->itemData(i).toInt());
+  connect(layerChoice_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    lineChart_->setLayer(layerChoice_->itemData(i).toInt());
+    updateSpeedups();
   });
+  connect(batchChoice_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    if (i < 0) return;
+    barChart_->setBatch(batchChoice_->itemData(i).toInt());
+    updateSpeedups();
+  });
+  connect(logBars_, &QCheckBox::toggled, barChart_, &TimingBarChart::setLogarithmic);
   connect(controls_, &SweepControls::runClicked, this, &TimingPanel::startSweep);
   connect(controls_, &SweepControls::cancelClicked, this, &TimingPanel::cancelSweep);
   connect(worker_, &BenchmarkWorker::progressed, controls_, &SweepControls::setProgress);
@@ -116,12 +139,68 @@ TimingPanel::TimingPanel(QWidget* parent)
   setReport(nullptr, {});
 }
 
+void TimingPanel::fitSideColumn() {
+  // Wide enough for every variant's name where the panel has the room (three tenths of it at
+  // most: the charts come first), never narrower than its buttons and labels need; a vertical
+  // scroll bar's room on top.
+  QWidget* side = sideScroll_->widget();
+  const int bar = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, sideScroll_) + 2;
+  const int least = side->minimumSizeHint().width() + bar;
+  const int frame = side->minimumSizeHint().width() - controls_->minimumSizeHint().width();
+  const int wanted = controls_->namesWidth() + frame + bar;
+  sideScroll_->setFixedWidth(std::max(least, std::min(wanted, width() * 3 / 10)));
+}
+
+void TimingPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) {
+    fitSideColumn();
+    arrangeCharts();
+  }
+}
+
+void TimingPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitSideColumn();
+  arrangeCharts();
+}
+
+void TimingPanel::arrangeCharts() {
+  // Two charts one above the other need a text line per variant in each (bar labels, legend
+  // entries) and a few more for titles and axes. Where the height is short of that (1024x700,
+  // presentation mode's large text), the line chart becomes the first tab beside the others, so
+  // no chart is squeezed until its names overlap or it covers the tabs under it.
+  const int variants = report_ ? std::max(4, static_cast<int>(variantsIn(*report_).size())) : 4;
+  const int line = fontMetrics().height();
+  const bool stack = charts_->height() < (3 * variants + 14) * line;
+  if (stack == chartsStacked_) return;
+  chartsStacked_ = stack;
+  if (stack) {
+    lower_->insertTab(0, lineChart_, tr("Op time"));
+    lower_->setTabToolTip(0, tr("Op time against batch size, one line per variant"));
+    lower_->setCurrentIndex(0);
+  } else {
+    lower_->removeTab(lower_->indexOf(lineChart_));
+    charts_->insertWidget(0, lineChart_);
+    lineChart_->show();
+    charts_->setSizes({charts_->height() / 2, charts_->height() / 2});
+  }
+}
+
 void TimingPanel::setReport(std::shared_ptr<const BenchmarkReport> report, const QString& origin) {
+  showReport(std::move(report), origin, -1);
+}
+
+void TimingPanel::showReport(std::shared_ptr<const BenchmarkReport> report, const QString& origin,
+                             int firstCancelledRun) {
   report_ = std::move(report);
+  originName_ = origin;
   lineChart_->setReport(report_);
   barChart_->setReport(report_);
-  table_->setReport(report_.get());
+  table_->setReport(report_.get(), firstCancelledRun);
   fillChoices();
+  updateSpeedups();
+  arrangeCharts();
   if (!report_)
     origin_->setText(tr("No results yet: run a sweep, or open a benchmark JSON."));
   else
@@ -130,6 +209,14 @@ void TimingPanel::setReport(std::shared_ptr<const BenchmarkReport> report, const
                          .arg(report_->runs.size())
                          .arg(report_->repeats)
                          .arg(QString::fromStdString(report_->date)));
+}
+
+QString TimingPanel::originText() const {
+  return origin_->text();
+}
+
+void TimingPanel::updateSpeedups() {
+  speedups_->setReport(report_.get(), lineChart_->layer(), barChart_->batch());
 }
 
 void TimingPanel::fillChoices() {
@@ -151,7 +238,9 @@ void TimingPanel::fillChoices() {
 QString TimingPanel::loadJson(const QString& path) {
   try {
     auto report = std::make_shared<BenchmarkReport>(readBenchmarkJson(path.toStdString()));
-    setReport(std::move(report), QFileInfo(path).fileName());
+    const QString name = QFileInfo(path).fileName();
+    setReport(std::move(report), name);
+    if (!worker_->running()) controls_->setProgress(0, tr("Showing %1 (opened file)").arg(name));
     emit statusMessage(tr("Opened %1").arg(path));
     return {};
   } catch (const std::exception& e) {
@@ -221,13 +310,57 @@ void TimingPanel::cancelSweep() {
 
 void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, bool cancelled) {
   controls_->setRunning(false);
-  if (report && !report->runs.empty())
-    setReport(std::move(report), cancelled ? tr("Sweep (cancelled, partial)") : tr("Sweep"));
-  QString done = cancelled ? tr("Cancelled; the runs that finished are shown") : tr("Done");
-  if (const QStringList others = worker_->busyWith(); !others.isEmpty())  // see DeviceUseCoordinator
-    done += tr(" (%1 took turns on the device between repetitions)").arg(others.join(tr(" and ")));
-  controls_->setProgress(cancelled ? 0 : 100, done);
-  emit statusMessage(cancelled ? tr("Sweep cancelled") : tr("Sweep finished"));
+  const int runs = report ? static_cast<int>(report->runs.size()) : 0;
+  if (!cancelled) {
+    if (runs > 0) setReport(std::move(report), tr("Sweep"));
+    QString done = tr("Done: %n run(s)", "", runs);
+    if (const QStringList others = worker_->busyWith(); !others.isEmpty())  // see DeviceUseCoordinator
+      done += tr(" (%1 took turns on the device between repetitions)").arg(others.join(tr(" and ")));
+    controls_->setProgress(100, done);
+    emit statusMessage(tr("Sweep finished"));
+    return;
+  }
+  emit statusMessage(tr("Sweep cancelled"));
+  if (runs == 0) {
+    controls_->setProgress(0, report_ ? tr("Cancelled before a run finished; the results shown before stay")
+                                      : tr("Cancelled before a run finished"));
+    return;
+  }
+  if (!report_) {
+    showReport(std::move(report), tr("Sweep (cancelled, partial)"), 0);
+    controls_->setProgress(0, tr("Cancelled; the %n run(s) that finished are shown", "", runs));
+    return;
+  }
+  // Results were shown before (a finished sweep, a file): they stay, and the runs the cancelled
+  // sweep finished join them where they fit, marked in the table.
+  int added = 0;
+  if (auto merged = mergedWithShown(*report, &added)) {
+    const int firstNew = static_cast<int>(merged->runs.size()) - added;
+    const QString origin = tr("%1 + %n run(s) of a cancelled sweep (marked in the table)", "", added).arg(originName_);
+    showReport(std::move(merged), origin, added > 0 ? firstNew : -1);
+    originName_ = origin;
+    controls_->setProgress(
+        0, tr("Cancelled; the results shown before stay, with the %n new run(s) that finished", "", added));
+  } else {
+    controls_->setProgress(0, tr("Cancelled; its %n run(s) measured another model or device than the results "
+                                 "shown, which stay",
+                                 "", runs));
+  }
+}
+
+std::shared_ptr<const BenchmarkReport> TimingPanel::mergedWithShown(const BenchmarkReport& cancelled,
+                                                                    int* added) const {
+  *added = 0;
+  if (!report_ || cancelled.model != report_->model || cancelled.device != report_->device ||
+      convLayersIn(cancelled) != convLayersIn(*report_))
+    return nullptr;
+  auto merged = std::make_shared<BenchmarkReport>(*report_);
+  for (const BenchmarkRun& run : cancelled.runs)
+    if (!findRun(*report_, run.variant, run.batch)) {  // a complete earlier measurement wins
+      merged->runs.push_back(run);
+      ++*added;
+    }
+  return merged;
 }
 
 void TimingPanel::openAsked() {

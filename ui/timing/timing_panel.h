@@ -1,8 +1,10 @@
 // The timing tab: set up and run a sweep of kernel variants and batch sizes on a worker thread
 // (progress bar, cancel; the window stays responsive), then read it as op time against batch
 // size (log-log, per conv layer or their sum), as bars of the variants at one batch size and as
-// a table with accuracy. Benchmark JSON files of the CLI open here and sweeps save to the same
-// format, so a run on a GPU machine can be read on a laptop; CSV and the charts export.
+// a table with accuracy, and as the speed-up of each course step. Benchmark JSON files of the CLI
+// open here and sweeps save to the same format, so a run on a GPU machine can be read on a
+// laptop; CSV and the charts export. A cancelled sweep never throws away results shown before:
+// its finished runs join them, marked.
 #pragma once
 
 #include <QWidget>
@@ -12,12 +14,17 @@
 #include "data/image_set.h"
 #include "engine/benchmark.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
+class QScrollArea;
+class QSplitter;
+class QTabWidget;
 
 namespace convscope::ui {
 
 class BenchmarkWorker;
+class SpeedupTable;
 class SweepControls;
 class TimingBarChart;
 class TimingLineChart;
@@ -51,31 +58,54 @@ class TimingPanel : public QWidget {
   TimingLineChart* lineChart() const { return lineChart_; }
   TimingBarChart* barChart() const { return barChart_; }
   TimingTable* table() const { return table_; }
+  SpeedupTable* speedups() const { return speedups_; }
   QComboBox* layerChoice() const { return layerChoice_; }
+  QCheckBox* logarithmicBars() const { return logBars_; }
+  QTabWidget* lowerTabs() const { return lower_; }
+  // What the line over the charts says the results are (file or sweep, device, runs).
+  QString originText() const;
 
  signals:
   void errorOccurred(const QString& message);
   void statusMessage(const QString& message);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  void fitSideColumn();
+  void arrangeCharts();
   void sweepFinished(std::shared_ptr<const BenchmarkReport> report, bool cancelled);
   void openAsked();
   void saveAsked();
   void csvAsked();
   void exportAsked(bool bars);
   void fillChoices();
+  void showReport(std::shared_ptr<const BenchmarkReport> report, const QString& origin, int firstCancelledRun);
+  // The runs of a cancelled sweep joined to the results shown, when they are of the same model,
+  // device and conv layers: null when they are not. `added`: how many runs joined.
+  std::shared_ptr<const BenchmarkReport> mergedWithShown(const BenchmarkReport& cancelled, int* added) const;
+  void updateSpeedups();
 
   QString modelPath_;
   std::shared_ptr<const ImageSet> images_;
   std::shared_ptr<const BenchmarkReport> report_;
   BenchmarkWorker* worker_;
+  QScrollArea* sideScroll_ = nullptr;
   SweepControls* controls_;
   QComboBox* layerChoice_;
   QComboBox* batchChoice_;
+  QCheckBox* logBars_;
   QLabel* origin_;
+  QString originName_;  // where the results shown came from: a file name, "Sweep"
   TimingLineChart* lineChart_;
   TimingBarChart* barChart_;
   TimingTable* table_;
+  SpeedupTable* speedups_;
+  QTabWidget* lower_;
+  QSplitter* charts_ = nullptr;
+  bool chartsStacked_ = false;  // the line chart is the first of lower_'s tabs
 };
 
 }  // namespace convscope::ui

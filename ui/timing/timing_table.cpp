@@ -29,7 +29,7 @@ TimingTable::TimingTable(QWidget* parent) : QTableWidget(parent) {
   setReport(nullptr);
 }
 
-void TimingTable::setReport(const BenchmarkReport* report) {
+void TimingTable::setReport(const BenchmarkReport* report, int firstCancelledRun) {
   clear();
   const std::vector<std::string> layers = report ? convLayersIn(*report) : std::vector<std::string>{};
   QStringList headers{tr("Variant"), tr("Batch")};
@@ -43,8 +43,16 @@ void TimingTable::setReport(const BenchmarkReport* report) {
     const BenchmarkRun& run = report->runs[r];
     const int row = static_cast<int>(r);
     int column = 0;
-    auto* name = new QTableWidgetItem(variantDisplayName(run.variant));
-    name->setToolTip(QString::fromStdString(run.variant));
+    const bool fromCancelledSweep = firstCancelledRun >= 0 && row >= firstCancelledRun;
+    auto* name = new QTableWidgetItem(variantDisplayName(run.variant) +
+                                      (fromCancelledSweep ? tr(" (cancelled sweep)") : QString()));
+    name->setToolTip(QString::fromStdString(run.variant) +
+                     (fromCancelledSweep ? tr(": measured by a sweep that was cancelled after this run") : QString()));
+    if (fromCancelledSweep) {
+      QFont italic = font();
+      italic.setItalic(true);
+      name->setFont(italic);
+    }
     setItem(row, column++, name);
     auto* batch = number(run.batch, 0);
     setItem(row, column++, batch);
