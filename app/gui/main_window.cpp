@@ -233,7 +233,10 @@ void MainWindow::connectWidgets() {
             updateTitle();
           });
   connect(pictureFiles_, &ui::PictureFileLoader::failed, this,
-          [this](const QString&, const QString& message) { showProblem(Problem::Picture, message); });
+          [this](const QString&, const QString& message) {
+            statusBar()->clearMessage();  // "Decoding…" is over; the banner alone says why
+            showProblem(Problem::Picture, message);
+          });
   connect(maps_, &ui::FeatureMapView::errorOccurred, this, &MainWindow::showError);
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
   connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
