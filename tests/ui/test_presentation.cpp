@@ -13,6 +13,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 
+#include "ui/charts/prediction_chart.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/charts/timing_bar_chart.h"
 #include "ui/charts/timing_line_chart.h"
@@ -171,9 +172,22 @@ TEST(Presentation, TheMapsGrowWithTheScreenAndTheMode) {
   EXPECT_EQ(tileOf(1), deskTile) << "back to the desk's size";
 }
 
+// The ten class names beside the probability bars each keep a line of their own: at the tick
+// labels' font, ten lines fit the height of the bars' axis.
+void expectClassNamesApart(gui::MainWindow& window) {
+  ui::PredictionChart* chart = window.prediction()->chart();
+  chart->replot(QCustomPlot::rpImmediateRefresh);
+  const int classes = static_cast<int>(chart->shownProbabilities().size());
+  ASSERT_EQ(classes, 10);
+  const double line = QFontMetricsF(chart->yAxis->tickLabelFont()).height();
+  EXPECT_LE(classes * line, chart->axisRect()->height()) << "class names overlap: " << classes << " lines of " << line
+                                                         << " px in " << chart->axisRect()->height() << " px";
+}
+
 TEST(Presentation, EveryTabReadsWholeOnA1920By1080Projector) {
   PresentationOff off;
   auto window = windowOfSize({1920, 1080}, true);
+  expectClassNamesApart(*window);
   expectEveryTabWhole(*window);
   ASSERT_TRUE(window->openBenchmark(kH100Bench)) << window->lastError().toStdString();
   for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();
@@ -190,6 +204,7 @@ TEST(Presentation, EveryTabReadsWholeAt1280By720) {
   EXPECT_LE(headline->fontMetrics().horizontalAdvance(headline->text()), headline->contentsRect().width())
       << headline->text().toStdString();
   EXPECT_GE(headline->font().pointSizeF(), QApplication::font().pointSizeF()) << "never smaller than the text";
+  expectClassNamesApart(*window);
   expectEveryTabWhole(*window);
   ASSERT_TRUE(window->openBenchmark(kH100Bench)) << window->lastError().toStdString();
   for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();

@@ -1,6 +1,7 @@
 #include "ui/charts/prediction_chart.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ui/charts/chart_style.h"
 
@@ -97,8 +98,18 @@ void PredictionChart::restyle() {
   topBar_->setPen(Qt::NoPen);
   topBar_->setBrush(topBarColour());
   truthBox_->setPen(QPen(text, 1.5, Qt::DashLine));
-  QFont small = font();
-  small.setPointSizeF(font().pointSizeF() * 0.9);
+  // Scaled so that the ten class names never overlap when the chart is short (presentation
+  // mode's large fonts at 1280x720): each class keeps a line of its own.
+  appliedScale_ = fontScale();
+  const auto scaled = [this](QFont f, double factor) {
+    f.setPointSizeF(f.pointSizeF() * factor * appliedScale_);
+    return f;
+  };
+  for (QCPAxis* axis : {xAxis, yAxis}) {
+    axis->setTickLabelFont(scaled(axis->tickLabelFont(), 1.0));
+    axis->setLabelFont(scaled(axis->labelFont(), 1.0));
+  }
+  const QFont small = scaled(font(), 0.9);
   for (size_t i = 0; i < valueLabels_.size(); ++i) {
     const bool inside = probabilities_[i] > 0.8;  // white on the coloured bar
     const QColor onBar = topBarColour().lightness() > 150 ? QColor(Qt::black) : QColor(Qt::white);
@@ -107,9 +118,21 @@ void PredictionChart::restyle() {
     f.setBold(static_cast<int>(i) == topClass_);
     valueLabels_[i]->setFont(f);
   }
-  QFont names = font();
-  yAxis->setTickLabelFont(names);
+  yAxis->setTickLabelFont(scaled(font(), 1.0));
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+double PredictionChart::fontScale() const {
+  // The classes down the side, then the probability axis below them (its numbers, its label and
+  // the margins: about five lines).
+  const int lines = std::max(static_cast<int>(probabilities_.size()), 10) + 5;
+  const double lineHeight = QFontMetricsF(font()).height();
+  return std::clamp(height() / (lines * lineHeight), 0.5, 1.0);
+}
+
+void PredictionChart::resizeEvent(QResizeEvent* event) {
+  QCustomPlot::resizeEvent(event);
+  if (std::abs(fontScale() - appliedScale_) > 0.02) restyle();
 }
 
 void PredictionChart::changeEvent(QEvent* event) {

@@ -33,10 +33,13 @@ class PredictionChart : public QCustomPlot {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void restyle();
+  double fontScale() const;
 
+  double appliedScale_ = 1.0;
   QCPBars* bars_;
   QCPBars* topBar_;
   QCPBars* truthBox_;
