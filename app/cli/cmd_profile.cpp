@@ -22,8 +22,10 @@ minimum and maximum, measured by ConvScope itself with CUDA events around every 
 
 std::string formatTime(double ms) {
   char text[32];
-  if (ms >= 1.0) std::snprintf(text, sizeof text, "%.4fms", ms);
-  else std::snprintf(text, sizeof text, "%.3fus", ms * 1e3);
+  if (ms >= 1.0)
+    std::snprintf(text, sizeof text, "%.4fms", ms);
+  else
+    std::snprintf(text, sizeof text, "%.3fus", ms * 1e3);
   return text;
 }
 
@@ -41,13 +43,16 @@ int runProfile(const std::vector<std::string>& tokens) {
   const int batch = args.intValue("batch", 1000, 1);
   const auto model = loadOnnxModel(args.value("model").value_or(defaultModelPath()));
   const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
-  if (batch > images.count()) throw Error("--batch " + std::to_string(batch) + " but the data set holds " + std::to_string(images.count()));
+  if (batch > images.count())
+    throw Error("--batch " + std::to_string(batch) + " but the data set holds " + std::to_string(images.count()));
 
   Engine engine(model, variant);
+  engine.checkMemory(batch);
   const Tensor input = images.batch(0, batch, model->inputHeight(), model->inputWidth());
   std::printf("==PROF== ConvScope profile: variant %s, model %s, batch %d, on %s\n", variant.c_str(),
               model->name.c_str(), batch, engine.deviceName().c_str());
-  std::printf("%16s %8s %12s %6s %12s %12s %12s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name");
+  std::printf("%16s %8s %12s %6s %12s %12s %12s  %s\n", "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max",
+              "Name");
   bool firstKernel = true, firstCopy = true;
   for (const KernelRow& r : profileOneInference(engine, input)) {
     const char* type = "";
