@@ -155,6 +155,15 @@ TEST(InputFiles, DataFolderWhoseImageFileIsAFifoOrALoopIsRefusedNotHungOrThrownA
   }
 }
 
+TEST(InputFiles, ModelFileOverTheLimitIsRefusedBeforeItIsRead) {
+  // A sparse file: the old loader read up to 2 GiB of it into memory, then parsed a copy.
+  TempDir dir;
+  const fs::path file = dir.write("huge.onnx", {0x08, 0x07});
+  ASSERT_EQ(truncate(file.c_str(), 1500000000LL), 0);
+  expectError([&] { loadOnnxModel(file); }, {file.string() + ": ", "1.5 GB", "268.4 MB limit"});
+  EXPECT_LT(peakRss(), kOneGB);
+}
+
 // ---------------------------------------------------------------------------------------------
 // IDX sizes: checked from the header before reading or inflating the data.
 

@@ -14,6 +14,7 @@
 #include "engine/classifier.h"
 #include "engine/engine.h"
 #include "model/onnx_loader.h"
+#include "util/omp_exceptions.h"
 
 namespace convscope {
 namespace {
@@ -207,6 +208,21 @@ TEST(MemoryLimits, Im2colBackendRefusesAnImpossibleWorkspaceWithoutTerminating) 
   std::vector<float> input(28 * 28), weights(2 * 64 * 64), output(1);
   auto backend = createConvBackend("cpu-im2col-gemm");
   expectError([&] { backend->forward(p, input.data(), weights.data(), output.data()); }, {"im2col", "GB"});
+}
+
+TEST(MemoryLimits, OmpExceptionsKeepsTheFirstExceptionForAfterTheRegion) {
+  OmpExceptions errors;
+  int ran = 0;
+  for (int i = 0; i < 8; ++i)  // the body of a parallel loop
+    errors.run([&] {
+      ++ran;
+      if (i >= 3) throw Error("failed at " + std::to_string(i));
+    });
+  EXPECT_EQ(ran, 8);  // nothing escaped the body
+  expectError([&] { errors.rethrow(); }, {"failed at 3"});
+  OmpExceptions clean;
+  clean.run([] {});
+  EXPECT_NO_THROW(clean.rethrow());
 }
 
 TEST(MemoryLimits, BatchThatDoesNotFitSaysWhichBatchWould) {

@@ -292,20 +292,35 @@ class Loader {
 
 }  // namespace
 
-std::shared_ptr<const Model> loadOnnxModelFromBytes(const std::string& bytes, const std::string& sourceName) {
+namespace {
+
+void parseModel(const std::string& bytes, const std::string& sourceName, onnx::ModelProto& proto) {
   if (bytes.empty()) throw Error(sourceName + ": the file is empty");
-  onnx::ModelProto proto;
   if (!proto.ParseFromString(bytes))
     throw Error(sourceName +
                 ": not a valid ONNX model (the protobuf data cannot be parsed: the file is truncated, "
                 "corrupt or not ONNX)");
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> loadOnnxModelFromBytes(const std::string& bytes, const std::string& sourceName) {
+  onnx::ModelProto proto;
+  parseModel(bytes, sourceName, proto);
   return Loader(proto, sourceName).load();
 }
 
 std::shared_ptr<const Model> loadOnnxModel(const std::filesystem::path& path) {
-  // Protobuf cannot parse a message of 2 GiB or more, so no self-contained model is larger.
-  InputFile file(path, "an ONNX model", (uint64_t{2} << 30) - 1);
-  return loadOnnxModelFromBytes(file.readAll(), file.name());
+  // 256 MiB: far above any network ConvScope runs (gray-image CNNs; the shipped ones are under
+  // 1 MB), and low enough that a refused file -- its bytes, then the parsed message, then the
+  // weights copied out of it -- stays under 1 GB of memory.
+  InputFile file(path, "an ONNX model", kMaxModelFileBytes);
+  onnx::ModelProto proto;
+  {
+    const std::string bytes = file.readAll();
+    parseModel(bytes, file.name(), proto);
+  }  // the file's bytes are freed before the weights are copied out of the message
+  return Loader(proto, file.name()).load();
 }
 
 }  // namespace convscope
