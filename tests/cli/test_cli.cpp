@@ -264,6 +264,12 @@ TEST(CliMalformed, AbsurdShapesAreRefusedWithTheMemoryTheyNeedNotBadAlloc) {
                                                      "for batch [0-9]+.*the limit is [0-9.]+ GB")))
       << r.output;
   EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  // bench runs one batch as a whole: refused before the batch is built, with the same figures.
+  const Outcome bench = runCli("bench --model '" + model + "' --variants cpu-reference --batches 10 --repeats 1");
+  EXPECT_EQ(bench.exitCode, 1) << bench.output;
+  EXPECT_TRUE(std::regex_search(bench.output, std::regex("huge\\.onnx: layer '[^']+' \\([A-Za-z]+\\) needs [0-9.]+ TB "
+                                                         "for batch 10.*the limit is")))
+      << bench.output;
 }
 
 }  // namespace malformed

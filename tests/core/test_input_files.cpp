@@ -260,7 +260,7 @@ TEST(ImageLimits, PngThatDecodesTo30000By30000IsRefusedFromItsHeader) {
   EXPECT_LT(peakRss(), kOneGB);
 }
 
-TEST(ImageLimits, JpegBmpAndPgmHeadersAreCheckedToo) {
+TEST(ImageLimits, JpegBmpPgmTiffAndWebpHeadersAreCheckedToo) {
   if (!imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV";
   TempDir dir;
   // JPEG: SOI, a JFIF APP0 segment, then a baseline SOF0 of 20000 x 20000, one component.
@@ -276,13 +276,26 @@ TEST(ImageLimits, JpegBmpAndPgmHeadersAreCheckedToo) {
   putLittle32(static_cast<uint32_t>(-30000));
   bmp.insert(bmp.end(), {1, 0, 8, 0});
   bmp.resize(54 + 1024, 0);
+  // TIFF (little-endian): one directory with ImageWidth 30000 and ImageLength 30000 as LONGs.
+  std::vector<uint8_t> tiff = {'I', 'I', 42, 0, 8, 0, 0, 0, 2, 0};
+  for (const uint16_t tag : {uint16_t{256}, uint16_t{257}})
+    tiff.insert(tiff.end(),
+                {static_cast<uint8_t>(tag & 0xFF), static_cast<uint8_t>(tag >> 8), 4, 0, 1, 0, 0, 0, 0x30, 0x75, 0, 0});
+  tiff.insert(tiff.end(), {0, 0, 0, 0});
+  // WebP extended format: a VP8X chunk with a canvas of 30000 x 30000 (stored minus one).
+  std::vector<uint8_t> webp = {'R', 'I', 'F', 'F', 22, 0, 0, 0, 'W', 'E',  'B',  'P', 'V',  'P',  '8',
+                               'X', 10,  0,   0,   0,  0, 0, 0, 0,   0x2F, 0x75, 0,   0x2F, 0x75, 0};
   const std::string pgmHeader = "P5\n# a comment\n40000 20000\n255\n";
   const std::vector<uint8_t> pgm(pgmHeader.begin(), pgmHeader.end());
   const struct {
     std::string name;
     std::vector<uint8_t> bytes;
     std::string size;
-  } cases[] = {{"big.jpg", jpeg, "20000x20000"}, {"big.bmp", bmp, "30000x30000"}, {"big.pgm", pgm, "40000x20000"}};
+  } cases[] = {{"big.jpg", jpeg, "20000x20000"},
+               {"big.bmp", bmp, "30000x30000"},
+               {"big.pgm", pgm, "40000x20000"},
+               {"big.tif", tiff, "30000x30000"},
+               {"big.webp", webp, "30000x30000"}};
   for (const auto& c : cases) {
     const fs::path file = dir.write(c.name, c.bytes);
     expectError([&] { loadImageFile(file, false); }, {file.string() + ": ", c.size, "megapixels"});
