@@ -19,6 +19,14 @@ PACKAGES=(
   dataset-fashion-mnist libonnx-testdata
 )
 
+# Optional groups, on request only: --fuzz adds clang and libFuzzer for scripts/fuzz.sh.
+for argument in "$@"; do
+  case "$argument" in
+    --fuzz) PACKAGES+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
+    *) echo "install-deps: unknown option '$argument' (known: --fuzz)" >&2; exit 2 ;;
+  esac
+done
+
 missing=()
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -28,13 +28,22 @@ accuracy. Without --data or --images the Fashion-MNIST test set is used.
   --csv OUT        write per-image predictions: index, label, predicted class, probabilities
 )";
 
+// The data set names its 10 classes; a model may have more (or fewer) outputs. Those beyond the
+// data set's names are "class 10", "class 11", ...
+std::string className(const std::vector<std::string>& names, int64_t index) {
+  return index >= 0 && index < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(index)]
+                                                                  : "class " + std::to_string(index);
+}
+
 void writeCsv(const std::string& path, const ClassificationRun& run, const ImageSet& images,
               const std::vector<std::string>& fileNames) {
   std::ofstream out(path);
   if (!out) throw Error(path + ": cannot be opened for writing");
   const std::vector<std::string>& names = images.classNames();
+  // One probability column per model output, whatever the data set's class count.
+  const size_t classes = run.images.empty() ? names.size() : run.images.front().probabilities.size();
   out << "index,source,label,label_name,predicted,predicted_name";
-  for (const std::string& name : names) out << ",p_" << name;
+  for (size_t k = 0; k < classes; ++k) out << ",p_" << className(names, static_cast<int64_t>(k));
   out << "\n";
   // Class names may hold '/', never commas or quotes; quote file names, which may.
   for (const ImageClassification& c : run.images) {
@@ -44,10 +53,10 @@ void writeCsv(const std::string& path, const ClassificationRun& run, const Image
     quoted += "\"";
     out << c.index << "," << (fileNames.empty() ? std::string() : quoted) << ",";
     if (c.label != ImageSet::kNoLabel)
-      out << c.label << "," << names[static_cast<size_t>(c.label)];
+      out << c.label << "," << className(names, c.label);
     else
       out << ",";
-    out << "," << c.predicted << "," << names[static_cast<size_t>(c.predicted)];
+    out << "," << c.predicted << "," << className(names, c.predicted);
     char buffer[32];
     for (float p : c.probabilities) {
       std::snprintf(buffer, sizeof buffer, ",%.7g", p);
@@ -123,7 +132,7 @@ int runClassify(const std::vector<std::string>& tokens) {
   if (!files.empty())
     for (const ImageClassification& c : run.images)
       std::printf("%s: %s (%.1f%%)\n", files[static_cast<size_t>(c.index)].c_str(),
-                  images.classNames()[static_cast<size_t>(c.predicted)].c_str(),
+                  className(images.classNames(), c.predicted).c_str(),
                   100.0 * c.probabilities[static_cast<size_t>(c.predicted)]);
   if (const auto csv = args.value("csv")) {
     writeCsv(*csv, run, images, files);

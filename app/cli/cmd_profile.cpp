@@ -63,6 +63,7 @@ int runProfile(const std::vector<std::string>& tokens) {
   if (jsonPath && jsonPath->empty()) throw Error("--json needs a file name");
 
   Engine engine(model, variant);
+  engine.checkMemory(batch);
   const Tensor input = images.batch(0, batch, model->inputHeight(), model->inputWidth());
   std::printf("==PROF== ConvScope profile: variant %s, model %s, batch %d, on %s\n", variant.c_str(),
               model->name.c_str(), batch, engine.deviceName().c_str());

@@ -1,14 +1,17 @@
 // convscope-cli as a user runs it: the course's output format, CSV export, help, and a clear
 // message with a non-zero exit code for every bad input.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "core/model_builder.h"
 #include "core/test_support.h"
 #include "data/image_file.h"
 #include "data/image_set.h"
@@ -24,8 +27,9 @@ struct Outcome {
   std::string output;  // stdout and stderr together
 };
 
-Outcome runCli(const std::string& arguments) {
-  const std::string command = std::string("'") + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
+// `prefix` goes before the program, e.g. "timeout 30" for a command that must not hang.
+Outcome runCli(const std::string& arguments, const std::string& prefix = "") {
+  const std::string command = prefix + " '" + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return {-1, "popen failed"};
   std::string output;
@@ -181,3 +185,122 @@ TEST(Cli, ProfileWritesItsKernelTableAsJsonWhereItCanRun) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Malformed input through the CLI: a clear message and exit code 1, never a crash (exit codes
+// from signals, 3 for "internal error") or a hang.
+
+namespace malformed {
+
+using convscope::testing::ModelBuilder;
+
+// x (N x 1 x 28 x 28) -> Flatten -> Gemm to `classes` scores, the last class always winning.
+void writeClassifier(const std::string& path, int classes) {
+  ModelBuilder b;
+  b.input("x", {-1, 1, 28, 28}).output("y", {-1, classes});
+  b.node("Flatten", {"x"}, {"flat"}, "flatten");
+  b.floats("B", {784, classes}, std::vector<float>(static_cast<size_t>(784 * classes), 0.0f));
+  std::vector<float> bias(static_cast<size_t>(classes), 0.0f);
+  bias.back() = 5.0f;
+  b.floats("C", {classes}, bias);
+  b.node("Gemm", {"flat", "B", "C"}, {"y"}, "fc");
+  b.save(path);
+}
+
+TEST(CliMalformed, ModelWithTwelveClassesWritesEveryClassToTheCsv) {
+  TempDir dir;
+  const std::string model = (dir.path() / "twelve.onnx").string();
+  writeClassifier(model, 12);
+  const std::string csv = (dir.path() / "out.csv").string();
+  const Outcome r = runCli("classify --model '" + model + "' --count 3 --variant cpu-reference --csv '" + csv + "'");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_NE(header.find(",p_Ankle boot,p_class 10,p_class 11"), std::string::npos) << header;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 5 + 12) << line;
+    EXPECT_NE(line.find(",11,class 11,"), std::string::npos) << line;  // predicted: the last class
+    ++rows;
+  }
+  EXPECT_EQ(rows, 3);
+}
+
+TEST(CliMalformed, ModelWithTwelveClassesNamesThePredictionOfAnImageFile) {
+  if (!convscope::imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV to read image files";
+  TempDir dir;
+  const std::string model = (dir.path() / "twelve.onnx").string();
+  writeClassifier(model, 12);
+  const std::string header = "P5\n2 2\n255\n";
+  std::vector<uint8_t> pgm(header.begin(), header.end());
+  pgm.insert(pgm.end(), {0, 50, 100, 150});
+  const std::string image = dir.write("pic.pgm", pgm).string();
+  const Outcome r = runCli("classify --model '" + model + "' --variant cpu-reference --images '" + image + "'");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("pic\\.pgm: class 11 \\([0-9.]+%\\)"))) << r.output;
+}
+
+TEST(CliMalformed, FoldersDevicesAndFifosNamedAsFilesAreSaidToBeSo) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "x.png");
+  std::filesystem::create_directories(dir.path() / "x.onnx");
+  const std::string fifo = (dir.path() / "fifo.onnx").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string folder = dir.path().string();
+  const struct {
+    std::string arguments;
+    std::string message;
+  } cases[] = {
+      {"classify --images '" + folder + "/x.png'", "x.png: is a directory"},
+      {"classify --images /dev/null", "/dev/null: is a character device"},
+      {"info --model '" + folder + "/x.onnx'", "x.onnx: is a directory"},
+      {"info --model /dev/zero", "/dev/zero: is a character device"},
+      {"info --model '" + fifo + "'", "fifo.onnx: is a named pipe"},
+  };
+  for (const auto& c : cases) {
+    const Outcome r = runCli(c.arguments, "timeout 30");
+    EXPECT_EQ(r.exitCode, 1) << c.arguments << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.arguments << "\n" << r.output;
+  }
+}
+
+TEST(CliMalformed, DataFolderWithAFifoOrDevZeroDoesNotHangOrExhaustMemory) {
+  for (const std::string kind : {"fifo", "zero"}) {
+    TempDir dir;
+    const std::filesystem::path images = dir.path() / "t10k-images-idx3-ubyte";
+    if (kind == "fifo")
+      ASSERT_EQ(mkfifo(images.c_str(), 0600), 0);
+    else
+      std::filesystem::create_symlink("/dev/zero", images);
+    dir.write("t10k-labels-idx1-ubyte", {0, 0, 8, 1, 0, 0, 0, 1, 3});
+    const Outcome r = runCli("classify --data '" + dir.path().string() + "'", "timeout 30");
+    EXPECT_EQ(r.exitCode, 1) << kind << "\n" << r.output;
+    EXPECT_NE(r.output.find(images.string() + ": is a "), std::string::npos) << kind << "\n" << r.output;
+  }
+}
+
+TEST(CliMalformed, AbsurdShapesAreRefusedWithTheMemoryTheyNeedNotBadAlloc) {
+  TempDir dir;
+  const std::string model = (dir.path() / "huge.onnx").string();
+  ModelBuilder b;
+  b.input("x", {-1, 1, 1 << 20, 1 << 20}).output("y");
+  b.weights("W", {2, 1, 3, 3});
+  b.node("Conv", {"x", "W"}, {"h"}, "conv1");
+  b.node("Flatten", {"h"}, {"y"}, "flat");
+  b.save(model);
+  const Outcome r = runCli("classify --model '" + model + "' --count 10 --variant cpu-im2col-gemm");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("huge\\.onnx: layer '[^']+' \\([A-Za-z]+\\) needs [0-9.]+ TB "
+                                                     "for batch [0-9]+.*the limit is [0-9.]+ GB")))
+      << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+  // bench runs one batch as a whole: refused before the batch is built, with the same figures.
+  const Outcome bench = runCli("bench --model '" + model + "' --variants cpu-reference --batches 10 --repeats 1");
+  EXPECT_EQ(bench.exitCode, 1) << bench.output;
+  EXPECT_TRUE(std::regex_search(bench.output, std::regex("huge\\.onnx: layer '[^']+' \\([A-Za-z]+\\) needs [0-9.]+ TB "
+                                                         "for batch 10.*the limit is")))
+      << bench.output;
+}
+
+}  // namespace malformed

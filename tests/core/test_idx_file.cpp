@@ -49,7 +49,7 @@ TEST(IdxFile, ReadsPlainAndGzippedImages) {
 TEST(IdxFile, RefusesMissingFileAndFolder) {
   TempDir dir;
   expectError([&] { readIdxFile(dir.path() / "nope"); }, {"nope", "file not found"});
-  expectError([&] { readIdxFile(dir.path()); }, {"is a folder"});
+  expectError([&] { readIdxFile(dir.path()); }, {"is a directory"});
 }
 
 TEST(IdxFile, RefusesWrongMagic) {
@@ -76,9 +76,12 @@ TEST(IdxFile, RefusesTrailingBytes) {
 }
 
 TEST(IdxFile, RefusesAbsurdDimensionsWithoutAllocating) {
-  expectError([] { parseIdx(idxBytes(0x08, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, 16), "huge"); },
-              {"huge", "absurd IDX dimension"});
-  expectError([] { parseIdx(idxBytes(0x08, {60000, 60000, 60000}, 16), "big"); }, {"big", "truncated"});
+  expectError(
+      [] {
+        parseIdx(idxBytes(0x08, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, 16), "huge");
+      },
+      {"huge", "absurd IDX dimension"});
+  expectError([] { parseIdx(idxBytes(0x08, {60000, 60000, 60000}, 16), "big"); }, {"big", "216.0 TB", "limit"});
   expectError([] { parseIdx(idxBytes(0x08, {0, 28}, 0), "zero"); }, {"zero", "dimension 0 is zero"});
 }
 

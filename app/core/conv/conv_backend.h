@@ -3,6 +3,7 @@
 // backend computes exactly the course's kernel: y[n][m][h][w] = sum_c,p,q x[..] * k[m][c][p][q].
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "conv/conv_problem.h"
@@ -20,9 +21,15 @@ class ConvBackend {
     return {};
   }
 
+  // Bytes of scratch memory forward() allocates for `problem` (the im2col matrix, ...), so the
+  // engine can refuse a layer whose workspace would not fit before running it.
+  virtual int64_t workspaceBytes(const ConvProblem& problem) const {
+    (void)problem;
+    return 0;
+  }
+
   // Host pointers: input NCHW, weights MCKK, output N x M x outHeight x outWidth (overwritten).
-  virtual void forward(const ConvProblem& problem, const float* input, const float* weights,
-                       float* output) = 0;
+  virtual void forward(const ConvProblem& problem, const float* input, const float* weights, float* output) = 0;
 };
 
 }  // namespace convscope

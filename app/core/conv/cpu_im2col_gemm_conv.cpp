@@ -1,50 +1,93 @@
 // cpu-im2col-gemm: the fast CPU path. Unrolls the receptive fields of a chunk of images into
 // one matrix (im2col) so the whole convolution becomes one large matrix product, which the BLAS
 // runs near the cores' peak. The same idea as the course's GPU unroll kernel, on the CPU.
+#include <omp.h>
+
 #include <algorithm>
 #include <vector>
 
 #include "conv/cpu_backends.h"
+#include "util/checked_math.h"
+#include "util/error.h"
 #include "util/gemm.h"
+#include "util/input_file.h"
+#include "util/memory_limit.h"
+#include "util/omp_exceptions.h"
 
 namespace convscope {
 namespace {
 
 class CpuIm2colGemmConv final : public ConvBackend {
  public:
+  int64_t workspaceBytes(const ConvProblem& p) const override {
+    const Plan plan = planFor(p);
+    return saturatingMul(saturatingMul(plan.threads, plan.floatsPerThread()), sizeof(float));
+  }
+
   void forward(const ConvProblem& p, const float* input, const float* weights, float* output) override {
-    const int64_t pixels = int64_t{p.outHeight()} * p.outWidth();
-    const int64_t rows = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth;
-    // Each thread unrolls a few images at a time into its own matrix of about 1 MB, small
-    // enough to stay in its core's cache between the unroll and the product.
-    const int64_t chunk = std::clamp<int64_t>((int64_t{256} << 10) / std::max<int64_t>(1, rows * pixels), 1, 64);
-    const int64_t chunks = (p.batch + chunk - 1) / chunk;
-#pragma omp parallel
+    const Plan plan = planFor(p);
+    // Every thread's matrices are allocated here, before the parallel region: an exception
+    // (std::bad_alloc) thrown inside one cannot be caught outside it and ends the process.
+    const int64_t bytes = workspaceBytes(p);
+    const MemoryLimit limit = memoryLimit();
+    if (bytes > limit.bytes)
+      throw Error("cpu-im2col-gemm: the im2col workspace for " + p.describe() + " needs " + formatBytes(bytes) +
+                  "; the limit is " + formatBytes(limit.bytes) + " (" + limit.origin + ")");
+    std::vector<float> workspace(static_cast<size_t>(plan.threads * plan.floatsPerThread()));
+    const int64_t pixels = plan.pixels;
+    const int64_t rows = plan.rows;
+    const int64_t chunk = plan.chunk;
+    OmpExceptions errors;
+#pragma omp parallel num_threads(static_cast <int>(plan.threads))
     {
-      std::vector<float> columns(static_cast<size_t>(rows * chunk * pixels));
-      std::vector<float> product(static_cast<size_t>(int64_t{p.outChannels} * chunk * pixels));
+      float* columns = workspace.data() + omp_get_thread_num() * plan.floatsPerThread();
+      float* product = columns + rows * chunk * pixels;
 #pragma omp for schedule(dynamic)
-      for (int64_t c = 0; c < chunks; ++c) {
-        const int64_t first = c * chunk;
-        const int64_t images = std::min<int64_t>(chunk, p.batch - first);
-        const int64_t cols = images * pixels;
-        unroll(p, input, first, images, cols, columns.data());
-        sgemm(false, false, p.outChannels, static_cast<int>(cols), static_cast<int>(rows), 1.0f, weights,
-              static_cast<int>(rows), columns.data(), static_cast<int>(cols), 0.0f, product.data(),
-              static_cast<int>(cols));
-        // product is [M][image][pixel]; the output wants [image][M][pixel].
-        for (int64_t i = 0; i < images; ++i)
-          for (int m = 0; m < p.outChannels; ++m)
-            std::copy_n(product.data() + m * cols + i * pixels, pixels,
-                        output + ((first + i) * p.outChannels + m) * pixels);
-      }
+      for (int64_t c = 0; c < plan.chunks; ++c)
+        errors.run([&] {
+          const int64_t first = c * chunk;
+          const int64_t images = std::min<int64_t>(chunk, p.batch - first);
+          const int64_t cols = images * pixels;
+          unroll(p, input, first, images, cols, columns);
+          sgemm(false, false, p.outChannels, static_cast<int>(cols), static_cast<int>(rows), 1.0f, weights,
+                static_cast<int>(rows), columns, static_cast<int>(cols), 0.0f, product, static_cast<int>(cols));
+          // product is [M][image][pixel]; the output wants [image][M][pixel].
+          for (int64_t i = 0; i < images; ++i)
+            for (int m = 0; m < p.outChannels; ++m)
+              std::copy_n(product + m * cols + i * pixels, pixels, output + ((first + i) * p.outChannels + m) * pixels);
+        });
     }
+    errors.rethrow();
   }
 
  private:
+  struct Plan {
+    int64_t pixels = 0;  // output pixels per image and channel
+    int64_t rows = 0;    // C x KH x KW: one row of the unrolled matrix per kernel tap
+    int64_t chunk = 1;   // images unrolled together
+    int64_t chunks = 0;
+    int64_t threads = 1;
+    int64_t outChannels = 0;
+    int64_t floatsPerThread() const { return saturatingMul(saturatingMul(rows + outChannels, chunk), pixels); }
+  };
+
+  static Plan planFor(const ConvProblem& p) {
+    Plan plan;
+    plan.pixels = int64_t{p.outHeight()} * p.outWidth();
+    plan.rows = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth;
+    plan.outChannels = p.outChannels;
+    // Each thread unrolls a few images at a time into its own matrix of about 1 MB, small
+    // enough to stay in its core's cache between the unroll and the product.
+    plan.chunk =
+        std::clamp<int64_t>((int64_t{256} << 10) / std::max<int64_t>(1, saturatingMul(plan.rows, plan.pixels)), 1, 64);
+    plan.chunks = (p.batch + plan.chunk - 1) / plan.chunk;
+    plan.threads = std::clamp<int64_t>(plan.chunks, 1, omp_get_max_threads());
+    return plan;
+  }
+
   // columns[(c,kh,kw)][(image, h, w)] = input value under that kernel tap, 0 in the padding.
-  static void unroll(const ConvProblem& p, const float* input, int64_t first, int64_t images,
-                     int64_t cols, float* columns) {
+  static void unroll(const ConvProblem& p, const float* input, int64_t first, int64_t images, int64_t cols,
+                     float* columns) {
     const int outH = p.outHeight();
     const int outW = p.outWidth();
     for (int c = 0; c < p.inChannels; ++c)
@@ -72,6 +115,8 @@ class CpuIm2colGemmConv final : public ConvBackend {
 
 }  // namespace
 
-std::unique_ptr<ConvBackend> makeCpuIm2colGemmConv() { return std::make_unique<CpuIm2colGemmConv>(); }
+std::unique_ptr<ConvBackend> makeCpuIm2colGemmConv() {
+  return std::make_unique<CpuIm2colGemmConv>();
+}
 
 }  // namespace convscope

@@ -1,6 +1,14 @@
 #include "data/image_file.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+
 #include "util/error.h"
+#include "util/input_file.h"
 
 #ifdef CONVSCOPE_HAVE_OPENCV
 #include <opencv2/imgcodecs.hpp>
@@ -11,37 +19,234 @@ namespace convscope {
 
 #ifdef CONVSCOPE_HAVE_OPENCV
 
-bool imageFilesSupported() { return true; }
+namespace {
+
+// Why the size is read here and not by OpenCV: imread/imdecode allocate the whole picture as
+// soon as the decoder has read the header, and the only cap OpenCV has, the environment variable
+// OPENCV_IO_MAX_IMAGE_PIXELS (default 2^30 pixels, 1 GB gray or 4.3 GB as float), is read once
+// when the library loads and cannot be lowered from a running program. Its decoders' header
+// readers are not public API. The header fields that give a picture's size are few and simple
+// in every format ConvScope accepts, so they are parsed here from the file's bytes, and a file
+// of any other format is refused rather than decoded blind.
+struct ImageSize {
+  std::string format;
+  uint64_t width = 0;
+  uint64_t height = 0;
+};
+
+class Bytes {
+ public:
+  explicit Bytes(const std::string& data) : data_(data) {}
+  size_t size() const { return data_.size(); }
+  bool has(size_t offset, size_t count) const { return offset <= data_.size() && count <= data_.size() - offset; }
+  uint8_t at(size_t i) const { return static_cast<uint8_t>(data_[i]); }
+  uint32_t big16(size_t i) const { return (uint32_t{at(i)} << 8) | at(i + 1); }
+  uint32_t big32(size_t i) const { return (big16(i) << 16) | big16(i + 2); }
+  uint32_t little16(size_t i) const { return (uint32_t{at(i + 1)} << 8) | at(i); }
+  uint32_t little32(size_t i) const { return (little16(i + 2) << 16) | little16(i); }
+  uint32_t little24(size_t i) const { return (uint32_t{at(i + 2)} << 16) | little16(i); }
+  bool startsWith(const char* text, size_t offset = 0) const {
+    const size_t n = std::strlen(text);
+    return has(offset, n) && data_.compare(offset, n, text) == 0;
+  }
+
+ private:
+  const std::string& data_;
+};
+
+std::optional<ImageSize> pngSize(const Bytes& b) {
+  if (!b.startsWith("\x89PNG\r\n\x1a\n")) return std::nullopt;
+  if (!b.has(8, 16) || !b.startsWith("IHDR", 12)) return ImageSize{"PNG", 0, 0};
+  return ImageSize{"PNG", b.big32(16), b.big32(20)};
+}
+
+std::optional<ImageSize> jpegSize(const Bytes& b) {
+  if (!b.has(0, 3) || b.at(0) != 0xFF || b.at(1) != 0xD8 || b.at(2) != 0xFF) return std::nullopt;
+  size_t i = 2;
+  while (b.has(i, 4)) {
+    if (b.at(i) != 0xFF) break;
+    const uint8_t marker = b.at(i + 1);
+    if (marker == 0xFF) {  // fill byte
+      ++i;
+      continue;
+    }
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) {  // markers without a length
+      i += 2;
+      continue;
+    }
+    const uint32_t length = b.big16(i + 2);
+    const bool frame = marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC;
+    if (frame) {
+      if (!b.has(i + 4, 5)) break;
+      return ImageSize{"JPEG", b.big16(i + 7), b.big16(i + 5)};
+    }
+    if (marker == 0xDA || marker == 0xD9 || length < 2) break;  // scan data or end before a frame
+    i += 2 + length;
+  }
+  return ImageSize{"JPEG", 0, 0};
+}
+
+std::optional<ImageSize> bmpSize(const Bytes& b) {
+  if (!b.startsWith("BM")) return std::nullopt;
+  if (!b.has(14, 12)) return ImageSize{"BMP", 0, 0};
+  if (b.little32(14) == 12) return ImageSize{"BMP", b.little16(18), b.little16(20)};  // OS/2 header
+  const int64_t width = static_cast<int32_t>(b.little32(18));
+  const int64_t height = static_cast<int32_t>(b.little32(22));  // negative: stored top-down
+  return ImageSize{"BMP", static_cast<uint64_t>(width < 0 ? -width : width),
+                   static_cast<uint64_t>(height < 0 ? -height : height)};
+}
+
+// PBM, PGM, PPM (P1-P6) and PFM (PF, Pf): magic, then width and height as decimal text,
+// separated by white space and comments. PAM (P7): WIDTH and HEIGHT lines.
+std::optional<ImageSize> pnmSize(const std::string& data) {
+  const Bytes b(data);
+  if (!b.has(0, 2) || data[0] != 'P' || !std::strchr("1234567Ff", data[1]) || data[1] == '\0') return std::nullopt;
+  const std::string format = data[1] == '7' ? "PAM" : (data[1] == 'F' || data[1] == 'f') ? "PFM" : "PNM";
+  // A header is short; only the first 4 kB are looked at.
+  const size_t end = std::min<size_t>(data.size(), 4096);
+  size_t i = 2;
+  const auto number = [&](uint64_t& value) {
+    while (i < end) {
+      if (data[i] == '#') {
+        while (i < end && data[i] != '\n') ++i;
+      } else if (std::isspace(static_cast<unsigned char>(data[i]))) {
+        ++i;
+      } else {
+        break;
+      }
+    }
+    if (i >= end || !std::isdigit(static_cast<unsigned char>(data[i]))) return false;
+    value = 0;
+    for (; i < end && std::isdigit(static_cast<unsigned char>(data[i])); ++i) {
+      if (value > (uint64_t{1} << 40)) return false;
+      value = value * 10 + static_cast<uint64_t>(data[i] - '0');
+    }
+    return true;
+  };
+  ImageSize size{format, 0, 0};
+  if (data[1] != '7') {
+    if (!number(size.width) || !number(size.height)) return ImageSize{format, 0, 0};
+    return size;
+  }
+  const std::string header = data.substr(0, end);
+  for (const auto& [key, field] : {std::pair{"\nWIDTH", &size.width}, std::pair{"\nHEIGHT", &size.height}}) {
+    const size_t at = header.find(key);
+    if (at == std::string::npos) return ImageSize{format, 0, 0};
+    i = at + std::strlen(key);
+    if (!number(*field)) return ImageSize{format, 0, 0};
+  }
+  return size;
+}
+
+// TIFF: the first image file directory's ImageWidth (256) and ImageLength (257) tags.
+std::optional<ImageSize> tiffSize(const Bytes& b) {
+  const bool little = b.has(0, 4) && b.at(0) == 'I' && b.at(1) == 'I' && b.at(2) == 42 && b.at(3) == 0;
+  const bool big = b.has(0, 4) && b.at(0) == 'M' && b.at(1) == 'M' && b.at(2) == 0 && b.at(3) == 42;
+  if (!little && !big) return std::nullopt;
+  const auto u16 = [&](size_t i) { return little ? b.little16(i) : b.big16(i); };
+  const auto u32 = [&](size_t i) { return little ? b.little32(i) : b.big32(i); };
+  ImageSize size{"TIFF", 0, 0};
+  if (!b.has(4, 4)) return size;
+  const size_t ifd = u32(4);
+  if (!b.has(ifd, 2)) return size;
+  const uint32_t entries = u16(ifd);
+  for (uint32_t e = 0; e < entries; ++e) {
+    const size_t at = ifd + 2 + 12 * size_t{e};
+    if (!b.has(at, 12)) break;
+    const uint32_t tag = u16(at);
+    const uint32_t type = u16(at + 2);
+    const uint64_t value = type == 3 ? u16(at + 8) : type == 4 ? u32(at + 8) : 0;
+    if (tag == 256) size.width = value;
+    if (tag == 257) size.height = value;
+  }
+  return size;
+}
+
+std::optional<ImageSize> webpSize(const Bytes& b) {
+  if (!b.startsWith("RIFF") || !b.startsWith("WEBP", 8)) return std::nullopt;
+  ImageSize size{"WebP", 0, 0};
+  if (b.startsWith("VP8X", 12) && b.has(24, 6)) {
+    size.width = uint64_t{b.little24(24)} + 1;
+    size.height = uint64_t{b.little24(27)} + 1;
+  } else if (b.startsWith("VP8L", 12) && b.has(21, 4) && b.at(20) == 0x2F) {
+    const uint32_t bits = b.little32(21);
+    size.width = (bits & 0x3FFF) + 1;
+    size.height = ((bits >> 14) & 0x3FFF) + 1;
+  } else if (b.startsWith("VP8 ", 12) && b.has(26, 4)) {
+    size.width = b.little16(26) & 0x3FFF;
+    size.height = b.little16(28) & 0x3FFF;
+  }
+  return size;
+}
+
+ImageSize readImageSize(const std::string& data, const std::string& name) {
+  const Bytes b(data);
+  for (const auto& parse : {pngSize, jpegSize, bmpSize, tiffSize, webpSize})
+    if (std::optional<ImageSize> size = parse(b)) return *size;
+  if (std::optional<ImageSize> size = pnmSize(data)) return *size;
+  throw Error(name + ": not an image file ConvScope reads (PNG, JPEG, BMP, PNM/PGM, TIFF or WebP)");
+}
+
+std::string megapixels(uint64_t pixels) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f megapixels", static_cast<double>(pixels) / 1e6);
+  return text;
+}
+
+}  // namespace
+
+bool imageFilesSupported() {
+  return true;
+}
 
 GrayImage loadImageFile(const std::filesystem::path& path, bool invert) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path.string() + ": file not found");
+  InputFile file(path, "an image file", kMaxImageFileBytes);
+  const std::string data = file.readAll();
+  const std::string& name = file.name();
+  const ImageSize size = readImageSize(data, name);
+  if (size.width == 0 || size.height == 0)
+    throw Error(name + ": a " + size.format + " file whose header gives no picture size (truncated or corrupt)");
+  // Both are at most 2^32, so the product cannot overflow.
+  const uint64_t pixels = size.width * size.height;
+  if (pixels > kMaxImagePixels)
+    throw Error(name + ": the " + size.format + " picture is " + std::to_string(size.width) + "x" +
+                std::to_string(size.height) + " (" + megapixels(pixels) + "); ConvScope decodes pictures of at most " +
+                megapixels(kMaxImagePixels) + " (kMaxImagePixels)");
+
   cv::Mat decoded;
   try {
-    decoded = cv::imread(path.string(), cv::IMREAD_GRAYSCALE | cv::IMREAD_ANYDEPTH);
+    const cv::Mat buffer(1, static_cast<int>(data.size()), CV_8U, const_cast<char*>(data.data()));
+    decoded = cv::imdecode(buffer, cv::IMREAD_GRAYSCALE | cv::IMREAD_ANYDEPTH);
   } catch (const cv::Exception& e) {
-    throw Error(path.string() + ": cannot decode image (" + e.what() + ")");
+    throw Error(name + ": cannot decode image (" + e.what() + ")");
   }
-  if (decoded.empty())
-    throw Error(path.string() + ": not an image OpenCV can read (PNG, JPEG, BMP, TIFF, PGM ...)");
-  cv::Mat gray;
+  if (decoded.empty()) throw Error(name + ": a " + size.format + " file OpenCV cannot decode (truncated or corrupt)");
+  // The header was checked; the decoder must agree (EXIF rotation may swap the sides).
+  if (decoded.total() > kMaxImagePixels) throw Error(name + ": decodes to more pixels than its header says");
+  if (decoded.depth() != CV_8U && decoded.depth() != CV_16U && decoded.depth() != CV_32F)
+    decoded.convertTo(decoded, CV_32F);
   const double scale = decoded.depth() == CV_16U ? 1.0 / 65535.0 : decoded.depth() == CV_8U ? 1.0 / 255.0 : 1.0;
-  decoded.convertTo(gray, CV_32F, scale);
-  GrayImage image{gray.rows, gray.cols, std::vector<float>(static_cast<size_t>(gray.total()))};
-  for (int y = 0; y < gray.rows; ++y)
-    for (int x = 0; x < gray.cols; ++x) {
-      const float v = std::min(1.0f, std::max(0.0f, gray.at<float>(y, x)));
-      image.pixels[static_cast<size_t>(y) * gray.cols + x] = invert ? 1.0f - v : v;
+  GrayImage image{decoded.rows, decoded.cols, std::vector<float>(decoded.total())};
+  for (int y = 0; y < decoded.rows; ++y)
+    for (int x = 0; x < decoded.cols; ++x) {
+      const double raw = decoded.depth() == CV_8U    ? decoded.at<uint8_t>(y, x)
+                         : decoded.depth() == CV_16U ? decoded.at<uint16_t>(y, x)
+                                                     : decoded.at<float>(y, x);
+      const float v = std::min(1.0f, std::max(0.0f, static_cast<float>(raw * scale)));
+      image.pixels[static_cast<size_t>(y) * decoded.cols + x] = invert ? 1.0f - v : v;
     }
   return image;
 }
 
 #else
 
-bool imageFilesSupported() { return false; }
+bool imageFilesSupported() {
+  return false;
+}
 
 GrayImage loadImageFile(const std::filesystem::path& path, bool) {
-  throw Error(path.string() + ": this build of ConvScope has no OpenCV, so it cannot read image "
+  throw Error(path.string() +
+              ": this build of ConvScope has no OpenCV, so it cannot read image "
               "files; use IDX data (--data) or rebuild with OpenCV");
 }
 

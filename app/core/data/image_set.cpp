@@ -5,6 +5,7 @@
 
 #include "data/idx_file.h"
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace convscope {
 namespace {
@@ -17,15 +18,18 @@ fs::path findIdxFile(const fs::path& folder, const std::string& prefix, const st
                                   prefix + "-" + kind + ".idx" + (kind == "images" ? "3" : "1") + "-ubyte"}) {
     for (const char* suffix : {"", ".gz"}) {
       const fs::path candidate = folder / (name + suffix);
-      if (fs::exists(candidate)) return candidate;
+      // Anything at the name (a folder, a FIFO, a link loop) is taken, for the reader to refuse
+      // with its reason; fs::exists() would throw on a link loop.
+      if (somethingExistsAt(candidate)) return candidate;
     }
   }
-  throw Error(folder.string() + ": no " + prefix + " " + kind + " IDX file (expected " + prefix +
-              "-" + kind + "-idx" + (kind == "images" ? "3" : "1") + "-ubyte or .gz)");
+  throw Error(folder.string() + ": no " + prefix + " " + kind + " IDX file (expected " + prefix + "-" + kind + "-idx" +
+              (kind == "images" ? "3" : "1") + "-ubyte or .gz)");
 }
 
 bool looksLikeDigits(const fs::path& folder) {
-  std::string name = fs::absolute(folder).lexically_normal().string();
+  std::error_code ec;
+  std::string name = fs::absolute(folder, ec).lexically_normal().string();
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
   return name.find("mnist") != std::string::npos && name.find("fashion") == std::string::npos;
 }
@@ -38,9 +42,8 @@ fs::path defaultDataFolder() {
 }
 
 const std::vector<std::string>& fashionMnistClassNames() {
-  static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress",
-                                                 "Coat",        "Sandal",  "Shirt",    "Sneaker",
-                                                 "Bag",         "Ankle boot"};
+  static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                                 "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
   return names;
 }
 
@@ -49,8 +52,8 @@ const std::vector<std::string>& digitClassNames() {
   return names;
 }
 
-ImageSet::ImageSet(std::string source, int height, int width, std::vector<float> pixels,
-                   std::vector<int> labels, std::vector<std::string> classNames)
+ImageSet::ImageSet(std::string source, int height, int width, std::vector<float> pixels, std::vector<int> labels,
+                   std::vector<std::string> classNames)
     : source_(std::move(source)),
       height_(height),
       width_(width),
@@ -58,14 +61,15 @@ ImageSet::ImageSet(std::string source, int height, int width, std::vector<float>
       labels_(std::move(labels)),
       classNames_(std::move(classNames)) {
   if (pixels_.size() != labels_.size() * static_cast<size_t>(height_) * width_)
-    throw Error(source_ + ": image data does not match " + std::to_string(labels_.size()) +
-                " images of " + std::to_string(height_) + "x" + std::to_string(width_));
+    throw Error(source_ + ": image data does not match " + std::to_string(labels_.size()) + " images of " +
+                std::to_string(height_) + "x" + std::to_string(width_));
 }
 
 ImageSet ImageSet::loadIdxFolder(const fs::path& folder, Split split) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec))
-    throw Error(folder.string() + ": data folder not found (install the Debian package "
+    throw Error(folder.string() +
+                ": data folder not found (install the Debian package "
                 "dataset-fashion-mnist, or give a folder of IDX files)");
   const std::string prefix = split == Split::Test ? "t10k" : "train";
   const fs::path imagesPath = findIdxFile(folder, prefix, "images");
@@ -76,8 +80,7 @@ ImageSet ImageSet::loadIdxFolder(const fs::path& folder, Split split) {
     throw Error(imagesPath.string() + ": expected images of rank 3 (count, rows, columns), found rank " +
                 std::to_string(images.dims.size()));
   if (labels.dims.size() != 1)
-    throw Error(labelsPath.string() + ": expected labels of rank 1, found rank " +
-                std::to_string(labels.dims.size()));
+    throw Error(labelsPath.string() + ": expected labels of rank 1, found rank " + std::to_string(labels.dims.size()));
   if (images.dims[0] != labels.dims[0])
     throw Error(folder.string() + ": " + std::to_string(images.dims[0]) + " images but " +
                 std::to_string(labels.dims[0]) + " labels");
@@ -89,8 +92,8 @@ ImageSet ImageSet::loadIdxFolder(const fs::path& folder, Split split) {
   std::vector<int> labelValues(labels.values.begin(), labels.values.end());
   for (size_t i = 0; i < labelValues.size(); ++i)
     if (labelValues[i] >= static_cast<int>(classNames.size()))
-      throw Error(labelsPath.string() + ": label " + std::to_string(labelValues[i]) + " of image " +
-                  std::to_string(i) + " is outside the 10 classes");
+      throw Error(labelsPath.string() + ": label " + std::to_string(labelValues[i]) + " of image " + std::to_string(i) +
+                  " is outside the 10 classes");
 
   // x / 255 in float, as the training script does, so inputs match bit for bit.
   std::vector<float> pixels(images.values.size());
@@ -111,8 +114,8 @@ ImageSet ImageSet::fromImages(std::string source, const std::vector<GrayImage>& 
       throw Error(source + ": images must share one size to form a set");
     pixels.insert(pixels.end(), image.pixels.begin(), image.pixels.end());
   }
-  return ImageSet(std::move(source), height, width, std::move(pixels),
-                  std::vector<int>(images.size(), kNoLabel), std::move(classNames));
+  return ImageSet(std::move(source), height, width, std::move(pixels), std::vector<int>(images.size(), kNoLabel),
+                  std::move(classNames));
 }
 
 bool ImageSet::hasLabels() const {
@@ -129,14 +132,14 @@ GrayImage ImageSet::image(int index) const {
 
 Tensor ImageSet::batch(int first, int count, int height, int width) const {
   if (first < 0 || count < 1 || first + count > this->count())
-    throw Error("images " + std::to_string(first) + ".." + std::to_string(first + count - 1) +
-                " requested but " + source_ + " holds " + std::to_string(this->count()));
+    throw Error("images " + std::to_string(first) + ".." + std::to_string(first + count - 1) + " requested but " +
+                source_ + " holds " + std::to_string(this->count()));
   Tensor out({count, 1, height, width});
   const size_t inPerImage = static_cast<size_t>(height_) * width_;
   const size_t outPerImage = static_cast<size_t>(height) * width;
   for (int i = 0; i < count; ++i)
-    resizeBilinearHalfPixel(pixels_.data() + inPerImage * (first + i), height_, width_,
-                            out.data() + outPerImage * i, height, width);
+    resizeBilinearHalfPixel(pixels_.data() + inPerImage * (first + i), height_, width_, out.data() + outPerImage * i,
+                            height, width);
   return out;
 }
 

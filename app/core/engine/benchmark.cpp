@@ -13,6 +13,7 @@
 #include "gpu_runtime.h"
 #include "model/onnx_loader.h"
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace convscope {
 namespace {
@@ -48,9 +49,15 @@ int countCorrect(const Tensor& probabilities, const ImageSet& images, int batch)
 }
 
 json problemJson(const ConvProblem& p) {
-  return {{"batch", p.batch},           {"in_channels", p.inChannels},   {"in_height", p.inHeight},
-          {"in_width", p.inWidth},      {"out_channels", p.outChannels}, {"out_height", p.outHeight()},
-          {"out_width", p.outWidth()},  {"kernel_height", p.kernelHeight}, {"kernel_width", p.kernelWidth},
+  return {{"batch", p.batch},
+          {"in_channels", p.inChannels},
+          {"in_height", p.inHeight},
+          {"in_width", p.inWidth},
+          {"out_channels", p.outChannels},
+          {"out_height", p.outHeight()},
+          {"out_width", p.outWidth()},
+          {"kernel_height", p.kernelHeight},
+          {"kernel_width", p.kernelWidth},
           {"stride", {p.strideHeight, p.strideWidth}},
           {"pads", {p.padTop, p.padLeft, p.padBottom, p.padRight}},
           {"flops", p.flops()}};
@@ -74,8 +81,12 @@ ConvProblem problemFromJson(const json& j) {
   return p;
 }
 
-json statsJson(const SampleStats& s) { return {{"median", s.median}, {"min", s.min}, {"max", s.max}}; }
-SampleStats statsFromJson(const json& j) { return {j.at("median"), j.at("min"), j.at("max")}; }
+json statsJson(const SampleStats& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
+}
+SampleStats statsFromJson(const json& j) {
+  return {j.at("median"), j.at("min"), j.at("max")};
+}
 
 }  // namespace
 
@@ -115,6 +126,7 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
     Engine engine(model, variant);
     for (int batch : options.batches) {
       if (!say(variant + ", batch " + std::to_string(batch) + ": warming up")) return report;
+      engine.checkMemory(batch);  // before the batch itself is built
       const Tensor input = images.batch(0, batch, model->inputHeight(), model->inputWidth());
       for (int w = 0; w < options.warmups; ++w) engine.infer(input);
 
@@ -137,7 +149,8 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
       }
       for (size_t l = 0; l < last.convTimes.size(); ++l) {
         const ConvLayerTime& t = last.convTimes[l];
-        LayerBenchmark layer{t.node, t.problem, t.variant, t.fallbackReason, SampleStats::of(layerSamples[l]), 0.0, 0.0};
+        LayerBenchmark layer{t.node, t.problem, t.variant, t.fallbackReason, SampleStats::of(layerSamples[l]),
+                             0.0,    0.0};
         const double bytes = 4.0 * static_cast<double>(t.problem.inputElements() + t.problem.weightElements() +
                                                        t.problem.outputElements());
         layer.gflops = static_cast<double>(t.problem.flops()) / layer.opTime.median / 1e9;
@@ -192,10 +205,11 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
 }
 
 BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path.string() + ": cannot be opened");
+  // A sweep of every variant at every batch size is a few hundred kB.
+  InputFile file(path, "a benchmark file", uint64_t{256} << 20);
+  const std::string text = file.readAll();
   try {
-    const json j = json::parse(in);
+    const json j = json::parse(text);
     if (j.value("schema", "") != "convscope-benchmark/1")
       throw Error(path.string() + ": not a ConvScope benchmark file (schema convscope-benchmark/1)");
     BenchmarkReport report;
@@ -237,9 +251,9 @@ void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::pat
     for (size_t l = 0; l < run.layers.size(); ++l) {
       const LayerBenchmark& layer = run.layers[l];
       out << '"' << report.device << "\"," << report.model << ',' << run.variant << ',' << run.batch << ',' << l + 1
-          << ',' << layer.node << ',' << layer.ranVariant << ',' << layer.opTime.median << ',' << layer.opTime.min << ','
-          << layer.opTime.max << ',' << layer.gflops << ',' << layer.gbytesPerSecond << ',' << run.inference.median
-          << ',' << run.upload.median << ',' << run.accuracy << '\n';
+          << ',' << layer.node << ',' << layer.ranVariant << ',' << layer.opTime.median << ',' << layer.opTime.min
+          << ',' << layer.opTime.max << ',' << layer.gflops << ',' << layer.gbytesPerSecond << ','
+          << run.inference.median << ',' << run.upload.median << ',' << run.accuracy << '\n';
     }
   if (!out) throw Error(path.string() + ": write failed");
 }

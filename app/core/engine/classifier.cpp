@@ -18,6 +18,12 @@ ClassificationRun classify(Engine& engine, const ImageSet& images, int first, in
   const int width = model.inputWidth();
   const auto start = std::chrono::steady_clock::now();
 
+  // The chunk shrinks to what fits in memory; when not even one image does, the refusal names
+  // the layer and the figures.
+  const int fits = engine.largestBatchThatFits();
+  if (fits < 1) engine.checkMemory(1);
+  chunk = std::max(1, std::min(chunk, fits));
+
   ClassificationRun run;
   run.images.reserve(static_cast<size_t>(count));
   for (int done = 0; done < count;) {

@@ -6,6 +6,7 @@
 // One Engine is used by one thread at a time; make one per worker.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,7 +27,7 @@ struct ConvLayerTime {
 };
 
 struct LayerOutput {
-  std::string node;    // "input" for the picture as the model sees it
+  std::string node;  // "input" for the picture as the model sees it
   std::string opType;
   Tensor value;
 };
@@ -36,6 +37,14 @@ struct InferenceResult {
   double uploadSeconds = 0.0;            // host-to-device copy of the batch (GPU variants)
   std::vector<ConvLayerTime> convTimes;  // one per Conv node, in execution order
   std::vector<LayerOutput> layers;       // filled when captured: the input, then every node
+};
+
+// What running a batch takes, estimated from the shapes alone before anything is allocated.
+struct MemoryEstimate {
+  int64_t bytes = 0;  // at the peak: the input, live activations, the conv workspace
+  std::string node;   // the layer where the peak is reached
+  std::string opType;
+  int64_t workspaceBytes = 0;  // of `bytes`, the conv backend's scratch memory (im2col)
 };
 
 class Engine {
@@ -55,6 +64,16 @@ class Engine {
   // Softmax, one is applied so the result is always probabilities.
   InferenceResult infer(const Tensor& images, bool captureLayers = false);
 
+  // The memory a batch of `batch` images takes (the estimate mirrors evaluate(): intermediates
+  // are freed after their last reader). Throws convscope::Error naming the node when a shape
+  // overflows.
+  MemoryEstimate estimateMemory(int64_t batch, bool captureLayers = false) const;
+  // Throws convscope::Error naming the model, the layer, the figures, the limit (memoryLimit())
+  // and the largest batch that fits, when `batch` does not.
+  void checkMemory(int64_t batch, bool captureLayers = false) const;
+  // The largest batch within the limit; 0 when not even one image fits.
+  int largestBatchThatFits(bool captureLayers = false) const;
+
   // Evaluates any loaded graph: named inputs in, every graph output out.
   std::map<std::string, Tensor> evaluate(const std::map<std::string, Tensor>& inputs,
                                          std::vector<ConvLayerTime>* convTimes = nullptr,
@@ -67,14 +86,17 @@ class Engine {
   using InputRefs = std::map<std::string, const Tensor*>;
   std::map<std::string, Tensor> evaluate(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
                                          std::vector<LayerOutput>* captured, double* uploadSeconds);
-  std::map<std::string, Tensor> evaluateOnDevice(const InputRefs& inputs,
-                                                 std::vector<ConvLayerTime>* convTimes,
+  // The peak, or -- when a layer's need passes `limit` -- that layer's need (where a run would fail).
+  MemoryEstimate estimateFor(const std::map<std::string, Shape>& inputShapes, bool captureLayers,
+                             int64_t limit = INT64_MAX) const;
+  void checkMemoryFor(const std::map<std::string, Shape>& inputShapes, int64_t batch, bool captureLayers) const;
+  std::map<std::string, Tensor> evaluateOnDevice(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
                                                  std::vector<LayerOutput>* captured, double* uploadSeconds);
 
   std::shared_ptr<const Model> model_;
   std::string variantId_;
-  std::unique_ptr<TimedConv> conv_;                      // CPU variants
-  std::unique_ptr<Device> device_;                       // GPU variants; outlives the weights below
+  std::unique_ptr<TimedConv> conv_;  // CPU variants
+  std::unique_ptr<Device> device_;   // GPU variants; outlives the weights below
   std::map<std::string, DeviceTensor> deviceWeights_;
 };
 

@@ -1,5 +1,6 @@
 #include "model/model.h"
 
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace convscope {
@@ -18,18 +19,29 @@ std::map<std::string, Shape> Model::inferShapes(const std::map<std::string, Shap
   std::map<std::string, Shape> shapes = inputShapes;
   for (const auto& [name, tensor] : weights) shapes[name] = tensor.shape();
   for (const Node& node : nodes) {
+    const std::string where = sourcePath + ": node '" + node.name + "' (" + node.opType + "): ";
     std::vector<Shape> in;
     for (const std::string& name : node.inputs) {
       const auto it = shapes.find(name);
-      if (it == shapes.end())
-        throw Error(sourcePath + ": node '" + node.name + "' (" + node.opType + "): input '" + name + "' has no value");
+      if (it == shapes.end()) throw Error(where + "input '" + name + "' has no value");
       in.push_back(it->second);
     }
+    Shape out;
     try {
-      shapes[node.output] = node.op->outputShape(in);
+      out = node.op->outputShape(in);
+      // Element counts must fit in 64 bits everywhere. Shape-only operators may pass empty tensors
+      // along (ONNX allows them); the ones that compute -- through BLAS or the conv backends,
+      // which take no zero-sized matrix -- refuse them.
+      const bool computes = node.opType == "Conv" || node.opType == "Gemm" || node.opType == "MatMul" ||
+                            node.opType == "MaxPool" || node.opType == "AveragePool";
+      for (size_t i = 0; i < in.size(); ++i)
+        if (elementCount(in[i]) == 0 && computes)
+          throw Error("input '" + node.inputs[i] + "' of shape " + shapeToString(in[i]) + " is empty");
+      if (elementCount(out) == 0 && computes) throw Error("the output " + shapeToString(out) + " is empty");
     } catch (const Error& e) {
-      throw Error(sourcePath + ": node '" + node.name + "' (" + node.opType + "): " + e.what());
+      throw Error(where + e.what());
     }
+    shapes[node.output] = std::move(out);
   }
   return shapes;
 }
@@ -65,11 +77,16 @@ std::vector<LayerInfo> Model::layers() const {
   for (const Node& node : nodes) {
     LayerInfo info{node.name, node.opType, shapes.at(node.output), 0, 0};
     std::vector<Shape> in;
-    for (const std::string& name : node.inputs) {
-      in.push_back(shapes.at(name));
-      if (const auto w = weights.find(name); w != weights.end()) info.parameters += w->second.size();
+    try {
+      for (const std::string& name : node.inputs) {
+        in.push_back(shapes.at(name));
+        if (const auto w = weights.find(name); w != weights.end())
+          info.parameters = checkedAdd(info.parameters, w->second.size(), "the parameter count");
+      }
+      info.flops = node.op->flops(in, info.outputShape);
+    } catch (const Error& e) {
+      throw Error(sourcePath + ": node '" + node.name + "' (" + node.opType + "): " + e.what());
     }
-    info.flops = node.op->flops(in, info.outputShape);
     table.push_back(std::move(info));
   }
   return table;

@@ -2,20 +2,26 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace convscope {
+namespace {
+
+// The shipped cards are about 20 kB (10,000 predictions); nothing near this is a model card.
+constexpr uint64_t kMaxModelCardBytes = uint64_t{64} << 20;
+
+}  // namespace
 
 std::optional<ModelCard> readModelCard(const std::filesystem::path& modelPath) {
   std::filesystem::path path = modelPath;
   path.replace_extension(".json");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  std::ifstream in(path);
+  // No card is no error; a folder, a FIFO or a device in its place is (refused by InputFile).
+  if (!somethingExistsAt(path)) return std::nullopt;
+  InputFile file(path, "a model card", kMaxModelCardBytes);
+  const std::string text = file.readAll();
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(text);
     ModelCard card;
     card.description = j.value("description", "");
     card.testAccuracy = j.at("test_accuracy").get<double>();

@@ -3,11 +3,11 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "util/error.h"
+#include "util/input_file.h"
 
 namespace convscope {
 namespace {
@@ -30,16 +30,20 @@ class Loader {
     model->sourcePath = source_;
     model->name = std::filesystem::path(source_).stem().string();
     model->irVersion = proto_.ir_version();
-    model->producer = proto_.producer_name() + (proto_.producer_version().empty() ? "" : " " + proto_.producer_version());
+    model->producer =
+        proto_.producer_name() + (proto_.producer_version().empty() ? "" : " " + proto_.producer_version());
     model->opset = readOpset();
-    if (!proto_.has_graph() || proto_.graph().node_size() == 0)
-      fail("the file holds no graph (is it an ONNX model?)");
+    if (!proto_.has_graph() || proto_.graph().node_size() == 0) fail("the file holds no graph (is it an ONNX model?)");
     const onnx::GraphProto& graph = proto_.graph();
 
     for (const onnx::TensorProto& tensor : graph.initializer()) readInitializer(tensor, *model);
-    for (const onnx::ValueInfoProto& input : graph.input())
-      if (!model->weights.count(input.name()) && !ints_.count(input.name()) && !otherTypes_.count(input.name()))
-        model->inputs.push_back(readRuntimeInput(input));
+    for (const onnx::ValueInfoProto& input : graph.input()) {
+      // Before IR version 4 every initializer is listed among the graph inputs too.
+      if (model->weights.count(input.name()) || ints_.count(input.name()) || otherTypes_.count(input.name())) continue;
+      if (producers_.count(input.name())) fail("graph input '" + input.name() + "' is declared twice");
+      model->inputs.push_back(readRuntimeInput(input));
+      producers_[input.name()] = "a graph input";
+    }
     for (const ValueInfo& input : model->inputs) available_.insert(input.name);
     for (const auto& [name, tensor] : model->weights) available_.insert(name);
     for (const auto& [name, values] : ints_) available_.insert(name);
@@ -60,6 +64,9 @@ class Loader {
       inputShapes[input.name] = s;
     }
     model->inferShapes(inputShapes);
+    // The layer table's parameter and FLOP counts, in checked arithmetic: a model whose counts
+    // overflow is refused here, naming the node, rather than printing wrapped numbers later.
+    model->layers();
     return model;
   }
 
@@ -114,7 +121,8 @@ class Loader {
   // Decodes a float32 or int64 TensorProto; other types are remembered and refused when used.
   void readTensor(const onnx::TensorProto& tensor, const std::string& name, const std::string& what, Model& model) {
     if (tensor.data_location() == onnx::TensorProto::EXTERNAL || tensor.external_data_size() > 0)
-      fail(what + " '" + name + "' is stored in an external data file; ConvScope needs a self-contained model "
+      fail(what + " '" + name +
+           "' is stored in an external data file; ConvScope needs a self-contained model "
            "(save it with all tensors embedded)");
     if (tensor.has_segment()) fail(what + " '" + name + "' is segmented, which is not supported");
     const Shape dims = checkedDims(tensor, what);
@@ -142,7 +150,8 @@ class Loader {
       std::vector<int64_t> values;
       if (!raw.empty()) {
         if (static_cast<int64_t>(raw.size()) != count * 8)
-          fail(what + " '" + name + "' holds " + std::to_string(raw.size()) + " bytes instead of " + std::to_string(count * 8));
+          fail(what + " '" + name + "' holds " + std::to_string(raw.size()) + " bytes instead of " +
+               std::to_string(count * 8));
         values.resize(static_cast<size_t>(count));
         std::memcpy(values.data(), raw.data(), raw.size());
       } else {
@@ -157,14 +166,26 @@ class Loader {
     }
   }
 
+  // Every tensor name is produced once: by a graph input, an initializer or one node. A second
+  // producer would silently replace the first one's value (or its shape) somewhere downstream.
+  void claimName(const std::string& name, const std::string& where, const std::string& producer) {
+    if (const auto it = producers_.find(name); it != producers_.end())
+      fail(where + ": output '" + name + "' reuses the name of " + it->second +
+           "; every tensor must be produced exactly once");
+    producers_[name] = producer;
+  }
+
   void readInitializer(const onnx::TensorProto& tensor, Model& model) {
     if (tensor.name().empty()) fail("an initializer has no name");
+    if (producers_.count(tensor.name())) fail("initializer '" + tensor.name() + "' is given twice");
+    producers_[tensor.name()] = "an initializer";
     readTensor(tensor, tensor.name(), "initializer", model);
   }
 
   void readConstant(const onnx::NodeProto& node, const std::string& where, Model& model) {
     if (node.output_size() != 1) fail(where + ": a Constant must have one output");
     const std::string& out = node.output(0);
+    claimName(out, where, "the output of " + where);
     if (node.attribute_size() != 1) fail(where + ": a Constant must have exactly one value attribute");
     const onnx::AttributeProto& a = node.attribute(0);
     if (a.name() == "value") {
@@ -188,9 +209,15 @@ class Loader {
     for (const onnx::AttributeProto& a : node.attribute()) {
       if (!a.ref_attr_name().empty()) fail(where + ": attribute '" + a.name() + "' refers to a function attribute");
       switch (a.type()) {
-        case onnx::AttributeProto::INT: attributes.set(a.name(), a.i()); break;
-        case onnx::AttributeProto::FLOAT: attributes.set(a.name(), a.f()); break;
-        case onnx::AttributeProto::STRING: attributes.set(a.name(), a.s()); break;
+        case onnx::AttributeProto::INT:
+          attributes.set(a.name(), a.i());
+          break;
+        case onnx::AttributeProto::FLOAT:
+          attributes.set(a.name(), a.f());
+          break;
+        case onnx::AttributeProto::STRING:
+          attributes.set(a.name(), a.s());
+          break;
         case onnx::AttributeProto::INTS:
           attributes.set(a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end()));
           break;
@@ -220,7 +247,8 @@ class Loader {
         fail(where + ": input '" + input + "' has element type " + dataTypeName(otherTypes_.at(input)) +
              "; ConvScope runs float32 models");
       if (!available_.count(input))
-        fail(where + ": input '" + input + "' is not produced by any earlier node and is no initializer "
+        fail(where + ": input '" + input +
+             "' is not produced by any earlier node and is no initializer "
              "(missing initializer, or nodes out of order)");
     }
     size_t outputs = 0;
@@ -228,7 +256,11 @@ class Loader {
     if (node.output_size() == 0 || node.output(0).empty()) fail(where + ": the node has no output");
 
     Attributes attributes = readAttributes(node, where);
-    OperatorRequest request{node.op_type(), model.opset, attributes, inputs, outputs,
+    OperatorRequest request{node.op_type(),
+                            model.opset,
+                            attributes,
+                            inputs,
+                            outputs,
                             [this](const std::string& value) -> const std::vector<int64_t>* {
                               const auto it = ints_.find(value);
                               return it == ints_.end() ? nullptr : &it->second;
@@ -245,6 +277,7 @@ class Loader {
       if (ints_.count(input))
         fail(where + ": int64 input '" + input + "' is not supported here; ConvScope runs float32 tensors");
 
+    claimName(node.output(0), where, "the output of " + where);
     available_.insert(node.output(0));
     model.nodes.push_back(Node{name, node.op_type(), inputs, node.output(0), std::move(op)});
   }
@@ -254,31 +287,40 @@ class Loader {
   std::set<std::string> available_;
   std::map<std::string, std::vector<int64_t>> ints_;
   std::map<std::string, int> otherTypes_;
+  std::map<std::string, std::string> producers_;  // tensor name -> what produces it, for messages
 };
 
 }  // namespace
 
-std::shared_ptr<const Model> loadOnnxModelFromBytes(const std::string& bytes, const std::string& sourceName) {
+namespace {
+
+void parseModel(const std::string& bytes, const std::string& sourceName, onnx::ModelProto& proto) {
   if (bytes.empty()) throw Error(sourceName + ": the file is empty");
-  onnx::ModelProto proto;
   if (!proto.ParseFromString(bytes))
-    throw Error(sourceName + ": not a valid ONNX model (the protobuf data cannot be parsed: the file is truncated, "
+    throw Error(sourceName +
+                ": not a valid ONNX model (the protobuf data cannot be parsed: the file is truncated, "
                 "corrupt or not ONNX)");
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> loadOnnxModelFromBytes(const std::string& bytes, const std::string& sourceName) {
+  onnx::ModelProto proto;
+  parseModel(bytes, sourceName, proto);
   return Loader(proto, sourceName).load();
 }
 
 std::shared_ptr<const Model> loadOnnxModel(const std::filesystem::path& path) {
-  const std::string name = path.string();
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw Error(name + ": file not found");
-  if (!std::filesystem::is_regular_file(path, ec)) throw Error(name + ": is not a regular file");
-  if (std::filesystem::file_size(path, ec) >= (size_t{2} << 30))
-    throw Error(name + ": larger than 2 GiB, the most a self-contained ONNX file can hold");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(name + ": cannot be opened for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return loadOnnxModelFromBytes(buffer.str(), name);
+  // 256 MiB: far above any network ConvScope runs (gray-image CNNs; the shipped ones are under
+  // 1 MB), and low enough that a refused file -- its bytes, then the parsed message, then the
+  // weights copied out of it -- stays under 1 GB of memory.
+  InputFile file(path, "an ONNX model", kMaxModelFileBytes);
+  onnx::ModelProto proto;
+  {
+    const std::string bytes = file.readAll();
+    parseModel(bytes, file.name(), proto);
+  }  // the file's bytes are freed before the weights are copied out of the message
+  return Loader(proto, file.name()).load();
 }
 
 }  // namespace convscope

@@ -4,6 +4,7 @@
 // is not ONNX -- is refused with an Error naming the file, the node, the operator and the reason.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -11,6 +12,9 @@
 #include "model/model.h"
 
 namespace convscope {
+
+// The largest model file accepted: 256 MiB (see loadOnnxModel).
+constexpr uint64_t kMaxModelFileBytes = uint64_t{256} << 20;
 
 std::shared_ptr<const Model> loadOnnxModel(const std::filesystem::path& path);
 

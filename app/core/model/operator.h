@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,12 @@ class Operator {
   // The same on device tensors. The default copies the inputs to the host, runs run() and copies
   // the result back: correct for every operator, fast for none. The course's layers override it.
   virtual DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& inputs, DeviceRun& run) const;
+  // The convolution this node hands to the conv backend for these input shapes, if it is one
+  // (the engine asks the backend how much workspace it needs before running it).
+  virtual std::optional<ConvProblem> convProblem(const std::vector<Shape>& inputs) const {
+    (void)inputs;
+    return std::nullopt;
+  }
   // Floating-point operations for these shapes; multiply-add counts two.
   virtual int64_t flops(const std::vector<Shape>& inputs, const Shape& output) const {
     (void)inputs;

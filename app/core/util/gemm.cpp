@@ -24,16 +24,16 @@ const bool blasSingleThreaded = [] {
   return true;
 }();
 
-void blasGemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
-              const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-              m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+void blasGemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+              int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace
 
-void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
-           const float* b, int ldb, float beta, float* c, int ldc) {
+void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+           float beta, float* c, int ldc) {
   (void)blasSingleThreaded;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   if (threads == 1 || m < 64) return blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -49,16 +49,23 @@ void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const flo
   }
 }
 
-const char* gemmImplementation() { return "OpenBLAS"; }
+const char* gemmImplementation() {
+  return "OpenBLAS";
+}
 
 #else
 
-void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
-           const float* b, int ldb, float beta, float* c, int ldc) {
-  // Rows of C are independent; the i-p-j order streams rows of B and C contiguously.
-#pragma omp parallel for schedule(static)
+void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+           float beta, float* c, int ldc) {
+  // Rows of C are independent; the i-p-j order streams rows of B and C contiguously. Each
+  // thread's accumulator row is allocated before the parallel region: an exception (bad_alloc)
+  // escaping a region would end the process.
+  const int threads = omp_get_max_threads();
+  std::vector<float> rows(static_cast<size_t>(threads) * static_cast<size_t>(n));
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (int i = 0; i < m; ++i) {
-    std::vector<float> row(static_cast<size_t>(n), 0.0f);
+    float* row = rows.data() + static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(n);
+    std::fill_n(row, n, 0.0f);
     for (int p = 0; p < k; ++p) {
       const float aip = transA ? a[static_cast<size_t>(p) * lda + i] : a[static_cast<size_t>(i) * lda + p];
       if (transB) {
@@ -73,7 +80,9 @@ void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const flo
   }
 }
 
-const char* gemmImplementation() { return "built-in loops"; }
+const char* gemmImplementation() {
+  return "built-in loops";
+}
 
 #endif
 

@@ -12,7 +12,7 @@ int64_t elementCount(const Shape& shape) {
   for (int64_t d : shape) {
     if (d < 0) throw Error("shape " + shapeToString(shape) + " has a negative dimension");
     if (d != 0 && count > std::numeric_limits<int64_t>::max() / d)
-      throw Error("shape " + shapeToString(shape) + " is too large");
+      throw Error("shape " + shapeToString(shape) + " is too large (its element count overflows 64 bits)");
     count *= d;
   }
   return count;
@@ -29,11 +29,9 @@ std::string shapeToString(const Shape& shape) {
 Tensor::Tensor(Shape shape, float fill)
     : shape_(std::move(shape)), values_(static_cast<size_t>(elementCount(shape_)), fill) {}
 
-Tensor::Tensor(Shape shape, std::vector<float> values)
-    : shape_(std::move(shape)), values_(std::move(values)) {
+Tensor::Tensor(Shape shape, std::vector<float> values) : shape_(std::move(shape)), values_(std::move(values)) {
   if (elementCount(shape_) != static_cast<int64_t>(values_.size()))
-    throw Error("tensor of shape " + shapeToString(shape_) + " given " +
-                std::to_string(values_.size()) + " values");
+    throw Error("tensor of shape " + shapeToString(shape_) + " given " + std::to_string(values_.size()) + " values");
 }
 
 void Tensor::reshape(Shape shape) {

@@ -2,6 +2,7 @@
 // itself goes to the selected conv backend through the engine's ConvExecutor.
 #include "model/operators/operator_families.h"
 #include "model/operators/window2d.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace convscope::ops {
@@ -11,12 +12,12 @@ class ConvOp final : public Operator {
  public:
   explicit ConvOp(Window2d window) : window_(window) {}
 
-  Shape outputShape(const std::vector<Shape>& in) const override {
-    return shapeOf(problem(in));
-  }
+  Shape outputShape(const std::vector<Shape>& in) const override { return shapeOf(problem(in)); }
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor& conv) const override {
-    const ConvProblem p = problem({in[0]->shape(), in[1]->shape(), in.size() > 2 ? in[2]->shape() : Shape{}});
+    std::vector<Shape> shapes;
+    for (const Tensor* t : in) shapes.push_back(t->shape());
+    const ConvProblem p = problem(shapes);
     Tensor out(shapeOf(p));
     conv.convolve(p, in[0]->data(), in[1]->data(), out.data());
     if (in.size() > 2) {
@@ -34,21 +35,35 @@ class ConvOp final : public Operator {
   }
 
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
-    const ConvProblem p = problem({in[0]->shape, in[1]->shape, in.size() > 2 ? in[2]->shape : Shape{}});
+    std::vector<Shape> shapes;
+    for (const DeviceTensor* t : in) shapes.push_back(t->shape);
+    const ConvProblem p = problem(shapes);
     DeviceTensor out = run.device.allocate(shapeOf(p));
     run.convolve(p, in[0]->data(), in[1]->data(), out.data());
     if (in.size() > 2)
-      run.device.addChannelBias(out.data(), in[2]->data(), p.batch, p.outChannels, int64_t{p.outHeight()} * p.outWidth());
+      run.device.addChannelBias(out.data(), in[2]->data(), p.batch, p.outChannels,
+                                int64_t{p.outHeight()} * p.outWidth());
     return out;
   }
 
+  std::optional<ConvProblem> convProblem(const std::vector<Shape>& in) const override {
+    return problem(in);
+  }
+
   int64_t flops(const std::vector<Shape>& in, const Shape& out) const override {
+    // Every factor is checked: the dimensions may each be up to 2^24.
     const ConvProblem p = problem(in);
-    return p.flops() + (in.size() > 2 ? elementCount(out) : 0);
+    const std::string what = "the FLOP count of " + p.describe();
+    int64_t flops = checkedMul(2, elementCount(out), what);
+    for (int64_t factor : {int64_t{p.inChannels}, int64_t{p.kernelHeight}, int64_t{p.kernelWidth}})
+      flops = checkedMul(flops, factor, what);
+    return checkedAdd(flops, in.size() > 2 ? elementCount(out) : 0, what);
   }
 
  private:
-  static Shape shapeOf(const ConvProblem& p) { return {p.batch, p.outChannels, p.outHeight(), p.outWidth()}; }
+  static Shape shapeOf(const ConvProblem& p) {
+    return {p.batch, p.outChannels, p.outHeight(), p.outWidth()};
+  }
 
   ConvProblem problem(const std::vector<Shape>& in) const {
     const Shape& x = in[0];
@@ -58,16 +73,20 @@ class ConvOp final : public Operator {
     requireRank(w, 4, "weights");
     for (const Shape* s : {&x, &w})
       for (int64_t d : *s)
-        if (d > (int64_t{1} << 24)) throw Error("dimension " + std::to_string(d) + " of " + shapeToString(*s) + " is too large");
+        if (d > (int64_t{1} << 24))
+          throw Error("dimension " + std::to_string(d) + " of " + shapeToString(*s) + " is too large");
     if (w[1] != x[1])
       throw Error("weights " + shapeToString(w) + " expect " + std::to_string(w[1]) + " input channels but the input " +
                   shapeToString(x) + " has " + std::to_string(x[1]));
     if (window_.kernelHeight && (w[2] != window_.kernelHeight || w[3] != window_.kernelWidth))
       throw Error("kernel_shape does not match the weights " + shapeToString(w));
-    if (in.size() > 2 && !in[2].empty() && (in[2].size() != 1 || in[2][0] != w[0]))
-      throw Error("bias " + shapeToString(in[2]) + " does not match " + std::to_string(w[0]) + " output channels");
-    const Window2d::Resolved r = window_.resolve(static_cast<int>(x[2]), static_cast<int>(x[3]),
-                                                 static_cast<int>(w[2]), static_cast<int>(w[3]));
+    // The bias is read as bias[m] for every output channel m: it must be exactly [M]. A scalar
+    // ([]) or [1] would be read past its end.
+    if (in.size() > 2 && (in[2].size() != 1 || in[2][0] != w[0]))
+      throw Error("bias " + shapeToString(in[2]) + " does not match " + std::to_string(w[0]) +
+                  " output channels; it must have shape [" + std::to_string(w[0]) + "]");
+    const Window2d::Resolved r =
+        window_.resolve(static_cast<int>(x[2]), static_cast<int>(x[3]), static_cast<int>(w[2]), static_cast<int>(w[3]));
     ConvProblem p;
     p.batch = static_cast<int>(x[0]);
     p.inChannels = static_cast<int>(x[1]);

@@ -4,6 +4,7 @@
 
 #include "model/operators/broadcast.h"
 #include "model/operators/operator_families.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 #include "util/gemm.h"
 
@@ -12,7 +13,8 @@ namespace {
 
 class GemmOp final : public Operator {
  public:
-  GemmOp(bool transA, bool transB, float alpha, float beta) : transA_(transA), transB_(transB), alpha_(alpha), beta_(beta) {}
+  GemmOp(bool transA, bool transB, float alpha, float beta)
+      : transA_(transA), transB_(transB), alpha_(alpha), beta_(beta) {}
 
   Shape outputShape(const std::vector<Shape>& in) const override {
     requireRank(in[0], 2, "Gemm input A");
@@ -25,9 +27,17 @@ class GemmOp final : public Operator {
       throw Error("A " + shapeToString(in[0]) + (transA_ ? " (transposed)" : "") + " and B " + shapeToString(in[1]) +
                   (transB_ ? " (transposed)" : "") + " have inner dimensions " + std::to_string(kA) + " and " +
                   std::to_string(kB));
-    if (in.size() > 2 && broadcastShape(in[2], {m, n}) != Shape{m, n})
-      throw Error("C " + shapeToString(in[2]) + " does not broadcast to the output [" + std::to_string(m) + "x" +
-                  std::to_string(n) + "]");
+    if (in.size() > 2) {
+      bool broadcasts = in[2].size() <= 2;
+      try {
+        broadcasts = broadcasts && broadcastShape(in[2], {m, n}) == Shape{m, n};
+      } catch (const Error&) {
+        broadcasts = false;
+      }
+      if (!broadcasts)
+        throw Error("C " + shapeToString(in[2]) + " does not broadcast to the output [" + std::to_string(m) + "x" +
+                    std::to_string(n) + "]");
+    }
     return {m, n};
   }
 
@@ -67,7 +77,10 @@ class GemmOp final : public Operator {
 
   int64_t flops(const std::vector<Shape>& in, const Shape& out) const override {
     const int64_t k = transA_ ? in[0][0] : in[0][1];
-    return 2 * elementCount(out) * k + (in.size() > 2 ? elementCount(out) : 0);
+    const std::string what =
+        "the FLOP count of " + shapeToString(out) + " outputs of " + std::to_string(k) + " products";
+    const int64_t products = checkedMul(2 * elementCount(out), k, what);
+    return checkedAdd(products, in.size() > 2 ? elementCount(out) : 0, what);
   }
 
  private:
@@ -94,7 +107,9 @@ class MatMulOp final : public Operator {
   }
 
   int64_t flops(const std::vector<Shape>& in, const Shape& out) const override {
-    return 2 * elementCount(out) * plan(in[0], in[1]).k;
+    const int64_t k = plan(in[0], in[1]).k;
+    return checkedMul(2 * elementCount(out), k,
+                      "the FLOP count of " + shapeToString(out) + " outputs of " + std::to_string(k) + " products");
   }
 
  private:

@@ -1,6 +1,7 @@
 // Flatten and Reshape change only the shape; the values are copied through unchanged. Reshape's
 // target shape must be a constant known when the model loads (PyTorch exports it as one).
 #include "model/operators/operator_families.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace convscope::ops {
@@ -31,7 +32,10 @@ class FlattenOp final : public ShapeOnlyOp {
   Shape outputShape(const std::vector<Shape>& in) const override {
     const int axis = normalizeAxis(axis_, static_cast<int>(in[0].size()), "flatten axis", true);
     int64_t outer = 1, inner = 1;
-    for (int d = 0; d < static_cast<int>(in[0].size()); ++d) (d < axis ? outer : inner) *= in[0][d];
+    for (int d = 0; d < static_cast<int>(in[0].size()); ++d) {
+      int64_t& side = d < axis ? outer : inner;
+      side = checkedMul(side, in[0][d], "the flattened shape of " + shapeToString(in[0]));
+    }
     return {outer, inner};
   }
 
@@ -51,7 +55,8 @@ class ReshapeOp final : public ShapeOnlyOp {
     for (size_t i = 0; i < target_.size(); ++i) {
       int64_t d = target_[i];
       if (d == 0 && !allowZero_) {
-        if (i >= x.size()) throw Error("target dimension " + std::to_string(i) + " is 0 but the input has no such axis");
+        if (i >= x.size())
+          throw Error("target dimension " + std::to_string(i) + " is 0 but the input has no such axis");
         d = x[i];
       }
       if (d == -1) {

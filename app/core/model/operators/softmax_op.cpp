@@ -21,7 +21,9 @@ class SoftmaxOp final : public Operator {
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
-    const auto [outer, length, inner] = view(x.shape());
+    // Plain variables, not a structured binding: clang before 16 cannot use those in OpenMP regions.
+    const std::array<int64_t, 3> parts = view(x.shape());
+    const int64_t outer = parts[0], length = parts[1], inner = parts[2];
     Tensor out(x.shape());
 #pragma omp parallel for schedule(static)
     for (int64_t o = 0; o < outer; ++o)
@@ -52,9 +54,12 @@ class SoftmaxOp final : public Operator {
     const int axis = normalizeAxis(axis_, rank, "softmax axis");
     int64_t outer = 1, length = 1, inner = 1;
     for (int d = 0; d < rank; ++d) {
-      if (d < axis) outer *= shape[d];
-      else if (d == axis || !perAxis_) length *= shape[d];
-      else inner *= shape[d];
+      if (d < axis)
+        outer *= shape[d];
+      else if (d == axis || !perAxis_)
+        length *= shape[d];
+      else
+        inner *= shape[d];
     }
     return {outer, length, inner};
   }

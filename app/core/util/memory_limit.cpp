@@ -1,0 +1,27 @@
+#include "util/memory_limit.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "util/error.h"
+
+namespace convscope {
+
+MemoryLimit memoryLimit() {
+  if (const char* text = std::getenv("CONVSCOPE_MEMORY_LIMIT_MB"); text && *text) {
+    char* end = nullptr;
+    const long long megabytes = std::strtoll(text, &end, 10);
+    if (*end != '\0' || megabytes < 1 || megabytes > (int64_t{1} << 40))
+      throw Error(std::string("CONVSCOPE_MEMORY_LIMIT_MB='") + text + "' is not a number of megabytes");
+    return {megabytes * 1000000, "CONVSCOPE_MEMORY_LIMIT_MB"};
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long pageSize = sysconf(_SC_PAGE_SIZE);
+  const int64_t physical = pages > 0 && pageSize > 0 ? int64_t{pages} * pageSize : int64_t{2000000000};
+  return {std::max<int64_t>(physical / 2, 1000000000),
+          "half of this machine's memory; set CONVSCOPE_MEMORY_LIMIT_MB to change it"};
+}
+
+}  // namespace convscope

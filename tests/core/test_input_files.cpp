@@ -1,0 +1,307 @@
+// Every file the core opens goes through one gate: a folder, a device (/dev/zero), a FIFO, a
+// symbolic-link loop or an oversized file named where a model, an image, an IDX file, a model card
+// or a benchmark file is expected is refused at once with the file's name and what it is --
+// never "file not found", never a hang, never a read of gigabytes. Headers are checked against
+// documented limits before anything the header promises is allocated or inflated.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <functional>
+
+#include "core/test_support.h"
+#include "data/idx_file.h"
+#include "data/image_file.h"
+#include "data/image_set.h"
+#include "engine/benchmark.h"
+#include "model/model_card.h"
+#include "model/onnx_loader.h"
+
+namespace convscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expectError;
+using testing::TempDir;
+
+// Peak resident memory of this process so far, in bytes (Linux reports kilobytes).
+uint64_t peakRss() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+constexpr uint64_t kOneGB = 1000000000ULL;
+
+std::vector<uint8_t> idxHeader(std::vector<uint32_t> dims) {
+  std::vector<uint8_t> bytes = {0, 0, 0x08, static_cast<uint8_t>(dims.size())};
+  for (uint32_t d : dims)
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<uint8_t>(d >> shift));
+  return bytes;
+}
+
+// gzip of `head` followed by `zeros` zero bytes, compressed as a stream (the bomb never exists
+// uncompressed in memory).
+std::vector<uint8_t> gzipStream(const std::vector<uint8_t>& head, uint64_t zeros, int level = 1) {
+  z_stream s{};
+  deflateInit2(&s, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::vector<uint8_t> out;
+  std::vector<uint8_t> buffer(1 << 20);
+  const std::vector<uint8_t> block(1 << 20, 0);
+  const auto pump = [&](const uint8_t* data, size_t size, int flush) {
+    s.next_in = const_cast<Bytef*>(data);
+    s.avail_in = static_cast<uInt>(size);
+    do {
+      s.next_out = buffer.data();
+      s.avail_out = static_cast<uInt>(buffer.size());
+      deflate(&s, flush);
+      out.insert(out.end(), buffer.data(), buffer.data() + (buffer.size() - s.avail_out));
+    } while (s.avail_out == 0);
+  };
+  pump(head.data(), head.size(), Z_NO_FLUSH);
+  for (uint64_t left = zeros; left > 0;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, block.size()));
+    pump(block.data(), n, Z_NO_FLUSH);
+    left -= n;
+  }
+  pump(nullptr, 0, Z_FINISH);
+  deflateEnd(&s);
+  return out;
+}
+
+// The kinds of path that are not a readable regular file, each with what the message must say.
+struct OddPath {
+  std::string label;
+  fs::path path;
+  std::string says;
+};
+
+std::vector<OddPath> oddPaths(const TempDir& dir, const std::string& name) {
+  std::vector<OddPath> paths;
+  fs::create_directories(dir.path() / "folder" / name);
+  paths.push_back({"folder", dir.path() / "folder" / name, "is a directory"});
+  fs::create_directories(dir.path() / "fifo");
+  const fs::path fifo = dir.path() / "fifo" / name;
+  EXPECT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  paths.push_back({"fifo", fifo, "is a named pipe"});
+  fs::create_directories(dir.path() / "loop");
+  const fs::path loop = dir.path() / "loop" / name;
+  fs::create_symlink(dir.path() / "loop" / "other", loop);
+  fs::create_symlink(loop, dir.path() / "loop" / "other");
+  paths.push_back({"symlink loop", loop, "symbolic link loop"});
+  fs::create_directories(dir.path() / "device");
+  const fs::path device = dir.path() / "device" / name;
+  fs::create_symlink("/dev/zero", device);
+  paths.push_back({"/dev/zero", device, "is a character device"});
+  paths.push_back({"missing", dir.path() / "missing" / name, "file not found"});
+  return paths;
+}
+
+void expectEveryOddPathRefused(const std::string& name, const std::function<void(const fs::path&)>& read) {
+  TempDir dir;
+  for (const OddPath& odd : oddPaths(dir, name)) {
+    SCOPED_TRACE(odd.label);
+    expectError([&] { read(odd.path); }, {odd.path.string() + ": ", odd.says});
+  }
+}
+
+TEST(InputFiles, ModelPathThatIsNoRegularFileIsRefusedSayingWhatItIs) {
+  expectEveryOddPathRefused("x.onnx", [](const fs::path& p) { loadOnnxModel(p); });
+}
+
+TEST(InputFiles, IdxPathThatIsNoRegularFileIsRefusedSayingWhatItIs) {
+  expectEveryOddPathRefused("t10k-images-idx3-ubyte", [](const fs::path& p) { readIdxFile(p); });
+}
+
+TEST(InputFiles, ImagePathThatIsNoRegularFileIsRefusedSayingWhatItIs) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV";
+  expectEveryOddPathRefused("x.png", [](const fs::path& p) { loadImageFile(p, false); });
+}
+
+TEST(InputFiles, BenchmarkJsonThatIsNoRegularFileIsRefusedSayingWhatItIs) {
+  expectEveryOddPathRefused("bench.json", [](const fs::path& p) { readBenchmarkJson(p); });
+}
+
+TEST(InputFiles, ModelCardThatIsNoRegularFileIsRefusedButAMissingCardIsNone) {
+  TempDir dir;
+  for (const OddPath& odd : oddPaths(dir, "model.json")) {
+    SCOPED_TRACE(odd.label);
+    const fs::path model = odd.path.parent_path() / "model.onnx";
+    if (odd.label == "missing") {
+      EXPECT_FALSE(readModelCard(model).has_value());
+      continue;
+    }
+    expectError([&] { readModelCard(model); }, {odd.path.string() + ": ", odd.says});
+  }
+}
+
+TEST(InputFiles, DataFolderWhoseImageFileIsAFifoOrALoopIsRefusedNotHungOrThrownAsInternal) {
+  for (const std::string kind : {"fifo", "loop"}) {
+    TempDir dir;
+    const fs::path images = dir.path() / "t10k-images-idx3-ubyte";
+    if (kind == "fifo") {
+      ASSERT_EQ(mkfifo(images.c_str(), 0600), 0);
+    } else {
+      fs::create_symlink(dir.path() / "t10k-images-idx3-ubyte.gz", images);
+      fs::create_symlink(images, dir.path() / "t10k-images-idx3-ubyte.gz");
+    }
+    std::vector<uint8_t> labels = idxHeader({2});
+    labels.insert(labels.end(), {1, 2});
+    dir.write("t10k-labels-idx1-ubyte", labels);
+    expectError([&] { ImageSet::loadIdxFolder(dir.path()); },
+                {images.string() + ": ", kind == "fifo" ? "named pipe" : "symbolic link loop"});
+  }
+}
+
+TEST(InputFiles, ModelFileOverTheLimitIsRefusedBeforeItIsRead) {
+  // A sparse file: the old loader read up to 2 GiB of it into memory, then parsed a copy.
+  TempDir dir;
+  const fs::path file = dir.write("huge.onnx", {0x08, 0x07});
+  ASSERT_EQ(truncate(file.c_str(), 1500000000LL), 0);
+  expectError([&] { loadOnnxModel(file); }, {file.string() + ": ", "1.5 GB", "268.4 MB limit"});
+  EXPECT_LT(peakRss(), kOneGB);
+}
+
+// ---------------------------------------------------------------------------------------------
+// IDX sizes: checked from the header before reading or inflating the data.
+
+TEST(IdxLimits, GzipBombIsRefusedFromItsHeaderBeforeInflating) {
+  // 1 MB of gzip that inflates to 63 x 4096 x 4096 bytes (1.06 GB), as in the held-out corpus.
+  TempDir dir;
+  const fs::path bomb = dir.write("t10k-images-idx3-ubyte.gz", gzipStream(idxHeader({63, 4096, 4096}), 63ULL << 24));
+  ASSERT_LT(fs::file_size(bomb), 8u << 20);
+  expectError([&] { readIdxFile(bomb); }, {bomb.string() + ": ", "63x4096x4096", "1.1 GB", "limit"});
+  EXPECT_LT(peakRss(), kOneGB);
+}
+
+TEST(IdxLimits, GzipWithMoreDataThanTheHeaderDeclaresIsRefused) {
+  TempDir dir;
+  std::vector<uint8_t> head = idxHeader({4, 4});
+  const fs::path file = dir.write("long.gz", gzipStream(head, 16 + 100));
+  expectError([&] { readIdxFile(file); }, {file.string() + ": ", "after the data"});
+  const fs::path shortFile = dir.write("short.gz", gzipStream(head, 10));
+  expectError([&] { readIdxFile(shortFile); }, {shortFile.string() + ": ", "truncated"});
+}
+
+TEST(IdxLimits, PlainFileIsCheckedAgainstItsHeaderBeforeItIsRead) {
+  // A sparse file of 1.5 GB whose header declares exactly that much data: refused by the size
+  // limit without reading it (the old reader read it whole first).
+  TempDir dir;
+  const fs::path file = dir.write("t10k-images-idx3-ubyte", idxHeader({1500, 1000, 1000}));
+  ASSERT_EQ(truncate(file.c_str(), 16 + 1500000000LL), 0);
+  expectError([&] { readIdxFile(file); }, {file.string() + ": ", "1500x1000x1000", "limit"});
+  EXPECT_LT(peakRss(), kOneGB);
+  // A header promising more than the file holds: refused before allocating what it promises.
+  const fs::path liar = dir.write("liar", idxHeader({60000, 28, 28}));
+  expectError([&] { readIdxFile(liar); }, {liar.string() + ": ", "truncated", "47040000"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Image sizes: read from the header before decoding.
+
+void putBig32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
+}
+
+void pngChunk(std::vector<uint8_t>& out, const char* type, const std::vector<uint8_t>& data) {
+  putBig32(out, static_cast<uint32_t>(data.size()));
+  std::vector<uint8_t> typed(type, type + 4);
+  typed.insert(typed.end(), data.begin(), data.end());
+  out.insert(out.end(), typed.begin(), typed.end());
+  putBig32(out, static_cast<uint32_t>(crc32(0, typed.data(), static_cast<uInt>(typed.size()))));
+}
+
+// An 8-bit gray PNG of width x height whose every pixel is `value`, compressed as a stream.
+std::vector<uint8_t> grayPng(uint32_t width, uint32_t height, uint8_t value = 0) {
+  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  std::vector<uint8_t> ihdr;
+  putBig32(ihdr, width);
+  putBig32(ihdr, height);
+  ihdr.insert(ihdr.end(), {8, 0, 0, 0, 0});
+  pngChunk(png, "IHDR", ihdr);
+  z_stream s{};
+  deflateInit(&s, 9);
+  std::vector<uint8_t> row(width + 1, value), idat, buffer(1 << 20);
+  row[0] = 0;  // filter: none
+  for (uint32_t y = 0; y <= height; ++y) {
+    const bool last = y == height;
+    s.next_in = last ? nullptr : row.data();
+    s.avail_in = last ? 0 : static_cast<uInt>(row.size());
+    do {
+      s.next_out = buffer.data();
+      s.avail_out = static_cast<uInt>(buffer.size());
+      deflate(&s, last ? Z_FINISH : Z_NO_FLUSH);
+      idat.insert(idat.end(), buffer.data(), buffer.data() + (buffer.size() - s.avail_out));
+    } while (s.avail_out == 0);
+  }
+  deflateEnd(&s);
+  pngChunk(png, "IDAT", idat);
+  pngChunk(png, "IEND", {});
+  return png;
+}
+
+TEST(ImageLimits, SmallPngStillDecodes) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV";
+  TempDir dir;
+  const GrayImage image = loadImageFile(dir.write("small.png", grayPng(7, 5, 51)), false);
+  ASSERT_EQ(image.width, 7);
+  ASSERT_EQ(image.height, 5);
+  EXPECT_FLOAT_EQ(image.at(4, 6), 0.2f);
+}
+
+TEST(ImageLimits, PngThatDecodesTo30000By30000IsRefusedFromItsHeader) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV";
+  TempDir dir;
+  const fs::path file = dir.write("bomb.png", grayPng(30000, 30000));
+  ASSERT_LT(fs::file_size(file), 2u << 20);
+  expectError([&] { loadImageFile(file, false); }, {file.string() + ": ", "30000x30000", "900.0 megapixels", "50"});
+  EXPECT_LT(peakRss(), kOneGB);
+}
+
+TEST(ImageLimits, JpegBmpPgmTiffAndWebpHeadersAreCheckedToo) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV";
+  TempDir dir;
+  // JPEG: SOI, a JFIF APP0 segment, then a baseline SOF0 of 20000 x 20000, one component.
+  std::vector<uint8_t> jpeg = {0xFF, 0xD8, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0};
+  jpeg.insert(jpeg.end(), {0xFF, 0xC0, 0, 11, 8, 0x4E, 0x20, 0x4E, 0x20, 1, 1, 0x11, 0});
+  jpeg.insert(jpeg.end(), {0xFF, 0xD9});
+  // BMP: 30000 x -30000 (top-down), 8 bits per pixel, no pixel data.
+  std::vector<uint8_t> bmp = {'B', 'M', 0, 0, 0, 0, 0, 0, 0, 0, 54, 4, 0, 0, 40, 0, 0, 0};
+  const auto putLittle32 = [&](uint32_t v) {
+    for (int shift = 0; shift < 32; shift += 8) bmp.push_back(static_cast<uint8_t>(v >> shift));
+  };
+  putLittle32(30000);
+  putLittle32(static_cast<uint32_t>(-30000));
+  bmp.insert(bmp.end(), {1, 0, 8, 0});
+  bmp.resize(54 + 1024, 0);
+  // TIFF (little-endian): one directory with ImageWidth 30000 and ImageLength 30000 as LONGs.
+  std::vector<uint8_t> tiff = {'I', 'I', 42, 0, 8, 0, 0, 0, 2, 0};
+  for (const uint16_t tag : {uint16_t{256}, uint16_t{257}})
+    tiff.insert(tiff.end(),
+                {static_cast<uint8_t>(tag & 0xFF), static_cast<uint8_t>(tag >> 8), 4, 0, 1, 0, 0, 0, 0x30, 0x75, 0, 0});
+  tiff.insert(tiff.end(), {0, 0, 0, 0});
+  // WebP extended format: a VP8X chunk with a canvas of 30000 x 30000 (stored minus one).
+  std::vector<uint8_t> webp = {'R', 'I', 'F', 'F', 22, 0, 0, 0, 'W', 'E',  'B',  'P', 'V',  'P',  '8',
+                               'X', 10,  0,   0,   0,  0, 0, 0, 0,   0x2F, 0x75, 0,   0x2F, 0x75, 0};
+  const std::string pgmHeader = "P5\n# a comment\n40000 20000\n255\n";
+  const std::vector<uint8_t> pgm(pgmHeader.begin(), pgmHeader.end());
+  const struct {
+    std::string name;
+    std::vector<uint8_t> bytes;
+    std::string size;
+  } cases[] = {{"big.jpg", jpeg, "20000x20000"},
+               {"big.bmp", bmp, "30000x30000"},
+               {"big.pgm", pgm, "40000x20000"},
+               {"big.tif", tiff, "30000x30000"},
+               {"big.webp", webp, "30000x30000"}};
+  for (const auto& c : cases) {
+    const fs::path file = dir.write(c.name, c.bytes);
+    expectError([&] { loadImageFile(file, false); }, {file.string() + ": ", c.size, "megapixels"});
+  }
+  EXPECT_LT(peakRss(), kOneGB);
+}
+
+}  // namespace
+}  // namespace convscope

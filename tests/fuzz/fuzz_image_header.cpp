@@ -1,0 +1,29 @@
+// libFuzzer target: arbitrary bytes as an image file. The size is read from the header by
+// ConvScope's own parsers (PNG, JPEG, BMP, PNM, TIFF, WebP) before OpenCV decodes anything; they
+// must never read out of bounds, and no input may make the decoder allocate more than
+// -rss_limit_mb. loadImageFile must return or throw convscope::Error.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "data/image_file.h"
+#include "util/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const int fd = [] {
+    const int created = memfd_create("fuzz-image", 0);
+    if (created < 0) std::abort();
+    return created;
+  }();
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) std::abort();
+  try {
+    const convscope::GrayImage image = convscope::loadImageFile("/proc/self/fd/" + std::to_string(fd), false);
+    if (static_cast<uint64_t>(image.width) * image.height > convscope::kMaxImagePixels) std::abort();
+  } catch (const convscope::Error&) {
+  }
+  return 0;
+}
