@@ -29,7 +29,8 @@ float backgroundValue(const GrayImage& image);
 // Resizes to height x width keeping the aspect ratio, as the data set frames its garments: the
 // picture is centred on a canvas of the target's aspect ratio, padded on both sides of its
 // shorter dimension with `background` (see backgroundValue), then resized bilinearly as
-// resized() does. A picture of the target's aspect ratio is resized() unchanged, so the data
+// resized() does. The canvas is not built: only the result is allocated, so a 20000 x 100
+// panorama costs no 20000 x 20000 canvas. A picture of the target's aspect ratio is resized() unchanged, so the data
 // set's own images are not touched. Every input path (image files in the CLI and the window,
 // drawings) goes through this.
 GrayImage resizedToFit(const GrayImage& image, int height, int width, float background);
