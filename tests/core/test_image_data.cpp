@@ -147,6 +147,25 @@ TEST(ResizeToFit, AWidePanoramaShowsAsABandAcrossTheMiddleRows) {
       ASSERT_NEAR(fitted.at(y, x), y == 23 || y == 24 ? 0.9f : 0.1f, 1e-5f) << "y " << y << ", x " << x;
 }
 
+TEST(ResizeToFit, AGarmentTheFullHeightOfAWidePictureDoesNotBecomeTheBackground) {
+  // 20 x 40, background 0.1, a garment of 0.8 over the full height in columns 4..35: it covers 64
+  // of the 80 pixels of the top and bottom rows, so the median of the whole border would be the
+  // garment. The short sides, the left and right columns, are background.
+  GrayImage picture{20, 40, std::vector<float>(20 * 40, 0.1f)};
+  for (int y = 0; y < 20; ++y)
+    for (int x = 4; x < 36; ++x) picture.pixels[static_cast<size_t>(y) * 40 + x] = 0.8f;
+  EXPECT_FLOAT_EQ(backgroundValue(picture), 0.1f);
+  // The same, standing: a garment the full width of a tall picture.
+  GrayImage standing{40, 20, std::vector<float>(40 * 20, 0.1f)};
+  for (int y = 4; y < 36; ++y)
+    for (int x = 0; x < 20; ++x) standing.pixels[static_cast<size_t>(y) * 20 + x] = 0.8f;
+  EXPECT_FLOAT_EQ(backgroundValue(standing), 0.1f);
+  // The padding above and below is the background, not the garment.
+  const GrayImage fitted = resizedToFit(picture, 48, 48);
+  EXPECT_NEAR(fitted.at(2, 24), 0.1f, 1e-6f);
+  EXPECT_NEAR(fitted.at(24, 24), 0.8f, 1e-6f);
+}
+
 TEST(ImageSetBatch, UpsamplesToTheModelInputAndChecksRanges) {
   std::vector<GrayImage> images = {{2, 2, {0.0f, 0.25f, 0.5f, 1.0f}}, {2, 2, {1.0f, 1.0f, 1.0f, 1.0f}}};
   const ImageSet set = ImageSet::fromImages("two pictures", images, fashionMnistClassNames());

@@ -64,12 +64,21 @@ GrayImage resized(const GrayImage& image, int height, int width) {
 
 float backgroundValue(const GrayImage& image) {
   if (image.height <= 0 || image.width <= 0) return 0.0f;
+  // A garment fills a picture along its longer dimension and touches the long sides (a dress the
+  // full height of a landscape photo): they may be mostly garment. The short sides are background
+  // unless the garment fills the picture both ways, so only they count; a square picture has no
+  // short side and counts its whole border.
   std::vector<float> border;
-  for (int x = 0; x < image.width; ++x)
-    border.push_back(image.at(0, x)), border.push_back(image.at(image.height - 1, x));
-  for (int y = 1; y + 1 < image.height; ++y)
-    border.push_back(image.at(y, 0)), border.push_back(image.at(y, image.width - 1));
-  // The median, so that a garment touching the border does not lighten the padding.
+  if (image.width >= image.height) {  // the left and right columns
+    for (int y = 0; y < image.height; ++y)
+      border.push_back(image.at(y, 0)), border.push_back(image.at(y, image.width - 1));
+  }
+  if (image.height >= image.width) {  // the top and bottom rows, without the corners already counted
+    const int first = image.width == image.height ? 1 : 0, last = image.width - first;
+    for (int x = first; x < last; ++x)
+      border.push_back(image.at(0, x)), border.push_back(image.at(image.height - 1, x));
+  }
+  // The median, so that a garment touching these sides does not lighten the padding.
   const auto middle = border.begin() + static_cast<std::ptrdiff_t>(border.size() / 2);
   std::nth_element(border.begin(), middle, border.end());
   return *middle;

@@ -22,8 +22,10 @@ void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, floa
 
 GrayImage resized(const GrayImage& image, int height, int width);
 
-// The value of the picture's background: the median of its border pixels (0 for the data set's
-// black, a little more for a photo of a garment on a gray table, once made light-on-dark).
+// The value of the picture's background: the median of the pixels on its short sides, the whole
+// border for a square (0 for the data set's black, a little more for a photo of a garment on a
+// gray table, once made light-on-dark). The long sides are left out: a garment that fills the
+// picture's longer dimension touches them along most of their length.
 float backgroundValue(const GrayImage& image);
 
 // Resizes to height x width keeping the aspect ratio, as the data set frames its garments: the
