@@ -198,11 +198,17 @@ void MainWindow::connectWidgets() {
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
   });
+  // A test image or a drawing chosen while a picture file decodes replaces it: the decode's result
+  // must not come in later and replace the newer choice. And it is a new picture, so a banner
+  // about a picture file that failed to decode no longer applies.
   connect(input_, &ui::InputPanel::inputChosen, this, [this](const ui::InputImage& picture) {
+    pictureFiles_->cancel();
+    dismissProblem(Problem::Picture);
     inference_->classify(picture);
     updateTitle();
   });
   connect(input_, &ui::InputPanel::inputCleared, this, [this](const QString& message) {
+    pictureFiles_->cancel();
     inference_->clearInput();
     maps_->setOutcome(nullptr);
     prediction_->clear(message);
@@ -337,6 +343,8 @@ bool MainWindow::selectTestImage(int index) {
   }
   input_->showSource(ui::InputPanel::Source::TestSet);
   if (input_->browser()->currentImage() == index) {  // already selected: classify it again
+    pictureFiles_->cancel();
+    dismissProblem(Problem::Picture);
     ui::InputImage picture;
     input_->testImage(index, &picture);
     inference_->classify(picture);
