@@ -239,6 +239,24 @@ TEST(MainWindow, APictureFileThatFailedToDecodeIsNoLongerReportedOnceATestImageI
   EXPECT_TRUE(window->errorBanner()->message().isEmpty()) << window->errorBanner()->message().toStdString();
 }
 
+TEST(MainWindow, TheStatusBarTimesOnePictureNotTheWarmRunsTimedAfterIt) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectTestImage(4));
+  ASSERT_TRUE(waitForInference(*window));
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ASSERT_EQ(outcome->timedRuns, ui::InferenceController::kTimedRuns);
+  // The picture's time (resize and the captured run) is part of the request's, which also holds
+  // the timed runs after it: strictly less.
+  EXPECT_GT(outcome->pictureSeconds, 0.0);
+  EXPECT_LT(outcome->pictureSeconds, outcome->seconds);
+  QStringList shown;
+  for (const QLabel* label : window->statusBar()->findChildren<QLabel*>())
+    if (label->text().endsWith("per picture")) shown << label->text();
+  ASSERT_EQ(shown.size(), 1) << shown.join(" | ").toStdString();
+  EXPECT_EQ(shown[0], QString("%1 ms per picture").arg(outcome->pictureSeconds * 1e3, 0, 'f', 1));
+}
+
 TEST(MainWindow, VariantSelectorListsEveryRegistryEntryAndDisablesTheUnavailableWithTheReason) {
   auto window = openWindow();
   QComboBox* combo = window->variantSelector()->combo();
