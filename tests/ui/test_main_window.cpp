@@ -157,6 +157,7 @@ TEST(MainWindow, AFileThatIsNotAnImageShowsAnErrorAndThePictureStays) {
 }
 
 TEST(MainWindow, AWidePictureFileReachesTheModelPaddedNotSquashed) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
   auto window = openWindow();
   QTemporaryDir dir;
   // 96 x 48: a light block the full height of the picture in its middle 48 columns, on black.
