@@ -103,8 +103,13 @@ TEST(DeviceUseCoordinator, AJobAloneSeesNoOneElse) {
 TEST(DeviceUse, ThePredictionDuringASweepSaysSoAndTheSweepSaysTheLiveInferenceTookTurns) {
   auto window = openWindow();
   ui::TimingPanel* timing = window->timing();
+  // Many short repetitions: the sweep gives the device up after each, so the picture waits for one
+  // inference of at most 4 images, while the whole sweep (1000 repetitions of each batch size)
+  // lasts far longer than the picture's turn, during which it cannot go on; it is cancelled once
+  // the picture is shown, so its length costs nothing.
   timing->controls()->setCheckedVariants({"cpu-reference"});
-  timing->controls()->setBatches("1, 200");
+  timing->controls()->setBatches("1, 2, 3, 4");
+  timing->controls()->setRepeats(1000);
   ASSERT_TRUE(timing->startSweep());
   ASSERT_TRUE(QTest::qWaitFor([] { return !DeviceUseCoordinator::shared().jobsInProgress().empty(); }, 10000));
   ASSERT_TRUE(window->selectTestImage(5));
@@ -112,17 +117,21 @@ TEST(DeviceUse, ThePredictionDuringASweepSaysSoAndTheSweepSaysTheLiveInferenceTo
   const bool sweepStillRunning = timing->sweepRunning();
   const auto outcome = window->inference()->lastOutcome();
   ASSERT_NE(outcome, nullptr);
+  EXPECT_EQ(outcome->input.testIndex, 5);
   ASSERT_TRUE(sweepStillRunning) << "the picture waited for the whole sweep: a sweep must give the device up "
-                                    "between repetitions (or this sweep is too short to test that)";
+                                    "between repetitions";
   EXPECT_EQ(outcome->busyWith, std::vector<std::string>{"sweep"});
   EXPECT_TRUE(window->prediction()->timesText().contains("while a sweep was running"))
       << window->prediction()->timesText().toStdString();
 
-  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 120000));
+  // The sweep stops after the repetition in flight and says who took turns with it.
+  timing->cancelSweep();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 60000));
   bool said = false;
   for (const QLabel* label : timing->controls()->findChildren<QLabel*>())
     said = said || label->text().contains("live inference took turns on the device");
   EXPECT_TRUE(said) << "the sweep's status says the live inference took turns with it";
+  EXPECT_TRUE(DeviceUseCoordinator::shared().jobsInProgress().empty());
 
   // Alone again: no note.
   ASSERT_TRUE(window->selectTestImage(6));
