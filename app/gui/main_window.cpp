@@ -528,7 +528,10 @@ void MainWindow::saveSettings() const {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   saveSettings();
+  // Neither may keep the window waiting: each stops after its inference in flight, or at once
+  // when it is only waiting for its turn on the device.
   if (timing_->sweepRunning()) timing_->cancelSweep();
+  if (profile_->profileRunning()) profile_->cancelProfile();
   event->accept();
 }
 

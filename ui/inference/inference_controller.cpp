@@ -29,7 +29,9 @@ InferenceController::~InferenceController() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
+  stopRequested_ = true;
   wake_.notify_all();
+  DeviceUseCoordinator::shared().wakeWaiters();  // not behind a whole profile or sweep repetition
   worker_->wait();
   delete worker_;
 }
@@ -86,7 +88,8 @@ void InferenceController::workerLoop() {
     const QString picture = request.input.description;  // for the error: the input moves on success
     const int pictureHeight = request.input.image.height, pictureWidth = request.input.image.width;
     try {
-      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference);
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference, &stopRequested_);
+      if (!lease.held()) continue;                          // the controller is going away: the loop ends
       const auto start = std::chrono::steady_clock::now();  // after the wait for the device's turn
       if (!engine || &engine->model() != request.model.get() || engine->variantId() != request.variant) {
         engine.reset();  // a GPU engine frees its device memory before the next one allocates
