@@ -91,6 +91,9 @@ MainWindow::MainWindow(Options options)
   pictureBusy_->setToolTip(tr("Decoding a picture file"));
   pictureBusy_->hide();
   statusBar()->addPermanentWidget(pictureBusy_);
+  timeLabel_->setToolTip(
+      tr("Resizing the picture and one inference that keeps every layer's output; the warm runs "
+         "timed after it for the op times are not counted"));
   statusBar()->addPermanentWidget(timeLabel_);
   statusBar()->addPermanentWidget(deviceLabel_);
 
@@ -208,11 +211,17 @@ void MainWindow::connectWidgets() {
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
   });
+  // A test image or a drawing chosen while a picture file decodes replaces it: the decode's result
+  // must not come in later and replace the newer choice. And it is a new picture, so a banner
+  // about a picture file that failed to decode no longer applies.
   connect(input_, &ui::InputPanel::inputChosen, this, [this](const ui::InputImage& picture) {
+    pictureFiles_->cancel();
+    dismissProblem(Problem::Picture);
     inference_->classify(picture);
     updateTitle();
   });
   connect(input_, &ui::InputPanel::inputCleared, this, [this](const QString& message) {
+    pictureFiles_->cancel();
     inference_->clearInput();
     maps_->setOutcome(nullptr);
     prediction_->clear(message);
@@ -352,6 +361,8 @@ bool MainWindow::selectTestImage(int index) {
   }
   input_->showSource(ui::InputPanel::Source::TestSet);
   if (input_->browser()->currentImage() == index) {  // already selected: classify it again
+    pictureFiles_->cancel();
+    dismissProblem(Problem::Picture);
     ui::InputImage picture;
     input_->testImage(index, &picture);
     inference_->classify(picture);
@@ -430,7 +441,7 @@ void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome
   dismissProblem(Problem::Inference);
   maps_->setOutcome(outcome);
   prediction_->setOutcome(outcome);
-  timeLabel_->setText(tr("%1 ms per picture").arg(outcome->seconds * 1e3, 0, 'f', 1));
+  timeLabel_->setText(tr("%1 ms per picture").arg(outcome->pictureSeconds * 1e3, 0, 'f', 1));
   if (!firstShown_) {
     firstShown_ = true;
     emit firstPredictionShown();
@@ -551,7 +562,10 @@ void MainWindow::saveSettings() const {
 
 void MainWindow::closeEvent(QCloseEvent* event) {
   saveSettings();
+  // Neither may keep the window waiting: each stops after its inference in flight, or at once
+  // when it is only waiting for its turn on the device.
   if (timing_->sweepRunning()) timing_->cancelSweep();
+  if (profile_->profileRunning()) profile_->cancelProfile();
   event->accept();
 }
 

@@ -2,6 +2,11 @@
 // trained the 48x48 course models) and image files decoded to [0, 1] gray.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/test_support.h"
 #include "data/image_file.h"
 #include "data/image_set.h"
@@ -79,6 +84,86 @@ TEST(ResizeToFit, ATallPictureIsPaddedLeftAndRightAndASquareOneIsOnlyResized) {
   EXPECT_EQ(resizedToFit(tall, 6, 6, 0.7f).pixels, resized(canvas, 6, 6).pixels);
   const GrayImage square{4, 4, std::vector<float>(16, 0.5f)};
   EXPECT_EQ(resizedToFit(square, 7, 7).pixels, resized(square, 7, 7).pixels);
+}
+
+// resizedToFit as it was first written: the picture pasted on a canvas of the target's aspect
+// ratio, then the whole canvas resized. The function now reads the canvas without building it.
+GrayImage fitOnABuiltCanvas(const GrayImage& image, int height, int width, float background) {
+  const int64_t tall = int64_t{image.height} * width, wide = int64_t{image.width} * height;
+  int canvasHeight = image.height, canvasWidth = image.width;
+  if (wide > tall)
+    canvasHeight = static_cast<int>((int64_t{image.width} * height + width - 1) / width);
+  else if (tall > wide)
+    canvasWidth = static_cast<int>((int64_t{image.height} * width + height - 1) / height);
+  GrayImage canvas{canvasHeight, canvasWidth,
+                   std::vector<float>(static_cast<size_t>(canvasHeight) * canvasWidth, background)};
+  const int top = (canvasHeight - image.height) / 2, left = (canvasWidth - image.width) / 2;
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x)
+      canvas.pixels[static_cast<size_t>(top + y) * canvasWidth + left + x] = image.at(y, x);
+  return resized(canvas, height, width);
+}
+
+TEST(ResizeToFit, GivesTheBuiltCanvasResultToTheBitForPicturesOfManyShapes) {
+  uint32_t state = 7;
+  const auto next = [&] { return static_cast<float>((state = state * 1664525u + 1013904223u) >> 8) / 16777216.0f; };
+  const std::vector<std::pair<int, int>> shapes = {{28, 56}, {56, 28}, {9, 3},   {3, 9},     {100, 37}, {37, 100},
+                                                   {1, 5},   {5, 1},   {48, 24}, {24, 48},   {13, 200}, {211, 17},
+                                                   {49, 48}, {48, 49}, {1, 1},   {40, 2000}, {2000, 40}};
+  const std::vector<std::pair<int, int>> targets = {{48, 48}, {28, 28}, {28, 48}, {48, 28}, {6, 6}, {7, 12}};
+  for (const auto& [h, w] : shapes) {
+    GrayImage image{h, w, {}};
+    for (int i = 0; i < h * w; ++i) image.pixels.push_back(next());
+    for (const auto& [th, tw] : targets) {
+      SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w) + " into " + std::to_string(th) + "x" +
+                   std::to_string(tw));
+      EXPECT_EQ(resizedToFit(image, th, tw, 0.3f).pixels, fitOnABuiltCanvas(image, th, tw, 0.3f).pixels);
+    }
+  }
+}
+
+TEST(ResizeToFit, APanoramaIsFittedWithoutACanvasAsWideAsItIs) {
+  // One row of 8 million pixels (32 MB): a canvas of its width would hold 6.4e13 floats, 233 TiB,
+  // more than a process can address, so building it throws std::bad_alloc. Only the result is
+  // allocated now. The row itself lies between the two canvas rows that bilinear resampling
+  // reads for the middle of the result, so every pixel is the background.
+  const GrayImage panorama{1, 8'000'000, std::vector<float>(8'000'000, 0.9f)};
+  const GrayImage fitted = resizedToFit(panorama, 48, 48, 0.25f);
+  ASSERT_EQ(fitted.height, 48);
+  ASSERT_EQ(fitted.width, 48);
+  for (const float pixel : fitted.pixels) ASSERT_NEAR(pixel, 0.25f, 1e-6f);
+}
+
+TEST(ResizeToFit, AWidePanoramaShowsAsABandAcrossTheMiddleRows) {
+  // 1000 x 20000 (a canvas would be 20000 x 20000, 1.6 GB): fitted into 48 x 48 it is a band 2.4
+  // rows high. The rows resampling reads, scale * (i + 0.5) - 0.5 with scale 20000 / 48, are in
+  // the picture (canvas rows 9500..10499) for i = 23 and 24 only.
+  const int height = 1000, width = 20000;
+  GrayImage panorama{height, width, std::vector<float>(static_cast<size_t>(height) * width, 0.9f)};
+  const GrayImage fitted = resizedToFit(panorama, 48, 48, 0.1f);
+  ASSERT_EQ(fitted.pixels.size(), 48u * 48u);
+  for (int y = 0; y < 48; ++y)
+    for (int x = 0; x < 48; ++x)
+      ASSERT_NEAR(fitted.at(y, x), y == 23 || y == 24 ? 0.9f : 0.1f, 1e-5f) << "y " << y << ", x " << x;
+}
+
+TEST(ResizeToFit, AGarmentTheFullHeightOfAWidePictureDoesNotBecomeTheBackground) {
+  // 20 x 40, background 0.1, a garment of 0.8 over the full height in columns 4..35: it covers 64
+  // of the 80 pixels of the top and bottom rows, so the median of the whole border would be the
+  // garment. The short sides, the left and right columns, are background.
+  GrayImage picture{20, 40, std::vector<float>(20 * 40, 0.1f)};
+  for (int y = 0; y < 20; ++y)
+    for (int x = 4; x < 36; ++x) picture.pixels[static_cast<size_t>(y) * 40 + x] = 0.8f;
+  EXPECT_FLOAT_EQ(backgroundValue(picture), 0.1f);
+  // The same, standing: a garment the full width of a tall picture.
+  GrayImage standing{40, 20, std::vector<float>(40 * 20, 0.1f)};
+  for (int y = 4; y < 36; ++y)
+    for (int x = 0; x < 20; ++x) standing.pixels[static_cast<size_t>(y) * 20 + x] = 0.8f;
+  EXPECT_FLOAT_EQ(backgroundValue(standing), 0.1f);
+  // The padding above and below is the background, not the garment.
+  const GrayImage fitted = resizedToFit(picture, 48, 48);
+  EXPECT_NEAR(fitted.at(2, 24), 0.1f, 1e-6f);
+  EXPECT_NEAR(fitted.at(24, 24), 0.8f, 1e-6f);
 }
 
 TEST(ImageSetBatch, UpsamplesToTheModelInputAndChecksRanges) {

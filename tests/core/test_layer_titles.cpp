@@ -3,8 +3,10 @@
 // (the nn.Sequential of scripts/train_models.py): filters, kernels and each layer's output for
 // one image, worked out by hand below.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/layer_titles.h"
@@ -58,6 +60,56 @@ TEST(LayerTitles, LeNet5ReadsAsItsArchitecture) {
       "softmax 1 → 10",
   };
   EXPECT_EQ(titlesOf("lenet5"), expected);
+}
+
+// A graph of one Gemm: input x of `inputDims` (-1: the batch), weights W of `weightDims`. The
+// loader leaves only the first dimension free, so the transposed input's batch of 1 is fixed.
+std::vector<std::string> titlesOfOneGemm(const std::vector<int64_t>& inputDims, const std::vector<int64_t>& weightDims,
+                                         bool transA, bool transB) {
+  onnx::ModelProto proto;
+  proto.set_ir_version(8);
+  onnx::OperatorSetIdProto* opset = proto.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  onnx::GraphProto& graph = *proto.mutable_graph();
+  graph.set_name("gemm");
+  onnx::ValueInfoProto& x = *graph.add_input();
+  x.set_name("x");
+  x.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (const int64_t d : inputDims) {
+    onnx::TensorShapeProto_Dimension* dim = x.mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();
+    if (d < 0)
+      dim->set_dim_param("N");
+    else
+      dim->set_dim_value(d);
+  }
+  onnx::TensorProto& w = *graph.add_initializer();
+  w.set_name("W");
+  w.set_data_type(onnx::TensorProto::FLOAT);
+  for (const int64_t d : weightDims) w.add_dims(d);
+  for (int64_t i = 0; i < weightDims[0] * weightDims[1]; ++i) w.add_float_data(0.01f);
+  onnx::NodeProto& gemm = *graph.add_node();
+  gemm.set_op_type("Gemm");
+  gemm.add_input("x");
+  gemm.add_input("W");
+  gemm.add_output("y");
+  for (const auto& [name, on] : {std::pair{"transA", transA}, std::pair{"transB", transB}}) {
+    onnx::AttributeProto& a = *gemm.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(on ? 1 : 0);
+  }
+  graph.add_output()->set_name("y");
+  std::string bytes;
+  EXPECT_TRUE(proto.SerializeToString(&bytes));
+  return layerTitles(*loadOnnxModelFromBytes(bytes, "gemm.onnx"));
+}
+
+TEST(LayerTitles, ADenseLayerCountsItsInputsWhicheverWayItsInputIsStored) {
+  // 16 inputs, 10 outputs per image: A is 1 x 16, or 16 x 1 with transA (K x M).
+  EXPECT_EQ(titlesOfOneGemm({-1, 16}, {16, 10}, false, false), std::vector<std::string>{"dense 1 · 16 → 10"});
+  EXPECT_EQ(titlesOfOneGemm({-1, 16}, {10, 16}, false, true), std::vector<std::string>{"dense 1 · 16 → 10"});
+  EXPECT_EQ(titlesOfOneGemm({16, 1}, {16, 10}, true, false), std::vector<std::string>{"dense 1 · 16 → 10"});
 }
 
 TEST(LayerTitles, KindsAreNamedForStudentsAndUnknownOnesLowercased) {

@@ -18,6 +18,7 @@
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/input/input_panel.h"
+#include "ui/input/picture_file_loader.h"
 #include "ui/input/test_set_browser.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
@@ -156,6 +157,7 @@ TEST(MainWindow, AFileThatIsNotAnImageShowsAnErrorAndThePictureStays) {
 }
 
 TEST(MainWindow, AWidePictureFileReachesTheModelPaddedNotSquashed) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
   auto window = openWindow();
   QTemporaryDir dir;
   // 96 x 48: a light block the full height of the picture in its middle 48 columns, on black.
@@ -180,6 +182,80 @@ TEST(MainWindow, AWidePictureFileReachesTheModelPaddedNotSquashed) {
   }
   EXPECT_NEAR(at(24, 24), 230.0f / 255.0f, 1e-5f);
   EXPECT_FLOAT_EQ(at(24, 5), 0.0f);
+}
+
+TEST(MainWindow, AnInputChosenWhileAPictureFileDecodesIsNotReplacedByTheDecodedPicture) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
+  auto window = openWindow();
+  auto* loader = window->findChild<ui::PictureFileLoader*>();
+  ASSERT_NE(loader, nullptr);
+  QTemporaryDir dir;
+  QImage picture(1500, 1500, QImage::Format_Grayscale8);
+  picture.fill(200);
+  const QString png = dir.filePath("large.png");
+  ASSERT_TRUE(picture.save(png));
+  // The decoded picture reaches the window as a queued call, and nothing here runs the event loop
+  // between opening the file and choosing the test image: the test image is always chosen first,
+  // however fast the decode.
+  const auto waitForDecodes = [&] {
+    // Until the cancelled decode has finished and its (dropped) result has been delivered.
+    EXPECT_TRUE(QTest::qWaitFor([&] { return !loader->decoding(); }, 60000));
+    EXPECT_TRUE(waitForInference(*window));
+  };
+
+  // A test image chosen in the browser.
+  ASSERT_TRUE(window->openImage(png));
+  ASSERT_TRUE(window->selectTestImage(5));
+  EXPECT_FALSE(window->pictureLoading()) << "choosing the test image cancelled the decode";
+  waitForDecodes();
+  ASSERT_NE(window->inference()->lastOutcome(), nullptr);
+  EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, 5)
+      << window->inference()->lastOutcome()->input.description.toStdString();
+  EXPECT_EQ(window->inputPanel()->browser()->currentImage(), 5);
+
+  // The test image already selected, chosen again.
+  ASSERT_TRUE(window->openImage(png));
+  ASSERT_TRUE(window->selectTestImage(5));
+  waitForDecodes();
+  EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, 5)
+      << window->inference()->lastOutcome()->input.description.toStdString();
+
+  // The empty drawing canvas: no picture at all, and none comes back.
+  ASSERT_TRUE(window->openImage(png));
+  ASSERT_TRUE(window->selectTab("draw"));
+  waitForDecodes();
+  EXPECT_EQ(window->inference()->lastOutcome(), nullptr);
+  EXPECT_FALSE(window->inference()->hasInput());
+}
+
+TEST(MainWindow, APictureFileThatFailedToDecodeIsNoLongerReportedOnceATestImageIsChosen) {
+  auto window = openWindow();
+  QTemporaryDir dir;
+  ASSERT_TRUE(window->openImage(writeFile(dir, "notes.png", "just some text, not a PNG\n")));
+  ASSERT_TRUE(waitForInference(*window));
+  ASSERT_TRUE(window->errorBanner()->message().contains("notes.png")) << window->errorBanner()->message().toStdString();
+  ASSERT_TRUE(window->selectTestImage(3));
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, 3);
+  EXPECT_TRUE(window->errorBanner()->message().isEmpty()) << window->errorBanner()->message().toStdString();
+}
+
+TEST(MainWindow, TheStatusBarTimesOnePictureNotTheWarmRunsTimedAfterIt) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectTestImage(4));
+  ASSERT_TRUE(waitForInference(*window));
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ASSERT_EQ(outcome->timedRuns, ui::InferenceController::kTimedRuns);
+  // The picture's time (resize and the captured run) is part of the request's, which also holds
+  // the timed runs after it: strictly less.
+  EXPECT_GT(outcome->pictureSeconds, 0.0);
+  EXPECT_LT(outcome->pictureSeconds, outcome->seconds);
+  QStringList shown;
+  for (const QLabel* label : window->statusBar()->findChildren<QLabel*>())
+    if (label->text().endsWith("per picture")) shown << label->text();
+  ASSERT_EQ(shown.size(), 1) << shown.join(" | ").toStdString();
+  EXPECT_EQ(shown[0], QString("%1 ms per picture").arg(outcome->pictureSeconds * 1e3, 0, 'f', 1));
 }
 
 TEST(MainWindow, VariantSelectorListsEveryRegistryEntryAndDisablesTheUnavailableWithTheReason) {

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 
+#include "data/image_file.h"
 #include "model/onnx_loader.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
@@ -179,6 +180,7 @@ QString largePicture(const QTemporaryDir& dir, const QString& name, int side) {
 }
 
 TEST(WindowRobustness, PictureFilesAreDecodedOffTheGuiThreadAndTheLatestRequestWins) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
   QTemporaryDir dir;
   const QString large = largePicture(dir, "large.png", 4000);
   QImage small(40, 20, QImage::Format_Grayscale8);

@@ -12,7 +12,7 @@ BenchmarkWorker::BenchmarkWorker(QObject* parent) : QObject(parent) {}
 
 BenchmarkWorker::~BenchmarkWorker() {
   if (!thread_) return;
-  cancelRequested_ = true;
+  cancel();
   thread_->wait();
   delete thread_;
 }
@@ -31,14 +31,14 @@ void BenchmarkWorker::start(const BenchmarkOptions& options, std::shared_ptr<con
     try {
       // The sweep holds the device for one repetition at a time: between two, the live inference
       // may take a turn, so the prediction follows the user and neither timing is disturbed.
-      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::Sweep);
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::Sweep, &cancelRequested_);
+      if (!lease.held()) return;  // cancelled while waiting for the first turn: nothing measured
       auto report = std::make_shared<BenchmarkReport>(runBenchmark(options, *images, [&](const std::string& message) {
         const int percent = std::min(99, 100 * done++ / std::max(1, steps));
         QMetaObject::invokeMethod(
             this, [this, percent, text = QString::fromStdString(message)] { emit progressed(percent, text); },
             Qt::QueuedConnection);
-        lease.yieldTurn();
-        return !cancelRequested_.load();
+        return lease.yieldTurn() && !cancelRequested_.load();
       }));
       report_ = std::move(report);
       for (const DeviceJob job : lease.othersInProgress()) busyWith_ << QString::fromStdString(deviceJobName(job));
@@ -52,6 +52,7 @@ void BenchmarkWorker::start(const BenchmarkOptions& options, std::shared_ptr<con
 
 void BenchmarkWorker::cancel() {
   cancelRequested_ = true;
+  DeviceUseCoordinator::shared().wakeWaiters();  // a sweep waiting for its turn stops waiting
 }
 
 void BenchmarkWorker::threadDone() {

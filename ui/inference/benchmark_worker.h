@@ -1,7 +1,8 @@
 // Runs a benchmark sweep (runBenchmark) on its own thread. Progress arrives as signals on the
 // GUI thread; cancel() makes the next progress callback return false, so the core stops after
 // the inference in flight and the runs measured so far are kept and shown. The sweep takes the
-// device through the DeviceUseCoordinator, one repetition at a time.
+// device through the DeviceUseCoordinator, one repetition at a time; cancel() also ends a wait
+// for the device's turn.
 #pragma once
 
 #include <QObject>

@@ -19,17 +19,21 @@ DeviceUseCoordinator& DeviceUseCoordinator::shared() {
   return coordinator;
 }
 
-DeviceUseCoordinator::Lease::Lease(DeviceUseCoordinator& coordinator, DeviceJob job)
-    : coordinator_(coordinator), job_(job), id_(coordinator.begin(job)) {}
-
-DeviceUseCoordinator::Lease::~Lease() {
-  coordinator_.end(id_);
+DeviceUseCoordinator::Lease::Lease(DeviceUseCoordinator& coordinator, DeviceJob job, const std::atomic<bool>* stop)
+    : coordinator_(coordinator), job_(job), stop_(stop), id_(coordinator.begin(job)) {
+  std::unique_lock lock(coordinator_.mutex_);
+  held_ = coordinator_.takeTurn(lock, stop_);
 }
 
-void DeviceUseCoordinator::Lease::yieldTurn() {
+DeviceUseCoordinator::Lease::~Lease() {
+  coordinator_.end(id_, held_);
+}
+
+bool DeviceUseCoordinator::Lease::yieldTurn() {
   std::unique_lock lock(coordinator_.mutex_);
-  coordinator_.giveTurn();
-  coordinator_.takeTurn(lock);
+  if (held_) coordinator_.giveTurn();
+  held_ = coordinator_.takeTurn(lock, stop_);
+  return held_;
 }
 
 std::vector<DeviceJob> DeviceUseCoordinator::Lease::othersInProgress() const {
@@ -41,29 +45,42 @@ std::vector<DeviceJob> DeviceUseCoordinator::Lease::othersInProgress() const {
 }
 
 uint64_t DeviceUseCoordinator::begin(DeviceJob job) {
-  std::unique_lock lock(mutex_);
+  const std::lock_guard lock(mutex_);
   const uint64_t id = nextId_++;
   jobs_[id] = Registered{job, {}};
   noteOthers();
-  takeTurn(lock);
   return id;
 }
 
-void DeviceUseCoordinator::end(uint64_t id) {
+void DeviceUseCoordinator::end(uint64_t id, bool held) {
   const std::lock_guard lock(mutex_);
-  giveTurn();
+  if (held) giveTurn();
   jobs_.erase(id);
 }
 
-void DeviceUseCoordinator::takeTurn(std::unique_lock<std::mutex>& lock) {
+bool DeviceUseCoordinator::takeTurn(std::unique_lock<std::mutex>& lock, const std::atomic<bool>* stop) {
   const uint64_t ticket = nextTicket_++;
-  turnChanged_.wait(lock, [&] { return serving_ == ticket && !held_; });
-  held_ = true;
+  const auto myTurn = [&] { return serving_ == ticket && !held_; };
+  turnChanged_.wait(lock, [&] { return myTurn() || (stop && stop->load()); });
+  if (myTurn()) {
+    held_ = true;
+    return true;
+  }
+  // Given up while another job holds the device (serving_ < ticket): the ticket is skipped when
+  // the turns reach it.
+  abandoned_.insert(ticket);
+  return false;
 }
 
 void DeviceUseCoordinator::giveTurn() {
   held_ = false;
   ++serving_;
+  while (abandoned_.erase(serving_) > 0) ++serving_;
+  turnChanged_.notify_all();
+}
+
+void DeviceUseCoordinator::wakeWaiters() {
+  { const std::lock_guard lock(mutex_); }  // a waiter between its check of `stop` and its sleep sees this wake-up
   turnChanged_.notify_all();
 }
 

@@ -29,7 +29,9 @@ InferenceController::~InferenceController() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
+  stopRequested_ = true;
   wake_.notify_all();
+  DeviceUseCoordinator::shared().wakeWaiters();  // not behind a whole profile or sweep repetition
   worker_->wait();
   delete worker_;
 }
@@ -86,7 +88,8 @@ void InferenceController::workerLoop() {
     const QString picture = request.input.description;  // for the error: the input moves on success
     const int pictureHeight = request.input.image.height, pictureWidth = request.input.image.width;
     try {
-      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference);
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::LiveInference, &stopRequested_);
+      if (!lease.held()) continue;                          // the controller is going away: the loop ends
       const auto start = std::chrono::steady_clock::now();  // after the wait for the device's turn
       if (!engine || &engine->model() != request.model.get() || engine->variantId() != request.variant) {
         engine.reset();  // a GPU engine frees its device memory before the next one allocates
@@ -95,11 +98,15 @@ void InferenceController::workerLoop() {
       }
       const Model& model = *request.model;
       const int height = model.inputHeight(), width = model.inputWidth();
+      const auto pictureStart = std::chrono::steady_clock::now();  // after the engine is ready
       const GrayImage& source = request.input.image;
       // Aspect ratio kept: a wide photo is padded with its background, not squashed.
       GrayImage sized = source.height == height && source.width == width ? source : resizedToFit(source, height, width);
       const Tensor input({1, 1, height, width}, std::move(sized.pixels));
       InferenceResult result = engine->infer(input, true);
+      // What one picture costs: the resize and the captured run, not the timed runs that follow.
+      const double pictureSeconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - pictureStart).count();
 
       // The op times: the median of warm runs (the captured run above may be the engine's first).
       std::vector<std::vector<double>> samples(result.convTimes.size());
@@ -125,6 +132,7 @@ void InferenceController::workerLoop() {
       outcome->convTimes = std::move(result.convTimes);
       outcome->timedRuns = runs;
       for (const DeviceJob job : lease.othersInProgress()) outcome->busyWith.push_back(deviceJobName(job));
+      outcome->pictureSeconds = pictureSeconds;
       outcome->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     } catch (const std::bad_alloc&) {  // what() says only "std::bad_alloc"
       engine.reset();

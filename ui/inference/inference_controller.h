@@ -9,6 +9,7 @@
 
 #include <QObject>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -68,6 +69,7 @@ class InferenceController : public QObject {
   std::condition_variable wake_;
   std::optional<Request> waiting_;
   bool stopping_ = false;
+  std::atomic<bool> stopRequested_{false};  // stopping_ for the wait for the device's turn
   QThread* worker_ = nullptr;
 
   // GUI thread only.

@@ -28,7 +28,10 @@ struct InferenceOutcome {
   // turns on the device with it (DeviceUseCoordinator), so they did not run at the same instant,
   // but the machine was busy around it.
   std::vector<std::string> busyWith;
-  double seconds = 0.0;  // the whole request on the worker: resize, inference, capture, timing
+  double seconds = 0.0;  // the whole request on the worker: engine set-up, resize, inference, capture, timing
+  // One picture: the resize and the inference with every layer captured (the warm runs timed
+  // after it excluded). What the status bar shows as the time per picture.
+  double pictureSeconds = 0.0;
 
   int topClass() const;
 };

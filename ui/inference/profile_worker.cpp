@@ -13,6 +13,7 @@ ProfileWorker::ProfileWorker(QObject* parent) : QObject(parent) {}
 
 ProfileWorker::~ProfileWorker() {
   if (!thread_) return;
+  cancel();
   thread_->wait();
   delete thread_;
 }
@@ -22,6 +23,7 @@ void ProfileWorker::start(std::shared_ptr<const Model> model, const std::string&
   if (thread_) return;
   result_.reset();
   error_.clear();
+  cancelRequested_ = false;
   thread_ = QThread::create([this, model = std::move(model), variant, images = std::move(images), batch] {
     try {
       if (!findConvVariant(variant).runsOnGpu)
@@ -29,7 +31,8 @@ void ProfileWorker::start(std::shared_ptr<const Model> model, const std::string&
       if (!images || images->count() == 0) throw Error("the profiler needs the test set, and none is loaded");
       const int count = std::min(batch, images->count());
       // The trace must see only this inference's kernels: no sweep or live inference in between.
-      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::Profile);
+      DeviceUseCoordinator::Lease lease(DeviceUseCoordinator::shared(), DeviceJob::Profile, &cancelRequested_);
+      if (!lease.held()) throw Error("the profile was cancelled while it waited for the device");
       Engine engine(model, variant);
       const Tensor input = images->batch(0, count, model->inputHeight(), model->inputWidth());
       auto result = std::make_shared<ProfileResult>();
@@ -45,6 +48,11 @@ void ProfileWorker::start(std::shared_ptr<const Model> model, const std::string&
   });
   connect(thread_, &QThread::finished, this, &ProfileWorker::threadDone);
   thread_->start();
+}
+
+void ProfileWorker::cancel() {
+  cancelRequested_ = true;
+  DeviceUseCoordinator::shared().wakeWaiters();
 }
 
 void ProfileWorker::threadDone() {

@@ -4,12 +4,13 @@
 
 #include <QObject>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
 #include "data/image_set.h"
-#include "model/model.h"
 #include "engine/kernel_table.h"
+#include "model/model.h"
 
 class QThread;
 
@@ -28,11 +29,14 @@ class ProfileWorker : public QObject {
 
  public:
   explicit ProfileWorker(QObject* parent = nullptr);
-  ~ProfileWorker() override;  // waits for a profile in flight (one inference: short)
+  ~ProfileWorker() override;  // cancels a profile waiting for the device; waits for one in flight (one inference)
 
   bool running() const { return thread_ != nullptr; }
   void start(std::shared_ptr<const Model> model, const std::string& variant, std::shared_ptr<const ImageSet> images,
              int batch);
+  // A profile still waiting for its turn on the device gives up (failed() says so); one already
+  // running finishes its single inference.
+  void cancel();
 
  signals:
   void finished(std::shared_ptr<const ProfileResult> result);
@@ -42,6 +46,7 @@ class ProfileWorker : public QObject {
   void threadDone();
 
   QThread* thread_ = nullptr;
+  std::atomic<bool> cancelRequested_{false};
   std::shared_ptr<ProfileResult> result_;
   QString error_;
 };

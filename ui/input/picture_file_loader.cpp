@@ -46,6 +46,13 @@ void PictureFileLoader::load(const QString& path) {
   if (!wasLoading) emit loadingChanged(true);
 }
 
+void PictureFileLoader::cancel() {
+  if (!loading()) return;
+  ++latest_;  // the request in flight is no longer the latest: arrived() drops it
+  pending_.clear();
+  emit loadingChanged(false);
+}
+
 void PictureFileLoader::arrived(quint64 request, const QString& path, const InputImage& picture, const QString& error) {
   if (request != latest_) return;  // superseded by a later request
   pending_.clear();

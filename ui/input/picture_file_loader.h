@@ -1,7 +1,8 @@
 // Decodes picture files off the GUI thread: a 20000 x 20000 PNG takes seconds to decode, and the
 // window must keep answering meanwhile. A later request supersedes an earlier one: the earlier
 // decode finishes on its thread (OpenCV cannot be interrupted) but its result is dropped, so the
-// picture shown is always the last one asked for.
+// picture shown is always the last one asked for. Choosing another input (a test image, a
+// drawing) cancels a pending decode the same way.
 #pragma once
 
 #include <QObject>
@@ -24,8 +25,13 @@ class PictureFileLoader : public QObject {
 
   // Starts decoding `path` (loadPictureFile) and returns at once.
   void load(const QString& path);
+  // Drops the result of any decode in flight: the user chose another input meanwhile.
+  void cancel();
   bool loading() const { return !pending_.isEmpty(); }
   QString pendingPath() const { return pending_; }  // the file being decoded, empty when none
+  // True while any decoder thread runs, a cancelled or superseded one included (for tests: its
+  // dropped result has been delivered once this is false).
+  bool decoding() const { return !threads_.empty(); }
 
  signals:
   void loaded(const convscope::ui::InputImage& picture, const QString& path);

@@ -140,6 +140,14 @@ void ProfilePanel::refresh() {
   }
 }
 
+bool ProfilePanel::profileRunning() const {
+  return worker_->running();
+}
+
+void ProfilePanel::cancelProfile() {
+  worker_->cancel();
+}
+
 void ProfilePanel::runProfile() {
   if (!canProfile() || worker_->running()) return;
   table_->setRowCount(0);

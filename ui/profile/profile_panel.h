@@ -30,6 +30,9 @@ class ProfilePanel : public QWidget {
   void setVariant(const QString& variantId);
 
   bool canProfile() const;
+  bool profileRunning() const;
+  // A profile waiting for the device gives up; one already running finishes (see ProfileWorker).
+  void cancelProfile();
   QString message() const;
   QTableWidget* table() const { return table_; }
   QPushButton* openButton() const { return open_; }

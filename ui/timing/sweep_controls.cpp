@@ -117,6 +117,10 @@ QStringList SweepControls::checkedVariants() const {
 void SweepControls::setBatches(const QString& text) {
   batches_->setText(text);
 }
+void SweepControls::setRepeats(int repeats) {
+  repeats_->setValue(repeats);  // clamped to the spin box's range
+}
+
 QString SweepControls::batchesText() const {
   return batches_->text();
 }

@@ -31,6 +31,7 @@ class SweepControls : public QWidget {
   QStringList checkedVariants() const;
   void setBatches(const QString& text);
   QString batchesText() const;
+  void setRepeats(int repeats);  // timed repetitions per variant and batch size
   void setRunning(bool running);
   void setProgress(int percent, const QString& message);
   QString statusText() const;  // the line under the progress bar

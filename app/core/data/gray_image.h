@@ -22,14 +22,17 @@ void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, floa
 
 GrayImage resized(const GrayImage& image, int height, int width);
 
-// The value of the picture's background: the median of its border pixels (0 for the data set's
-// black, a little more for a photo of a garment on a gray table, once made light-on-dark).
+// The value of the picture's background: the median of the pixels on its short sides, the whole
+// border for a square (0 for the data set's black, a little more for a photo of a garment on a
+// gray table, once made light-on-dark). The long sides are left out: a garment that fills the
+// picture's longer dimension touches them along most of their length.
 float backgroundValue(const GrayImage& image);
 
 // Resizes to height x width keeping the aspect ratio, as the data set frames its garments: the
 // picture is centred on a canvas of the target's aspect ratio, padded on both sides of its
 // shorter dimension with `background` (see backgroundValue), then resized bilinearly as
-// resized() does. A picture of the target's aspect ratio is resized() unchanged, so the data
+// resized() does. The canvas is not built: only the result is allocated, so a 20000 x 100
+// panorama costs no 20000 x 20000 canvas. A picture of the target's aspect ratio is resized() unchanged, so the data
 // set's own images are not touched. Every input path (image files in the CLI and the window,
 // drawings) goes through this.
 GrayImage resizedToFit(const GrayImage& image, int height, int width, float background);

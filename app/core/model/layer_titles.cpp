@@ -4,6 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include "util/tensor.h"
+
 namespace convscope {
 namespace {
 
@@ -61,6 +63,9 @@ std::vector<std::string> layerTitles(const Model& model) {
       const Shape& w = shapes.at(node.inputs[1]);  // filters x channels x kernel height x kernel width
       title += " · " + std::to_string(w[0]) + (w[0] == 1 ? " filter " : " filters ") + std::to_string(w[2]) + "×" +
                std::to_string(w[3]) + " → " + imageShape(out);
+    } else if (node.opType == "Gemm" && in && in->size() == 2 && out.size() == 2 && out[0] > 0) {
+      // A is M x K, or K x M with transA: either way K values for each of the M images of the output.
+      title += " · " + std::to_string(elementCount(*in) / out[0]) + " → " + std::to_string(out[1]);
     } else if ((node.opType == "Gemm" || node.opType == "MatMul") && in) {
       title += " · " + std::to_string(valuesPerImage(*in)) + " → " + std::to_string(valuesPerImage(out));
     } else if (in && (node.opType == "MaxPool" || node.opType == "AveragePool" || node.opType == "Flatten" ||
