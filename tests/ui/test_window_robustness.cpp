@@ -85,7 +85,7 @@ void expectPreviousModelKeptAndProblemShown(gui::MainWindow& window, const std::
   const QString message = window.errorBanner()->message();
   EXPECT_TRUE(message.contains(fileName)) << message.toStdString();
   EXPECT_TRUE(message.contains("course-high stays in use")) << message.toStdString();
-  EXPECT_TRUE(message.contains("input channels")) << "the problem, not only the file: " << message.toStdString();
+  EXPECT_TRUE(message.contains("reuses the name")) << "the problem, not only the file: " << message.toStdString();
   EXPECT_TRUE(window.modelPicker()->currentPath().endsWith("course-high.onnx"));
 }
 

@@ -2,6 +2,9 @@
 
 #include <qcustomplot.h>
 
+#include <QHelpEvent>
+#include <QToolTip>
+
 #include <algorithm>
 
 #include "conv/conv_registry.h"
@@ -76,6 +79,19 @@ QColor layerColour(int layer) {
   static const QColor colours[] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f),
                                    QColor(0xe15759), QColor(0x76b7b2), QColor(0xedc948)};
   return colours[static_cast<size_t>(layer) % std::size(colours)];
+}
+
+bool answerToolTip(QWidget& chart, QEvent* event, const std::function<QString(const QPoint&)>& textAt) {
+  if (event->type() != QEvent::ToolTip) return false;
+  const auto* help = static_cast<QHelpEvent*>(event);
+  const QString text = textAt(help->pos());
+  if (text.isEmpty()) {
+    QToolTip::hideText();
+    event->ignore();
+  } else {
+    QToolTip::showText(help->globalPos(), text, &chart);
+  }
+  return true;
 }
 
 }  // namespace convscope::ui

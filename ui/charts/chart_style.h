@@ -4,7 +4,11 @@
 #pragma once
 
 #include <QColor>
+#include <QEvent>
+#include <QPoint>
+#include <QWidget>
 
+#include <functional>
 #include <string>
 
 #include <QStringList>
@@ -25,6 +29,10 @@ void setFittedTitle(QCPTextElement& title, const QStringList& parts, int width);
 // A fixed colour for each registry entry (by its position in the registry), so a variant keeps
 // its colour across charts and files; ids the registry does not know get a gray.
 QColor variantColour(const std::string& variantId);
+
+// Answers a chart's tooltip event with the text `textAt` gives for the pointer's position (none
+// where it gives an empty text). True when `event` was a tooltip event and is handled.
+bool answerToolTip(QWidget& chart, QEvent* event, const std::function<QString(const QPoint&)>& textAt);
 
 // Distinct colours for conv layers in the bar chart.
 QColor layerColour(int layer);

@@ -152,17 +152,7 @@ QString TimingBarChart::barToolTip(const QPoint& position) const {
 }
 
 bool TimingBarChart::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    const auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = barToolTip(help->pos());
-    if (text.isEmpty()) {
-      QToolTip::hideText();
-      event->ignore();
-    } else {
-      QToolTip::showText(help->globalPos(), text, this);
-    }
-    return true;
-  }
+  if (answerToolTip(*this, event, [this](const QPoint& at) { return barToolTip(at); })) return true;
   return QCustomPlot::event(event);
 }
 

@@ -211,17 +211,7 @@ QString TimingLineChart::pointToolTip(const QPoint& position) const {
 }
 
 bool TimingLineChart::event(QEvent* event) {
-  if (event->type() == QEvent::ToolTip) {
-    const auto* help = static_cast<QHelpEvent*>(event);
-    const QString text = pointToolTip(help->pos());
-    if (text.isEmpty()) {
-      QToolTip::hideText();
-      event->ignore();
-    } else {
-      QToolTip::showText(help->globalPos(), text, this);
-    }
-    return true;
-  }
+  if (answerToolTip(*this, event, [this](const QPoint& at) { return pointToolTip(at); })) return true;
   return QCustomPlot::event(event);
 }
 

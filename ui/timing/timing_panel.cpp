@@ -311,24 +311,26 @@ void TimingPanel::cancelSweep() {
 void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, bool cancelled) {
   controls_->setRunning(false);
   const int runs = report ? static_cast<int>(report->runs.size()) : 0;
+  // Whoever took turns on the device between this sweep's repetitions (see DeviceUseCoordinator).
+  QString turns;
+  if (const QStringList others = worker_->busyWith(); !others.isEmpty())
+    turns = tr(" (%1 took turns on the device between repetitions)").arg(others.join(tr(" and ")));
+  const auto finish = [&](int percent, const QString& message) { controls_->setProgress(percent, message + turns); };
   if (!cancelled) {
     if (runs > 0) setReport(std::move(report), tr("Sweep"));
-    QString done = tr("Done: %n run(s)", "", runs);
-    if (const QStringList others = worker_->busyWith(); !others.isEmpty())  // see DeviceUseCoordinator
-      done += tr(" (%1 took turns on the device between repetitions)").arg(others.join(tr(" and ")));
-    controls_->setProgress(100, done);
+    finish(100, tr("Done: %n run(s)", "", runs));
     emit statusMessage(tr("Sweep finished"));
     return;
   }
   emit statusMessage(tr("Sweep cancelled"));
   if (runs == 0) {
-    controls_->setProgress(0, report_ ? tr("Cancelled before a run finished; the results shown before stay")
-                                      : tr("Cancelled before a run finished"));
+    finish(0, report_ ? tr("Cancelled before a run finished; the results shown before stay")
+                      : tr("Cancelled before a run finished"));
     return;
   }
   if (!report_) {
     showReport(std::move(report), tr("Sweep (cancelled, partial)"), 0);
-    controls_->setProgress(0, tr("Cancelled; the %n run(s) that finished are shown", "", runs));
+    finish(0, tr("Cancelled; the %n run(s) that finished are shown", "", runs));
     return;
   }
   // Results were shown before (a finished sweep, a file): they stay, and the runs the cancelled
@@ -339,12 +341,11 @@ void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, b
     const QString origin = tr("%1 + %n run(s) of a cancelled sweep (marked in the table)", "", added).arg(originName_);
     showReport(std::move(merged), origin, added > 0 ? firstNew : -1);
     originName_ = origin;
-    controls_->setProgress(
-        0, tr("Cancelled; the results shown before stay, with the %n new run(s) that finished", "", added));
+    finish(0, tr("Cancelled; the results shown before stay, with the %n new run(s) that finished", "", added));
   } else {
-    controls_->setProgress(0, tr("Cancelled; its %n run(s) measured another model or device than the results "
-                                 "shown, which stay",
-                                 "", runs));
+    finish(0, tr("Cancelled; its %n run(s) measured another model or device than the results "
+                 "shown, which stay",
+                 "", runs));
   }
 }
 
