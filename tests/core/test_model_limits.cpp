@@ -5,6 +5,12 @@
 // around, never std::bad_alloc or a terminate() out of an OpenMP region.
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include <cstdlib>
+
+#include <optional>
+
 #include <cmath>
 
 #include "conv/conv_registry.h"
@@ -187,8 +193,28 @@ TEST(MemoryLimits, PadsOf2To20AreRefusedNamingTheLayerAndTheFigure) {
               {"big.onnx: ", "layer '/0/Conv' (Conv)", "needs", "GB", "batch 1", "limit"});
 }
 
+// The limit these tests refuse against, whatever this machine's memory: by default it is half of
+// it, and 63 GB of im2col fits under half of a 128 GB GPU machine's memory.
+class ScopedMemoryLimit {
+ public:
+  explicit ScopedMemoryLimit(const char* megabytes) {
+    if (const char* old = std::getenv("CONVSCOPE_MEMORY_LIMIT_MB")) previous_ = old;
+    setenv("CONVSCOPE_MEMORY_LIMIT_MB", megabytes, 1);
+  }
+  ~ScopedMemoryLimit() {
+    if (previous_)
+      setenv("CONVSCOPE_MEMORY_LIMIT_MB", previous_->c_str(), 1);
+    else
+      unsetenv("CONVSCOPE_MEMORY_LIMIT_MB");
+  }
+
+ private:
+  std::optional<std::string> previous_;
+};
+
 TEST(MemoryLimits, Im2colWorkspaceOfA64By64KernelWithPads1000IsRefused) {
   // The output is small (2 x 1965 x 1965 floats); the unrolled input is not: 4096 x 1965^2 floats.
+  const ScopedMemoryLimit limit("16000");
   const auto model = bigConvModel(28, 64, 1000);
   Engine engine(model, "cpu-im2col-gemm");
   expectError([&] { classify(engine, smallImages(1), 0, 1); },
@@ -206,6 +232,7 @@ TEST(MemoryLimits, Im2colBackendRefusesAnImpossibleWorkspaceWithoutTerminating) 
   p.kernelHeight = p.kernelWidth = 64;
   p.padTop = p.padLeft = p.padBottom = p.padRight = 1000;
   std::vector<float> input(28 * 28), weights(2 * 64 * 64), output(1);
+  const ScopedMemoryLimit limit("16000");
   auto backend = createConvBackend("cpu-im2col-gemm");
   expectError([&] { backend->forward(p, input.data(), weights.data(), output.data()); }, {"im2col", "GB"});
 }

@@ -12,6 +12,7 @@
 #include <QSpinBox>
 #include <QStatusBar>
 
+#include "data/image_file.h"
 #include "ui/common/error_banner.h"
 #include "ui/input/input_panel.h"
 #include "ui/input/test_set_browser.h"
@@ -108,6 +109,7 @@ TEST(Menus, EveryEntryReadsAsWrittenWithAtMostOneMnemonic) {
 }
 
 TEST(Picture, AnOpenedImageFileLeavesNoTestImageHighlightedAndSaysWhatIsShown) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
   auto window = openWindow();
   ui::TestSetBrowser* browser = window->inputPanel()->browser();
   ASSERT_EQ(browser->currentImage(), 0);

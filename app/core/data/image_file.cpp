@@ -245,7 +245,9 @@ bool imageFilesSupported() {
 }
 
 GrayImage loadImageFile(const std::filesystem::path& path, bool) {
-  throw Error(path.string() +
+  // What is at the path comes first: a folder named x.png is a folder, here too.
+  const InputFile file(path, "an image file", kMaxImageFileBytes);
+  throw Error(file.name() +
               ": this build of ConvScope has no OpenCV, so it cannot read image "
               "files; use IDX data (--data) or rebuild with OpenCV");
 }
