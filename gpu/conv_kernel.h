@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "conv/conv_problem.h"
-#include "gpu_context.h"
+#include "app/core/conv/conv_problem.h"
+#include "gpu/gpu_context.h"
 
 namespace convscope::gpu {
 

@@ -6,17 +6,17 @@
 #include <cudnn.h>
 #endif
 
-#include "gpu_runtime.h"
-#include "kernels/conv_kernels.h"
+#include "gpu/gpu_runtime.h"
+#include "gpu/kernels/conv_kernels.h"
 
 namespace convscope::gpu {
 
 const ConvKernel* findConvKernel(const std::string& id) {
   static const std::vector<const ConvKernel*> kernels = {
-    &kConvBaseline, &kConvTiledShared, &kConvConstantWeights, &kConvUnrollGemm, &kConvFusedUnrollGemm,
-    &kConvAtomics,  &kConvPerLayer,    &kConvRestrictUnroll,
+      &kConvBaseline,        &kConvTiledShared, &kConvConstantWeights, &kConvUnrollGemm,
+      &kConvFusedUnrollGemm, &kConvAtomics,     &kConvPerLayer,        &kConvRestrictUnroll,
 #ifdef CONVSCOPE_HAVE_CUDNN
-    &kConvCudnn,
+      &kConvCudnn,
 #endif
   };
   for (const ConvKernel* kernel : kernels)
@@ -26,7 +26,9 @@ const ConvKernel* findConvKernel(const std::string& id) {
 
 }  // namespace convscope::gpu
 
-bool convscope::gpu::hasGpuKernel(const std::string& variantId) { return findConvKernel(variantId) != nullptr; }
+bool convscope::gpu::hasGpuKernel(const std::string& variantId) {
+  return findConvKernel(variantId) != nullptr;
+}
 
 std::string convscope::gpu::cudnnVersion() {
 #ifdef CONVSCOPE_HAVE_CUDNN

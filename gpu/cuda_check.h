@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope::gpu {
 
@@ -30,4 +30,5 @@ inline void checkCuda(cudaError_t status, const char* expression, const char* fi
 
 // After a kernel launch: catches bad launch configurations immediately (the kernel's own faults
 // surface at the next synchronising call, which is checked too).
-#define CONVSCOPE_CUDA_CHECK_LAUNCH() ::convscope::gpu::checkCuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
+#define CONVSCOPE_CUDA_CHECK_LAUNCH() \
+  ::convscope::gpu::checkCuda(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)

@@ -8,24 +8,26 @@
 #include <cfloat>
 #include <cstdint>
 
-#include "conv_kernel.h"
-#include "cuda_check.h"
-#include "gpu_device.h"
-#include "gpu_runtime.h"
+#include "gpu/conv_kernel.h"
+#include "gpu/cuda_check.h"
+#include "gpu/gpu_device.h"
+#include "gpu/gpu_runtime.h"
 
 namespace convscope::gpu {
 namespace {
 
-#define CONVSCOPE_CUBLAS_CHECK(expression)                                                          \
-  do {                                                                                               \
-    const cublasStatus_t status_ = (expression);                                                     \
-    if (status_ != CUBLAS_STATUS_SUCCESS)                                                            \
+#define CONVSCOPE_CUBLAS_CHECK(expression)                                                               \
+  do {                                                                                                   \
+    const cublasStatus_t status_ = (expression);                                                         \
+    if (status_ != CUBLAS_STATUS_SUCCESS)                                                                \
       ::convscope::gpu::throwCudaError(cublasGetStatusString(status_), #expression, __FILE__, __LINE__); \
   } while (0)
 
 constexpr int kThreads = 256;
 
-unsigned blocksFor(int64_t count) { return static_cast<unsigned>((count + kThreads - 1) / kThreads); }
+unsigned blocksFor(int64_t count) {
+  return static_cast<unsigned>((count + kThreads - 1) / kThreads);
+}
 
 __global__ void addChannelBiasKernel(float* __restrict__ data, const float* __restrict__ bias, int64_t total,
                                      int channels, int64_t plane) {
@@ -67,13 +69,15 @@ __global__ void poolKernel(PoolGeometry g, const float* __restrict__ in, float* 
   }
   int count;
   if (g.countIncludePad)
-    count = (min(y0 + g.kernelHeight, g.inHeight + g.padBottom) - y0) * (min(x0 + g.kernelWidth, g.inWidth + g.padRight) - x0);
+    count = (min(y0 + g.kernelHeight, g.inHeight + g.padBottom) - y0) *
+            (min(x0 + g.kernelWidth, g.inWidth + g.padRight) - x0);
   else
     count = (yEnd - max(y0, 0)) * (xEnd - max(x0, 0));
   out[i] = count > 0 ? acc / static_cast<float>(count) : 0.0f;
 }
 
-__global__ void broadcast2dKernel(const float* __restrict__ c, int cRows, int cCols, float* __restrict__ out, int m, int n) {
+__global__ void broadcast2dKernel(const float* __restrict__ c, int cRows, int cCols, float* __restrict__ out, int m,
+                                  int n) {
   const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (i >= int64_t{m} * n) return;
   const int row = static_cast<int>(i / n);
@@ -211,13 +215,15 @@ class CudaDevice final : public Device {
 
   void maxPool(const PoolGeometry& g, const float* input, float* output) override {
     TracedScope scope(context_, "poolKernel<max>");
-    poolKernel<true><<<blocksFor(g.planes * g.outHeight * g.outWidth), kThreads, 0, context_.stream()>>>(g, input, output);
+    poolKernel<true>
+        <<<blocksFor(g.planes * g.outHeight * g.outWidth), kThreads, 0, context_.stream()>>>(g, input, output);
     CONVSCOPE_CUDA_CHECK_LAUNCH();
   }
 
   void averagePool(const PoolGeometry& g, const float* input, float* output) override {
     TracedScope scope(context_, "poolKernel<average>");
-    poolKernel<false><<<blocksFor(g.planes * g.outHeight * g.outWidth), kThreads, 0, context_.stream()>>>(g, input, output);
+    poolKernel<false>
+        <<<blocksFor(g.planes * g.outHeight * g.outWidth), kThreads, 0, context_.stream()>>>(g, input, output);
     CONVSCOPE_CUDA_CHECK_LAUNCH();
   }
 
@@ -225,8 +231,8 @@ class CudaDevice final : public Device {
             int ldb, float beta, float* c, int ldc) override {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
     TracedScope scope(context_, "cublasSgemm");
-    CONVSCOPE_CUBLAS_CHECK(cublasSgemm(cublas_, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, n,
-                                       m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
+    CONVSCOPE_CUBLAS_CHECK(cublasSgemm(cublas_, transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                       n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc));
   }
 
   void broadcast2d(const float* c, int cRows, int cCols, float* out, int m, int n) override {

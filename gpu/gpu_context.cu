@@ -1,9 +1,11 @@
-#include "cuda_check.h"
-#include "gpu_context.h"
+#include "gpu/cuda_check.h"
+#include "gpu/gpu_context.h"
 
 namespace convscope::gpu {
 
-GpuContext::GpuContext() { CONVSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+GpuContext::GpuContext() {
+  CONVSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
 
 GpuContext::~GpuContext() {
   // Destructors must not throw: errors here are reported by the calls that caused them.

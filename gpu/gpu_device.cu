@@ -2,7 +2,7 @@
 // device), so that the CLI and GUI can show GPU variants as unavailable instead of failing.
 #include <cuda_runtime.h>
 
-#include "gpu_device.h"
+#include "gpu/gpu_device.h"
 
 namespace convscope::gpu {
 namespace {

@@ -14,7 +14,7 @@ struct GpuDevice {
   int computeMinor = 0;
   int multiprocessors = 0;
   double memoryGiB = 0.0;
-  std::string driverVersion;   // "13.0"
+  std::string driverVersion;  // "13.0"
   std::string runtimeVersion;
 };
 

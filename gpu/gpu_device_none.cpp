@@ -1,5 +1,5 @@
 // The GPU query of a build without CUDA: there is never a usable device.
-#include "gpu_device.h"
+#include "gpu/gpu_device.h"
 
 namespace convscope::gpu {
 
@@ -10,17 +10,25 @@ const GpuDevice& gpuDevice() {
 
 }  // namespace convscope::gpu
 
-#include "gpu_runtime.h"
-#include "util/error.h"
+#include "app/core/util/error.h"
+#include "gpu/gpu_runtime.h"
 
 namespace convscope::gpu {
 
-bool hasGpuKernel(const std::string&) { return false; }
+bool hasGpuKernel(const std::string&) {
+  return false;
+}
 
-std::string cudnnVersion() { return {}; }
+std::string cudnnVersion() {
+  return {};
+}
 
-std::unique_ptr<Device> createCudaDevice() { throw Error(gpuDevice().unusableReason); }
+std::unique_ptr<Device> createCudaDevice() {
+  throw Error(gpuDevice().unusableReason);
+}
 
-std::unique_ptr<ConvBackend> makeHostConvBackend(const std::string&) { throw Error(gpuDevice().unusableReason); }
+std::unique_ptr<ConvBackend> makeHostConvBackend(const std::string&) {
+  throw Error(gpuDevice().unusableReason);
+}
 
 }  // namespace convscope::gpu

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "conv/conv_backend.h"
-#include "engine/device.h"
+#include "app/core/conv/conv_backend.h"
+#include "app/core/engine/device.h"
 
 namespace convscope::gpu {
 

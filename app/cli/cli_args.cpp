@@ -1,6 +1,6 @@
-#include "cli_args.h"
+#include "app/cli/cli_args.h"
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope::cli {
 

@@ -13,7 +13,8 @@ namespace convscope::cli {
 class Args {
  public:
   // `valued`: options that take values; every other --option is a switch.
-  Args(const std::vector<std::string>& tokens, const std::set<std::string>& valued, const std::set<std::string>& switches);
+  Args(const std::vector<std::string>& tokens, const std::set<std::string>& valued,
+       const std::set<std::string>& switches);
 
   std::optional<std::string> value(const std::string& name) const;
   std::vector<std::string> values(const std::string& name) const;

@@ -2,16 +2,17 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli_args.h"
-#include "commands.h"
-#include "conv/conv_registry.h"
-#include "engine/benchmark.h"
-#include "util/error.h"
+#include "app/cli/cli_args.h"
+#include "app/cli/commands.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/engine/benchmark.h"
+#include "app/core/util/error.h"
 
 namespace convscope::cli {
 namespace {
 
-constexpr const char* kHelp = R"(usage: convscope-cli bench [--model FILE.onnx] [--variants all|ID,ID...] [--batches 100,1000,10000]
+constexpr const char* kHelp =
+    R"(usage: convscope-cli bench [--model FILE.onnx] [--variants all|ID,ID...] [--batches 100,1000,10000]
                           [--repeats R] [--warmups W] [--json OUT.json] [--csv OUT.csv] [--data DIR]
 
 Times every variant at every batch size, the course's way: the first N test images as one batch,
@@ -81,8 +82,8 @@ int runBench(const std::vector<std::string>& tokens) {
               report.host.c_str());
   std::printf("Model: %s, %d repetitions after %d warm-ups, %s\n\n", report.model.c_str(), report.repeats,
               report.warmups, report.date.c_str());
-  std::printf("%-24s %7s %14s %14s %10s %10s %9s\n", "variant", "batch", "conv1 op (ms)", "conv2 op (ms)",
-              "total (ms)", "upload", "accuracy");
+  std::printf("%-24s %7s %14s %14s %10s %10s %9s\n", "variant", "batch", "conv1 op (ms)", "conv2 op (ms)", "total (ms)",
+              "upload", "accuracy");
   for (const BenchmarkRun& run : report.runs) {
     std::printf("%-24s %7d", run.variant.c_str(), run.batch);
     for (size_t l = 0; l < 2; ++l)

@@ -2,13 +2,13 @@
 #include <fstream>
 #include <iostream>
 
-#include "cli_args.h"
-#include "commands.h"
-#include "conv/conv_registry.h"
-#include "data/image_file.h"
-#include "engine/classifier.h"
-#include "model/onnx_loader.h"
-#include "util/error.h"
+#include "app/cli/cli_args.h"
+#include "app/cli/commands.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/data/image_file.h"
+#include "app/core/engine/classifier.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
 
 namespace convscope::cli {
 namespace {

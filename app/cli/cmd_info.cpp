@@ -1,14 +1,16 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli_args.h"
-#include "commands.h"
-#include "model/model_card.h"
-#include "model/onnx_loader.h"
+#include "app/cli/cli_args.h"
+#include "app/cli/commands.h"
+#include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
 
 namespace convscope::cli {
 
-std::string defaultModelPath() { return std::string(CONVSCOPE_MODELS_DIR) + "/course-high.onnx"; }
+std::string defaultModelPath() {
+  return std::string(CONVSCOPE_MODELS_DIR) + "/course-high.onnx";
+}
 
 namespace {
 
@@ -39,12 +41,15 @@ int runInfo(const std::vector<std::string>& tokens) {
   std::cout << "Model:    " << model->name << " (" << path << ")\n"
             << "Producer: " << (model->producer.empty() ? "unknown" : model->producer) << ", IR version "
             << model->irVersion << ", opset " << model->opset << "\n";
-  for (const ValueInfo& input : model->inputs) std::cout << "Input:    " << input.name << " " << shapeToString(input.shape) << " (-1 = any)\n";
+  for (const ValueInfo& input : model->inputs)
+    std::cout << "Input:    " << input.name << " " << shapeToString(input.shape) << " (-1 = any)\n";
   if (const auto card = readModelCard(path)) {
     if (!card->description.empty()) std::cout << "About:    " << card->description << "\n";
-    std::printf("Recorded test accuracy: %.4f (%d of %d, PyTorch)\n", card->testAccuracy, card->testCorrect, card->testCount);
+    std::printf("Recorded test accuracy: %.4f (%d of %d, PyTorch)\n", card->testAccuracy, card->testCorrect,
+                card->testCount);
   }
-  std::printf("\n%-3s %-28s %-12s %-18s %12s %16s\n", "#", "Layer", "Type", "Output shape", "Parameters", "FLOPs/image");
+  std::printf("\n%-3s %-28s %-12s %-18s %12s %16s\n", "#", "Layer", "Type", "Output shape", "Parameters",
+              "FLOPs/image");
   int64_t params = 0, flops = 0;
   int row = 0;
   for (const LayerInfo& layer : model->layers()) {

@@ -3,15 +3,15 @@
 #include <iostream>
 #include <optional>
 
-#include "cli_args.h"
-#include "commands.h"
-#include "conv/conv_registry.h"
-#include "data/image_set.h"
-#include "engine/engine.h"
-#include "engine/kernel_profile_json.h"
-#include "engine/kernel_table.h"
-#include "model/onnx_loader.h"
-#include "util/error.h"
+#include "app/cli/cli_args.h"
+#include "app/cli/commands.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/engine.h"
+#include "app/core/engine/kernel_profile_json.h"
+#include "app/core/engine/kernel_table.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
 
 namespace convscope::cli {
 namespace {

@@ -1,11 +1,11 @@
 #include <cstdio>
 #include <iostream>
 
-#include "cli_args.h"
-#include "commands.h"
-#include "conv/conv_registry.h"
-#include "gpu_device.h"
-#include "util/gemm.h"
+#include "app/cli/cli_args.h"
+#include "app/cli/commands.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/util/gemm.h"
+#include "gpu/gpu_device.h"
 
 namespace convscope::cli {
 

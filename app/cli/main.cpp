@@ -1,8 +1,8 @@
 // convscope-cli: the headless face of ConvScope (model tables, classification, kernel variants).
 #include <iostream>
 
-#include "commands.h"
-#include "util/error.h"
+#include "app/cli/commands.h"
+#include "app/core/util/error.h"
 
 namespace {
 

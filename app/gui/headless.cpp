@@ -1,4 +1,4 @@
-#include "headless.h"
+#include "app/gui/headless.h"
 
 #include <QApplication>
 #include <QDateTime>
@@ -8,7 +8,7 @@
 
 #include <cstdio>
 
-#include "main_window.h"
+#include "app/gui/main_window.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/export.h"
 #include "ui/inference/inference_controller.h"

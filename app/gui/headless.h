@@ -4,7 +4,7 @@
 
 #include <QString>
 
-#include "launch_options.h"
+#include "app/gui/launch_options.h"
 
 namespace convscope::gui {
 

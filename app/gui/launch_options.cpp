@@ -1,11 +1,11 @@
-#include "launch_options.h"
+#include "app/gui/launch_options.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QRegularExpression>
 
-#include "conv/conv_registry.h"
-#include "main_window.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/gui/main_window.h"
 
 namespace convscope::gui {
 

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "headless.h"
-#include "launch_options.h"
-#include "main_window.h"
+#include "app/gui/headless.h"
+#include "app/gui/launch_options.h"
+#include "app/gui/main_window.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "main_window.h"
+#include "app/gui/main_window.h"
 
 #include <QAction>
 #include <QApplication>
@@ -18,10 +18,10 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "conv/conv_registry.h"
-#include "gpu_device.h"
-#include "model/layer_titles.h"
-#include "model/onnx_loader.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/model/layer_titles.h"
+#include "app/core/model/onnx_loader.h"
+#include "gpu/gpu_device.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
@@ -29,11 +29,11 @@
 #include "ui/common/recent_files.h"
 #include "ui/common/shortcut_priority.h"
 #include "ui/inference/inference_controller.h"
+#include "ui/input/dataset_browser.h"
 #include "ui/input/drawing_panel.h"
 #include "ui/input/input_panel.h"
 #include "ui/input/picture_file.h"
 #include "ui/input/picture_file_loader.h"
-#include "ui/input/test_set_browser.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/model/model_picker.h"
 #include "ui/model/model_summary_view.h"
@@ -241,11 +241,10 @@ void MainWindow::connectWidgets() {
             inference_->classify(picture);
             updateTitle();
           });
-  connect(pictureFiles_, &ui::PictureFileLoader::failed, this,
-          [this](const QString&, const QString& message) {
-            statusBar()->clearMessage();  // "Decoding…" is over; the banner alone says why
-            showProblem(Problem::Picture, message);
-          });
+  connect(pictureFiles_, &ui::PictureFileLoader::failed, this, [this](const QString&, const QString& message) {
+    statusBar()->clearMessage();  // "Decoding…" is over; the banner alone says why
+    showProblem(Problem::Picture, message);
+  });
   connect(maps_, &ui::FeatureMapView::errorOccurred, this, &MainWindow::showError);
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
   connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);

@@ -10,9 +10,9 @@
 #include <memory>
 #include <optional>
 
-#include "data/image_set.h"
-#include "model/model.h"
-#include "model/model_card.h"
+#include "app/core/data/image_set.h"
+#include "app/core/model/model.h"
+#include "app/core/model/model_card.h"
 #include "ui/inference/inference_outcome.h"
 
 class QLabel;

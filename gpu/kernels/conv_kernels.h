@@ -1,7 +1,7 @@
 // One ConvKernel per course variant, each defined in its own file in this folder.
 #pragma once
 
-#include "conv_kernel.h"
+#include "gpu/conv_kernel.h"
 
 namespace convscope::gpu {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "conv_kernel.h"
-#include "util/error.h"
+#include "app/core/util/error.h"
+#include "gpu/conv_kernel.h"
 
 namespace convscope::gpu {
 

@@ -18,8 +18,8 @@
 #include <map>
 #include <tuple>
 
-#include "conv_kernel.h"
-#include "cuda_check.h"
+#include "gpu/conv_kernel.h"
+#include "gpu/cuda_check.h"
 
 namespace convscope::gpu::direct_conv {
 

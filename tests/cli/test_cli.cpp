@@ -11,12 +11,12 @@
 #include <regex>
 #include <sstream>
 
-#include "core/model_builder.h"
-#include "core/test_support.h"
-#include "data/image_file.h"
-#include "data/image_set.h"
-#include "engine/kernel_profile_json.h"
-#include "gpu_device.h"
+#include "app/core/data/image_file.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/kernel_profile_json.h"
+#include "gpu/gpu_device.h"
+#include "tests/core/model_builder.h"
+#include "tests/core/test_support.h"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "model/onnx_loader.h"
-#include "util/tensor.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope::testing {
 

@@ -9,10 +9,10 @@
 #include <limits>
 #include <random>
 
-#include "conv/conv_registry.h"
-#include "gpu_device.h"
-#include "gpu_runtime.h"
-#include "util/error.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/util/error.h"
+#include "gpu/gpu_device.h"
+#include "gpu/gpu_runtime.h"
 
 namespace convscope {
 namespace {
@@ -89,8 +89,10 @@ const std::vector<Trial>& trials() {
     problems.push_back(conv2);
     std::vector<Trial> list;
     for (const ConvProblem& p : problems) {
-      Trial t{p, std::vector<float>(static_cast<size_t>(p.inputElements())),
-              std::vector<float>(static_cast<size_t>(p.weightElements())), {}};
+      Trial t{p,
+              std::vector<float>(static_cast<size_t>(p.inputElements())),
+              std::vector<float>(static_cast<size_t>(p.weightElements())),
+              {}};
       for (float& v : t.input) v = value(rng);
       for (float& v : t.weights) v = value(rng);
       t.expected = directConvolution(p, t.input, t.weights);
@@ -146,12 +148,11 @@ std::vector<std::string> cpuVariants() {
   return ids;
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, ConvVariantCorrectness, ::testing::ValuesIn(allVariants()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Registry, ConvVariantCorrectness, ::testing::ValuesIn(allVariants()), [](const auto& info) {
+  std::string name = info.param;
+  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+});
 
 TEST(ConvRegistry, ListsTheCourseVariantsWithDescriptions) {
   EXPECT_GE(cpuVariants().size(), 2u);

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
-#include "core/test_support.h"
-#include "data/image_set.h"
-#include "engine/classifier.h"
-#include "engine/engine.h"
-#include "model/onnx_loader.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/classifier.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/onnx_loader.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {

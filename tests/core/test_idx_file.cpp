@@ -5,9 +5,9 @@
 #include <zlib.h>
 #include <filesystem>
 
-#include "core/test_support.h"
-#include "data/idx_file.h"
-#include "data/image_set.h"
+#include "app/core/data/idx_file.h"
+#include "app/core/data/image_set.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/test_support.h"
-#include "data/image_file.h"
-#include "data/image_set.h"
+#include "app/core/data/image_file.h"
+#include "app/core/data/image_set.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {

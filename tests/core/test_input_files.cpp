@@ -12,13 +12,13 @@
 #include <cstring>
 #include <functional>
 
-#include "core/test_support.h"
-#include "data/idx_file.h"
-#include "data/image_file.h"
-#include "data/image_set.h"
-#include "engine/benchmark.h"
-#include "model/model_card.h"
-#include "model/onnx_loader.h"
+#include "app/core/data/idx_file.h"
+#include "app/core/data/image_file.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/benchmark.h"
+#include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "model/layer_titles.h"
-#include "model/onnx_loader.h"
+#include "app/core/model/layer_titles.h"
+#include "app/core/model/onnx_loader.h"
 
 namespace convscope {
 namespace {

@@ -13,14 +13,14 @@
 
 #include <cmath>
 
-#include "conv/conv_registry.h"
-#include "core/model_builder.h"
-#include "core/test_support.h"
-#include "data/image_set.h"
-#include "engine/classifier.h"
-#include "engine/engine.h"
-#include "model/onnx_loader.h"
-#include "util/omp_exceptions.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/classifier.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/omp_exceptions.h"
+#include "tests/core/model_builder.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {

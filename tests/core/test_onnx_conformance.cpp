@@ -20,10 +20,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
-#include "model/onnx_loader.h"
-#include "util/error.h"
-#include "util/tensor.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
+#include "app/core/util/tensor.h"
 
 namespace fs = std::filesystem;
 

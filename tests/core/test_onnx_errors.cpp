@@ -20,11 +20,11 @@
 #include <typeinfo>
 #include <vector>
 
-#include "core/model_builder.h"
-#include "engine/engine.h"
-#include "model/onnx_loader.h"
-#include "util/error.h"
-#include "util/tensor.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
+#include "app/core/util/tensor.h"
+#include "tests/core/model_builder.h"
 
 namespace fs = std::filesystem;
 using convscope::Shape;

@@ -3,10 +3,10 @@
 // same accuracy and the same predicted class for every one of the 10,000 images.
 #include <gtest/gtest.h>
 
-#include "data/image_set.h"
-#include "engine/classifier.h"
-#include "model/model_card.h"
-#include "model/onnx_loader.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/classifier.h"
+#include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
 
 namespace convscope {
 namespace {
@@ -16,7 +16,9 @@ struct Case {
   std::string card;  // the shipped model whose recorded PyTorch results it must reproduce
 };
 
-std::ostream& operator<<(std::ostream& out, const Case& c) { return out << c.onnx; }
+std::ostream& operator<<(std::ostream& out, const Case& c) {
+  return out << c.onnx;
+}
 
 const std::string kModels = CONVSCOPE_MODELS_DIR;
 const std::string kExported = std::string(CONVSCOPE_TEST_DATA_DIR) + "/exported";
@@ -45,30 +47,32 @@ TEST_P(ShippedModel, ReproducesPyTorchOnTheWholeTestSet) {
   int differing = 0;
   for (const ImageClassification& c : run.images)
     if (c.predicted != card->predictions[static_cast<size_t>(c.index)] - '0') {
-      if (++differing <= 5) ADD_FAILURE() << "image " << c.index << ": engine says " << c.predicted << ", PyTorch said "
-                                          << card->predictions[static_cast<size_t>(c.index)];
+      if (++differing <= 5)
+        ADD_FAILURE() << "image " << c.index << ": engine says " << c.predicted << ", PyTorch said "
+                      << card->predictions[static_cast<size_t>(c.index)];
     }
   EXPECT_EQ(differing, 0);
 
   ASSERT_FALSE(card->sampleProbabilities.empty());
   for (size_t i = 0; i < card->sampleProbabilities.size(); ++i)
     for (size_t k = 0; k < 10; ++k)
-      EXPECT_NEAR(run.images[i].probabilities[k], card->sampleProbabilities[i][k], 2e-5) << "image " << i << " class " << k;
+      EXPECT_NEAR(run.images[i].probabilities[k], card->sampleProbabilities[i][k], 2e-5)
+          << "image " << i << " class " << k;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, ShippedModel,
-    ::testing::Values(Case{kModels + "/course-high.onnx", kModels + "/course-high.onnx"},
-                      Case{kModels + "/course-low.onnx", kModels + "/course-low.onnx"},
-                      Case{kModels + "/lenet5.onnx", kModels + "/lenet5.onnx"},
-                      Case{kExported + "/course-high-dynamo-op18.onnx", kModels + "/course-high.onnx"},
-                      Case{kExported + "/lenet5-dynamo-op18.onnx", kModels + "/lenet5.onnx"},
-                      Case{kExported + "/lenet5-torchscript-op13.onnx", kModels + "/lenet5.onnx"}),
-    [](const auto& info) {
-      std::string name = std::filesystem::path(info.param.onnx).stem().string();
-      for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Models, ShippedModel,
+                         ::testing::Values(Case{kModels + "/course-high.onnx", kModels + "/course-high.onnx"},
+                                           Case{kModels + "/course-low.onnx", kModels + "/course-low.onnx"},
+                                           Case{kModels + "/lenet5.onnx", kModels + "/lenet5.onnx"},
+                                           Case{kExported + "/course-high-dynamo-op18.onnx",
+                                                kModels + "/course-high.onnx"},
+                                           Case{kExported + "/lenet5-dynamo-op18.onnx", kModels + "/lenet5.onnx"},
+                                           Case{kExported + "/lenet5-torchscript-op13.onnx", kModels + "/lenet5.onnx"}),
+                         [](const auto& info) {
+                           std::string name = std::filesystem::path(info.param.onnx).stem().string();
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
 
 TEST(ShippedModelCards, CourseHighIsWellTrainedAndCourseLowIsWeak) {
   EXPECT_GE(readModelCard(kModels + "/course-high.onnx")->testAccuracy, 0.89);

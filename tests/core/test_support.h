@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope::testing {
 
@@ -28,8 +28,8 @@ class TempDir {
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path write(const std::string& name, const std::vector<uint8_t>& bytes) const {
     const std::filesystem::path file = path_ / name;
-    std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                                static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     return file;
   }
 

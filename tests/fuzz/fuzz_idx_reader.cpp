@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "data/idx_file.h"
-#include "util/error.h"
+#include "app/core/data/idx_file.h"
+#include "app/core/util/error.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "data/image_file.h"
-#include "util/error.h"
+#include "app/core/data/image_file.h"
+#include "app/core/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const int fd = [] {

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/engine.h"
-#include "model/onnx_loader.h"
-#include "util/checked_math.h"
-#include "util/error.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::shared_ptr<const convscope::Model> model;

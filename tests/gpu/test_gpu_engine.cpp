@@ -5,12 +5,12 @@
 
 #include <cmath>
 
-#include "conv/conv_registry.h"
-#include "data/image_set.h"
-#include "engine/classifier.h"
-#include "engine/engine.h"
-#include "model/model_card.h"
-#include "model/onnx_loader.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/classifier.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
 
 namespace convscope {
 namespace {

@@ -17,12 +17,12 @@
 #include <thread>
 #include <vector>
 
-#include "model/onnx_loader.h"
+#include "app/core/model/onnx_loader.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/inference/device_use_coordinator.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {

@@ -10,13 +10,13 @@
 
 #include <cstdio>
 
-#include "model/onnx_loader.h"
+#include "app/core/model/onnx_loader.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/input/drawing_canvas.h"
 #include "ui/input/drawing_panel.h"
 #include "ui/input/drawing_preprocessing.h"
 #include "ui/input/input_panel.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {

@@ -10,11 +10,11 @@
 #include <random>
 #include <vector>
 
+#include "tests/ui/ui_test_support.h"
 #include "ui/maps/colour_map.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
 #include "ui/maps/map_zoom_dialog.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {

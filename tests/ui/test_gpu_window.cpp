@@ -10,13 +10,13 @@
 
 #include <cmath>
 
-#include "engine/benchmark.h"
-#include "gpu_device.h"
+#include "app/core/engine/benchmark.h"
+#include "gpu/gpu_device.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/profile/profile_panel.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {
@@ -113,7 +113,8 @@ TEST(GpuWindow, ASmallGpuSweepTimesEveryVariantAtEveryBatch) {
   for (const BenchmarkRun& run : timing->report()->runs) {
     SCOPED_TRACE(run.variant + " batch " + std::to_string(run.batch));
     ASSERT_EQ(run.layers.size(), 2u);
-    for (const LayerBenchmark& layer : run.layers) EXPECT_TRUE(std::isfinite(layer.opTime.median) && layer.opTime.median > 0.0);
+    for (const LayerBenchmark& layer : run.layers)
+      EXPECT_TRUE(std::isfinite(layer.opTime.median) && layer.opTime.median > 0.0);
     EXPECT_GT(run.accuracy, 0.85) << "course-high is 0.9065 on the whole test set";
   }
   EXPECT_EQ(timing->lineChart()->graphCount(), ids.size());

@@ -2,9 +2,9 @@
 // pictures, and bad arguments end with a message and a non-zero exit code.
 #include <gtest/gtest.h>
 
-#include "engine/benchmark.h"
-#include "gpu_device.h"
-#include "ui_test_support.h"
+#include "app/core/engine/benchmark.h"
+#include "gpu/gpu_device.h"
+#include "tests/ui/ui_test_support.h"
 
 namespace convscope::testing {
 namespace {

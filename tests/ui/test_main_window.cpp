@@ -11,20 +11,20 @@
 #include <QStandardItemModel>
 #include <QStatusBar>
 
-#include "data/image_file.h"
-#include "gpu_device.h"
-#include "model/onnx_loader.h"
+#include "app/core/data/image_file.h"
+#include "app/core/model/onnx_loader.h"
+#include "gpu/gpu_device.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_chart.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
+#include "ui/input/dataset_browser.h"
 #include "ui/input/input_panel.h"
 #include "ui/input/picture_file_loader.h"
-#include "ui/input/test_set_browser.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
 #include "ui/model/model_picker.h"
 #include "ui/model/variant_selector.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {
@@ -323,7 +323,7 @@ TEST(MainWindow, KeyboardShortcutsStepThroughImagesAndVariants) {
 
 TEST(MainWindow, ClassFilterShowsOneClassOnly) {
   auto window = openWindow();
-  ui::TestSetBrowser* browser = window->inputPanel()->browser();
+  ui::DatasetBrowser* browser = window->inputPanel()->browser();
   browser->setClassFilter(1);  // Trouser
   const int rows = browser->view()->model()->rowCount();
   EXPECT_EQ(rows, 1000) << "Fashion-MNIST's test set has 1,000 images of each class";

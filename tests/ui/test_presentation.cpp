@@ -13,6 +13,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 
+#include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_chart.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/charts/timing_bar_chart.h"
@@ -21,7 +22,6 @@
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
 #include "ui/timing/timing_panel.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {

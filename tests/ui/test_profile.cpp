@@ -8,12 +8,12 @@
 #include <QPushButton>
 #include <QTableWidget>
 
-#include "engine/kernel_profile_json.h"
-#include "engine/kernel_table.h"
-#include "gpu_device.h"
+#include "app/core/engine/kernel_profile_json.h"
+#include "app/core/engine/kernel_table.h"
+#include "gpu/gpu_device.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/common/error_banner.h"
 #include "ui/profile/profile_panel.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {

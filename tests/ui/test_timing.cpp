@@ -11,7 +11,8 @@
 #include <QTimer>
 #include <QToolTip>
 
-#include "engine/benchmark.h"
+#include "app/core/engine/benchmark.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/timing_bar_chart.h"
 #include "ui/charts/timing_line_chart.h"
@@ -20,7 +21,6 @@
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
 #include "ui/timing/timing_table.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {

@@ -12,11 +12,11 @@
 #include <QSpinBox>
 #include <QStatusBar>
 
-#include "data/image_file.h"
+#include "app/core/data/image_file.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/common/error_banner.h"
+#include "ui/input/dataset_browser.h"
 #include "ui/input/input_panel.h"
-#include "ui/input/test_set_browser.h"
-#include "ui_test_support.h"
 
 namespace convscope::testing {
 namespace {
@@ -50,7 +50,7 @@ std::unique_ptr<gui::MainWindow> activeWindow() {
 
 TEST(Keys, CtrlRightAndLeftStepAfterTypingInTheJumpBox) {
   auto window = activeWindow();
-  ui::TestSetBrowser* browser = window->inputPanel()->browser();
+  ui::DatasetBrowser* browser = window->inputPanel()->browser();
   QSpinBox* box = browser->goToBox();
   auto* edit = box->findChild<QLineEdit*>();
   ASSERT_NE(edit, nullptr);
@@ -111,7 +111,7 @@ TEST(Menus, EveryEntryReadsAsWrittenWithAtMostOneMnemonic) {
 TEST(Picture, AnOpenedImageFileLeavesNoTestImageHighlightedAndSaysWhatIsShown) {
   if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
   auto window = openWindow();
-  ui::TestSetBrowser* browser = window->inputPanel()->browser();
+  ui::DatasetBrowser* browser = window->inputPanel()->browser();
   ASSERT_EQ(browser->currentImage(), 0);
   QTemporaryDir dir;
   QImage picture(28, 28, QImage::Format_Grayscale8);

@@ -14,17 +14,17 @@
 #include <fstream>
 #include <functional>
 
-#include "data/image_file.h"
-#include "model/onnx_loader.h"
+#include "app/core/data/image_file.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
+#include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/recent_files.h"
+#include "ui/input/dataset_browser.h"
 #include "ui/input/input_panel.h"
-#include "ui/input/test_set_browser.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/model/model_picker.h"
-#include "ui_test_support.h"
-#include "util/error.h"
 
 namespace convscope::testing {
 namespace {

@@ -14,10 +14,10 @@
 #include <algorithm>
 #include <memory>
 
-#include "conv/conv_registry.h"
-#include "data/image_set.h"
-#include "engine/engine.h"
-#include "main_window.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/engine.h"
+#include "app/gui/main_window.h"
 #include "ui/inference/inference_controller.h"
 
 namespace convscope::testing {

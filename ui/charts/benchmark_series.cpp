@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "conv/conv_registry.h"
+#include "app/core/conv/conv_registry.h"
 
 namespace convscope::ui {
 

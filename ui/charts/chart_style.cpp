@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "conv/conv_registry.h"
+#include "app/core/conv/conv_registry.h"
 
 namespace convscope::ui {
 

@@ -9,7 +9,7 @@
 
 #include <memory>
 
-#include "engine/benchmark.h"
+#include "app/core/engine/benchmark.h"
 
 namespace convscope::ui {
 

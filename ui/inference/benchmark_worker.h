@@ -11,8 +11,8 @@
 #include <atomic>
 #include <memory>
 
-#include "data/image_set.h"
-#include "engine/benchmark.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/benchmark.h"
 
 class QThread;
 

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <new>
 
-#include "engine/benchmark.h"
-#include "engine/engine.h"
-#include "model/layer_titles.h"
+#include "app/core/engine/benchmark.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/layer_titles.h"
 #include "ui/inference/device_use_coordinator.h"
 
 namespace convscope::ui {

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "model/model.h"
+#include "app/core/model/model.h"
 #include "ui/inference/inference_outcome.h"
 
 class QThread;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/engine.h"
+#include "app/core/engine/engine.h"
 #include "ui/inference/input_image.h"
 
 namespace convscope::ui {

@@ -5,8 +5,8 @@
 
 #include <QString>
 
-#include "data/gray_image.h"
-#include "data/image_set.h"
+#include "app/core/data/gray_image.h"
+#include "app/core/data/image_set.h"
 
 namespace convscope::ui {
 

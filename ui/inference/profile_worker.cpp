@@ -2,10 +2,10 @@
 
 #include <QThread>
 
-#include "conv/conv_registry.h"
-#include "engine/engine.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/engine/engine.h"
+#include "app/core/util/error.h"
 #include "ui/inference/device_use_coordinator.h"
-#include "util/error.h"
 
 namespace convscope::ui {
 

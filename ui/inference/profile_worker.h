@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "data/image_set.h"
-#include "engine/kernel_table.h"
-#include "model/model.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/kernel_table.h"
+#include "app/core/model/model.h"
 
 class QThread;
 

@@ -4,7 +4,7 @@
 
 #include <QWidget>
 
-#include "data/gray_image.h"
+#include "app/core/data/gray_image.h"
 
 class QLabel;
 class QSlider;

@@ -7,7 +7,7 @@
 
 #include <QImage>
 
-#include "data/gray_image.h"
+#include "app/core/data/gray_image.h"
 
 namespace convscope::ui {
 

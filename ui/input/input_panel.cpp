@@ -3,16 +3,16 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "ui/input/dataset_browser.h"
 #include "ui/input/drawing_canvas.h"
 #include "ui/input/drawing_panel.h"
-#include "ui/input/test_set_browser.h"
 
 namespace convscope::ui {
 
 InputPanel::InputPanel(QWidget* parent)
     : QWidget(parent),
       tabs_(new QTabWidget(this)),
-      browser_(new TestSetBrowser(this)),
+      browser_(new DatasetBrowser(this)),
       drawing_(new DrawingPanel(this)) {
   tabs_->addTab(browser_, tr("Test set"));
   tabs_->addTab(drawing_, tr("Draw"));
@@ -20,7 +20,7 @@ InputPanel::InputPanel(QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(tabs_);
 
-  connect(browser_, &TestSetBrowser::imageChosen, this, &InputPanel::announceTestImage);
+  connect(browser_, &DatasetBrowser::imageChosen, this, &InputPanel::announceTestImage);
   connect(drawing_, &DrawingPanel::pictureChanged, this, &InputPanel::announceDrawing);
   // Switching tabs switches the input to what that tab holds.
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "data/image_set.h"
+#include "app/core/data/image_set.h"
 #include "ui/inference/input_image.h"
 
 class QTabWidget;
@@ -15,7 +15,7 @@ class QTabWidget;
 namespace convscope::ui {
 
 class DrawingPanel;
-class TestSetBrowser;
+class DatasetBrowser;
 
 class InputPanel : public QWidget {
   Q_OBJECT
@@ -26,7 +26,7 @@ class InputPanel : public QWidget {
   explicit InputPanel(QWidget* parent = nullptr);
 
   void setImageSet(std::shared_ptr<const ImageSet> images);
-  TestSetBrowser* browser() const { return browser_; }
+  DatasetBrowser* browser() const { return browser_; }
   DrawingPanel* drawing() const { return drawing_; }
   Source source() const;
   void showSource(Source source);
@@ -45,7 +45,7 @@ class InputPanel : public QWidget {
 
   std::shared_ptr<const ImageSet> images_;
   QTabWidget* tabs_;
-  TestSetBrowser* browser_;
+  DatasetBrowser* browser_;
   DrawingPanel* drawing_;
 };
 

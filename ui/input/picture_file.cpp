@@ -3,7 +3,7 @@
 #include <QFileInfo>
 #include <QObject>
 
-#include "data/image_file.h"
+#include "app/core/data/image_file.h"
 
 namespace convscope::ui {
 

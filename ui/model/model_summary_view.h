@@ -7,8 +7,8 @@
 
 #include <optional>
 
-#include "model/model.h"
-#include "model/model_card.h"
+#include "app/core/model/model.h"
+#include "app/core/model/model_card.h"
 
 class QLabel;
 class QTableWidget;

@@ -6,7 +6,7 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
-#include "conv/conv_registry.h"
+#include "app/core/conv/conv_registry.h"
 
 namespace convscope::ui {
 

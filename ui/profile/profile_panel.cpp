@@ -10,9 +10,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "conv/conv_registry.h"
-#include "engine/kernel_profile_json.h"
-#include "gpu_device.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/engine/kernel_profile_json.h"
+#include "gpu/gpu_device.h"
 #include "ui/charts/benchmark_series.h"
 
 namespace convscope::ui {

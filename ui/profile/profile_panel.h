@@ -8,8 +8,8 @@
 
 #include <memory>
 
-#include "data/image_set.h"
-#include "model/model.h"
+#include "app/core/data/image_set.h"
+#include "app/core/model/model.h"
 #include "ui/inference/profile_worker.h"
 
 class QLabel;

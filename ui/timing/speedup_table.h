@@ -5,7 +5,7 @@
 
 #include <QTableWidget>
 
-#include "engine/benchmark.h"
+#include "app/core/engine/benchmark.h"
 
 namespace convscope::ui {
 

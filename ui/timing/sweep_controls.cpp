@@ -12,7 +12,7 @@
 #include <QStyle>
 #include <QVBoxLayout>
 
-#include "conv/conv_registry.h"
+#include "app/core/conv/conv_registry.h"
 
 namespace convscope::ui {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/benchmark.h"
+#include "app/core/engine/benchmark.h"
 
 class QLabel;
 class QLineEdit;

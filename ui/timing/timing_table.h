@@ -6,7 +6,7 @@
 
 #include <QTableWidget>
 
-#include "engine/benchmark.h"
+#include "app/core/engine/benchmark.h"
 
 namespace convscope::ui {
 

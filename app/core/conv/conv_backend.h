@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "conv/conv_problem.h"
+#include "app/core/conv/conv_problem.h"
 
 namespace convscope {
 

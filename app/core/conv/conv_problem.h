@@ -37,9 +37,8 @@ struct ConvProblem {
 
   std::string describe() const {
     std::ostringstream out;
-    out << "batch " << batch << ", " << inChannels << "x" << inHeight << "x" << inWidth << " -> "
-        << outChannels << "x" << outHeight() << "x" << outWidth() << ", kernel " << kernelHeight
-        << "x" << kernelWidth;
+    out << "batch " << batch << ", " << inChannels << "x" << inHeight << "x" << inWidth << " -> " << outChannels << "x"
+        << outHeight() << "x" << outWidth() << ", kernel " << kernelHeight << "x" << kernelWidth;
     if (hasStride()) out << ", stride " << strideHeight << "x" << strideWidth;
     if (hasPadding()) out << ", pads " << padTop << "," << padLeft << "," << padBottom << "," << padRight;
     return out.str();

@@ -1,19 +1,21 @@
-#include "conv/conv_registry.h"
+#include "app/core/conv/conv_registry.h"
 
-#include "conv/cpu_backends.h"
-#include "gpu_device.h"
-#include "gpu_runtime.h"
-#include "util/error.h"
+#include "app/core/conv/cpu_backends.h"
+#include "app/core/util/error.h"
+#include "gpu/gpu_device.h"
+#include "gpu/gpu_runtime.h"
 
 namespace convscope {
 namespace {
 
-std::string alwaysAvailable() { return {}; }
+std::string alwaysAvailable() {
+  return {};
+}
 
 ConvVariant gpuVariant(std::string id, std::string name, std::string description, std::string courseStep,
                        std::string requirement = "CUDA GPU") {
-  ConvVariant v{id, std::move(name), std::move(description), std::move(courseStep), std::move(requirement), nullptr,
-                nullptr};
+  ConvVariant v{id,      std::move(name), std::move(description), std::move(courseStep), std::move(requirement),
+                nullptr, nullptr};
   v.runsOnGpu = true;
   v.unavailableReason = [id]() -> std::string {
     if (!gpu::gpuDevice().usable) return gpu::gpuDevice().unusableReason;
@@ -39,13 +41,16 @@ std::vector<ConvVariant> buildRegistry() {
                  "One thread per output element, reading inputs and weights straight from global memory.",
                  "Basic GPU convolution"),
       gpuVariant("gpu-tiled-shared", "GPU tiled, shared memory",
-                 "Each block stages an input tile in shared memory, so neighbouring outputs reuse it instead of re-reading global memory.",
+                 "Each block stages an input tile in shared memory, so neighbouring outputs reuse it instead of "
+                 "re-reading global memory.",
                  "Tiled shared-memory convolution"),
-      gpuVariant("gpu-constant-weights", "GPU tiled + constant weights",
-                 "Shared-memory input tiles, with the weights in constant memory, broadcast to a whole warp in one read.",
-                 "Weight matrix in constant memory"),
+      gpuVariant(
+          "gpu-constant-weights", "GPU tiled + constant weights",
+          "Shared-memory input tiles, with the weights in constant memory, broadcast to a whole warp in one read.",
+          "Weight matrix in constant memory"),
       gpuVariant("gpu-unroll-gemm", "GPU unroll + GEMM",
-                 "An unroll kernel writes the im2col matrix to global memory; a shared-memory tiled matrix multiply does the rest.",
+                 "An unroll kernel writes the im2col matrix to global memory; a shared-memory tiled matrix multiply "
+                 "does the rest.",
                  "Input unrolling + tiled matrix multiply"),
       gpuVariant("gpu-fused-unroll-gemm", "GPU fused unroll + GEMM",
                  "The unroll happens while the matrix-multiply tiles are loaded: no unrolled matrix in global memory.",
@@ -54,12 +59,14 @@ std::vector<ConvVariant> buildRegistry() {
                  "Input channels are split across blocks whose partial sums are combined with atomicAdd.",
                  "Input channel reduction: atomics"),
       gpuVariant("gpu-per-layer", "GPU per-layer kernels",
-                 "A different kernel and tile size for each layer shape: one for the 1-channel first layer, one for multi-channel layers.",
+                 "A different kernel and tile size for each layer shape: one for the 1-channel first layer, one for "
+                 "multi-channel layers.",
                  "Multiple kernel implementations for different layer sizes"),
       gpuVariant("gpu-restrict-unroll", "GPU __restrict__ + unrolled",
                  "The per-layer kernels with __restrict__, const, compile-time kernel sizes and fully unrolled loops.",
                  "__restrict__, loop unrolling and compile-time sizes"),
-      gpuVariant("cudnn", "cuDNN", "cuDNN's forward convolution with the fastest algorithm it finds for the shape (FP32).",
+      gpuVariant("cudnn", "cuDNN",
+                 "cuDNN's forward convolution with the fastest algorithm it finds for the shape (FP32).",
                  "cuDNN baseline", "CUDA GPU + cuDNN"),
   };
   variants.insert(variants.end(), gpu.begin(), gpu.end());

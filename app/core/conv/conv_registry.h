@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "conv/conv_backend.h"
+#include "app/core/conv/conv_backend.h"
 
 namespace convscope {
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "conv/conv_backend.h"
+#include "app/core/conv/conv_backend.h"
 
 namespace convscope {
 

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <vector>
 
-#include "conv/cpu_backends.h"
-#include "util/checked_math.h"
-#include "util/error.h"
-#include "util/gemm.h"
-#include "util/input_file.h"
-#include "util/memory_limit.h"
-#include "util/omp_exceptions.h"
+#include "app/core/conv/cpu_backends.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
+#include "app/core/util/gemm.h"
+#include "app/core/util/input_file.h"
+#include "app/core/util/memory_limit.h"
+#include "app/core/util/omp_exceptions.h"
 
 namespace convscope {
 namespace {

@@ -1,7 +1,7 @@
 // cpu-reference: the course's CPU convolution, seven plain loops, one output element at a time.
 // It accumulates in double so that it can serve as the yardstick every faster variant (CPU or
 // GPU) is compared with; it handles every stride and padding.
-#include "conv/cpu_backends.h"
+#include "app/core/conv/cpu_backends.h"
 
 namespace convscope {
 namespace {
@@ -35,6 +35,8 @@ class CpuReferenceConv final : public ConvBackend {
 
 }  // namespace
 
-std::unique_ptr<ConvBackend> makeCpuReferenceConv() { return std::make_unique<CpuReferenceConv>(); }
+std::unique_ptr<ConvBackend> makeCpuReferenceConv() {
+  return std::make_unique<CpuReferenceConv>();
+}
 
 }  // namespace convscope

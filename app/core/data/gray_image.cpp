@@ -1,4 +1,4 @@
-#include "data/gray_image.h"
+#include "app/core/data/gray_image.h"
 
 #include <algorithm>
 #include <cstdint>

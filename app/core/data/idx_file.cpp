@@ -1,4 +1,4 @@
-#include "data/idx_file.h"
+#include "app/core/data/idx_file.h"
 
 #include <zlib.h>
 
@@ -6,8 +6,8 @@
 #include <limits>
 #include <memory>
 
-#include "util/error.h"
-#include "util/input_file.h"
+#include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
 
 namespace convscope {
 namespace {

@@ -1,4 +1,4 @@
-#include "data/image_file.h"
+#include "app/core/data/image_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "util/error.h"
-#include "util/input_file.h"
+#include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
 
 #ifdef CONVSCOPE_HAVE_OPENCV
 #include <opencv2/imgcodecs.hpp>

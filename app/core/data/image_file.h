@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "data/gray_image.h"
+#include "app/core/data/gray_image.h"
 
 namespace convscope {
 

@@ -1,11 +1,11 @@
-#include "data/image_set.h"
+#include "app/core/data/image_set.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "data/idx_file.h"
-#include "util/error.h"
-#include "util/input_file.h"
+#include "app/core/data/idx_file.h"
+#include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
 
 namespace convscope {
 namespace {

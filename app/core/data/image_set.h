@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "data/gray_image.h"
-#include "util/tensor.h"
+#include "app/core/data/gray_image.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope {
 
@@ -27,8 +27,8 @@ class ImageSet {
 
   ImageSet() = default;
   // `pixels` holds count * height * width values in [0, 1]; `labels` one entry per image.
-  ImageSet(std::string source, int height, int width, std::vector<float> pixels,
-           std::vector<int> labels, std::vector<std::string> classNames);
+  ImageSet(std::string source, int height, int width, std::vector<float> pixels, std::vector<int> labels,
+           std::vector<std::string> classNames);
 
   // Reads <split>-images / <split>-labels IDX files (the usual MNIST names, .gz or not) from a
   // folder. Class names are Fashion-MNIST's unless the folder's name says plain MNIST.

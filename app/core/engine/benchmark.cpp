@@ -1,4 +1,4 @@
-#include "engine/benchmark.h"
+#include "app/core/engine/benchmark.h"
 
 #include <nlohmann/json.hpp>
 
@@ -8,12 +8,12 @@
 #include <fstream>
 #include <thread>
 
-#include "engine/engine.h"
-#include "gpu_device.h"
-#include "gpu_runtime.h"
-#include "model/onnx_loader.h"
-#include "util/error.h"
-#include "util/input_file.h"
+#include "app/core/engine/engine.h"
+#include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
+#include "gpu/gpu_device.h"
+#include "gpu/gpu_runtime.h"
 
 namespace convscope {
 namespace {

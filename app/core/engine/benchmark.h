@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "conv/conv_problem.h"
-#include "data/image_set.h"
+#include "app/core/conv/conv_problem.h"
+#include "app/core/data/image_set.h"
 
 namespace convscope {
 
@@ -23,10 +23,10 @@ struct SampleStats {
 struct LayerBenchmark {
   std::string node;
   ConvProblem problem;
-  std::string ranVariant;      // differs from the run's variant when it fell back for this shape
+  std::string ranVariant;  // differs from the run's variant when it fell back for this shape
   std::string fallbackReason;
   SampleStats opTime;
-  double gflops = 0.0;         // at the median op time
+  double gflops = 0.0;           // at the median op time
   double gbytesPerSecond = 0.0;  // compulsory traffic (input, weights, output once) at the median
 };
 
@@ -42,10 +42,10 @@ struct BenchmarkRun {
 
 struct BenchmarkReport {
   std::string model;
-  std::string date;     // ISO 8601, UTC
-  std::string device;   // GPU name, or "CPU only"
+  std::string date;    // ISO 8601, UTC
+  std::string device;  // GPU name, or "CPU only"
   std::string driver, cudaRuntime, cudnn;
-  std::string host;     // CPU description
+  std::string host;  // CPU description
   int repeats = 0;
   int warmups = 0;
   std::vector<BenchmarkRun> runs;

@@ -1,9 +1,9 @@
-#include "engine/classifier.h"
+#include "app/core/engine/classifier.h"
 
 #include <algorithm>
 #include <chrono>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 

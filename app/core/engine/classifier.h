@@ -6,14 +6,14 @@
 #include <functional>
 #include <vector>
 
-#include "data/image_set.h"
-#include "engine/engine.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/engine.h"
 
 namespace convscope {
 
 struct ImageClassification {
-  int index = 0;       // position in the image set
-  int label = -1;      // ImageSet::kNoLabel when unknown
+  int index = 0;   // position in the image set
+  int label = -1;  // ImageSet::kNoLabel when unknown
   int predicted = 0;
   std::vector<float> probabilities;
 };

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "conv/conv_problem.h"
-#include "util/tensor.h"
+#include "app/core/conv/conv_problem.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope {
 
@@ -74,8 +74,8 @@ class Device {
   virtual void maxPool(const PoolGeometry& geometry, const float* input, float* output) = 0;
   virtual void averagePool(const PoolGeometry& geometry, const float* input, float* output) = 0;
   // Row-major C = alpha * op(A) op(B) + beta * C, in strict FP32.
-  virtual void gemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
-                    const float* b, int ldb, float beta, float* c, int ldc) = 0;
+  virtual void gemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                    int ldb, float beta, float* c, int ldc) = 0;
   // out[i][j] = c[i or 0][j or 0]: Gemm's C (shape [1], [n], [1,n], [m,1] or [m,n]) expanded to m x n.
   virtual void broadcast2d(const float* c, int cRows, int cCols, float* out, int m, int n) = 0;
   // Softmax over the middle axis of an [outer][length][inner] view.

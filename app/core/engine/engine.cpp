@@ -1,16 +1,16 @@
-#include "engine/engine.h"
+#include "app/core/engine/engine.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <set>
 
-#include "conv/conv_registry.h"
-#include "gpu_runtime.h"
-#include "util/checked_math.h"
-#include "util/error.h"
-#include "util/input_file.h"
-#include "util/memory_limit.h"
+#include "app/core/conv/conv_registry.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
+#include "app/core/util/memory_limit.h"
+#include "gpu/gpu_runtime.h"
 
 namespace convscope {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "conv/conv_backend.h"
-#include "engine/device.h"
-#include "model/model.h"
+#include "app/core/conv/conv_backend.h"
+#include "app/core/engine/device.h"
+#include "app/core/model/model.h"
 
 namespace convscope {
 

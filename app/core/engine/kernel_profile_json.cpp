@@ -1,10 +1,10 @@
-#include "engine/kernel_profile_json.h"
+#include "app/core/engine/kernel_profile_json.h"
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/kernel_table.h"
+#include "app/core/engine/kernel_table.h"
 
 namespace convscope {
 

@@ -1,9 +1,9 @@
-#include "engine/kernel_table.h"
+#include "app/core/engine/kernel_table.h"
 
 #include <algorithm>
 #include <map>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 

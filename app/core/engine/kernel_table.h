@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/device.h"
-#include "engine/engine.h"
+#include "app/core/engine/device.h"
+#include "app/core/engine/engine.h"
 
 namespace convscope {
 

@@ -1,6 +1,6 @@
-#include "model/attributes.h"
+#include "app/core/model/attributes.h"
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 

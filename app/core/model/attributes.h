@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "util/tensor.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope {
 

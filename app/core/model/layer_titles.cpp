@@ -1,10 +1,10 @@
-#include "model/layer_titles.h"
+#include "app/core/model/layer_titles.h"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
 
-#include "util/tensor.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model.h"
+#include "app/core/model/model.h"
 
 namespace convscope {
 

@@ -1,7 +1,7 @@
-#include "model/model.h"
+#include "app/core/model/model.h"
 
-#include "util/checked_math.h"
-#include "util/error.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "model/operator.h"
-#include "util/tensor.h"
+#include "app/core/model/operator.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope {
 
@@ -19,7 +19,7 @@ struct ValueInfo {
 };
 
 struct Node {
-  std::string name;    // the ONNX node name, or "<op>_<index>" when the file has none
+  std::string name;  // the ONNX node name, or "<op>_<index>" when the file has none
   std::string opType;
   std::vector<std::string> inputs;  // runtime inputs: weights, graph inputs or earlier outputs
   std::string output;
@@ -37,12 +37,12 @@ struct LayerInfo {
 
 class Model {
  public:
-  std::string name;        // file name without extension: "course-high"
+  std::string name;  // file name without extension: "course-high"
   std::string sourcePath;
   int64_t irVersion = 0;
   int opset = 0;
-  std::string producer;    // "pytorch 2.11.0"
-  std::vector<ValueInfo> inputs;   // graph inputs that are not weights
+  std::string producer;           // "pytorch 2.11.0"
+  std::vector<ValueInfo> inputs;  // graph inputs that are not weights
   std::vector<ValueInfo> outputs;
   std::map<std::string, Tensor> weights;
   std::vector<Node> nodes;

@@ -1,9 +1,9 @@
-#include "model/model_card.h"
+#include "app/core/model/model_card.h"
 
 #include <nlohmann/json.hpp>
 
-#include "util/error.h"
-#include "util/input_file.h"
+#include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
 
 namespace convscope {
 namespace {

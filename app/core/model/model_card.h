@@ -15,7 +15,7 @@ struct ModelCard {
   double testAccuracy = 0.0;
   int testCorrect = 0;
   int testCount = 0;
-  std::string predictions;  // one digit per test image: PyTorch's argmax
+  std::string predictions;                              // one digit per test image: PyTorch's argmax
   std::vector<std::vector<float>> sampleProbabilities;  // first test images, PyTorch's output
   std::string exporter;
   std::string trainedOn;

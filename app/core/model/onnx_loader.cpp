@@ -1,4 +1,4 @@
-#include "model/onnx_loader.h"
+#include "app/core/model/onnx_loader.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -6,8 +6,8 @@
 #include <set>
 #include <sstream>
 
-#include "util/error.h"
-#include "util/input_file.h"
+#include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
 
 namespace convscope {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "model/model.h"
+#include "app/core/model/model.h"
 
 namespace convscope {
 

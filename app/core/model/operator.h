@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "conv/conv_problem.h"
-#include "engine/device.h"
-#include "model/attributes.h"
-#include "util/tensor.h"
+#include "app/core/conv/conv_problem.h"
+#include "app/core/engine/device.h"
+#include "app/core/model/attributes.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope {
 

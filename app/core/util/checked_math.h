@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 

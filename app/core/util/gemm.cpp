@@ -1,4 +1,4 @@
-#include "util/gemm.h"
+#include "app/core/util/gemm.h"
 
 #include <vector>
 

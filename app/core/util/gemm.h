@@ -5,8 +5,8 @@
 
 namespace convscope {
 
-void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda,
-           const float* b, int ldb, float beta, float* c, int ldc);
+void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+           float beta, float* c, int ldc);
 
 // "OpenBLAS" or "built-in loops": shown by `convscope-cli variants`.
 const char* gemmImplementation();

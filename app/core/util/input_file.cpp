@@ -1,4 +1,4 @@
-#include "util/input_file.h"
+#include "app/core/util/input_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 namespace {

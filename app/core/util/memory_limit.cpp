@@ -1,11 +1,11 @@
-#include "util/memory_limit.h"
+#include "app/core/util/memory_limit.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 

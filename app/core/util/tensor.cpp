@@ -1,9 +1,9 @@
-#include "util/tensor.h"
+#include "app/core/util/tensor.h"
 
 #include <limits>
 #include <sstream>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 

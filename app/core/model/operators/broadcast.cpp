@@ -1,8 +1,8 @@
-#include "model/operators/broadcast.h"
+#include "app/core/model/operators/broadcast.h"
 
 #include <algorithm>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 

@@ -1,7 +1,7 @@
 // NumPy-style broadcasting, as ONNX defines it for Add and Gemm's C input.
 #pragma once
 
-#include "util/tensor.h"
+#include "app/core/util/tensor.h"
 
 namespace convscope::ops {
 

@@ -1,9 +1,9 @@
 // Conv: the layer the whole course is about. Shapes and bias live here; the multiply-accumulate
 // itself goes to the selected conv backend through the engine's ConvExecutor.
-#include "model/operators/operator_families.h"
-#include "model/operators/window2d.h"
-#include "util/checked_math.h"
-#include "util/error.h"
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/model/operators/window2d.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 namespace {

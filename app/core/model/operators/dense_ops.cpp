@@ -2,11 +2,11 @@
 // exports, followed by Add) and Add with broadcasting. All products go through sgemm().
 #include <algorithm>
 
-#include "model/operators/broadcast.h"
-#include "model/operators/operator_families.h"
-#include "util/checked_math.h"
-#include "util/error.h"
-#include "util/gemm.h"
+#include "app/core/model/operators/broadcast.h"
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
+#include "app/core/util/gemm.h"
 
 namespace convscope::ops {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/operators/operator_families.h"
-#include "util/error.h"
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 namespace {
@@ -48,8 +48,9 @@ class ElementwiseOp final : public Operator {
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
     if (kind_ == Kind::Identity) return *in[0];  // device tensors are never written after creation
     DeviceTensor out = run.device.allocate(in[0]->shape);
-    const Activation activation =
-        kind_ == Kind::Relu ? Activation::Relu : kind_ == Kind::Tanh ? Activation::Tanh : Activation::Sigmoid;
+    const Activation activation = kind_ == Kind::Relu   ? Activation::Relu
+                                  : kind_ == Kind::Tanh ? Activation::Tanh
+                                                        : Activation::Sigmoid;
     run.device.activation(activation, in[0]->data(), out.data(), out.size());
     return out;
   }
@@ -67,7 +68,10 @@ class ElementwiseOp final : public Operator {
 std::unique_ptr<Operator> makeActivation(OperatorRequest& request) {
   requireInputCount(request, 1, 1);
   const std::string& op = request.opType;
-  const Kind kind = op == "Relu" ? Kind::Relu : op == "Tanh" ? Kind::Tanh : op == "Sigmoid" ? Kind::Sigmoid : Kind::Identity;
+  const Kind kind = op == "Relu"      ? Kind::Relu
+                    : op == "Tanh"    ? Kind::Tanh
+                    : op == "Sigmoid" ? Kind::Sigmoid
+                                      : Kind::Identity;
   return std::make_unique<ElementwiseOp>(kind);
 }
 

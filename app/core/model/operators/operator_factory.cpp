@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <map>
 
-#include "model/operators/operator_families.h"
-#include "util/error.h"
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
 
@@ -29,12 +29,10 @@ using Factory = std::unique_ptr<Operator> (*)(OperatorRequest&);
 
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
-      {"Conv", ops::makeConv},           {"MaxPool", ops::makeMaxPool},
-      {"AveragePool", ops::makeAveragePool}, {"Gemm", ops::makeGemm},
-      {"MatMul", ops::makeMatMul},       {"Add", ops::makeAdd},
-      {"Relu", ops::makeActivation},     {"Tanh", ops::makeActivation},
-      {"Sigmoid", ops::makeActivation},  {"Identity", ops::makeActivation},
-      {"Softmax", ops::makeSoftmax},     {"Flatten", ops::makeFlatten},
+      {"Conv", ops::makeConv},           {"MaxPool", ops::makeMaxPool}, {"AveragePool", ops::makeAveragePool},
+      {"Gemm", ops::makeGemm},           {"MatMul", ops::makeMatMul},   {"Add", ops::makeAdd},
+      {"Relu", ops::makeActivation},     {"Tanh", ops::makeActivation}, {"Sigmoid", ops::makeActivation},
+      {"Identity", ops::makeActivation}, {"Softmax", ops::makeSoftmax}, {"Flatten", ops::makeFlatten},
       {"Reshape", ops::makeReshape},
   };
   return table;
@@ -50,8 +48,8 @@ std::unique_ptr<Operator> createOperator(OperatorRequest& request) {
     throw Error("operator " + request.opType + " is not supported (ConvScope runs " + known + ")");
   }
   if (request.outputCount != 1)
-    throw Error(std::to_string(request.outputCount) + " outputs requested; only the first output of " +
-                request.opType + " is supported");
+    throw Error(std::to_string(request.outputCount) + " outputs requested; only the first output of " + request.opType +
+                " is supported");
   return it->second(request);
 }
 
@@ -76,7 +74,8 @@ namespace ops {
 void requireInputCount(const OperatorRequest& request, size_t least, size_t most) {
   const size_t n = request.inputs.size();
   if (n < least || n > most)
-    throw Error("takes " + (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most)) +
+    throw Error("takes " +
+                (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most)) +
                 " inputs, got " + std::to_string(n));
   for (const std::string& name : request.inputs)
     if (name.empty()) throw Error("an omitted optional input in the middle of the inputs is not supported");

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "model/operator.h"
+#include "app/core/model/operator.h"
 
 namespace convscope::ops {
 

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "model/operators/operator_families.h"
-#include "model/operators/window2d.h"
-#include "util/error.h"
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/model/operators/window2d.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 namespace {
@@ -106,7 +106,8 @@ class AveragePoolOp final : public PoolOp {
     device.averagePool(g, in, out);
   }
 
-  float poolWindow(const float* src, int height, int width, int y0, int x0, const Window2d::Resolved& r) const override {
+  float poolWindow(const float* src, int height, int width, int y0, int x0,
+                   const Window2d::Resolved& r) const override {
     const int yEnd = std::min(y0 + window_.kernelHeight, height);
     const int xEnd = std::min(x0 + window_.kernelWidth, width);
     float sum = 0.0f;
@@ -132,8 +133,7 @@ class AveragePoolOp final : public PoolOp {
 
 std::unique_ptr<Operator> makeMaxPool(OperatorRequest& request) {
   requireInputCount(request, 1, 1);
-  if (request.attributes.getInt("storage_order", 0) != 0)
-    throw Error("attribute storage_order=1 is not supported");
+  if (request.attributes.getInt("storage_order", 0) != 0) throw Error("attribute storage_order=1 is not supported");
   return std::make_unique<MaxPoolOp>(Window2d::read(request.attributes, true, true));
 }
 

@@ -1,8 +1,8 @@
 // Flatten and Reshape change only the shape; the values are copied through unchanged. Reshape's
 // target shape must be a constant known when the model loads (PyTorch exports it as one).
-#include "model/operators/operator_families.h"
-#include "util/checked_math.h"
-#include "util/error.h"
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 namespace {

@@ -4,8 +4,8 @@
 #include <array>
 #include <cmath>
 
-#include "model/operators/operator_families.h"
-#include "util/error.h"
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 namespace {

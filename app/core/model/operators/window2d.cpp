@@ -1,8 +1,8 @@
-#include "model/operators/window2d.h"
+#include "app/core/model/operators/window2d.h"
 
 #include <algorithm>
 
-#include "util/error.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 namespace {
@@ -30,8 +30,7 @@ Window2d Window2d::read(Attributes& attributes, bool kernelRequired, bool allowC
   const std::vector<int64_t> kernel = attributes.getInts("kernel_shape", {});
   if (kernel.empty() && kernelRequired) throw Error("attribute kernel_shape is required");
   if (!kernel.empty()) {
-    if (kernel.size() != 2)
-      throw Error("kernel_shape " + list(kernel) + " is not 2-D; only 2-D windows are supported");
+    if (kernel.size() != 2) throw Error("kernel_shape " + list(kernel) + " is not 2-D; only 2-D windows are supported");
     requireInRange(kernel, "kernel_shape", 1);
     window.kernelHeight = static_cast<int>(kernel[0]);
     window.kernelWidth = static_cast<int>(kernel[1]);

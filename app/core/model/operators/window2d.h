@@ -6,7 +6,7 @@
 #include <array>
 #include <string>
 
-#include "model/attributes.h"
+#include "app/core/model/attributes.h"
 
 namespace convscope::ops {
 

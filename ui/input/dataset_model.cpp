@@ -1,4 +1,4 @@
-#include "ui/input/test_set_model.h"
+#include "ui/input/dataset_model.h"
 
 #include <QPainter>
 
@@ -6,9 +6,9 @@
 
 namespace convscope::ui {
 
-TestSetModel::TestSetModel(QObject* parent) : QAbstractListModel(parent) {}
+DatasetModel::DatasetModel(QObject* parent) : QAbstractListModel(parent) {}
 
-void TestSetModel::setImageSet(std::shared_ptr<const ImageSet> images) {
+void DatasetModel::setImageSet(std::shared_ptr<const ImageSet> images) {
   beginResetModel();
   images_ = std::move(images);
   thumbnails_.clear();
@@ -17,7 +17,7 @@ void TestSetModel::setImageSet(std::shared_ptr<const ImageSet> images) {
   endResetModel();
 }
 
-void TestSetModel::setClassFilter(int label) {
+void DatasetModel::setClassFilter(int label) {
   if (label == classFilter_) return;
   beginResetModel();
   classFilter_ = label;
@@ -25,7 +25,7 @@ void TestSetModel::setClassFilter(int label) {
   endResetModel();
 }
 
-void TestSetModel::rebuildRows() {
+void DatasetModel::rebuildRows() {
   rows_.clear();
   if (!images_) return;
   rows_.reserve(static_cast<size_t>(images_->count()));
@@ -33,7 +33,7 @@ void TestSetModel::rebuildRows() {
     if (classFilter_ < 0 || (images_->hasLabels() && images_->label(i) == classFilter_)) rows_.push_back(i);
 }
 
-void TestSetModel::setThumbnailWidth(int width) {
+void DatasetModel::setThumbnailWidth(int width) {
   width = std::max(width, static_cast<int>(kThumbnailSize));
   if (width == thumbnailWidth_) return;
   thumbnailWidth_ = width;
@@ -41,16 +41,16 @@ void TestSetModel::setThumbnailWidth(int width) {
   if (rowCount() > 0) emit dataChanged(index(0), index(rowCount() - 1), {Qt::DecorationRole});
 }
 
-int TestSetModel::rowOfImage(int imageIndex) const {
+int DatasetModel::rowOfImage(int imageIndex) const {
   const auto it = std::lower_bound(rows_.begin(), rows_.end(), imageIndex);
   return it != rows_.end() && *it == imageIndex ? static_cast<int>(it - rows_.begin()) : -1;
 }
 
-int TestSetModel::rowCount(const QModelIndex& parent) const {
+int DatasetModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
-QImage TestSetModel::toQImage(const GrayImage& image) {
+QImage DatasetModel::toQImage(const GrayImage& image) {
   QImage result(image.width, image.height, QImage::Format_Grayscale8);
   for (int y = 0; y < image.height; ++y) {
     uchar* row = result.scanLine(y);
@@ -60,7 +60,7 @@ QImage TestSetModel::toQImage(const GrayImage& image) {
   return result;
 }
 
-QVariant TestSetModel::data(const QModelIndex& index, int role) const {
+QVariant DatasetModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const int image = rows_[static_cast<size_t>(index.row())];
   const int label = images_->hasLabels() ? images_->label(image) : ImageSet::kNoLabel;

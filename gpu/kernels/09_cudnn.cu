@@ -3,8 +3,8 @@
 // fastest is cached with its descriptors, as the course's framework did; math is forced to plain
 // FP32 FMA (no TF32). Every algorithm is eligible, FFT and Winograd included, with up to 4 GiB of
 // workspace; the correctness test holds whichever wins to the same 1e-5 as the hand-written ones.
-#include "cuda_check.h"
-#include "kernels/conv_kernels.h"
+#include "gpu/cuda_check.h"
+#include "gpu/kernels/conv_kernels.h"
 
 // A build whose cuDNN headers lack the library defines CONVSCOPE_NO_CUDNN.
 #if !defined(CONVSCOPE_NO_CUDNN) && __has_include(<cudnn.h>)
@@ -124,8 +124,7 @@ std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t hand
   // Results come fastest first.
   for (int i = 0; i < found; ++i) {
     const cudnnConvolutionFwdAlgoPerf_t& r = results[i];
-    if (r.status != CUDNN_STATUS_SUCCESS || r.mathType != CUDNN_FMA_MATH || r.memory > searchBytes)
-      continue;
+    if (r.status != CUDNN_STATUS_SUCCESS || r.mathType != CUDNN_FMA_MATH || r.memory > searchBytes) continue;
     plan->algorithm = r.algo;
     plan->workspaceBytes = r.memory;
     return plan;

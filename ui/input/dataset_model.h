@@ -10,11 +10,11 @@
 #include <memory>
 #include <vector>
 
-#include "data/image_set.h"
+#include "app/core/data/image_set.h"
 
 namespace convscope::ui {
 
-class TestSetModel : public QAbstractListModel {
+class DatasetModel : public QAbstractListModel {
   Q_OBJECT
 
  public:
@@ -22,7 +22,7 @@ class TestSetModel : public QAbstractListModel {
   static constexpr int kLabelRole = Qt::UserRole + 2;
   static constexpr int kThumbnailSize = 56;
 
-  explicit TestSetModel(QObject* parent = nullptr);
+  explicit DatasetModel(QObject* parent = nullptr);
 
   void setImageSet(std::shared_ptr<const ImageSet> images);
   const std::shared_ptr<const ImageSet>& imageSet() const { return images_; }

@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "data/image_set.h"
+#include "app/core/data/image_set.h"
 
 class QComboBox;
 class QLabel;
@@ -17,13 +17,13 @@ class QSpinBox;
 
 namespace convscope::ui {
 
-class TestSetModel;
+class DatasetModel;
 
-class TestSetBrowser : public QWidget {
+class DatasetBrowser : public QWidget {
   Q_OBJECT
 
  public:
-  explicit TestSetBrowser(QWidget* parent = nullptr);
+  explicit DatasetBrowser(QWidget* parent = nullptr);
 
   void setImageSet(std::shared_ptr<const ImageSet> images);
   // Why there is no test set (the loader's error): shown in place of the image count.
@@ -58,7 +58,7 @@ class TestSetBrowser : public QWidget {
   void rowChanged(int row);
   void updateCount();
 
-  TestSetModel* model_;
+  DatasetModel* model_;
   QListView* view_;
   QComboBox* filter_;
   QSpinBox* goTo_;

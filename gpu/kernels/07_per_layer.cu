@@ -7,8 +7,8 @@
 // a large one (15 rows x 4 maps, or 5 rows x 12 maps, whichever wastes less on the shape) for
 // multi-channel layers, whose time goes into arithmetic. Kernel sizes and strides stay run-time
 // loop bounds here.
-#include "direct_conv_tiles.cuh"
-#include "kernels/conv_kernels.h"
+#include "gpu/kernels/conv_kernels.h"
+#include "gpu/kernels/direct_conv_tiles.cuh"
 
 namespace convscope::gpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "ui/input/test_set_browser.h"
+#include "ui/input/dataset_browser.h"
 
 #include <QComboBox>
 #include <QEvent>
@@ -10,13 +10,13 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "ui/input/test_set_model.h"
+#include "ui/input/dataset_model.h"
 
 namespace convscope::ui {
 
-TestSetBrowser::TestSetBrowser(QWidget* parent)
+DatasetBrowser::DatasetBrowser(QWidget* parent)
     : QWidget(parent),
-      model_(new TestSetModel(this)),
+      model_(new DatasetModel(this)),
       view_(new QListView(this)),
       filter_(new QComboBox(this)),
       goTo_(new QSpinBox(this)),
@@ -69,25 +69,25 @@ TestSetBrowser::TestSetBrowser(QWidget* parent)
   updateGrid();
 }
 
-void TestSetBrowser::updateGrid() {
+void DatasetBrowser::updateGrid() {
   // Items as wide as the longest class name at the current font (presentation mode makes it
   // larger): the view gives a label the width of its icon, so the thumbnails are widened too.
   const QFontMetrics metrics(font());  // the view inherits it; its own may not have changed yet
-  int width = TestSetModel::kThumbnailSize;
+  int width = DatasetModel::kThumbnailSize;
   if (const auto& images = model_->imageSet())
     for (const std::string& name : images->classNames())
       width = std::max(width, metrics.horizontalAdvance(QString::fromStdString(name)) + 6);
   model_->setThumbnailWidth(width);
-  view_->setIconSize(QSize(width, TestSetModel::kThumbnailSize));
-  view_->setGridSize(QSize(width + 12, TestSetModel::kThumbnailSize + metrics.height() + 10));
+  view_->setIconSize(QSize(width, DatasetModel::kThumbnailSize));
+  view_->setGridSize(QSize(width + 12, DatasetModel::kThumbnailSize + metrics.height() + 10));
 }
 
-void TestSetBrowser::changeEvent(QEvent* event) {
+void DatasetBrowser::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() == QEvent::FontChange) updateGrid();
 }
 
-void TestSetBrowser::setImageSet(std::shared_ptr<const ImageSet> images) {
+void DatasetBrowser::setImageSet(std::shared_ptr<const ImageSet> images) {
   {
     const QSignalBlocker blocker(filter_);
     filter_->clear();
@@ -108,20 +108,20 @@ void TestSetBrowser::setImageSet(std::shared_ptr<const ImageSet> images) {
   updateGrid();
 }
 
-void TestSetBrowser::setUnavailableReason(const QString& reason) {
+void DatasetBrowser::setUnavailableReason(const QString& reason) {
   unavailableReason_ = reason;
   updateCount();
 }
 
-QString TestSetBrowser::statusText() const {
+QString DatasetBrowser::statusText() const {
   return count_->text();
 }
 
-int TestSetBrowser::classFilter() const {
+int DatasetBrowser::classFilter() const {
   return model_->classFilter();
 }
 
-void TestSetBrowser::setClassFilter(int label) {
+void DatasetBrowser::setClassFilter(int label) {
   if (label == model_->classFilter()) return;
   const int keep = current_;
   model_->setClassFilter(label);
@@ -137,7 +137,7 @@ void TestSetBrowser::setClassFilter(int label) {
     selectImage(model_->imageIndexAt(0));
 }
 
-bool TestSetBrowser::selectImage(int index) {
+bool DatasetBrowser::selectImage(int index) {
   const auto& images = model_->imageSet();
   if (!images || index < 0 || index >= images->count()) return false;
   if (model_->rowOfImage(index) < 0) setClassFilter(-1);  // the filter hides it: show all again
@@ -148,21 +148,21 @@ bool TestSetBrowser::selectImage(int index) {
   return true;
 }
 
-void TestSetBrowser::selectNext() {
+void DatasetBrowser::selectNext() {
   step(1);
 }
-void TestSetBrowser::selectPrevious() {
+void DatasetBrowser::selectPrevious() {
   step(-1);
 }
 
-void TestSetBrowser::step(int delta) {
+void DatasetBrowser::step(int delta) {
   if (model_->rowCount() == 0) return;
   const int row = current_ >= 0 ? model_->rowOfImage(current_) : -1;
   const int next = std::clamp(row < 0 ? 0 : row + delta, 0, model_->rowCount() - 1);
   selectImage(model_->imageIndexAt(next));
 }
 
-void TestSetBrowser::showOutsidePicture(const QString& name) {
+void DatasetBrowser::showOutsidePicture(const QString& name) {
   current_ = -1;
   {
     const QSignalBlocker blocker(view_->selectionModel());
@@ -173,11 +173,11 @@ void TestSetBrowser::showOutsidePicture(const QString& name) {
   outsideNote_->show();
 }
 
-QString TestSetBrowser::outsidePictureNote() const {
+QString DatasetBrowser::outsidePictureNote() const {
   return outsideNote_->isHidden() ? QString() : outsideNote_->text();
 }
 
-void TestSetBrowser::rowChanged(int row) {
+void DatasetBrowser::rowChanged(int row) {
   if (row < 0 || row >= model_->rowCount()) return;
   const int index = model_->imageIndexAt(row);
   if (index == current_) return;
@@ -191,7 +191,7 @@ void TestSetBrowser::rowChanged(int row) {
   emit imageChosen(index);
 }
 
-void TestSetBrowser::updateCount() {
+void DatasetBrowser::updateCount() {
   const auto& images = model_->imageSet();
   if (!images) {
     count_->setText(unavailableReason_.isEmpty() ? tr("No test set loaded")

@@ -20,8 +20,8 @@
 //   3.18 ms and 3.78 ms, so ~3.3x faster in sum.
 #include <string>
 
-#include "direct_conv_tiles.cuh"
-#include "kernels/conv_kernels.h"
+#include "gpu/kernels/conv_kernels.h"
+#include "gpu/kernels/direct_conv_tiles.cuh"
 
 namespace convscope::gpu {
 namespace {

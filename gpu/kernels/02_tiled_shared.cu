@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
-#include "cuda_check.h"
-#include "kernels/conv_kernels.h"
-#include "kernels/conv_shape.cuh"
-#include "util/error.h"
+#include "app/core/util/error.h"
+#include "gpu/cuda_check.h"
+#include "gpu/kernels/conv_kernels.h"
+#include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
 namespace {
