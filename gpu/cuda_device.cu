@@ -10,18 +10,12 @@
 
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
+#include "gpu/cuda_resources.h"
 #include "gpu/gpu_device.h"
 #include "gpu/gpu_runtime.h"
 
 namespace convscope::gpu {
 namespace {
-
-#define CONVSCOPE_CUBLAS_CHECK(expression)                                                               \
-  do {                                                                                                   \
-    const cublasStatus_t status_ = (expression);                                                         \
-    if (status_ != CUBLAS_STATUS_SUCCESS)                                                                \
-      ::convscope::gpu::throwCudaError(cublasGetStatusString(status_), #expression, __FILE__, __LINE__); \
-  } while (0)
 
 constexpr int kThreads = 256;
 
@@ -99,35 +93,21 @@ __global__ void softmaxKernel(const float* __restrict__ in, float* __restrict__ 
 
 class StreamMemory final : public DeviceMemory {
  public:
-  StreamMemory(size_t bytes, cudaStream_t stream) : stream_(stream) {
-    CONVSCOPE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&data_), bytes, stream));
-  }
-  ~StreamMemory() override { cudaFreeAsync(data_, stream_); }  // after the work queued before it
-  float* data() override { return data_; }
+  StreamMemory(size_t bytes, cudaStream_t stream) : buffer_(bytes, stream) {}
+  float* data() override { return buffer_.as<float>(); }
 
  private:
-  float* data_ = nullptr;
-  cudaStream_t stream_;
+  DeviceBuffer buffer_;  // freed on its stream, after the work queued before the free
 };
 
-class EventPair {
- public:
-  EventPair() {
-    CONVSCOPE_CUDA_CHECK(cudaEventCreate(&start));
-    CONVSCOPE_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
+struct EventPair {
   double seconds() const {
     float ms = 0.0f;
     CONVSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     return ms / 1000.0;
   }
-  cudaEvent_t start{}, stop{};
+  CudaEvent start = CudaEvent::create();
+  CudaEvent stop = CudaEvent::create();
 };
 
 class CudaDevice final : public Device {
@@ -139,15 +119,13 @@ class CudaDevice final : public Device {
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
     uint64_t keep = UINT64_MAX;
     CONVSCOPE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    CONVSCOPE_CUBLAS_CHECK(cublasCreate(&cublas_));
+    cublas_ = CublasHandle::create();
     CONVSCOPE_CUBLAS_CHECK(cublasSetStream(cublas_, context_.stream()));
     // Strict FP32: no TF32 tensor cores, whatever the environment says.
     CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
   }
-  ~CudaDevice() override {
-    cudaStreamSynchronize(context_.stream());
-    cublasDestroy(cublas_);
-  }
+  // Waits for the queued work; the members then go in reverse order (the stream last).
+  ~CudaDevice() override { cudaStreamSynchronize(context_.stream()); }
 
   std::string name() const override { return gpuDevice().name; }
 
@@ -249,15 +227,11 @@ class CudaDevice final : public Device {
 
   void setTracing(bool on) override { context_.setTracing(on); }
 
-  std::vector<TracedTime> collectTrace() override {
-    std::vector<TracedTime> times;
-    for (const gpu::TracedTime& t : context_.collectTrace()) times.push_back({t.name, t.milliseconds});
-    return times;
-  }
+  std::vector<TracedTime> collectTrace() override { return context_.collectTrace(); }
 
  private:
   GpuContext context_;  // first member: its stream outlives everything below
-  cublasHandle_t cublas_ = nullptr;
+  CublasHandle cublas_;
   EventPair upload_;
   std::vector<std::unique_ptr<EventPair>> convEvents_;
 };
@@ -274,33 +248,20 @@ class HostConvBackend final : public ConvBackend {
     const size_t inBytes = static_cast<size_t>(problem.inputElements()) * sizeof(float);
     const size_t wBytes = static_cast<size_t>(problem.weightElements()) * sizeof(float);
     const size_t outBytes = static_cast<size_t>(problem.outputElements()) * sizeof(float);
-    DeviceBuffers buffers(inBytes, wBytes, outBytes);
+    const DeviceBuffer deviceInput(inBytes);
+    const DeviceBuffer deviceWeights(wBytes);
+    const DeviceBuffer deviceOutput(outBytes);
     const cudaStream_t stream = context_.stream();
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(buffers.input, input, inBytes, cudaMemcpyHostToDevice, stream));
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(buffers.weights, weights, wBytes, cudaMemcpyHostToDevice, stream));
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(buffers.output, output, outBytes, cudaMemcpyHostToDevice, stream));
-    kernel_.launch(ConvLaunch{problem, buffers.input, buffers.weights, buffers.output, context_});
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(output, buffers.output, outBytes, cudaMemcpyDeviceToHost, stream));
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(deviceInput.get(), input, inBytes, cudaMemcpyHostToDevice, stream));
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(deviceWeights.get(), weights, wBytes, cudaMemcpyHostToDevice, stream));
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(deviceOutput.get(), output, outBytes, cudaMemcpyHostToDevice, stream));
+    kernel_.launch(
+        ConvLaunch{problem, deviceInput.as<float>(), deviceWeights.as<float>(), deviceOutput.as<float>(), context_});
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(output, deviceOutput.get(), outBytes, cudaMemcpyDeviceToHost, stream));
     CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
  private:
-  struct DeviceBuffers {
-    DeviceBuffers(size_t in, size_t w, size_t out) {
-      CONVSCOPE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&input), in));
-      CONVSCOPE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&weights), w));
-      CONVSCOPE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&output), out));
-    }
-    ~DeviceBuffers() {
-      cudaFree(input);
-      cudaFree(weights);
-      cudaFree(output);
-    }
-    float* input = nullptr;
-    float* weights = nullptr;
-    float* output = nullptr;
-  };
-
   const ConvKernel& kernel_;
   GpuContext context_;
 };

@@ -8,20 +8,19 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "app/core/engine/device.h"
+#include "gpu/cuda_resources.h"
 
 namespace convscope::gpu {
 
 // One kernel launch or copy as the trace saw it.
 struct TraceRecord {
   std::string name;
-  cudaEvent_t start;
-  cudaEvent_t stop;
-};
-
-struct TracedTime {
-  std::string name;
-  double milliseconds;
+  CudaEvent start;
+  CudaEvent stop;
 };
 
 class GpuContext {
@@ -47,14 +46,14 @@ class GpuContext {
   // Tracing: while on, every TracedScope records events around its work.
   void setTracing(bool on) { tracing_ = on; }
   bool tracing() const { return tracing_; }
-  void record(TraceRecord record) { trace_.push_back(record); }
+  void record(TraceRecord record) { trace_.push_back(std::move(record)); }
   // Synchronises, returns the elapsed time of every record, and clears the trace.
-  std::vector<TracedTime> collectTrace();
+  std::vector<Device::TracedTime> collectTrace();
 
  private:
-  cudaStream_t stream_ = nullptr;
-  void* workspace_ = nullptr;
-  size_t workspaceBytes_ = 0;
+  // Destroyed bottom-up: the trace's events, the variant state, the workspace, then the stream.
+  CudaStream stream_;
+  DeviceBuffer workspace_;
   std::map<std::string, std::shared_ptr<void>> state_;
   bool tracing_ = false;
   std::vector<TraceRecord> trace_;
@@ -71,8 +70,7 @@ class TracedScope {
 
  private:
   GpuContext& context_;
-  TraceRecord record_{};
-  bool active_ = false;
+  TraceRecord record_;  // empty (no events) while tracing is off
 };
 
 }  // namespace convscope::gpu

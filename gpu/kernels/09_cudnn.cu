@@ -6,25 +6,21 @@
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_kernels.h"
 
-// A build whose cuDNN headers lack the library defines CONVSCOPE_NO_CUDNN.
-#if !defined(CONVSCOPE_NO_CUDNN) && __has_include(<cudnn.h>)
-
-#include <cudnn.h>
+// CMake compiles this file only where it found cuDNN, and then defines CONVSCOPE_HAVE_CUDNN, which
+// makes cuda_check.h include cudnn.h and define CONVSCOPE_CUDNN_CHECK.
+#ifdef CONVSCOPE_HAVE_CUDNN
 
 #include <algorithm>
 #include <array>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
+
+#include "gpu/cuda_resources.h"
 
 namespace convscope::gpu {
 namespace {
-
-inline void checkCudnn(cudnnStatus_t status, const char* expression, const char* file, int line) {
-  if (status != CUDNN_STATUS_SUCCESS) throwCudaError(cudnnGetErrorString(status), expression, file, line);
-}
-
-#define CONVSCOPE_CUDNN_CHECK(expression) checkCudnn((expression), #expression, __FILE__, __LINE__)
 
 // cuDNN cannot pad a side by a different amount than the opposite side.
 std::string cudnnUnsupportedReason(const ConvProblem& p) {
@@ -35,23 +31,12 @@ std::string cudnnUnsupportedReason(const ConvProblem& p) {
 
 // Descriptors and the chosen algorithm of one shape.
 struct CudnnShapePlan {
-  cudnnTensorDescriptor_t input = nullptr;
-  cudnnTensorDescriptor_t output = nullptr;
-  cudnnFilterDescriptor_t filter = nullptr;
-  cudnnConvolutionDescriptor_t convolution = nullptr;
+  CudnnTensorDescriptor input = CudnnTensorDescriptor::create();
+  CudnnTensorDescriptor output = CudnnTensorDescriptor::create();
+  CudnnFilterDescriptor filter = CudnnFilterDescriptor::create();
+  CudnnConvolutionDescriptor convolution = CudnnConvolutionDescriptor::create();
   cudnnConvolutionFwdAlgo_t algorithm = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspaceBytes = 0;
-
-  CudnnShapePlan() = default;
-  CudnnShapePlan(const CudnnShapePlan&) = delete;
-  CudnnShapePlan& operator=(const CudnnShapePlan&) = delete;
-  ~CudnnShapePlan() {
-    // Destructors must not throw; a failure here cannot be acted upon anyway.
-    if (convolution) cudnnDestroyConvolutionDescriptor(convolution);
-    if (filter) cudnnDestroyFilterDescriptor(filter);
-    if (output) cudnnDestroyTensorDescriptor(output);
-    if (input) cudnnDestroyTensorDescriptor(input);
-  }
 };
 
 using ShapeKey = std::array<int, 13>;
@@ -61,18 +46,11 @@ ShapeKey keyOf(const ConvProblem& p) {
           p.strideHeight, p.strideWidth, p.padTop,   p.padLeft, p.padBottom,   p.padRight};
 }
 
-// The per-context state: one handle on the context's stream, one plan per shape seen.
+// The per-context state: one handle on the context's stream, one plan per shape seen (the plans
+// go before the handle).
 struct CudnnState {
-  cudnnHandle_t handle = nullptr;
+  CudnnHandle handle;
   std::map<ShapeKey, std::unique_ptr<CudnnShapePlan>> plans;
-
-  CudnnState() = default;
-  CudnnState(const CudnnState&) = delete;
-  CudnnState& operator=(const CudnnState&) = delete;
-  ~CudnnState() {
-    plans.clear();
-    if (handle) cudnnDestroy(handle);
-  }
 };
 
 // Search at most this much workspace: explicit GEMM's im2col of a 10,000-image batch would
@@ -82,10 +60,6 @@ constexpr size_t kWorkspaceCap = size_t{4} << 30;
 std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t handle) {
   const ConvProblem& p = l.problem;
   auto plan = std::make_unique<CudnnShapePlan>();
-  CONVSCOPE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->input));
-  CONVSCOPE_CUDNN_CHECK(cudnnCreateTensorDescriptor(&plan->output));
-  CONVSCOPE_CUDNN_CHECK(cudnnCreateFilterDescriptor(&plan->filter));
-  CONVSCOPE_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&plan->convolution));
   CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan->input, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.batch,
                                                    p.inChannels, p.inHeight, p.inWidth));
   CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(plan->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.outChannels,
@@ -139,8 +113,10 @@ void launchCudnn(const ConvLaunch& l) {
     throwCudaError(reason, "cudnn", __FILE__, __LINE__);
   CudnnState& state = l.context.state<CudnnState>("cudnn");
   if (!state.handle) {
-    CONVSCOPE_CUDNN_CHECK(cudnnCreate(&state.handle));
-    CONVSCOPE_CUDNN_CHECK(cudnnSetStream(state.handle, l.context.stream()));
+    // Kept only once it is bound to the stream, so a failure leaves no half-made handle behind.
+    CudnnHandle handle = CudnnHandle::create();
+    CONVSCOPE_CUDNN_CHECK(cudnnSetStream(handle, l.context.stream()));
+    state.handle = std::move(handle);
   }
   std::unique_ptr<CudnnShapePlan>& plan = state.plans[keyOf(p)];
   if (!plan) plan = makePlan(l, state.handle);
