@@ -1,11 +1,10 @@
 // The CUDA implementation of the engine's Device: stream-ordered memory, timed copies, the conv
-// variants through their uniform launcher, and simple one-thread-per-element kernels for the
-// layers around them (bias, activations, pooling, softmax; dense layers through cuBLAS in strict
-// FP32). A batch goes to the GPU once; only what the caller downloads comes back.
+// variants through their uniform launcher, dense layers through cuBLAS in strict FP32, and the
+// other layers through the simple kernels of layer_kernels.cuh. A batch goes to the GPU once;
+// only what the caller downloads comes back.
 #include <cublas_v2.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <cstdint>
 
 #include "gpu/conv_kernel.h"
@@ -13,83 +12,10 @@
 #include "gpu/cuda_resources.h"
 #include "gpu/gpu_device.h"
 #include "gpu/gpu_runtime.h"
+#include "gpu/layer_kernels.cuh"
 
 namespace convscope::gpu {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocksFor(int64_t count) {
-  return static_cast<unsigned>((count + kThreads - 1) / kThreads);
-}
-
-__global__ void addChannelBiasKernel(float* __restrict__ data, const float* __restrict__ bias, int64_t total,
-                                     int channels, int64_t plane) {
-  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (i < total) data[i] += bias[(i / plane) % channels];
-}
-
-__global__ void activationKernel(Activation kind, const float* __restrict__ in, float* __restrict__ out, int64_t n) {
-  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (i >= n) return;
-  const float x = in[i];
-  out[i] = kind == Activation::Relu ? fmaxf(x, 0.0f) : kind == Activation::Tanh ? tanhf(x) : 1.0f / (1.0f + expf(-x));
-}
-
-template <bool kMax>
-__global__ void poolKernel(PoolGeometry g, const float* __restrict__ in, float* __restrict__ out) {
-  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  const int64_t total = g.planes * g.outHeight * g.outWidth;
-  if (i >= total) return;
-  const int ox = static_cast<int>(i % g.outWidth);
-  const int oy = static_cast<int>((i / g.outWidth) % g.outHeight);
-  const int64_t plane = i / (int64_t{g.outWidth} * g.outHeight);
-  const float* src = in + plane * g.inHeight * g.inWidth;
-  const int y0 = oy * g.strideHeight - g.padTop;
-  const int x0 = ox * g.strideWidth - g.padLeft;
-  const int yEnd = min(y0 + g.kernelHeight, g.inHeight);
-  const int xEnd = min(x0 + g.kernelWidth, g.inWidth);
-  float acc = kMax ? -FLT_MAX : 0.0f;
-  bool any = false;
-  for (int y = max(y0, 0); y < yEnd; ++y)
-    for (int x = max(x0, 0); x < xEnd; ++x) {
-      const float v = src[y * g.inWidth + x];
-      acc = kMax ? fmaxf(acc, v) : acc + v;
-      any = true;
-    }
-  if (kMax) {
-    out[i] = any ? acc : -INFINITY;
-    return;
-  }
-  int count;
-  if (g.countIncludePad)
-    count = (min(y0 + g.kernelHeight, g.inHeight + g.padBottom) - y0) *
-            (min(x0 + g.kernelWidth, g.inWidth + g.padRight) - x0);
-  else
-    count = (yEnd - max(y0, 0)) * (xEnd - max(x0, 0));
-  out[i] = count > 0 ? acc / static_cast<float>(count) : 0.0f;
-}
-
-__global__ void broadcast2dKernel(const float* __restrict__ c, int cRows, int cCols, float* __restrict__ out, int m,
-                                  int n) {
-  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (i >= int64_t{m} * n) return;
-  const int row = static_cast<int>(i / n);
-  const int col = static_cast<int>(i % n);
-  out[i] = c[(cRows == 1 ? 0 : row) * cCols + (cCols == 1 ? 0 : col)];
-}
-
-__global__ void softmaxKernel(const float* __restrict__ in, float* __restrict__ out, int64_t outer, int64_t length,
-                              int64_t inner) {
-  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
-  if (i >= outer * inner) return;
-  const int64_t base = (i / inner) * length * inner + i % inner;
-  float peak = -INFINITY;
-  for (int64_t j = 0; j < length; ++j) peak = fmaxf(peak, in[base + j * inner]);
-  float sum = 0.0f;
-  for (int64_t j = 0; j < length; ++j) sum += out[base + j * inner] = expf(in[base + j * inner] - peak);
-  for (int64_t j = 0; j < length; ++j) out[base + j * inner] /= sum;
-}
 
 class StreamMemory final : public DeviceMemory {
  public:
@@ -179,30 +105,23 @@ class CudaDevice final : public Device {
   }
 
   void addChannelBias(float* data, const float* bias, int64_t images, int channels, int64_t plane) override {
-    const int64_t total = images * channels * plane;
     TracedScope scope(context_, "addChannelBiasKernel");
-    addChannelBiasKernel<<<blocksFor(total), kThreads, 0, context_.stream()>>>(data, bias, total, channels, plane);
-    CONVSCOPE_CUDA_CHECK_LAUNCH();
+    launchAddChannelBias(data, bias, images, channels, plane, context_.stream());
   }
 
   void activation(Activation kind, const float* input, float* output, int64_t count) override {
     TracedScope scope(context_, "activationKernel");
-    activationKernel<<<blocksFor(count), kThreads, 0, context_.stream()>>>(kind, input, output, count);
-    CONVSCOPE_CUDA_CHECK_LAUNCH();
+    launchActivation(kind, input, output, count, context_.stream());
   }
 
   void maxPool(const PoolGeometry& g, const float* input, float* output) override {
     TracedScope scope(context_, "poolKernel<max>");
-    poolKernel<true>
-        <<<blocksFor(g.planes * g.outHeight * g.outWidth), kThreads, 0, context_.stream()>>>(g, input, output);
-    CONVSCOPE_CUDA_CHECK_LAUNCH();
+    launchMaxPool(g, input, output, context_.stream());
   }
 
   void averagePool(const PoolGeometry& g, const float* input, float* output) override {
     TracedScope scope(context_, "poolKernel<average>");
-    poolKernel<false>
-        <<<blocksFor(g.planes * g.outHeight * g.outWidth), kThreads, 0, context_.stream()>>>(g, input, output);
-    CONVSCOPE_CUDA_CHECK_LAUNCH();
+    launchAveragePool(g, input, output, context_.stream());
   }
 
   void gemm(bool transA, bool transB, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
@@ -215,14 +134,12 @@ class CudaDevice final : public Device {
 
   void broadcast2d(const float* c, int cRows, int cCols, float* out, int m, int n) override {
     TracedScope scope(context_, "broadcast2dKernel");
-    broadcast2dKernel<<<blocksFor(int64_t{m} * n), kThreads, 0, context_.stream()>>>(c, cRows, cCols, out, m, n);
-    CONVSCOPE_CUDA_CHECK_LAUNCH();
+    launchBroadcast2d(c, cRows, cCols, out, m, n, context_.stream());
   }
 
   void softmax(const float* input, float* output, int64_t outer, int64_t length, int64_t inner) override {
     TracedScope scope(context_, "softmaxKernel");
-    softmaxKernel<<<blocksFor(outer * inner), kThreads, 0, context_.stream()>>>(input, output, outer, length, inner);
-    CONVSCOPE_CUDA_CHECK_LAUNCH();
+    launchSoftmax(input, output, outer, length, inner, context_.stream());
   }
 
   void setTracing(bool on) override { context_.setTracing(on); }

@@ -1,0 +1,27 @@
+// The kernels of the layers around the convolutions (bias, activations, pooling, Gemm's
+// broadcast, softmax): one thread per output element, simple rather than fast, since the
+// convolutions are what the course times. Each launcher enqueues its kernel on `stream`, checks
+// the launch and never synchronises.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "app/core/engine/device.h"
+
+namespace convscope::gpu {
+
+// data[image][channel][i] += bias[channel] over an [images][channels][plane] tensor.
+void launchAddChannelBias(float* data, const float* bias, int64_t images, int channels, int64_t plane,
+                          cudaStream_t stream);
+void launchActivation(Activation kind, const float* input, float* output, int64_t count, cudaStream_t stream);
+void launchMaxPool(const PoolGeometry& geometry, const float* input, float* output, cudaStream_t stream);
+void launchAveragePool(const PoolGeometry& geometry, const float* input, float* output, cudaStream_t stream);
+// out[i][j] = c[i or 0][j or 0], see Device::broadcast2d.
+void launchBroadcast2d(const float* c, int cRows, int cCols, float* out, int m, int n, cudaStream_t stream);
+// Softmax over the middle axis of an [outer][length][inner] view.
+void launchSoftmax(const float* input, float* output, int64_t outer, int64_t length, int64_t inner,
+                   cudaStream_t stream);
+
+}  // namespace convscope::gpu
