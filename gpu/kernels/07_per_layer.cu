@@ -24,13 +24,13 @@ struct RuntimeSizeTile {
 
   static __device__ __forceinline__ void accumulate(const DirectConvArgs& a, const float* input, const float* weights,
                                                     float (&acc)[R][MT]) {
-    const int taps = a.kernelHeight * a.kernelWidth;
+    const int taps = a.shape.kernelHeight * a.shape.kernelWidth;
     const int channelWeights = a.mapGroups * taps * MT;
-    const int rowsBetweenOutputs = a.strideHeight * a.rowPitch;
-    for (int c = 0; c < a.inChannels; ++c) {
-      for (int kh = 0; kh < a.kernelHeight; ++kh) {
-        const float* tapWeights = weights + kh * a.kernelWidth * MT;
-        for (int kw = 0; kw < a.kernelWidth; ++kw) {
+    const int rowsBetweenOutputs = a.shape.strideHeight * a.rowPitch;
+    for (int c = 0; c < a.shape.inChannels; ++c) {
+      for (int kh = 0; kh < a.shape.kernelHeight; ++kh) {
+        const float* tapWeights = weights + kh * a.shape.kernelWidth * MT;
+        for (int kw = 0; kw < a.shape.kernelWidth; ++kw) {
           float w[MT];
 #pragma unroll
           for (int j = 0; j < MT; j += 4) {

@@ -43,7 +43,7 @@ struct CompileTimeSizeTile {
   static __device__ __forceinline__ void accumulate(const DirectConvArgs& a, const float* __restrict__ input,
                                                     const float* __restrict__ weights, float (&acc)[R][MT]) {
     const int rowPitch = a.rowPitch;
-    const int channels = a.inChannels;
+    const int channels = a.shape.inChannels;
     const int planeStride = a.planeStride;
     const int channelWeights = a.mapGroups * K * K * MT;
     for (int c = 0; c < channels; ++c) {

@@ -11,13 +11,13 @@
 #ifdef CONVSCOPE_HAVE_CUDNN
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "gpu/cuda_resources.h"
+#include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
 namespace {
@@ -39,18 +39,12 @@ struct CudnnShapePlan {
   size_t workspaceBytes = 0;
 };
 
-using ShapeKey = std::array<int, 13>;
-
-ShapeKey keyOf(const ConvProblem& p) {
-  return {p.batch,        p.inChannels,  p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth,
-          p.strideHeight, p.strideWidth, p.padTop,   p.padLeft, p.padBottom,   p.padRight};
-}
-
 // The per-context state: one handle on the context's stream, one plan per shape seen (the plans
-// go before the handle).
+// go before the handle). ConvShape leaves out padBottom and padRight; every problem that gets
+// this far pads symmetrically (cudnnUnsupportedReason), so they equal padTop and padLeft.
 struct CudnnState {
   CudnnHandle handle;
-  std::map<ShapeKey, std::unique_ptr<CudnnShapePlan>> plans;
+  std::map<ConvShape, std::unique_ptr<CudnnShapePlan>> plans;
 };
 
 // Search at most this much workspace: explicit GEMM's im2col of a 10,000-image batch would
@@ -118,7 +112,7 @@ void launchCudnn(const ConvLaunch& l) {
     CONVSCOPE_CUDNN_CHECK(cudnnSetStream(handle, l.context.stream()));
     state.handle = std::move(handle);
   }
-  std::unique_ptr<CudnnShapePlan>& plan = state.plans[keyOf(p)];
+  std::unique_ptr<CudnnShapePlan>& plan = state.plans[shapeOf(p)];
   if (!plan) plan = makePlan(l, state.handle);
 
   void* workspace = plan->workspaceBytes ? l.context.workspace(plan->workspaceBytes) : nullptr;

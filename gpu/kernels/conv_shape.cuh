@@ -4,22 +4,47 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "app/core/util/error.h"
 #include "gpu/conv_kernel.h"
 
 namespace convscope::gpu {
 
+// The one device-side description of a convolution, made from a ConvProblem by shapeOf() and
+// passed by value to every kernel (alone or inside direct_conv::DirectConvArgs). padBottom and
+// padRight are left out: a kernel needs only the output size they imply. The field order is
+// part of the generated code (it decides which parameters ptxas loads in pairs): this one keeps
+// the tuned direct-convolution kernels' machine code as it was; reordering is a change to time.
 struct ConvShape {
   int batch, inChannels, inHeight, inWidth;
-  int outChannels, kernelHeight, kernelWidth;
-  int strideHeight, strideWidth, padTop, padLeft;
-  int outHeight, outWidth;
+  int outChannels, outHeight, outWidth;
+  int kernelHeight, kernelWidth, strideHeight, strideWidth, padTop, padLeft;
+
+  // For host-side caches keyed by shape.
+  auto tied() const {
+    return std::tie(batch, inChannels, inHeight, inWidth, outChannels, outHeight, outWidth, kernelHeight, kernelWidth,
+                    strideHeight, strideWidth, padTop, padLeft);
+  }
+  bool operator<(const ConvShape& other) const { return tied() < other.tied(); }
 };
 
 inline ConvShape shapeOf(const ConvProblem& p) {
-  return {p.batch,        p.inChannels,  p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth,
-          p.strideHeight, p.strideWidth, p.padTop,   p.padLeft, p.outHeight(), p.outWidth()};
+  ConvShape s{};
+  s.batch = p.batch;
+  s.inChannels = p.inChannels;
+  s.inHeight = p.inHeight;
+  s.inWidth = p.inWidth;
+  s.outChannels = p.outChannels;
+  s.outHeight = p.outHeight();
+  s.outWidth = p.outWidth();
+  s.kernelHeight = p.kernelHeight;
+  s.kernelWidth = p.kernelWidth;
+  s.strideHeight = p.strideHeight;
+  s.strideWidth = p.strideWidth;
+  s.padTop = p.padTop;
+  s.padLeft = p.padLeft;
+  return s;
 }
 
 inline void requireValidLaunch(const ConvLaunch& l, const char* id) {

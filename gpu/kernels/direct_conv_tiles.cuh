@@ -20,6 +20,7 @@
 
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
+#include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu::direct_conv {
 
@@ -29,9 +30,7 @@ struct DirectConvArgs {
   const float* input;
   const float* weights;
   float* output;
-  int batch, inChannels, inHeight, inWidth;
-  int outChannels, outHeight, outWidth;
-  int kernelHeight, kernelWidth, strideHeight, strideWidth, padTop, padLeft;
+  ConvShape shape;
   int rowTiles;       // ceil(outHeight / R)
   int mapGroups;      // ceil(outChannels / MT); weights of maps past outChannels are zero
   int itemsPerStep;   // register tiles of the images of one step: one a thread where possible
@@ -91,7 +90,7 @@ __device__ __forceinline__ void waitForAllButNewestCopies() {
 // across the warp) and the offsets within a channel are compile-time multiples of MT.
 template <int MT>
 __device__ __forceinline__ void stageWeights(const DirectConvArgs& a, float* sharedWeights) {
-  const int taps = a.kernelHeight * a.kernelWidth;
+  const int taps = a.shape.kernelHeight * a.shape.kernelWidth;
   for (int i = threadIdx.x; i < a.weightFloats; i += blockDim.x) {
     const int lane = i % MT;
     int rest = i / MT;
@@ -100,7 +99,8 @@ __device__ __forceinline__ void stageWeights(const DirectConvArgs& a, float* sha
     const int group = rest % a.mapGroups;
     const int c = rest / a.mapGroups;
     const int m = group * MT + lane;
-    sharedWeights[i] = m < a.outChannels ? a.weights[(static_cast<int64_t>(m) * a.inChannels + c) * taps + tap] : 0.0f;
+    sharedWeights[i] =
+        m < a.shape.outChannels ? a.weights[(static_cast<int64_t>(m) * a.shape.inChannels + c) * taps + tap] : 0.0f;
   }
 }
 
@@ -109,8 +109,8 @@ __device__ __forceinline__ void stageWeights(const DirectConvArgs& a, float* sha
 // are never written. Images past the batch are not loaded; their tiles are skipped.
 __device__ __forceinline__ void stageImages(const DirectConvArgs& a, int step, float* buffer) {
   const int first = step * a.imagesPerStep;
-  const int count = min(a.imagesPerStep, a.batch - first);
-  const int imageFloats = a.inChannels * a.inHeight * a.inWidth;
+  const int count = min(a.imagesPerStep, a.shape.batch - first);
+  const int imageFloats = a.shape.inChannels * a.shape.inHeight * a.shape.inWidth;
   const float* source = a.input + static_cast<int64_t>(first) * imageFloats;
   if (a.vectorCopy) {
     for (int i = 4 * threadIdx.x; i < count * imageFloats; i += 4 * blockDim.x) copyAsync16(buffer + i, source + i);
@@ -122,19 +122,19 @@ __device__ __forceinline__ void stageImages(const DirectConvArgs& a, int step, f
   }
   // Padded: whole rows per warp, lanes along x. (plane, y) of `row` are kept up to date without
   // dividing in the loop.
-  const int rows = count * a.inChannels * a.inHeight;
+  const int rows = count * a.shape.inChannels * a.shape.inHeight;
   const int warps = blockDim.x / 32;
   const int lane = threadIdx.x % 32;
   int row = threadIdx.x / 32;
-  int plane = row / a.inHeight;
-  int y = row - plane * a.inHeight;
+  int plane = row / a.shape.inHeight;
+  int y = row - plane * a.shape.inHeight;
   for (; row < rows; row += warps) {
-    const float* src = source + static_cast<int64_t>(row) * a.inWidth;
-    float* dst = buffer + plane * a.planeStride + (y + a.padTop) * a.rowPitch + a.padLeft;
-    for (int x = lane; x < a.inWidth; x += 32) copyAsync4(dst + x, src + x);
+    const float* src = source + static_cast<int64_t>(row) * a.shape.inWidth;
+    float* dst = buffer + plane * a.planeStride + (y + a.shape.padTop) * a.rowPitch + a.shape.padLeft;
+    for (int x = lane; x < a.shape.inWidth; x += 32) copyAsync4(dst + x, src + x);
     y += warps;
-    while (y >= a.inHeight) {
-      y -= a.inHeight;
+    while (y >= a.shape.inHeight) {
+      y -= a.shape.inHeight;
       ++plane;
     }
   }
@@ -148,8 +148,8 @@ struct TileCoord {
 // Consecutive items are consecutive output columns, then row tiles, map groups, images.
 __device__ __forceinline__ TileCoord tileOf(const DirectConvArgs& a, int item, int rowsPerTile) {
   TileCoord t;
-  t.column = item % a.outWidth;
-  int rest = item / a.outWidth;
+  t.column = item % a.shape.outWidth;
+  int rest = item / a.shape.outWidth;
   t.row0 = (rest % a.rowTiles) * rowsPerTile;
   rest /= a.rowTiles;
   t.group = rest % a.mapGroups;
@@ -180,7 +180,7 @@ __device__ __forceinline__ void runDirectConv(const DirectConvArgs& a) {
 
   const int firstItem = threadIdx.x;
   const TileCoord mine = tileOf(a, firstItem, R);
-  const int outPlane = a.outHeight * a.outWidth;
+  const int outPlane = a.shape.outHeight * a.shape.outWidth;
 
   int step = blockIdx.x;
   if (step < a.numSteps) stageImages(a, step, buffer0);
@@ -196,10 +196,10 @@ __device__ __forceinline__ void runDirectConv(const DirectConvArgs& a) {
     for (int item = firstItem; item < a.itemsPerStep; item += blockDim.x) {
       const TileCoord t = item == firstItem ? mine : tileOf(a, item, R);
       const int n = step * a.imagesPerStep + t.image;
-      if (n >= a.batch) continue;
-      const float* input =
-          current + t.image * a.imageStride + t.row0 * a.strideHeight * a.rowPitch + t.column * a.strideWidth;
-      const float* weights = sharedWeights + t.group * a.kernelHeight * a.kernelWidth * MT;
+      if (n >= a.shape.batch) continue;
+      const float* input = current + t.image * a.imageStride + t.row0 * a.shape.strideHeight * a.rowPitch +
+                           t.column * a.shape.strideWidth;
+      const float* weights = sharedWeights + t.group * a.shape.kernelHeight * a.shape.kernelWidth * MT;
       float acc[R][MT];
 #pragma unroll
       for (int r = 0; r < R; ++r)
@@ -209,19 +209,20 @@ __device__ __forceinline__ void runDirectConv(const DirectConvArgs& a) {
 
       // Consecutive threads write consecutive columns of the same row and map.
       const int map0 = t.group * MT;
-      float* out =
-          a.output + (static_cast<int64_t>(n) * a.outChannels + map0) * outPlane + t.row0 * a.outWidth + t.column;
-      if (map0 + MT <= a.outChannels && t.row0 + R <= a.outHeight) {
+      float* out = a.output + (static_cast<int64_t>(n) * a.shape.outChannels + map0) * outPlane +
+                   t.row0 * a.shape.outWidth + t.column;
+      if (map0 + MT <= a.shape.outChannels && t.row0 + R <= a.shape.outHeight) {
 #pragma unroll
         for (int j = 0; j < MT; ++j)
 #pragma unroll
-          for (int r = 0; r < R; ++r) out[j * outPlane + r * a.outWidth] = acc[r][j];
+          for (int r = 0; r < R; ++r) out[j * outPlane + r * a.shape.outWidth] = acc[r][j];
       } else {
 #pragma unroll
         for (int j = 0; j < MT; ++j)
 #pragma unroll
           for (int r = 0; r < R; ++r)
-            if (map0 + j < a.outChannels && t.row0 + r < a.outHeight) out[j * outPlane + r * a.outWidth] = acc[r][j];
+            if (map0 + j < a.shape.outChannels && t.row0 + r < a.shape.outHeight)
+              out[j * outPlane + r * a.shape.outWidth] = acc[r][j];
       }
     }
     __syncthreads();  // everyone is done with `current` before the next iteration refills it
@@ -279,20 +280,8 @@ inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, in
   a.input = l.input;
   a.weights = l.weights;
   a.output = l.output;
-  a.batch = p.batch;
-  a.inChannels = p.inChannels;
-  a.inHeight = p.inHeight;
-  a.inWidth = p.inWidth;
-  a.outChannels = p.outChannels;
-  a.outHeight = p.outHeight();
-  a.outWidth = p.outWidth();
-  a.kernelHeight = p.kernelHeight;
-  a.kernelWidth = p.kernelWidth;
-  a.strideHeight = p.strideHeight;
-  a.strideWidth = p.strideWidth;
-  a.padTop = p.padTop;
-  a.padLeft = p.padLeft;
-  if (a.outHeight <= 0 || a.outWidth <= 0 || p.batch <= 0) return plan;
+  a.shape = shapeOf(p);
+  if (a.shape.outHeight <= 0 || a.shape.outWidth <= 0 || p.batch <= 0) return plan;
 
   // Everything below stays far inside int once the shared-memory check passes; reject early
   // what could overflow on the way there.
@@ -302,8 +291,8 @@ inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, in
       (int64_t{p.inWidth} + p.padLeft + p.padRight);
   if (imageFloats64 > (int64_t{1} << 24) || p.weightElements() > (int64_t{1} << 24)) return plan;
 
-  a.rowTiles = (a.outHeight + rows - 1) / rows;
-  a.mapGroups = (a.outChannels + maps - 1) / maps;
+  a.rowTiles = (a.shape.outHeight + rows - 1) / rows;
+  a.mapGroups = (a.shape.outChannels + maps - 1) / maps;
   a.weightFloats = p.inChannels * a.mapGroups * p.kernelHeight * p.kernelWidth * maps;
   // Rows staged: the padded image, and the rows a last, partial row tile reads (their results
   // are dropped).
@@ -324,7 +313,7 @@ inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, in
   a.vectorCopy =
       a.flatCopy && (p.inChannels * p.inHeight * p.inWidth) % 4 == 0 && reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
 
-  const int itemsPerImage = a.rowTiles * a.outWidth * a.mapGroups;
+  const int itemsPerImage = a.rowTiles * a.shape.outWidth * a.mapGroups;
   auto bufferFloats = [&](int images) { return roundUp(images * a.imageStride + slack, 4); };
   auto sharedBytes = [&](int images) {
     return (static_cast<size_t>(a.weightFloats) + 2 * static_cast<size_t>(bufferFloats(images))) * sizeof(float);
