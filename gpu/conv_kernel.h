@@ -1,12 +1,16 @@
-// The uniform launcher of every GPU convolution variant. Each variant's .cu file (gpu/kernels/)
-// defines one ConvKernel; gpu/conv_kernels.cu lists them by the ids of the registry
-// (app/core/conv/conv_registry.cpp), which holds their names and descriptions.
+// The uniform launcher of every GPU convolution variant: each kernel file in gpu/kernels/ has a
+// `void launch...(const ConvLaunch&)` and exports it, with its shape check and launch geometry,
+// as a GpuKernel (gpu_kernel.h) that its row in gpu/gpu_variants.cpp points at.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "app/core/conv/conv_backend.h"
 #include "app/core/conv/conv_problem.h"
+#include "app/core/engine/device.h"
 #include "gpu/gpu_context.h"
+#include "gpu/gpu_kernel.h"
 
 namespace convscope::gpu {
 
@@ -21,15 +25,17 @@ struct ConvLaunch {
   GpuContext& context;
 };
 
-struct ConvKernel {
-  const char* id;
-  // Empty when the variant computes `problem`, else why not (the engine then falls back to
-  // gpu-baseline for that layer and says so). nullptr: every shape is supported.
-  std::string (*unsupportedReason)(const ConvProblem& problem);
-  void (*launch)(const ConvLaunch& launch);
-};
+// The CUDA Device (cuda_device.cu) and its stream state; contextOf throws for any other device.
+std::unique_ptr<Device> makeCudaDevice();
+GpuContext& contextOf(Device& device);
 
-// The kernel of a registry id, or nullptr (no such GPU variant, or built without it).
-const ConvKernel* findConvKernel(const std::string& id);
+// GpuKernel::run for a launcher that applies no epilogue (none of the course's kernels fuses:
+// their rows list no fusable ops, so the plan never hands them one).
+template <void (*Launch)(const ConvLaunch&)>
+void runWithoutEpilogue(Device& device, const ConvProblem& problem, const float* input, const float* weights,
+                        float* output, const ConvEpilogue& epilogue) {
+  if (!epilogue.empty()) throw Error("internal: an epilogue was planned for a kernel that fuses nothing");
+  Launch(ConvLaunch{problem, input, weights, output, contextOf(device)});
+}
 
 }  // namespace convscope::gpu

@@ -1,5 +1,5 @@
-// The CUDA implementation of the engine's Device: stream-ordered memory, timed copies, the conv
-// variants through their uniform launcher, dense layers through cuBLAS in strict FP32, and the
+// The CUDA implementation of the engine's Device: stream-ordered memory, timed copies, timing
+// points around the work the conv variants enqueue on its stream, dense layers through cuBLAS in strict FP32, and the
 // other layers through the simple kernels of layer_kernels.cuh. A batch goes to the GPU once;
 // only what the caller downloads comes back.
 #include <cublas_v2.h>
@@ -7,11 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "app/core/engine/gpu_platform.h"
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
 #include "gpu/cuda_resources.h"
-#include "gpu/gpu_device.h"
-#include "gpu/gpu_runtime.h"
 #include "gpu/layer_kernels.cuh"
 
 namespace convscope::gpu {
@@ -53,7 +52,7 @@ class CudaDevice final : public Device {
   // Waits for the queued work; the members then go in reverse order (the stream last).
   ~CudaDevice() override { cudaStreamSynchronize(context_.stream()); }
 
-  std::string name() const override { return gpuDevice().name; }
+  std::string name() const override { return gpuInfo().name; }
 
   DeviceTensor allocate(const Shape& shape) override {
     DeviceTensor t{shape, nullptr};
@@ -87,22 +86,16 @@ class CudaDevice final : public Device {
   double lastUploadSeconds() override { return upload_.seconds(); }
   double elapsedSeconds(int timing) override { return convEvents_.at(static_cast<size_t>(timing))->seconds(); }
 
-  DeviceConvRecord convolve(const std::string& variant, const ConvProblem& problem, const float* input,
-                            const float* weights, float* output) override {
-    DeviceConvRecord record;
-    const ConvKernel* kernel = findConvKernel(variant);
-    if (!kernel) throw Error("kernel variant '" + variant + "' has no GPU kernel in this build");
-    if (kernel->unsupportedReason) record.fallbackReason = kernel->unsupportedReason(problem);
-    if (!record.fallbackReason.empty()) kernel = findConvKernel("gpu-baseline");
-    record.variant = kernel->id;
+  int timed(const std::function<void()>& work) override {
     auto events = std::make_unique<EventPair>();
     CONVSCOPE_CUDA_CHECK(cudaEventRecord(events->start, context_.stream()));
-    kernel->launch(ConvLaunch{problem, input, weights, output, context_});
+    work();
     CONVSCOPE_CUDA_CHECK(cudaEventRecord(events->stop, context_.stream()));
-    record.timing = static_cast<int>(convEvents_.size());
     convEvents_.push_back(std::move(events));
-    return record;
+    return static_cast<int>(convEvents_.size()) - 1;
   }
+
+  GpuContext& context() { return context_; }
 
   void addChannelBias(float* data, const float* bias, int64_t images, int channels, int64_t plane) override {
     TracedScope scope(context_, "addChannelBiasKernel");
@@ -153,52 +146,16 @@ class CudaDevice final : public Device {
   std::vector<std::unique_ptr<EventPair>> convEvents_;
 };
 
-class HostConvBackend final : public ConvBackend {
- public:
-  explicit HostConvBackend(const ConvKernel& kernel) : kernel_(kernel) {}
-
-  std::string unsupportedReason(const ConvProblem& problem) const override {
-    return kernel_.unsupportedReason ? kernel_.unsupportedReason(problem) : std::string();
-  }
-
-  void forward(const ConvProblem& problem, const float* input, const float* weights, float* output) override {
-    const size_t inBytes = static_cast<size_t>(problem.inputElements()) * sizeof(float);
-    const size_t wBytes = static_cast<size_t>(problem.weightElements()) * sizeof(float);
-    const size_t outBytes = static_cast<size_t>(problem.outputElements()) * sizeof(float);
-    const DeviceBuffer deviceInput(inBytes);
-    const DeviceBuffer deviceWeights(wBytes);
-    const DeviceBuffer deviceOutput(outBytes);
-    const cudaStream_t stream = context_.stream();
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(deviceInput.get(), input, inBytes, cudaMemcpyHostToDevice, stream));
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(deviceWeights.get(), weights, wBytes, cudaMemcpyHostToDevice, stream));
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(deviceOutput.get(), output, outBytes, cudaMemcpyHostToDevice, stream));
-    kernel_.launch(
-        ConvLaunch{problem, deviceInput.as<float>(), deviceWeights.as<float>(), deviceOutput.as<float>(), context_});
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(output, deviceOutput.get(), outBytes, cudaMemcpyDeviceToHost, stream));
-    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-
- private:
-  const ConvKernel& kernel_;
-  GpuContext context_;
-};
-
-void requireGpu() {
-  if (!gpuDevice().usable) throw Error("no GPU can be used: " + gpuDevice().unusableReason);
-}
-
 }  // namespace
 
-std::unique_ptr<Device> createCudaDevice() {
-  requireGpu();
+std::unique_ptr<Device> makeCudaDevice() {
   return std::make_unique<CudaDevice>();
 }
 
-std::unique_ptr<ConvBackend> makeHostConvBackend(const std::string& variantId) {
-  requireGpu();
-  const ConvKernel* kernel = findConvKernel(variantId);
-  if (!kernel) throw Error("kernel variant '" + variantId + "' has no GPU kernel in this build");
-  return std::make_unique<HostConvBackend>(*kernel);
+GpuContext& contextOf(Device& device) {
+  auto* cuda = dynamic_cast<CudaDevice*>(&device);
+  if (!cuda) throw Error("internal: a GPU kernel was given a device that is not the CUDA device");
+  return cuda->context();
 }
 
 }  // namespace convscope::gpu

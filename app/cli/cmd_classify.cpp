@@ -4,7 +4,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/data/image_file.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/model/onnx_loader.h"
@@ -114,7 +114,7 @@ int runClassify(const std::vector<std::string>& tokens) {
   Engine engine(model, variant);
   std::cout << "New Inference\n";
   // On the GPU the whole request is one batch, as in the course; on the CPU chunks keep memory low.
-  const int chunk = findConvVariant(variant).runsOnGpu ? count : 256;
+  const int chunk = findConvVariant(variant).runsOnGpu() ? count : 256;
   const ClassificationRun run = classify(engine, images, 0, count, chunk);
   for (const ConvLayerTime& t : run.convTimes) {
     std::printf("Op Time: %.6f\n", t.seconds);

@@ -3,6 +3,8 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/engine/plan.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
 
@@ -14,11 +16,17 @@ std::string defaultModelPath() {
 
 namespace {
 
-constexpr const char* kHelp = R"(usage: convscope-cli info [--model FILE.onnx]
+constexpr const char* kHelp = R"(usage: convscope-cli info [--model FILE.onnx] [--variant ID] [--batch N]
 
 Prints the layer table of an ONNX model: each layer's type, output shape for one image,
-parameter count and floating-point operations per image (multiply-add = 2).
+parameter count and floating-point operations per image (multiply-add = 2). Then the engine's
+plan for the variant: its stages in order, each with the variant or device that runs it, fused
+groups, and every fallback with its reason.
   --model FILE   the model (default: the shipped course-high model)
+  --variant ID   the kernel variant (default: the fastest one this machine can run);
+                 `convscope-cli variants` lists them
+  --batch N      the batch size the plan is made for (default 1; a variant may decline a
+                 layer only at some sizes)
 )";
 
 std::string withThousands(int64_t n) {
@@ -34,7 +42,7 @@ int runInfo(const std::vector<std::string>& tokens) {
     std::cout << kHelp;
     return 0;
   }
-  const Args args(tokens, {"model"}, {});
+  const Args args(tokens, {"model", "variant", "batch"}, {});
   const std::string path = args.value("model").value_or(defaultModelPath());
   const auto model = loadOnnxModel(path);
 
@@ -61,6 +69,27 @@ int runInfo(const std::vector<std::string>& tokens) {
   }
   std::printf("%-3s %-28s %-12s %-18s %12s %16s\n", "", "Total", "", "", withThousands(params).c_str(),
               withThousands(flops).c_str());
+
+  // The plan depends only on the table and the shapes: it is printed for variants that cannot run
+  // here too, saying so.
+  const std::string variantId = args.value("variant").value_or(defaultConvVariant());
+  const ConvVariant& variant = findConvVariant(variantId);
+  const int batch = args.intValue("batch", 1, 1);
+  const ValueInfo& input = model->inputs.front();
+  std::map<std::string, Shape> shapes;
+  for (const ValueInfo& each : model->inputs) {
+    Shape shape = each.shape;
+    for (int64_t& d : shape)
+      if (d < 0) d = batch;
+    shapes[each.name] = shape;
+  }
+  const Plan plan = makePlan(*model, variant.id, shapes);
+  std::printf("\nPlan for %s (%s), batch %d (input %s): %zu stages, %d fallback%s\n", variant.id.c_str(),
+              variant.runsOnGpu() ? "GPU" : "CPU", batch, shapeToString(shapes.at(input.name)).c_str(),
+              plan.stages.size(), plan.fallbackCount(), plan.fallbackCount() == 1 ? "" : "s");
+  if (const std::string reason = variant.unavailableReason(); !reason.empty())
+    std::printf("(%s cannot run on this machine: %s)\n", variant.id.c_str(), reason.c_str());
+  for (const std::string& line : plan.describe(*model)) std::printf("  %s\n", line.c_str());
   return 0;
 }
 

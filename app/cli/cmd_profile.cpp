@@ -5,7 +5,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/kernel_profile_json.h"
@@ -51,7 +51,7 @@ int runProfile(const std::vector<std::string>& tokens) {
   }
   const Args args(tokens, {"variant", "batch", "model", "data", "json"}, {});
   const std::string variant = args.value("variant").value_or(defaultConvVariant());
-  if (!findConvVariant(variant).runsOnGpu)
+  if (!findConvVariant(variant).runsOnGpu())
     throw Error("profile times GPU kernels; '" + variant + "' runs on the CPU (see 'convscope-cli variants')");
   const int batch = args.intValue("batch", 1000, 1);
   const auto model = loadOnnxModel(args.value("model").value_or(defaultModelPath()));

@@ -3,9 +3,9 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/util/gemm.h"
-#include "gpu/gpu_device.h"
 
 namespace convscope::cli {
 
@@ -16,7 +16,7 @@ int runVariants(const std::vector<std::string>& tokens) {
     return 0;
   }
   Args(tokens, {}, {});
-  const gpu::GpuDevice& device = gpu::gpuDevice();
+  const GpuInfo& device = gpuInfo();
   if (device.usable)
     std::printf("GPU:  %s (compute %d.%d, %d SMs, %.0f GiB; driver %s, runtime %s)\n", device.name.c_str(),
                 device.computeMajor, device.computeMinor, device.multiprocessors, device.memoryGiB,
@@ -27,8 +27,8 @@ int runVariants(const std::vector<std::string>& tokens) {
   std::printf("%-24s %-10s %-12s %s\n", "ID", "AVAILABLE", "RUNS ON", "DESCRIPTION");
   for (const ConvVariant& v : convVariants()) {
     const std::string reason = v.unavailableReason();
-    std::printf("%-24s %-10s %-12s %s\n", v.id.c_str(), reason.empty() ? "yes" : "no", v.requirement.c_str(),
-                v.description.c_str());
+    std::printf("%-24s %-10s %-12s %s\n", v.id.c_str(), reason.empty() ? "yes" : "no",
+                v.requirements.describe().c_str(), v.description.c_str());
     std::printf("%-24s %-10s %-12s course step: %s%s\n", "", "", "", v.courseStep.c_str(),
                 reason.empty() ? "" : ("; unavailable: " + reason).c_str());
   }

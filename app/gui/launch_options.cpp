@@ -4,7 +4,7 @@
 #include <QCoreApplication>
 #include <QRegularExpression>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "app/gui/main_window.h"
 
 namespace convscope::gui {

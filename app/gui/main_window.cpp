@@ -18,10 +18,10 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/model/layer_titles.h"
 #include "app/core/model/onnx_loader.h"
-#include "gpu/gpu_device.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
@@ -280,10 +280,10 @@ QStringList MainWindow::classNames() const {
 
 QString MainWindow::deviceText() const {
   // The device the current variant runs on, or "CPU only" where there is no GPU at all.
-  const gpu::GpuDevice& gpu = gpu::gpuDevice();
+  const GpuInfo& gpu = gpuInfo();
   if (!gpu.usable) return tr("CPU only");
   const QString name = QString::fromStdString(gpu.name);
-  if (findConvVariant(variants_->currentVariant().toStdString()).runsOnGpu) return tr("GPU: %1").arg(name);
+  if (findConvVariant(variants_->currentVariant().toStdString()).runsOnGpu()) return tr("GPU: %1").arg(name);
   return tr("CPU (GPU %1 idle)").arg(name);
 }
 

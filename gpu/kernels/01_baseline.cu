@@ -1,14 +1,13 @@
 // gpu-baseline: the course's first GPU convolution. One thread computes one output element and
 // reads every input pixel and weight it needs straight from global memory; the GPU wins over the
 // CPU by running hundreds of thousands of these threads at once. Every shape (stride, padding,
-// kernel size, batch) is supported, which makes this the fallback of every other variant.
+// kernel size, batch) is supported, so the plan can always fall back to it.
 #include <climits>
 #include <cstdint>
 #include <string>
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
@@ -55,18 +54,28 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+std::vector<KernelLaunchGeometry> baselineGeometry(const ConvProblem& p) {
+  KernelLaunchGeometry g;
+  g.kernel = "conv_baseline";
+  g.gridX = flatGrid((p.outputElements() + kThreads - 1) / kThreads);
+  g.blockX = kThreads;
+  g.mapping =
+      "thread t of block b computes output b*256+t of the flat N x M x H x W output, width fastest "
+      "(grid-stride beyond the grid)";
+  return {g};
+}
+
 void launchBaseline(const ConvLaunch& l) {
-  requireValidLaunch(l, "gpu-baseline");
+  requireValidLaunch(l, "conv_baseline");
   const ConvShape s = shapeOf(l.problem);
-  const int64_t blocks = (l.problem.outputElements() + kThreads - 1) / kThreads;
-  const unsigned grid = static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX);
+  const KernelLaunchGeometry g = baselineGeometry(l.problem).front();
   TracedScope scope(l.context, "conv_baseline");
-  conv_baseline<<<grid, kThreads, 0, l.context.stream()>>>(s, l.input, l.weights, l.output);
+  conv_baseline<<<g.gridX, g.blockX, 0, l.context.stream()>>>(s, l.input, l.weights, l.output);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-const ConvKernel kConvBaseline{"gpu-baseline", nullptr, launchBaseline};
+extern const GpuKernel kBaselineKernel{nullptr, baselineGeometry, runWithoutEpilogue<launchBaseline>};
 
 }  // namespace convscope::gpu

@@ -8,7 +8,6 @@
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
@@ -130,23 +129,42 @@ __global__ void __launch_bounds__(Tile* Tile)
   }
 }
 
+std::vector<KernelLaunchGeometry> tiledSharedGeometry(const ConvProblem& p) {
+  const InputTile t = inputTileOf(p);
+  KernelLaunchGeometry g;
+  g.kernel = "conv_tiled_shared";
+  g.gridX = flatGrid(int64_t{p.batch} * t.tilesY * t.tilesX * p.outChannels);
+  g.blockX = kTile;
+  g.blockY = kTile;
+  g.tileHeight = kTile;
+  g.tileWidth = kTile;
+  g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
+  g.mapping =
+      "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "
+      "the tile's output (x, y); the block stages the tile's input with its halo (" +
+      std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+      " per channel) "
+      "for up to " +
+      std::to_string(t.channelsPerStage) + " channels at a time";
+  return {g};
+}
+
 void launchTiledShared(const ConvLaunch& l) {
-  requireValidLaunch(l, "gpu-tiled-shared");
+  requireValidLaunch(l, "conv_tiled_shared");
   if (const std::string reason = tiledSharedUnsupported(l.problem); !reason.empty())
-    throw Error("gpu-tiled-shared: " + reason);
+    throw Error("conv_tiled_shared: " + reason);
   const ConvShape s = shapeOf(l.problem);
   const InputTile t = inputTileOf(l.problem);
-  const size_t sharedBytes = static_cast<size_t>(t.channelsPerStage) * t.bytesPerChannel();
-  const int64_t blocks = int64_t{s.batch} * t.tilesY * t.tilesX * s.outChannels;
-  const unsigned grid = static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX);
+  const KernelLaunchGeometry g = tiledSharedGeometry(l.problem).front();
   TracedScope scope(l.context, "conv_tiled_shared");
-  conv_tiled_shared<kTile>
-      <<<grid, kTile * kTile, sharedBytes, l.context.stream()>>>(s, t, l.input, l.weights, l.output);
+  conv_tiled_shared<kTile><<<g.gridX, g.blockX * g.blockY, static_cast<size_t>(g.sharedBytes), l.context.stream()>>>(
+      s, t, l.input, l.weights, l.output);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-const ConvKernel kConvTiledShared{"gpu-tiled-shared", tiledSharedUnsupported, launchTiledShared};
+extern const GpuKernel kTiledSharedKernel{tiledSharedUnsupported, tiledSharedGeometry,
+                                          runWithoutEpilogue<launchTiledShared>};
 
 }  // namespace convscope::gpu

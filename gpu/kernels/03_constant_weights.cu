@@ -8,7 +8,6 @@
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
@@ -139,27 +138,49 @@ __global__ void __launch_bounds__(Tile* Tile)
   }
 }
 
+std::vector<KernelLaunchGeometry> constantWeightsGeometry(const ConvProblem& p) {
+  const InputTile t = inputTileOf(p);
+  KernelLaunchGeometry g;
+  g.kernel = "conv_constant_weights";
+  g.gridX = flatGrid(int64_t{p.batch} * t.tilesY * t.tilesX * p.outChannels);
+  g.blockX = kTile;
+  g.blockY = kTile;
+  g.tileHeight = kTile;
+  g.tileWidth = kTile;
+  g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
+  g.mapping =
+      "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "
+      "the tile's output (x, y); the block stages the tile's input with its halo (" +
+      std::to_string(t.rows) + "x" + std::to_string(t.cols) +
+      " per channel) "
+      "for up to " +
+      std::to_string(t.channelsPerStage) +
+      " channels at a time; the weights are copied to constant memory first (copy_weights_to_constant)";
+  return {g};
+}
+
 void launchConstantWeights(const ConvLaunch& l) {
-  requireValidLaunch(l, "gpu-constant-weights");
+  requireValidLaunch(l, "conv_constant_weights");
   if (const std::string reason = constantWeightsUnsupported(l.problem); !reason.empty())
-    throw Error("gpu-constant-weights: " + reason);
+    throw Error("conv_constant_weights: " + reason);
   const ConvShape s = shapeOf(l.problem);
   const InputTile t = inputTileOf(l.problem);
-  const size_t sharedBytes = static_cast<size_t>(t.channelsPerStage) * t.bytesPerChannel();
-  const int64_t blocks = int64_t{s.batch} * t.tilesY * t.tilesX * s.outChannels;
-  const unsigned grid = static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX);
+  const KernelLaunchGeometry g = constantWeightsGeometry(l.problem).front();
   {
     TracedScope scope(l.context, "copy_weights_to_constant");
     CONVSCOPE_CUDA_CHECK(cudaMemcpyToSymbolAsync(constantWeights, l.weights, l.problem.weightElements() * sizeof(float),
                                                  0, cudaMemcpyDeviceToDevice, l.context.stream()));
   }
   TracedScope scope(l.context, "conv_constant_weights");
-  conv_constant_weights<kTile><<<grid, kTile * kTile, sharedBytes, l.context.stream()>>>(s, t, l.input, l.output);
+  conv_constant_weights<kTile>
+      <<<g.gridX, g.blockX * g.blockY, static_cast<size_t>(g.sharedBytes), l.context.stream()>>>(s, t, l.input,
+                                                                                                 l.output);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-const ConvKernel kConvConstantWeights{"gpu-constant-weights", constantWeightsUnsupported, launchConstantWeights};
+extern const GpuKernel kConstantWeightsKernel{constantWeightsUnsupported, constantWeightsGeometry,
+                                              runWithoutEpilogue<launchConstantWeights>};
 
 }  // namespace convscope::gpu

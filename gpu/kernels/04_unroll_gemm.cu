@@ -9,15 +9,10 @@
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
 namespace {
-
-unsigned gridOf(int64_t blocks) {
-  return static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX);
-}
 
 constexpr int64_t kWorkspaceBudget = int64_t{512} << 20;  // bytes of X_unroll per chunk of images
 
@@ -161,6 +156,22 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+KernelLaunchGeometry matmulGeometry(const char* kernel, int64_t cols, int outChannels) {
+  const RowTiling rows = rowTilingOf(outChannels);
+  KernelLaunchGeometry g;
+  g.kernel = kernel;
+  g.gridX = flatGrid((cols + kTileCols - 1) / kTileCols * rows.tiles);
+  g.blockX = kThreads;
+  g.tileHeight = rows.rowsPerTile;  // output maps per block
+  g.tileWidth = kTileCols;          // columns (image, output pixel) per block
+  g.sharedBytes = int64_t{kTileK} * (kTileCols + rows.rowsPerTile) * static_cast<int64_t>(sizeof(float));
+  g.mapping = "one block per (" + std::to_string(rows.rowsPerTile) + " output maps x " + std::to_string(kTileCols) +
+              " columns) tile of the output matrix (columns: the unrolled X matrix), the map tile fastest; thread t "
+              "computes columns t, t+" +
+              std::to_string(kThreads) + ", ... for every map of the tile, in registers";
+  return g;
+}
+
 // Launches the instantiation for rows.rowsPerTile (4, 8, ..., 32).
 template <int TileRows = 4>
 void launchMatmul(const ConvLaunch& l, const ConvShape& s, int64_t firstImage, int64_t cols, const RowTiling& rows,
@@ -168,22 +179,56 @@ void launchMatmul(const ConvLaunch& l, const ConvShape& s, int64_t firstImage, i
   if constexpr (TileRows < kMaxTileRows) {
     if (rows.rowsPerTile > TileRows) return launchMatmul<TileRows + 4>(l, s, firstImage, cols, rows, unrolled);
   }
-  const int64_t blocks = (cols + kTileCols - 1) / kTileCols * rows.tiles;
-  conv_unroll_matmul<TileRows><<<gridOf(blocks), kThreads, 0, l.context.stream()>>>(s, firstImage, cols, rows.tiles,
-                                                                                    l.weights, unrolled, l.output);
+  const KernelLaunchGeometry g = matmulGeometry("conv_unroll_matmul", cols, s.outChannels);
+  conv_unroll_matmul<TileRows>
+      <<<g.gridX, g.blockX, 0, l.context.stream()>>>(s, firstImage, cols, rows.tiles, l.weights, unrolled, l.output);
 }
 
 // ---- Launcher ------------------------------------------------------------------------------------
 
+// Images unrolled at once: X_unroll for them stays within kWorkspaceBudget.
+int64_t imagesPerChunk(const ConvProblem& p) {
+  const int64_t bytesPerImage = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth * p.outHeight() * p.outWidth() *
+                                static_cast<int64_t>(sizeof(float));
+  const int64_t chunk = kWorkspaceBudget / bytesPerImage;
+  return chunk < 1 ? 1 : (chunk > p.batch ? p.batch : chunk);
+}
+
+KernelLaunchGeometry unrollGeometry(const ConvProblem& p, int64_t cols) {
+  KernelLaunchGeometry g;
+  g.kernel = "conv_unroll_input";
+  g.gridX = flatGrid((cols + kUnrollThreads - 1) / kUnrollThreads);
+  g.gridY = p.inChannels < 65535 ? p.inChannels : 65535;
+  g.blockX = kUnrollThreads;
+  g.mapping =
+      "thread t of block (x, c) writes the K*K rows of input channel c in column x*256+t of X_unroll "
+      "(one column per output pixel of each image)";
+  return g;
+}
+
+// The launches of the first chunk of images (the others repeat them).
+std::vector<KernelLaunchGeometry> unrollGemmGeometry(const ConvProblem& p) {
+  const int64_t chunk = imagesPerChunk(p);
+  const int64_t cols = chunk * p.outHeight() * p.outWidth();
+  KernelLaunchGeometry unroll = unrollGeometry(p, cols);
+  KernelLaunchGeometry matmul = matmulGeometry("conv_unroll_matmul", cols, p.outChannels);
+  const int64_t chunks = (p.batch + chunk - 1) / chunk;
+  if (chunks > 1) {
+    const std::string note = " (one of " + std::to_string(chunks) + " chunks of " + std::to_string(chunk) + " images)";
+    unroll.mapping += note;
+    matmul.mapping += note;
+  }
+  return {unroll, matmul};
+}
+
 void launchUnrollGemm(const ConvLaunch& l) {
-  requireValidLaunch(l, "gpu-unroll-gemm");
+  requireValidLaunch(l, "conv_unroll_gemm");
   const ConvProblem& p = l.problem;
   const ConvShape s = shapeOf(p);
-  const int64_t depth = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth;
   const int64_t outPlane = int64_t{s.outHeight} * s.outWidth;
-  const int64_t bytesPerImage = depth * outPlane * static_cast<int64_t>(sizeof(float));
-  int64_t chunk = kWorkspaceBudget / bytesPerImage;
-  chunk = chunk < 1 ? 1 : (chunk > p.batch ? p.batch : chunk);
+  const int64_t chunk = imagesPerChunk(p);
+  const int64_t bytesPerImage =
+      int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth * outPlane * static_cast<int64_t>(sizeof(float));
   float* unrolled = static_cast<float*>(l.context.workspace(static_cast<size_t>(chunk * bytesPerImage)));
   const RowTiling rows = rowTilingOf(p.outChannels);
 
@@ -192,9 +237,8 @@ void launchUnrollGemm(const ConvLaunch& l) {
     const int64_t cols = images * outPlane;
     {
       TracedScope scope(l.context, "conv_unroll_input");
-      const dim3 grid(gridOf((cols + kUnrollThreads - 1) / kUnrollThreads),
-                      p.inChannels < 65535 ? p.inChannels : 65535);
-      conv_unroll_input<<<grid, kUnrollThreads, 0, l.context.stream()>>>(s, first, cols, l.input, unrolled);
+      const KernelLaunchGeometry g = unrollGeometry(p, cols);
+      conv_unroll_input<<<dim3(g.gridX, g.gridY), g.blockX, 0, l.context.stream()>>>(s, first, cols, l.input, unrolled);
       CONVSCOPE_CUDA_CHECK_LAUNCH();
     }
     {
@@ -207,6 +251,6 @@ void launchUnrollGemm(const ConvLaunch& l) {
 
 }  // namespace
 
-const ConvKernel kConvUnrollGemm{"gpu-unroll-gemm", nullptr, launchUnrollGemm};
+extern const GpuKernel kUnrollGemmKernel{nullptr, unrollGemmGeometry, runWithoutEpilogue<launchUnrollGemm>};
 
 }  // namespace convscope::gpu

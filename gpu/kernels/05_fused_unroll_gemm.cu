@@ -8,15 +8,10 @@
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
 namespace {
-
-unsigned gridOf(int64_t blocks) {
-  return static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX);
-}
 
 // A block computes TileRows output maps x kTileCols columns. With at most 32 output maps, one
 // thread holds a whole column strip (all TileRows rows x kColsPerThread columns): every weight it
@@ -162,6 +157,22 @@ __global__ void __launch_bounds__(kThreads, minBlocksPerSm(TileRows))
   }
 }
 
+KernelLaunchGeometry matmulGeometry(const char* kernel, int64_t cols, int outChannels) {
+  const RowTiling rows = rowTilingOf(outChannels);
+  KernelLaunchGeometry g;
+  g.kernel = kernel;
+  g.gridX = flatGrid((cols + kTileCols - 1) / kTileCols * rows.tiles);
+  g.blockX = kThreads;
+  g.tileHeight = rows.rowsPerTile;  // output maps per block
+  g.tileWidth = kTileCols;          // columns (image, output pixel) per block
+  g.sharedBytes = int64_t{kTileK} * (kTileCols + rows.rowsPerTile) * static_cast<int64_t>(sizeof(float));
+  g.mapping = "one block per (" + std::to_string(rows.rowsPerTile) + " output maps x " + std::to_string(kTileCols) +
+              " columns) tile of the output matrix (columns: one per output pixel of each image; the tile of unrolled "
+              "inputs is built in shared memory), the map tile fastest; thread t computes columns t, t+" +
+              std::to_string(kThreads) + ", ... for every map of the tile, in registers";
+  return g;
+}
+
 // Launches the instantiation for rows.rowsPerTile (4, 8, ..., 32).
 template <int TileRows = 4>
 void launchMatmul(const ConvLaunch& l, const ConvShape& s, const RowTiling& rows) {
@@ -169,13 +180,17 @@ void launchMatmul(const ConvLaunch& l, const ConvShape& s, const RowTiling& rows
     if (rows.rowsPerTile > TileRows) return launchMatmul<TileRows + 4>(l, s, rows);
   }
   const int64_t cols = int64_t{s.batch} * s.outHeight * s.outWidth;
-  const int64_t blocks = (cols + kTileCols - 1) / kTileCols * rows.tiles;
+  const KernelLaunchGeometry g = matmulGeometry("conv_fused_unroll_matmul", cols, s.outChannels);
   conv_fused_unroll_matmul<TileRows>
-      <<<gridOf(blocks), kThreads, 0, l.context.stream()>>>(s, rows.tiles, l.input, l.weights, l.output);
+      <<<g.gridX, g.blockX, 0, l.context.stream()>>>(s, rows.tiles, l.input, l.weights, l.output);
+}
+
+std::vector<KernelLaunchGeometry> fusedUnrollGemmGeometry(const ConvProblem& p) {
+  return {matmulGeometry("conv_fused_unroll_matmul", int64_t{p.batch} * p.outHeight() * p.outWidth(), p.outChannels)};
 }
 
 void launchFusedUnrollGemm(const ConvLaunch& l) {
-  requireValidLaunch(l, "gpu-fused-unroll-gemm");
+  requireValidLaunch(l, "conv_fused_unroll_matmul");
   const ConvShape s = shapeOf(l.problem);
   TracedScope scope(l.context, "conv_fused_unroll_matmul");
   launchMatmul(l, s, rowTilingOf(s.outChannels));
@@ -184,6 +199,7 @@ void launchFusedUnrollGemm(const ConvLaunch& l) {
 
 }  // namespace
 
-const ConvKernel kConvFusedUnrollGemm{"gpu-fused-unroll-gemm", nullptr, launchFusedUnrollGemm};
+extern const GpuKernel kFusedUnrollGemmKernel{nullptr, fusedUnrollGemmGeometry,
+                                              runWithoutEpilogue<launchFusedUnrollGemm>};
 
 }  // namespace convscope::gpu

@@ -9,7 +9,6 @@
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/conv_shape.cuh"
 
 namespace convscope::gpu {
@@ -64,26 +63,44 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+int channelGroupsOf(const ConvProblem& p) {
+  return (p.inChannels + kChannelsPerGroup - 1) / kChannelsPerGroup;
+}
+int64_t spatialTilesOf(const ConvProblem& p) {
+  return (int64_t{p.outHeight()} * p.outWidth() + kThreads - 1) / kThreads;
+}
+
+std::vector<KernelLaunchGeometry> atomicsGeometry(const ConvProblem& p) {
+  KernelLaunchGeometry g;
+  g.kernel = "conv_atomics";
+  g.gridX = flatGrid(int64_t{p.batch} * spatialTilesOf(p) * channelGroupsOf(p) * p.outChannels);
+  g.blockX = kThreads;
+  g.mapping = "one block per (image, output map, group of " + std::to_string(kChannelsPerGroup) +
+              " input channels, run of 256 output pixels); thread t sums its pixel over the group's channels and "
+              "atomically adds it to the output (zeroed first: zero_output)";
+  return {g};
+}
+
 void launchAtomics(const ConvLaunch& l) {
-  requireValidLaunch(l, "gpu-atomics");
+  requireValidLaunch(l, "conv_atomics");
   const ConvProblem& p = l.problem;
   const ConvShape s = shapeOf(p);
-  const int channelGroups = (p.inChannels + kChannelsPerGroup - 1) / kChannelsPerGroup;
-  const int64_t spatialTiles = (int64_t{s.outHeight} * s.outWidth + kThreads - 1) / kThreads;
-  const int64_t blocks = int64_t{p.batch} * spatialTiles * channelGroups * p.outChannels;
+  const int channelGroups = channelGroupsOf(p);
+  const int64_t spatialTiles = spatialTilesOf(p);
+  const KernelLaunchGeometry g = atomicsGeometry(p).front();
   {
     TracedScope scope(l.context, "zero_output");
     CONVSCOPE_CUDA_CHECK(
         cudaMemsetAsync(l.output, 0, static_cast<size_t>(p.outputElements()) * sizeof(float), l.context.stream()));
   }
   TracedScope scope(l.context, "conv_atomics");
-  conv_atomics<<<static_cast<unsigned>(blocks < INT_MAX ? blocks : INT_MAX), kThreads, 0, l.context.stream()>>>(
-      s, channelGroups, spatialTiles, l.input, l.weights, l.output);
+  conv_atomics<<<g.gridX, g.blockX, 0, l.context.stream()>>>(s, channelGroups, spatialTiles, l.input, l.weights,
+                                                             l.output);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-const ConvKernel kConvAtomics{"gpu-atomics", nullptr, launchAtomics};
+extern const GpuKernel kAtomicsKernel{nullptr, atomicsGeometry, runWithoutEpilogue<launchAtomics>};
 
 }  // namespace convscope::gpu

@@ -7,7 +7,6 @@
 // a large one (15 rows x 4 maps, or 5 rows x 12 maps, whichever wastes less on the shape) for
 // multi-channel layers, whose time goes into arithmetic. Kernel sizes and strides stay run-time
 // loop bounds here.
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/direct_conv_tiles.cuh"
 
 namespace convscope::gpu {
@@ -64,30 +63,44 @@ __global__ void __launch_bounds__(kMaxThreads, 1) convPerLayerTiles(const Direct
 constexpr int kSmallTileThreads = 768;
 constexpr int kLargeTileThreads = 384;
 
-bool launchTile(const ConvLaunch& l, direct_conv::DirectConvDeviceState& device) {
-  switch (direct_conv::chooseTile(l.problem)) {
+// The tile for the layer's shape (direct_conv::chooseTile) and its kernel.
+direct_conv::TileKernel tileFor(const ConvProblem& p) {
+  switch (direct_conv::chooseTile(p)) {
     case direct_conv::TileShape::kSmall:
-      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<7, 4, kSmallTileThreads>,
-                                           "convPerLayerTiles<7,4>", 7, 4, kSmallTileThreads);
+      return {"convPerLayerTiles<7,4>", 7, 4, kSmallTileThreads};
     case direct_conv::TileShape::kTall:
-      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<15, 4, kLargeTileThreads>,
-                                           "convPerLayerTiles<15,4>", 15, 4, kLargeTileThreads);
+      return {"convPerLayerTiles<15,4>", 15, 4, kLargeTileThreads};
     case direct_conv::TileShape::kWide:
-      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<5, 12, kLargeTileThreads>,
-                                           "convPerLayerTiles<5,12>", 5, 12, kLargeTileThreads);
+      break;
   }
-  return false;
+  return {"convPerLayerTiles<5,12>", 5, 12, kLargeTileThreads};
+}
+
+std::string perLayerUnsupported(const ConvProblem& p) {
+  return direct_conv::tileUnsupportedReason(p, tileFor(p));
+}
+
+std::vector<KernelLaunchGeometry> perLayerGeometry(const ConvProblem& p) {
+  return {direct_conv::tileGeometry(p, tileFor(p))};
 }
 
 void launchPerLayer(const ConvLaunch& l) {
   const ConvProblem& p = l.problem;
   if (p.batch <= 0 || p.outHeight() <= 0 || p.outWidth() <= 0) return;
-  // Weights plus one image too large for shared memory: the general implicit GEMM.
-  if (!launchTile(l, direct_conv::deviceState(l.context, "gpu-per-layer"))) kConvFusedUnrollGemm.launch(l);
+  direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, "convPerLayerTiles");
+  const direct_conv::TileKernel tile = tileFor(p);
+  switch (direct_conv::chooseTile(p)) {
+    case direct_conv::TileShape::kSmall:
+      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<7, 4, kSmallTileThreads>, tile);
+    case direct_conv::TileShape::kTall:
+      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<15, 4, kLargeTileThreads>, tile);
+    case direct_conv::TileShape::kWide:
+      return direct_conv::launchDirectConv(l, device, convPerLayerTiles<5, 12, kLargeTileThreads>, tile);
+  }
 }
 
 }  // namespace
 
-const ConvKernel kConvPerLayer = {"gpu-per-layer", nullptr, launchPerLayer};
+extern const GpuKernel kPerLayerKernel{perLayerUnsupported, perLayerGeometry, runWithoutEpilogue<launchPerLayer>};
 
 }  // namespace convscope::gpu

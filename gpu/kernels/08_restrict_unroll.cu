@@ -3,7 +3,8 @@
 // unrolled, and __restrict__/const pointers. Knowing K, the compiler keeps a column of R + K - 1
 // input values in registers and slides the K kernel rows over it, so one shared-memory read
 // feeds up to K * MT multiply-adds instead of MT, and the address arithmetic turns into immediate
-// offsets: the inner loop is ~91% FFMA. Other kernel sizes and strides take the per-layer kernels.
+// offsets: the inner loop is ~91% FFMA. Other kernel sizes and strides it declines: the plan gives
+// such layers to the per-layer kernels (the previous course step), and says so.
 //
 // PREDICTION (H100 SXM: 132 SMs at 1.98 GHz, FFMA peak 67 TFLOP/s, ~3 TB/s; batch 10,000):
 //   conv1 (1x48x48 -> 12x42x42; 20.7 GFLOP, 0.94 GB): floors 0.31 ms (FFMA) and 0.31 ms
@@ -20,7 +21,6 @@
 //   3.18 ms and 3.78 ms, so ~3.3x faster in sum.
 #include <string>
 
-#include "gpu/kernels/conv_kernels.h"
 #include "gpu/kernels/direct_conv_tiles.cuh"
 
 namespace convscope::gpu {
@@ -90,17 +90,17 @@ constexpr int kSmallTileThreads = 768;
 constexpr int kLargeTileThreads = 384;
 
 template <int K, int R, int MT, int kColumnUnroll, int kMaxThreads>
-bool launchTile(const ConvLaunch& l, direct_conv::DirectConvDeviceState& device) {
-  const std::string name =
-      "convRestrictUnrollTiles<" + std::to_string(K) + "," + std::to_string(R) + "," + std::to_string(MT) + ">";
-  return direct_conv::launchDirectConv(l, device, convRestrictUnrollTiles<K, R, MT, kColumnUnroll, kMaxThreads>,
-                                       name.c_str(), R, MT, kMaxThreads);
+void launchTile(const ConvLaunch& l, direct_conv::DirectConvDeviceState& device) {
+  const direct_conv::TileKernel tile{
+      "convRestrictUnrollTiles<" + std::to_string(K) + "," + std::to_string(R) + "," + std::to_string(MT) + ">", R, MT,
+      kMaxThreads};
+  direct_conv::launchDirectConv(l, device, convRestrictUnrollTiles<K, R, MT, kColumnUnroll, kMaxThreads>, tile);
 }
 
 // The small tile's body is small enough to unroll whole; the large ones take two kernel
 // columns per trip (1.45 ms for the second layer, against 1.51 rolled and 2.06 fully unrolled).
 template <int K>
-bool launchCompileTimeSize(const ConvLaunch& l, direct_conv::DirectConvDeviceState& device) {
+void launchCompileTimeSize(const ConvLaunch& l, direct_conv::DirectConvDeviceState& device) {
   switch (direct_conv::chooseTile(l.problem)) {
     case direct_conv::TileShape::kSmall:
       return launchTile<K, 7, 4, K, kSmallTileThreads>(l, device);
@@ -109,39 +109,59 @@ bool launchCompileTimeSize(const ConvLaunch& l, direct_conv::DirectConvDeviceSta
     case direct_conv::TileShape::kWide:
       return launchTile<K, 5, 12, 2, kLargeTileThreads>(l, device);
   }
-  return false;
+}
+
+bool compiledFor(const ConvProblem& p) {
+  const int k = p.kernelHeight;
+  return !p.hasStride() && p.kernelWidth == k && (k == 1 || k == 3 || k == 5 || k == 7);
+}
+
+direct_conv::TileKernel tileFor(const ConvProblem& p) {
+  const std::string k = std::to_string(p.kernelHeight);
+  switch (direct_conv::chooseTile(p)) {
+    case direct_conv::TileShape::kSmall:
+      return {"convRestrictUnrollTiles<" + k + ",7,4>", 7, 4, kSmallTileThreads};
+    case direct_conv::TileShape::kTall:
+      return {"convRestrictUnrollTiles<" + k + ",15,4>", 15, 4, kLargeTileThreads};
+    case direct_conv::TileShape::kWide:
+      break;
+  }
+  return {"convRestrictUnrollTiles<" + k + ",5,12>", 5, 12, kLargeTileThreads};
+}
+
+// Kernel sizes and strides it was not compiled for go, through the plan, to an earlier step.
+std::string restrictUnrollUnsupported(const ConvProblem& p) {
+  if (!compiledFor(p))
+    return "compiled for square 1x1, 3x3, 5x5 and 7x7 kernels at stride 1; this layer is " +
+           std::to_string(p.kernelHeight) + "x" + std::to_string(p.kernelWidth) + " at stride " +
+           std::to_string(p.strideHeight) + "x" + std::to_string(p.strideWidth);
+  return direct_conv::tileUnsupportedReason(p, tileFor(p));
+}
+
+std::vector<KernelLaunchGeometry> restrictUnrollGeometry(const ConvProblem& p) {
+  return {direct_conv::tileGeometry(p, tileFor(p))};
 }
 
 void launchRestrictUnroll(const ConvLaunch& l) {
   const ConvProblem& p = l.problem;
   if (p.batch <= 0 || p.outHeight() <= 0 || p.outWidth() <= 0) return;
-  bool launched = false;
-  if (!p.hasStride() && p.kernelHeight == p.kernelWidth) {
-    direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, "gpu-restrict-unroll");
-    switch (p.kernelHeight) {
-      case 1:
-        launched = launchCompileTimeSize<1>(l, device);
-        break;
-      case 3:
-        launched = launchCompileTimeSize<3>(l, device);
-        break;
-      case 5:
-        launched = launchCompileTimeSize<5>(l, device);
-        break;
-      case 7:
-        launched = launchCompileTimeSize<7>(l, device);
-        break;
-      default:
-        break;
-    }
+  if (!compiledFor(p)) throw Error("convRestrictUnrollTiles: not compiled for " + p.describe());
+  direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, "convRestrictUnrollTiles");
+  switch (p.kernelHeight) {
+    case 1:
+      return launchCompileTimeSize<1>(l, device);
+    case 3:
+      return launchCompileTimeSize<3>(l, device);
+    case 5:
+      return launchCompileTimeSize<5>(l, device);
+    default:
+      return launchCompileTimeSize<7>(l, device);
   }
-  // Other kernel sizes and strides: the run-time-size kernels, which fall back to the general
-  // implicit GEMM where shared memory is too small.
-  if (!launched) kConvPerLayer.launch(l);
 }
 
 }  // namespace
 
-const ConvKernel kConvRestrictUnroll = {"gpu-restrict-unroll", nullptr, launchRestrictUnroll};
+extern const GpuKernel kRestrictUnrollKernel{restrictUnrollUnsupported, restrictUnrollGeometry,
+                                             runWithoutEpilogue<launchRestrictUnroll>};
 
 }  // namespace convscope::gpu

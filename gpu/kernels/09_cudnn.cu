@@ -3,11 +3,31 @@
 // fastest is cached with its descriptors, as the course's framework did; math is forced to plain
 // FP32 FMA (no TF32). Every algorithm is eligible, FFT and Winograd included, with up to 4 GiB of
 // workspace; the correctness test holds whichever wins to the same 1e-5 as the hand-written ones.
-#include "gpu/cuda_check.h"
-#include "gpu/kernels/conv_kernels.h"
+#include <vector>
 
-// CMake compiles this file only where it found cuDNN, and then defines CONVSCOPE_HAVE_CUDNN, which
-// makes cuda_check.h include cudnn.h and define CONVSCOPE_CUDNN_CHECK.
+#include "gpu/conv_kernel.h"
+#include "gpu/cuda_check.h"
+
+// Where CMake found cuDNN it defines CONVSCOPE_HAVE_CUDNN, which makes cuda_check.h include
+// cudnn.h and define CONVSCOPE_CUDNN_CHECK; elsewhere the kernel only says that the build has none
+// (and the row, which needs cuDNN, is unavailable).
+namespace convscope::gpu {
+namespace {
+
+// cuDNN picks its kernels and their launch geometry itself, per shape and GPU; the Profile tab
+// shows the kernels it ran.
+std::vector<KernelLaunchGeometry> cudnnGeometry(const ConvProblem&) {
+  KernelLaunchGeometry g;
+  g.kernel = "cudnnConvolutionForward";
+  g.mapping =
+      "chosen by cuDNN at run time (the fastest algorithm its search finds for the shape): its kernels and "
+      "their grids are not published";
+  return {g};
+}
+
+}  // namespace
+}  // namespace convscope::gpu
+
 #ifdef CONVSCOPE_HAVE_CUDNN
 
 #include <algorithm>
@@ -104,8 +124,8 @@ std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t hand
 void launchCudnn(const ConvLaunch& l) {
   const ConvProblem& p = l.problem;
   if (const std::string reason = cudnnUnsupportedReason(p); !reason.empty())
-    throwCudaError(reason, "cudnn", __FILE__, __LINE__);
-  CudnnState& state = l.context.state<CudnnState>("cudnn");
+    throwCudaError(reason, "cudnnConvolutionForward", __FILE__, __LINE__);
+  CudnnState& state = l.context.state<CudnnState>("cudnnConvolutionForward");
   if (!state.handle) {
     // Kept only once it is bound to the stream, so a failure leaves no half-made handle behind.
     CudnnHandle handle = CudnnHandle::create();
@@ -126,7 +146,7 @@ void launchCudnn(const ConvLaunch& l) {
 
 }  // namespace
 
-const ConvKernel kConvCudnn = {"cudnn", cudnnUnsupportedReason, launchCudnn};
+extern const GpuKernel kCudnnKernel{cudnnUnsupportedReason, cudnnGeometry, runWithoutEpilogue<launchCudnn>};
 
 }  // namespace convscope::gpu
 
@@ -140,12 +160,12 @@ std::string cudnnMissing(const ConvProblem&) {
 }
 
 void launchCudnnMissing(const ConvLaunch&) {
-  throwCudaError("this build has no cuDNN", "cudnn", __FILE__, __LINE__);
+  throwCudaError("this build has no cuDNN", "cudnnConvolutionForward", __FILE__, __LINE__);
 }
 
 }  // namespace
 
-const ConvKernel kConvCudnn = {"cudnn", cudnnMissing, launchCudnnMissing};
+extern const GpuKernel kCudnnKernel{cudnnMissing, cudnnGeometry, runWithoutEpilogue<launchCudnnMissing>};
 
 }  // namespace convscope::gpu
 

@@ -2,6 +2,7 @@
 // host-only) and the launchers' check of the problem and pointers.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -47,15 +48,21 @@ inline ConvShape shapeOf(const ConvProblem& p) {
   return s;
 }
 
-inline void requireValidLaunch(const ConvLaunch& l, const char* id) {
+// A flat grid of `blocks`, clamped to what a launch takes (the kernels then loop grid-stride).
+inline int flatGrid(int64_t blocks) {
+  return static_cast<int>(blocks < INT_MAX ? blocks : INT_MAX);
+}
+
+inline void requireValidLaunch(const ConvLaunch& l, const char* kernel) {
   const ConvProblem& p = l.problem;
   const bool positive = p.batch > 0 && p.inChannels > 0 && p.inHeight > 0 && p.inWidth > 0 && p.outChannels > 0 &&
                         p.kernelHeight > 0 && p.kernelWidth > 0 && p.strideHeight > 0 && p.strideWidth > 0;
   const bool padsOk = p.padTop >= 0 && p.padLeft >= 0 && p.padBottom >= 0 && p.padRight >= 0;
   const bool windowFits = padsOk && int64_t{p.inHeight} + p.padTop + p.padBottom >= p.kernelHeight &&
                           int64_t{p.inWidth} + p.padLeft + p.padRight >= p.kernelWidth;
-  if (!positive || !windowFits) throw Error(std::string(id) + ": empty or invalid convolution (" + p.describe() + ")");
-  if (!l.input || !l.weights || !l.output) throw Error(std::string(id) + ": null device pointer");
+  if (!positive || !windowFits)
+    throw Error(std::string(kernel) + ": empty or invalid convolution (" + p.describe() + ")");
+  if (!l.input || !l.weights || !l.output) throw Error(std::string(kernel) + ": null device pointer");
 }
 
 }  // namespace convscope::gpu

@@ -1,5 +1,5 @@
-// The machinery shared by the two direct-convolution variants (conv_per_layer.cu and
-// conv_restrict_unroll.cu): a persistent block keeps every weight in shared memory, laid out so a
+// The machinery shared by the two direct-convolution variants (07_per_layer.cu and
+// 08_restrict_unroll.cu): a persistent block keeps every weight in shared memory, laid out so a
 // thread's group of output maps is contiguous (float4, warp-broadcast), and streams groups of
 // whole images through two shared-memory buffers with asynchronous copies, so the next group
 // loads while this one is computed. Each thread owns a register tile of R output rows (one
@@ -16,8 +16,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 
+#include "app/core/engine/gpu_platform.h"
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_shape.cuh"
@@ -272,14 +274,12 @@ inline TileShape chooseTile(const ConvProblem& p) {
 // Chooses how many images a block stages at once (one register tile per thread where possible,
 // with as few idle threads as possible) and lays out shared memory. `fits` is false when one
 // image and the weights don't fit in `sharedLimit` bytes.
-inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, int maxThreads, size_t sharedLimit,
-                                     int multiprocessors) {
-  const ConvProblem& p = l.problem;
+// `input` only decides whether the staging copy may use 16-byte loads (nullptr: as if aligned);
+// the launcher fills in the pointers.
+inline DirectConvPlan planDirectConv(const ConvProblem& p, const float* input, int rows, int maps, int maxThreads,
+                                     size_t sharedLimit, int multiprocessors) {
   DirectConvPlan plan;
   DirectConvArgs& a = plan.args;
-  a.input = l.input;
-  a.weights = l.weights;
-  a.output = l.output;
   a.shape = shapeOf(p);
   if (a.shape.outHeight <= 0 || a.shape.outWidth <= 0 || p.batch <= 0) return plan;
 
@@ -311,7 +311,7 @@ inline DirectConvPlan planDirectConv(const ConvLaunch& l, int rows, int maps, in
   }
   a.imageStride = p.inChannels * a.planeStride;
   a.vectorCopy =
-      a.flatCopy && (p.inChannels * p.inHeight * p.inWidth) % 4 == 0 && reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
+      a.flatCopy && (p.inChannels * p.inHeight * p.inWidth) % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
 
   const int itemsPerImage = a.rowTiles * a.shape.outWidth * a.mapGroups;
   auto bufferFloats = [&](int images) { return roundUp(images * a.imageStride + slack, 4); };
@@ -384,20 +384,73 @@ int residentBlocks(DirectConvDeviceState& s, Kernel kernel, int threads, size_t 
   return blocks;
 }
 
+// The shared memory and multiprocessors a plan is made for: this machine's GPU, or -- where there
+// is none (shape checks and launch geometry on a machine without a GPU) -- an H100's.
+struct DirectConvLimits {
+  size_t sharedOptin = 0;
+  int multiprocessors = 0;
+  bool reference = false;  // the H100's figures, not this machine's
+};
+
+inline DirectConvLimits directConvLimits() {
+  const GpuInfo& gpu = gpuInfo();
+  if (gpu.usable) return {static_cast<size_t>(gpu.sharedBytesPerBlockOptin), gpu.multiprocessors, false};
+  return {227 * 1024, 132, true};
+}
+
+// One of the per-layer register tiles with its kernel: `rows` output rows x `maps` maps a thread.
+struct TileKernel {
+  std::string name;  // as the trace and the mapping view show it
+  int rows = 0, maps = 0, maxThreads = 0;
+};
+
+// Why the tile cannot take `p` (one image and the weights exceed shared memory), or "".
+inline std::string tileUnsupportedReason(const ConvProblem& p, const TileKernel& tile) {
+  const DirectConvLimits limits = directConvLimits();
+  if (planDirectConv(p, nullptr, tile.rows, tile.maps, tile.maxThreads, limits.sharedOptin, limits.multiprocessors)
+          .fits)
+    return {};
+  return "one image and the weights do not fit in the " + std::to_string(limits.sharedOptin / 1024) +
+         " KB of shared memory a block can have" + (limits.reference ? " (an H100's)" : "");
+}
+
+inline KernelLaunchGeometry tileGeometry(const ConvProblem& p, const TileKernel& tile) {
+  const DirectConvLimits limits = directConvLimits();
+  const DirectConvPlan plan =
+      planDirectConv(p, nullptr, tile.rows, tile.maps, tile.maxThreads, limits.sharedOptin, limits.multiprocessors);
+  KernelLaunchGeometry g;
+  g.kernel = tile.name;
+  g.gridX = plan.args.numSteps;
+  g.blockX = plan.threads;
+  g.tileHeight = tile.rows;
+  g.tileWidth = 1;
+  g.sharedBytes = static_cast<int64_t>(plan.sharedBytes);
+  g.mapping = "persistent grid: at most as many blocks as fit on the GPU at once, each taking the next step of " +
+              std::to_string(plan.args.imagesPerStep) +
+              " image(s); a block stages the images and all weights in "
+              "shared memory, and each thread computes " +
+              std::to_string(tile.rows) + " output rows x " + std::to_string(tile.maps) +
+              " maps of one column in registers (grid shown: " + std::to_string(plan.args.numSteps) + " steps)";
+  return g;
+}
+
 // Plans and launches `kernel` (a __global__ taking DirectConvArgs whose body is
 // runDirectConv<Tile>) as a persistent grid; false, launching nothing, when the shape does not fit.
 template <class Kernel>
-bool launchDirectConv(const ConvLaunch& l, DirectConvDeviceState& s, Kernel kernel, const char* name, int rows,
-                      int maps, int maxThreads) {
-  const DirectConvPlan plan = planDirectConv(l, rows, maps, maxThreads, s.sharedOptin, s.multiprocessors);
-  if (!plan.fits) return false;
+void launchDirectConv(const ConvLaunch& l, DirectConvDeviceState& s, Kernel kernel, const TileKernel& tile) {
+  DirectConvPlan plan =
+      planDirectConv(l.problem, l.input, tile.rows, tile.maps, tile.maxThreads, s.sharedOptin, s.multiprocessors);
+  // The variant's unsupportedReason declined such shapes, so the plan gave them to another variant.
+  if (!plan.fits) throw Error(tile.name + ": " + l.problem.describe() + " does not fit in shared memory");
+  plan.args.input = l.input;
+  plan.args.weights = l.weights;
+  plan.args.output = l.output;
   const int blocks = residentBlocks(s, kernel, plan.threads, plan.sharedBytes);
-  if (blocks <= 0) return false;
+  if (blocks <= 0) throw Error(tile.name + ": no block of it fits on a multiprocessor for " + l.problem.describe());
   const int grid = std::min(plan.args.numSteps, blocks * s.multiprocessors);
-  TracedScope scope(l.context, name);
+  TracedScope scope(l.context, tile.name.c_str());
   kernel<<<grid, plan.threads, plan.sharedBytes, l.context.stream()>>>(plan.args);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
-  return true;
 }
 
 }  // namespace convscope::gpu::direct_conv

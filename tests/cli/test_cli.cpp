@@ -13,8 +13,8 @@
 
 #include "app/core/data/image_file.h"
 #include "app/core/data/image_set.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/engine/kernel_profile_json.h"
-#include "gpu/gpu_device.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"
 
@@ -165,16 +165,16 @@ TEST(Cli, ProfileWritesItsKernelTableAsJsonWhereItCanRun) {
   EXPECT_NE(noFile.output.find("needs a value"), std::string::npos) << noFile.output;
 
   const Outcome r = runCli("profile --variant gpu-baseline --batch 10 --json '" + json + "'");
-  if (!convscope::gpu::gpuDevice().usable) {
+  if (!convscope::gpuInfo().usable) {
     EXPECT_NE(r.exitCode, 0) << r.output;
     EXPECT_FALSE(std::filesystem::exists(json)) << "no file without a profile";
-    GTEST_SKIP() << "no GPU (" << convscope::gpu::gpuDevice().unusableReason << "); the CLI said: " << r.output;
+    GTEST_SKIP() << "no GPU (" << convscope::gpuInfo().unusableReason << "); the CLI said: " << r.output;
   }
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const convscope::KernelProfile profile = convscope::readKernelProfileJson(json);
   EXPECT_EQ(profile.variant, "gpu-baseline");
   EXPECT_EQ(profile.batch, 10);
-  EXPECT_EQ(profile.device, convscope::gpu::gpuDevice().name);
+  EXPECT_EQ(profile.device, convscope::gpuInfo().name);
   ASSERT_FALSE(profile.rows.empty());
   double shares = 0.0;
   for (const convscope::KernelRow& row : profile.rows) {

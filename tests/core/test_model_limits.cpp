@@ -13,7 +13,7 @@
 
 #include <cmath>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/engine.h"

@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "app/core/engine/benchmark.h"
-#include "gpu/gpu_device.h"
+#include "app/core/engine/gpu_platform.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/profile/profile_panel.h"
@@ -23,12 +23,12 @@ namespace {
 
 // A macro, not a function: GTEST_SKIP() returns from the function it is written in.
 #define REQUIRE_GPU() \
-  if (!gpu::gpuDevice().usable) GTEST_SKIP() << "no GPU here: " << gpu::gpuDevice().unusableReason
+  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU here: " << gpuInfo().unusableReason
 
 std::vector<std::string> gpuVariants() {
   std::vector<std::string> ids;
   for (const ConvVariant& variant : convVariants())
-    if (variant.runsOnGpu && variant.unavailableReason().empty()) ids.push_back(variant.id);
+    if (variant.runsOnGpu() && variant.unavailableReason().empty()) ids.push_back(variant.id);
   return ids;
 }
 
@@ -58,7 +58,7 @@ TEST(GpuWindow, EveryGpuVariantShowsTheSameProbabilitiesAsTheCpuReference) {
       const auto outcome = window->inference()->lastOutcome();
       ASSERT_NE(outcome, nullptr);
       EXPECT_EQ(outcome->variant, id);
-      EXPECT_EQ(outcome->deviceName, gpu::gpuDevice().name) << "ran on the GPU";
+      EXPECT_EQ(outcome->deviceName, gpuInfo().name) << "ran on the GPU";
       ASSERT_EQ(outcome->probabilities.size(), reference->probabilities.size());
       for (size_t k = 0; k < reference->probabilities.size(); ++k)
         EXPECT_NEAR(outcome->probabilities[k], reference->probabilities[k], 1e-4) << "class " << k;

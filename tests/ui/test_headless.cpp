@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "app/core/engine/benchmark.h"
-#include "gpu/gpu_device.h"
+#include "app/core/engine/gpu_platform.h"
 #include "tests/ui/ui_test_support.h"
 
 namespace convscope::testing {
@@ -89,8 +89,7 @@ TEST(Headless, BadArgumentsEndWithAMessageAndANonZeroExitCode) {
       {{"--screenshot", shot, "--index", "10000"}, 1, "10000"},
       {{"--plot", notAnImage, "--out", dir.filePath("p.png")}, 1, "notes.txt"},
   };
-  if (!gpu::gpuDevice().usable)
-    cases.push_back({{"--screenshot", shot, "--variant", "gpu-baseline"}, 2, "cannot run here"});
+  if (!gpuInfo().usable) cases.push_back({{"--screenshot", shot, "--variant", "gpu-baseline"}, 2, "cannot run here"});
   for (const Case& c : cases) {
     SCOPED_TRACE(c.arguments.join(' ').toStdString());
     const ProcessResult result = runProgram(kGui, c.arguments);

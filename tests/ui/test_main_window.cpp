@@ -12,8 +12,8 @@
 #include <QStatusBar>
 
 #include "app/core/data/image_file.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
-#include "gpu/gpu_device.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_chart.h"
 #include "ui/charts/prediction_panel.h"
@@ -277,10 +277,10 @@ TEST(MainWindow, VariantSelectorListsEveryRegistryEntryAndDisablesTheUnavailable
   EXPECT_EQ(window->variantSelector()->currentVariant().toStdString(), defaultConvVariant());
   EXPECT_TRUE(window->variantSelector()->descriptionText().contains(
       QString::fromStdString(findConvVariant(defaultConvVariant()).description).toHtmlEscaped()));
-  if (!gpu::gpuDevice().usable) {
+  if (!gpuInfo().usable) {
     EXPECT_EQ(window->deviceText(), "CPU only");
   } else {
-    EXPECT_TRUE(window->deviceText().contains(QString::fromStdString(gpu::gpuDevice().name)));
+    EXPECT_TRUE(window->deviceText().contains(QString::fromStdString(gpuInfo().name)));
   }
   const QList<QLabel*> labels = window->statusBar()->findChildren<QLabel*>();
   EXPECT_TRUE(std::any_of(labels.begin(), labels.end(), [&](QLabel* l) { return l->text() == window->deviceText(); }));
@@ -292,9 +292,9 @@ TEST(MainWindow, ChangingTheVariantRunsTheSameImageWithIt) {
   ASSERT_TRUE(waitForInference(*window));
   EXPECT_EQ(window->inference()->lastOutcome()->variant, "cpu-reference");
   for (const ConvLayerTime& t : window->inference()->lastOutcome()->convTimes) EXPECT_EQ(t.variant, "cpu-reference");
-  if (!gpu::gpuDevice().usable) {
+  if (!gpuInfo().usable) {
     EXPECT_FALSE(window->selectVariant("gpu-baseline"));
-    EXPECT_TRUE(window->lastError().contains(QString::fromStdString(gpu::gpuDevice().unusableReason)));
+    EXPECT_TRUE(window->lastError().contains(QString::fromStdString(gpuInfo().unusableReason)));
     EXPECT_EQ(window->variantSelector()->currentVariant(), "cpu-reference");
   }
 }

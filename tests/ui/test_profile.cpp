@@ -8,9 +8,9 @@
 #include <QPushButton>
 #include <QTableWidget>
 
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/engine/kernel_profile_json.h"
 #include "app/core/engine/kernel_table.h"
-#include "gpu/gpu_device.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/common/error_banner.h"
 #include "ui/profile/profile_panel.h"
@@ -28,13 +28,13 @@ TEST(Profile, ACpuVariantGetsAnExplanationInsteadOfAnEmptyTable) {
   ASSERT_FALSE(buttons.isEmpty());
   for (QPushButton* button : buttons)  // only opening a saved profile works with a CPU variant
     EXPECT_EQ(button->isEnabled(), button == profile->openButton()) << button->text().toStdString();
-  if (!gpu::gpuDevice().usable) {
-    EXPECT_TRUE(profile->message().contains(QString::fromStdString(gpu::gpuDevice().unusableReason).toHtmlEscaped()));
+  if (!gpuInfo().usable) {
+    EXPECT_TRUE(profile->message().contains(QString::fromStdString(gpuInfo().unusableReason).toHtmlEscaped()));
   }
 }
 
 TEST(Profile, AGpuVariantFillsTheKernelTable) {
-  if (!gpu::gpuDevice().usable) GTEST_SKIP() << "no GPU: " << gpu::gpuDevice().unusableReason;
+  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto window = openWindow();
   ASSERT_TRUE(window->selectVariant("gpu-baseline"));
   ui::ProfilePanel* profile = window->profile();
@@ -83,7 +83,7 @@ KernelProfile savedProfile() {
 }
 
 TEST(Profile, WithoutAGpuItSaysWhyTheTableIsEmpty) {
-  if (gpu::gpuDevice().usable) GTEST_SKIP() << "this machine has a GPU";
+  if (gpuInfo().usable) GTEST_SKIP() << "this machine has a GPU";
   auto window = openWindow();
   ui::ProfilePanel* profile = window->profile();
   for (const ConvVariant& v : convVariants()) {
@@ -91,7 +91,7 @@ TEST(Profile, WithoutAGpuItSaysWhyTheTableIsEmpty) {
     SCOPED_TRACE(v.id);
     ASSERT_TRUE(window->selectVariant(QString::fromStdString(v.id)));
     EXPECT_TRUE(profile->message().startsWith("<b>No GPU on this machine:</b> " +
-                                              QString::fromStdString(gpu::gpuDevice().unusableReason).toHtmlEscaped()))
+                                              QString::fromStdString(gpuInfo().unusableReason).toHtmlEscaped()))
         << profile->message().toStdString();
     EXPECT_TRUE(profile->message().contains("--json")) << "and how to get a table anyway";
     EXPECT_EQ(profile->table()->rowCount(), 0);

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
 #include "app/core/engine/engine.h"
 #include "app/gui/main_window.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 
 namespace convscope::ui {
 

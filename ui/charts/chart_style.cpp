@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 
 namespace convscope::ui {
 

@@ -9,7 +9,7 @@
 #include <QTextDocument>
 #include <QVBoxLayout>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/prediction_chart.h"
 #include "ui/common/export.h"

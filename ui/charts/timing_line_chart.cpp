@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/chart_style.h"
 

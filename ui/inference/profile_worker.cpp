@@ -2,7 +2,7 @@
 
 #include <QThread>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
 #include "app/core/util/error.h"
 #include "ui/inference/device_use_coordinator.h"
@@ -26,7 +26,7 @@ void ProfileWorker::start(std::shared_ptr<const Model> model, const std::string&
   cancelRequested_ = false;
   thread_ = QThread::create([this, model = std::move(model), variant, images = std::move(images), batch] {
     try {
-      if (!findConvVariant(variant).runsOnGpu)
+      if (!findConvVariant(variant).runsOnGpu())
         throw Error("the profiler times GPU kernels; '" + variant + "' runs on the CPU");
       if (!images || images->count() == 0) throw Error("the profiler needs the test set, and none is loaded");
       const int count = std::min(batch, images->count());

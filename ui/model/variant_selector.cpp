@@ -6,7 +6,7 @@
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 
 namespace convscope::ui {
 
@@ -85,7 +85,7 @@ void VariantSelector::showDescription() {
   QString text = tr("%1<br><i>Course step: %2 · runs on %3</i>")
                      .arg(QString::fromStdString(v.description).toHtmlEscaped(),
                           QString::fromStdString(v.courseStep).toHtmlEscaped(),
-                          QString::fromStdString(v.requirement).toHtmlEscaped());
+                          QString::fromStdString(v.requirements.describe()).toHtmlEscaped());
   if (unavailable > 0) {
     text += tr("<br><span style='color:gray'>%n variant(s) unavailable here</span>", "", unavailable);
     description_->setToolTip(tr("Unavailable here: %1").arg(reason));

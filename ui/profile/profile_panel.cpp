@@ -10,9 +10,9 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/engine/kernel_profile_json.h"
-#include "gpu/gpu_device.h"
 #include "ui/charts/benchmark_series.h"
 
 namespace convscope::ui {
@@ -95,7 +95,7 @@ void ProfilePanel::setVariant(const QString& variantId) {
 bool ProfilePanel::canProfile() const {
   if (variant_.isEmpty() || !model_ || !images_) return false;
   const ConvVariant& v = findConvVariant(variant_.toStdString());
-  return v.runsOnGpu && v.unavailableReason().empty();
+  return v.runsOnGpu() && v.unavailableReason().empty();
 }
 
 QString ProfilePanel::message() const {
@@ -111,7 +111,7 @@ void ProfilePanel::refresh() {
     message_->setText(shown_);
     return;
   }
-  const gpu::GpuDevice& gpu = gpu::gpuDevice();
+  const GpuInfo& gpu = gpuInfo();
   const QString openHint =
       tr("To read a profile measured elsewhere, save it there with "
          "<tt>convscope-cli profile --variant ID --json FILE</tt> and open it here "
@@ -125,7 +125,7 @@ void ProfilePanel::refresh() {
   }
   if (variant_.isEmpty()) return;
   const ConvVariant& v = findConvVariant(variant_.toStdString());
-  if (!v.runsOnGpu) {
+  if (!v.runsOnGpu()) {
     message_->setText(tr("<b>The profiler times GPU kernels.</b> '%1' runs on the CPU; choose a GPU variant.")
                           .arg(variantDisplayName(v.id).toHtmlEscaped()));
   } else if (!canProfile()) {

@@ -12,7 +12,7 @@
 #include <QStyle>
 #include <QVBoxLayout>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
 
 namespace convscope::ui {
 

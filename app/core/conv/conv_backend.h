@@ -1,25 +1,32 @@
-// The pluggable convolution: the engine hands every Conv node's arithmetic to one backend chosen
-// by name from the registry (conv_registry.h). Bias is added by the engine afterwards, so a
-// backend computes exactly the course's kernel: y[n][m][h][w] = sum_c,p,q x[..] * k[m][c][p][q].
+// A convolution on host pointers: what a CPU variant of the table (variant_table.h) provides, and
+// what the correctness harness runs any variant through. It computes exactly the course's kernel,
+// y[n][m][h][w] = sum_c,p,q x[..] * k[m][c][p][q]; bias and everything after it are the plan's.
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include "app/core/conv/conv_problem.h"
+#include "app/core/engine/device.h"
+#include "app/core/util/error.h"
 
 namespace convscope {
+
+// What a variant computes on the way out of its conv kernel (a fused epilogue): the bias, then
+// the activation, then the pooling, each only when the plan gave it to the variant.
+struct ConvEpilogue {
+  const float* bias = nullptr;  // [outChannels]
+  bool hasActivation = false;
+  Activation activation = Activation::Relu;
+  bool hasPool = false;
+  bool maxPool = true;  // else average
+  PoolGeometry pool;
+
+  bool empty() const { return !bias && !hasActivation && !hasPool; }
+};
 
 class ConvBackend {
  public:
   virtual ~ConvBackend() = default;
-
-  // Empty when this backend computes `problem`; otherwise the reason it does not (the engine
-  // then falls back to cpu-reference for that layer and says so).
-  virtual std::string unsupportedReason(const ConvProblem& problem) const {
-    (void)problem;
-    return {};
-  }
 
   // Bytes of scratch memory forward() allocates for `problem` (the im2col matrix, ...), so the
   // engine can refuse a layer whose workspace would not fit before running it.
@@ -30,6 +37,14 @@ class ConvBackend {
 
   // Host pointers: input NCHW, weights MCKK, output N x M x outHeight x outWidth (overwritten).
   virtual void forward(const ConvProblem& problem, const float* input, const float* weights, float* output) = 0;
+
+  // For variants whose row lists fusable ops: the convolution and its epilogue in one pass;
+  // `output` has the shape after the pooling when there is one.
+  virtual void forwardFused(const ConvProblem& problem, const float* input, const float* weights, float* output,
+                            const ConvEpilogue& epilogue) {
+    (void)problem, (void)input, (void)weights, (void)output, (void)epilogue;
+    throw Error("internal: a fused stage was planned for a variant that fuses nothing");
+  }
 };
 
 }  // namespace convscope

@@ -1,13 +1,11 @@
-// Factories of the CPU conv backends, for the registry.
+// The rows of the CPU variants (each defined in its own file), installed by the variant table.
 #pragma once
 
-#include <memory>
-
-#include "app/core/conv/conv_backend.h"
+#include "app/core/conv/variant_table.h"
 
 namespace convscope {
 
-std::unique_ptr<ConvBackend> makeCpuReferenceConv();
-std::unique_ptr<ConvBackend> makeCpuIm2colGemmConv();
+ConvVariant cpuReferenceVariant();   // cpu_reference_conv.cpp
+ConvVariant cpuIm2colGemmVariant();  // cpu_im2col_gemm_conv.cpp
 
 }  // namespace convscope

@@ -115,8 +115,17 @@ class CpuIm2colGemmConv final : public ConvBackend {
 
 }  // namespace
 
-std::unique_ptr<ConvBackend> makeCpuIm2colGemmConv() {
-  return std::make_unique<CpuIm2colGemmConv>();
+ConvVariant cpuIm2colGemmVariant() {
+  ConvVariant row;
+  row.id = "cpu-im2col-gemm";
+  row.displayName = "CPU im2col + GEMM";
+  row.description = "Unrolls receptive fields into a matrix so the convolution becomes one BLAS matrix product.";
+  row.courseStep = "Input unrolling (on the CPU)";
+  row.courseOrder = 0;  // the CPU implementation, made fast; listed after the reference
+  row.sourceFile = "app/core/conv/cpu_im2col_gemm_conv.cpp";
+  row.preferredDefault = true;  // where no GPU variant can run
+  row.createHostBackend = [] { return std::make_unique<CpuIm2colGemmConv>(); };
+  return row;
 }
 
 }  // namespace convscope

@@ -35,8 +35,17 @@ class CpuReferenceConv final : public ConvBackend {
 
 }  // namespace
 
-std::unique_ptr<ConvBackend> makeCpuReferenceConv() {
-  return std::make_unique<CpuReferenceConv>();
+ConvVariant cpuReferenceVariant() {
+  ConvVariant row;
+  row.id = "cpu-reference";
+  row.displayName = "CPU reference";
+  row.description =
+      "Seven plain loops, one output at a time, accumulated in double: the yardstick for every other variant.";
+  row.courseStep = "CPU implementation";
+  row.courseOrder = 0;
+  row.sourceFile = "app/core/conv/cpu_reference_conv.cpp";
+  row.createHostBackend = [] { return std::make_unique<CpuReferenceConv>(); };
+  return row;
 }
 
 }  // namespace convscope

@@ -9,11 +9,10 @@
 #include <thread>
 
 #include "app/core/engine/engine.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/error.h"
 #include "app/core/util/input_file.h"
-#include "gpu/gpu_device.h"
-#include "gpu/gpu_runtime.h"
 
 namespace convscope {
 namespace {
@@ -112,11 +111,11 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
   BenchmarkReport report;
   report.model = model->name;
   report.date = utcNow();
-  const gpu::GpuDevice& gpu = gpu::gpuDevice();
+  const GpuInfo& gpu = gpuInfo();
   report.device = gpu.usable ? gpu.name : "CPU only";
   report.driver = gpu.driverVersion;
   report.cudaRuntime = gpu.runtimeVersion;
-  report.cudnn = gpu::cudnnVersion();
+  report.cudnn = gpuInfo().cudnnVersion;
   report.host = hostDescription();
   report.repeats = options.repeats;
   report.warmups = options.warmups;

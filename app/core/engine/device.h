@@ -1,10 +1,11 @@
-// The GPU as the engine sees it: memory, copies, the selected conv variant and the other layers'
-// kernels. gpu/ implements it with CUDA; the core holds only this interface, so it builds and
-// runs without CUDA. Every call is queued in order on one stream; only download() and
-// synchronize() wait.
+// The GPU as the engine sees it: memory, copies, timing and the kernels of the layers around the
+// convolution (the conv variants enqueue their own kernels on it, see variant_table.h). gpu/ implements it with CUDA;
+// the core holds only this interface, so it builds and runs without CUDA. Every call is queued in order on one stream;
+// only download() and synchronize() wait.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,13 +45,6 @@ struct PoolGeometry {
   bool countIncludePad = false;  // average pooling only
 };
 
-// What the conv of one layer did: read its time after synchronize().
-struct DeviceConvRecord {
-  int timing = -1;             // index for elapsedSeconds()
-  std::string variant;         // the variant that ran
-  std::string fallbackReason;  // set when the selected variant declined the shape
-};
-
 class Device {
  public:
   virtual ~Device() = default;
@@ -63,12 +57,13 @@ class Device {
 
   // Starts a new inference: forgets the timings of the previous one.
   virtual void beginRun() = 0;
-  // Times of the last upload() and of this run's conv records, valid after synchronize().
+  // Times of the last upload() and of this run's timed() work, valid after synchronize().
   virtual double lastUploadSeconds() = 0;
   virtual double elapsedSeconds(int timing) = 0;
 
-  virtual DeviceConvRecord convolve(const std::string& variant, const ConvProblem& problem, const float* input,
-                                    const float* weights, float* output) = 0;
+  // Runs `work` (which enqueues kernels) between two timing points; read the time with
+  // elapsedSeconds() after synchronize().
+  virtual int timed(const std::function<void()>& work) = 0;
   virtual void addChannelBias(float* data, const float* bias, int64_t images, int channels, int64_t plane) = 0;
   virtual void activation(Activation kind, const float* input, float* output, int64_t count) = 0;
   virtual void maxPool(const PoolGeometry& geometry, const float* input, float* output) = 0;

@@ -5,59 +5,26 @@
 #include <cmath>
 #include <set>
 
-#include "app/core/conv/conv_registry.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/util/checked_math.h"
 #include "app/core/util/error.h"
 #include "app/core/util/input_file.h"
 #include "app/core/util/memory_limit.h"
-#include "gpu/gpu_runtime.h"
 
 namespace convscope {
-
-// Routes each Conv to the selected backend, or to cpu-reference where the backend declines the
-// shape, and records the time of every call.
-class Engine::TimedConv final : public ConvExecutor {
- public:
-  TimedConv(std::string variant) : variant_(std::move(variant)), backend_(createConvBackend(variant_)) {}
-
-  void convolve(const ConvProblem& problem, const float* input, const float* weights, float* output) override {
-    ConvLayerTime record{currentNode, problem, 0.0, variant_, backend_->unsupportedReason(problem)};
-    ConvBackend* backend = backend_.get();
-    if (!record.fallbackReason.empty()) {
-      if (!fallback_) fallback_ = createConvBackend("cpu-reference");
-      backend = fallback_.get();
-      record.variant = "cpu-reference";
-    }
-    const auto start = std::chrono::steady_clock::now();
-    backend->forward(problem, input, weights, output);
-    record.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (times) times->push_back(std::move(record));
-  }
-
-  // What the backend that will run `problem` allocates for it.
-  int64_t workspaceBytes(const ConvProblem& problem) const {
-    return backend_->unsupportedReason(problem).empty() ? backend_->workspaceBytes(problem) : 0;
-  }
-
-  std::string currentNode;
-  std::vector<ConvLayerTime>* times = nullptr;
-
- private:
-  std::string variant_;
-  std::unique_ptr<ConvBackend> backend_;
-  std::unique_ptr<ConvBackend> fallback_;
-};
 
 Engine::Engine(std::shared_ptr<const Model> model, const std::string& variantId)
     : model_(std::move(model)), variantId_(variantId) {
   const ConvVariant& variant = findConvVariant(variantId);
   if (const std::string reason = variant.unavailableReason(); !reason.empty())
     throw Error("kernel variant '" + variantId + "' cannot run here: " + reason);
-  if (!variant.runsOnGpu) {
-    conv_ = std::make_unique<TimedConv>(variantId);
+  onGpu_ = variant.runsOnGpu();
+  if (!onGpu_) {
+    hostBackend(variantId);
     return;
   }
-  device_ = gpu::createCudaDevice();
+  device_ = createGpuDevice();
   for (const auto& [name, tensor] : model_->weights)
     deviceWeights_[name] = device_->upload(tensor.data(), tensor.shape());
   device_->synchronize();
@@ -65,6 +32,12 @@ Engine::Engine(std::shared_ptr<const Model> model, const std::string& variantId)
 
 std::string Engine::deviceName() const {
   return device_ ? device_->name() : "CPU";
+}
+
+ConvBackend& Engine::hostBackend(const std::string& variantId) const {
+  std::unique_ptr<ConvBackend>& backend = hostBackends_[variantId];
+  if (!backend) backend = createConvBackend(variantId);
+  return *backend;
 }
 
 Engine::~Engine() = default;
@@ -134,9 +107,13 @@ MemoryEstimate Engine::estimateFor(const std::map<std::string, Shape>& inputShap
     for (const std::string& name : node.inputs) in.push_back(shapes.at(name));
     const int64_t out = bytesOf(shapes.at(node.output));
     int64_t workspace = 0;
-    if (conv_)
-      if (const std::optional<ConvProblem> problem = node.op->convProblem(in))
-        workspace = conv_->workspaceBytes(*problem);
+    if (!onGpu_)
+      if (const std::optional<ConvProblem> problem = node.op->convProblem(in)) {
+        const ConvVariant& selected = findConvVariant(variantId_);
+        const ConvVariant& runner =
+            selected.unsupportedReasonFor(*problem).empty() ? selected : fallbackConvVariant(selected, *problem);
+        workspace = hostBackend(runner.id).workspaceBytes(*problem);
+      }
     // While the node runs: what is alive, its output, its workspace, and a captured copy.
     const int64_t kept = captureLayers ? saturatingMul(out, 2) : out;
     const int64_t now = saturatingAdd(saturatingAdd(live, kept), workspace);
@@ -211,97 +188,222 @@ std::map<std::string, Tensor> Engine::evaluate(const std::map<std::string, Tenso
   return evaluate(refs, convTimes, captured, nullptr);
 }
 
+// The one evaluator's view of where values live and how a stage runs: host tensors with the CPU
+// variants, device tensors with a GPU variant. The loop that walks the plan, frees values after
+// their last reader, captures layers and records conv times is Engine::evaluate, written once.
+class Engine::Evaluation {
+ public:
+  virtual ~Evaluation() = default;
+  virtual void bindInput(const std::string& name, const Tensor& value) = 0;
+  // A stage without a Conv, or a Conv on its own (the op adds its bias), through the op's code.
+  virtual void runOp(const Node& node, const ConvVariant* convVariant) = 0;
+  // A fused stage: the conv with its epilogue (bias, activation, pooling) in the variant's kernel.
+  virtual void runFused(const Node& conv, const std::string& output, const Shape& outputShape,
+                        const ConvProblem& problem, const ConvVariant& variant, const ConvEpilogue& epilogue) = 0;
+  virtual Shape shapeOf(const std::string& name) const = 0;
+  virtual Tensor fetch(const std::string& name) = 0;
+  virtual void release(const std::string& name) = 0;  // after its last reader
+  // Waits for the work and returns the seconds of every conv run since the start, in order.
+  virtual std::vector<double> finish(double* uploadSeconds) = 0;
+};
+
+class Engine::HostEvaluation final : public Engine::Evaluation {
+ public:
+  explicit HostEvaluation(const Engine& engine) : engine_(engine) {
+    for (const auto& [name, tensor] : engine.model().weights) values_[name] = &tensor;
+  }
+
+  void bindInput(const std::string& name, const Tensor& value) override { values_[name] = &value; }
+
+  void runOp(const Node& node, const ConvVariant* convVariant) override {
+    struct TimedConv final : ConvExecutor {
+      ConvBackend* backend = nullptr;
+      std::vector<double>* seconds = nullptr;
+      void convolve(const ConvProblem& problem, const float* x, const float* w, float* y) override {
+        if (!backend) throw Error("internal: a convolution outside a conv stage");
+        const auto start = std::chrono::steady_clock::now();
+        backend->forward(problem, x, w, y);
+        seconds->push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    } conv;
+    if (convVariant) conv.backend = &engine_.hostBackend(convVariant->id);
+    conv.seconds = &seconds_;
+    store(node.output, node.op->run(inputsOf(node), conv));
+  }
+
+  void runFused(const Node& node, const std::string& output, const Shape& outputShape, const ConvProblem& problem,
+                const ConvVariant& variant, const ConvEpilogue& epilogue) override {
+    const std::vector<const Tensor*> in = inputsOf(node);
+    Tensor out(outputShape);
+    ConvEpilogue withBias = epilogue;
+    if (in.size() > 2) withBias.bias = in[2]->data();
+    const auto start = std::chrono::steady_clock::now();
+    engine_.hostBackend(variant.id).forwardFused(problem, in[0]->data(), in[1]->data(), out.data(), withBias);
+    seconds_.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    store(output, std::move(out));
+  }
+
+  Shape shapeOf(const std::string& name) const override { return values_.at(name)->shape(); }
+  Tensor fetch(const std::string& name) override { return *values_.at(name); }
+  void release(const std::string& name) override {
+    if (produced_.erase(name)) values_.erase(name);  // weights and inputs belong to others
+  }
+  std::vector<double> finish(double* uploadSeconds) override {
+    if (uploadSeconds) *uploadSeconds = 0.0;
+    return seconds_;
+  }
+
+ private:
+  std::vector<const Tensor*> inputsOf(const Node& node) const {
+    std::vector<const Tensor*> in;
+    for (const std::string& name : node.inputs) in.push_back(values_.at(name));
+    return in;
+  }
+  void store(const std::string& name, Tensor value) { values_[name] = &(produced_[name] = std::move(value)); }
+
+  const Engine& engine_;
+  std::map<std::string, const Tensor*> values_;
+  std::map<std::string, Tensor> produced_;
+  std::vector<double> seconds_;
+};
+
+class Engine::DeviceEvaluation final : public Engine::Evaluation {
+ public:
+  explicit DeviceEvaluation(Engine& engine) : device_(*engine.device_), values_(engine.deviceWeights_) {
+    device_.beginRun();
+  }
+
+  void bindInput(const std::string& name, const Tensor& value) override {
+    values_[name] = device_.upload(value.data(), value.shape());
+  }
+
+  void runOp(const Node& node, const ConvVariant* convVariant) override {
+    DeviceRun run{device_, [&](const ConvProblem& problem, const float* x, const float* w, float* y) {
+                    if (!convVariant) throw Error("internal: a convolution outside a conv stage");
+                    timings_.push_back(
+                        device_.timed([&] { convVariant->runOnDevice(device_, problem, x, w, y, ConvEpilogue{}); }));
+                  }};
+    values_[node.output] = node.op->runOnDevice(inputsOf(node), run);
+  }
+
+  void runFused(const Node& node, const std::string& output, const Shape& outputShape, const ConvProblem& problem,
+                const ConvVariant& variant, const ConvEpilogue& epilogue) override {
+    const std::vector<const DeviceTensor*> in = inputsOf(node);
+    DeviceTensor out = device_.allocate(outputShape);
+    ConvEpilogue withBias = epilogue;
+    if (in.size() > 2) withBias.bias = in[2]->data();
+    timings_.push_back(device_.timed(
+        [&] { variant.runOnDevice(device_, problem, in[0]->data(), in[1]->data(), out.data(), withBias); }));
+    values_[output] = std::move(out);
+  }
+
+  Shape shapeOf(const std::string& name) const override { return values_.at(name).shape; }
+  Tensor fetch(const std::string& name) override {
+    const DeviceTensor& value = values_.at(name);
+    Tensor host(value.shape);
+    device_.download(value, host.data());
+    return host;
+  }
+  void release(const std::string& name) override { values_.erase(name); }  // weights stay in the engine
+  std::vector<double> finish(double* uploadSeconds) override {
+    device_.synchronize();
+    std::vector<double> seconds;
+    for (int timing : timings_) seconds.push_back(device_.elapsedSeconds(timing));
+    if (uploadSeconds) *uploadSeconds = device_.lastUploadSeconds();
+    return seconds;
+  }
+
+ private:
+  std::vector<const DeviceTensor*> inputsOf(const Node& node) const {
+    std::vector<const DeviceTensor*> in;
+    for (const std::string& name : node.inputs) in.push_back(&values_.at(name));
+    return in;
+  }
+
+  Device& device_;
+  std::map<std::string, DeviceTensor> values_;
+  std::vector<int> timings_;
+};
+
+Plan Engine::plan(int64_t batch, bool fuse) const {
+  return makePlan(*model_, variantId_, batchShapes(*model_, batch), fuse);
+}
+
 std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
                                                std::vector<LayerOutput>* captured, double* uploadSeconds) {
   const Model& model = *model_;
   checkInputs(model, inputs);
-  if (device_) return evaluateOnDevice(inputs, convTimes, captured, uploadSeconds);
-  std::map<std::string, const Tensor*> values;
-  for (const auto& [name, tensor] : model.weights) values[name] = &tensor;
-  for (const ValueInfo& input : model.inputs) values[input.name] = inputs.at(input.name);
-  const std::map<std::string, size_t> lastUse = lastUses(model);
-  std::map<std::string, Tensor> produced;
+  std::map<std::string, Shape> inputShapes;
+  for (const auto& [name, tensor] : inputs) inputShapes[name] = tensor->shape();
+  const Plan plan = makePlan(model, variantId_, inputShapes, captured == nullptr);
 
-  conv_->times = convTimes;
-  for (size_t i = 0; i < model.nodes.size(); ++i) {
-    const Node& node = model.nodes[i];
-    std::vector<const Tensor*> in;
-    for (const std::string& name : node.inputs) in.push_back(values.at(name));
-    conv_->currentNode = node.name;
+  std::unique_ptr<Evaluation> values;
+  if (device_)
+    values = std::make_unique<DeviceEvaluation>(*this);
+  else
+    values = std::make_unique<HostEvaluation>(*this);
+  for (const ValueInfo& input : model.inputs) values->bindInput(input.name, *inputs.at(input.name));
+  const std::map<std::string, size_t> lastUse = lastUses(model);
+
+  std::vector<ConvLayerTime> stageTimes;
+  for (const PlanStage& stage : plan.stages) {
+    const Node& first = model.nodes[stage.nodes.front()];
+    const Node& last = model.nodes[stage.nodes.back()];
     try {
-      produced[node.output] = node.op->run(in, *conv_);
-    } catch (const Error& e) {
-      throw Error(nodeContext(model, node) + e.what());
-    }
-    values[node.output] = &produced[node.output];
-    if (captured) captured->push_back({node.name, node.opType, produced[node.output]});
-    for (const std::string& name : node.inputs)
-      if (lastUse.at(name) == i && produced.count(name)) {
-        values.erase(name);
-        produced.erase(name);
+      if (stage.hasConv) {
+        std::vector<Shape> shapes;
+        for (const std::string& name : first.inputs) shapes.push_back(values->shapeOf(name));
+        const ConvProblem problem = *first.op->convProblem(shapes);
+        const ConvVariant& variant = findConvVariant(stage.variant);
+        ConvLayerTime record{first.name, problem, 0.0, stage.variant, stage.fallbackReason, {}};
+        if (stage.fused()) {
+          ConvEpilogue epilogue;
+          Shape shape = first.op->outputShape(shapes);
+          for (size_t k = 1; k < stage.nodes.size(); ++k) {
+            const Node& node = model.nodes[stage.nodes[k]];
+            const EpilogueStep step = *node.op->asEpilogueStep(shape);
+            if (step.isPool) {
+              epilogue.hasPool = true;
+              epilogue.maxPool = step.maxPool;
+              epilogue.pool = step.pool;
+            } else {
+              epilogue.hasActivation = true;
+              epilogue.activation = step.activation;
+            }
+            shape = node.op->outputShape({shape});
+            record.fusedNodes.push_back(node.name);
+          }
+          values->runFused(first, last.output, shape, problem, variant, epilogue);
+        } else {
+          values->runOp(first, &variant);
+        }
+        stageTimes.push_back(std::move(record));
+      } else {
+        values->runOp(first, nullptr);
       }
+    } catch (const Error& e) {
+      throw Error(nodeContext(model, first) + e.what());
+    }
+    if (captured) captured->push_back({last.name, last.opType, values->fetch(last.output)});
+    for (const size_t index : stage.nodes)
+      for (const std::string& name : model.nodes[index].inputs)
+        if (lastUse.at(name) == index) values->release(name);
   }
-  conv_->times = nullptr;
 
   std::map<std::string, Tensor> outputs;
   for (const ValueInfo& output : model.outputs) {
-    const auto it = values.find(output.name);
-    if (it == values.end()) throw Error(model.sourcePath + ": output '" + output.name + "' was not computed");
-    outputs[output.name] = *it->second;
-  }
-  return outputs;
-}
-
-std::map<std::string, Tensor> Engine::evaluateOnDevice(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
-                                                       std::vector<LayerOutput>* captured, double* uploadSeconds) {
-  const Model& model = *model_;
-  Device& device = *device_;
-  device.beginRun();
-  std::map<std::string, DeviceTensor> values = deviceWeights_;
-  for (const ValueInfo& input : model.inputs) {
-    const Tensor& host = *inputs.at(input.name);
-    values[input.name] = device.upload(host.data(), host.shape());
-  }
-  const std::map<std::string, size_t> lastUse = lastUses(model);
-
-  std::string currentNode;
-  std::vector<int> timings;
-  DeviceRun run{device, [&](const ConvProblem& problem, const float* x, const float* w, float* y) {
-                  const DeviceConvRecord record = device.convolve(variantId_, problem, x, w, y);
-                  timings.push_back(record.timing);
-                  if (convTimes)
-                    convTimes->push_back({currentNode, problem, 0.0, record.variant, record.fallbackReason});
-                }};
-  const auto download = [&](const DeviceTensor& value) {
-    Tensor host(value.shape);
-    device.download(value, host.data());
-    return host;
-  };
-  for (size_t i = 0; i < model.nodes.size(); ++i) {
-    const Node& node = model.nodes[i];
-    std::vector<const DeviceTensor*> in;
-    for (const std::string& name : node.inputs) in.push_back(&values.at(name));
-    currentNode = node.name;
     try {
-      values[node.output] = node.op->runOnDevice(in, run);
-    } catch (const Error& e) {
-      throw Error(nodeContext(model, node) + e.what());
+      outputs[output.name] = values->fetch(output.name);
+    } catch (const std::out_of_range&) {
+      throw Error(model.sourcePath + ": output '" + output.name + "' was not computed");
     }
-    if (captured) captured->push_back({node.name, node.opType, download(values[node.output])});
-    for (const std::string& name : node.inputs)
-      if (lastUse.at(name) == i) values.erase(name);  // weights stay alive in deviceWeights_
   }
-
-  std::map<std::string, Tensor> outputs;
-  for (const ValueInfo& output : model.outputs) outputs[output.name] = download(values.at(output.name));
-  device.synchronize();
-  if (convTimes)
-    for (size_t l = 0; l < timings.size(); ++l)
-      (*convTimes)[convTimes->size() - timings.size() + l].seconds = device.elapsedSeconds(timings[l]);
-  if (uploadSeconds) *uploadSeconds = device.lastUploadSeconds();
+  const std::vector<double> seconds = values->finish(uploadSeconds);
+  if (seconds.size() != stageTimes.size()) throw Error("internal: conv stages and their timings disagree");
+  for (size_t k = 0; k < seconds.size(); ++k) stageTimes[k].seconds = seconds[k];
+  if (convTimes) convTimes->insert(convTimes->end(), stageTimes.begin(), stageTimes.end());
   return outputs;
 }
-
 InferenceResult Engine::infer(const Tensor& images, bool captureLayers) {
   const ValueInfo& input = model_->imageInput();
   checkInputs(*model_, {{input.name, &images}});

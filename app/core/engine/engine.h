@@ -1,8 +1,10 @@
 // Runs a Model forward on a batch, NCHW float32, with the convolution arithmetic done by the
-// kernel variant chosen from the registry. With a GPU variant the whole network runs on the GPU:
-// weights are uploaded once, when the engine is made; a batch goes up once and only the
-// probabilities (and captured layers, on request) come back. It times every Conv layer ("Op Time", as the course
-// reports it) and, on request, keeps every layer's output for the feature-map view.
+// kernel variant chosen from the table (variant_table.h). The engine lowers the graph into a plan
+// (plan.h) and one evaluator runs the plan's stages, on the CPU or on the GPU. With a GPU variant
+// the whole network runs on the GPU: weights are uploaded once, when the engine is made; a batch
+// goes up once and only the probabilities (and captured layers, on request) come back. It times
+// every Conv stage ("Op Time", as the course reports it) and, on request, keeps every layer's
+// output for the feature-map view (then nothing is fused, so every layer has an output).
 // One Engine is used by one thread at a time; make one per worker.
 #pragma once
 
@@ -14,6 +16,7 @@
 
 #include "app/core/conv/conv_backend.h"
 #include "app/core/engine/device.h"
+#include "app/core/engine/plan.h"
 #include "app/core/model/model.h"
 
 namespace convscope {
@@ -22,8 +25,9 @@ struct ConvLayerTime {
   std::string node;
   ConvProblem problem;
   double seconds = 0.0;
-  std::string variant;         // the variant that actually ran this layer
-  std::string fallbackReason;  // set when the selected variant declined and cpu-reference ran
+  std::string variant;                  // the variant that actually ran this layer
+  std::string fallbackReason;           // set when the selected variant declined and the plan gave it to another
+  std::vector<std::string> fusedNodes;  // the activation/pooling nodes the variant applied in the same kernel
 };
 
 struct LayerOutput {
@@ -59,6 +63,8 @@ class Engine {
   std::string deviceName() const;
   // The GPU behind a GPU variant (for the profiler's trace), else nullptr.
   Device* device() const { return device_.get(); }
+  // The plan for a batch of `batch` images (fuse = false: what a capturing inference runs).
+  Plan plan(int64_t batch = 1, bool fuse = true) const;
 
   // Classifies images (N x 1 x H x W at the model's input size). When the model does not end in
   // Softmax, one is applied so the result is always probabilities.
@@ -80,7 +86,9 @@ class Engine {
                                          std::vector<LayerOutput>* captured = nullptr);
 
  private:
-  class TimedConv;
+  class Evaluation;
+  class HostEvaluation;
+  class DeviceEvaluation;
 
   // Inputs by pointer: a 10,000-image batch is 92 MB, not to be copied into a map.
   using InputRefs = std::map<std::string, const Tensor*>;
@@ -90,13 +98,14 @@ class Engine {
   MemoryEstimate estimateFor(const std::map<std::string, Shape>& inputShapes, bool captureLayers,
                              int64_t limit = INT64_MAX) const;
   void checkMemoryFor(const std::map<std::string, Shape>& inputShapes, int64_t batch, bool captureLayers) const;
-  std::map<std::string, Tensor> evaluateOnDevice(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
-                                                 std::vector<LayerOutput>* captured, double* uploadSeconds);
+  // The host backend of a CPU variant, made on first use.
+  ConvBackend& hostBackend(const std::string& variantId) const;
 
   std::shared_ptr<const Model> model_;
   std::string variantId_;
-  std::unique_ptr<TimedConv> conv_;  // CPU variants
-  std::unique_ptr<Device> device_;   // GPU variants; outlives the weights below
+  bool onGpu_ = false;
+  mutable std::map<std::string, std::unique_ptr<ConvBackend>> hostBackends_;  // CPU variants
+  std::unique_ptr<Device> device_;  // GPU variants; outlives the weights below
   std::map<std::string, DeviceTensor> deviceWeights_;
 };
 

@@ -32,6 +32,14 @@ struct DeviceRun {
   std::function<void(const ConvProblem&, const float* input, const float* weights, float* output)> convolve;
 };
 
+// An activation or a pooling applied to a conv kernel's output before it is written.
+struct EpilogueStep {
+  bool isPool = false;
+  Activation activation = Activation::Relu;  // when !isPool
+  bool maxPool = true;                       // when isPool; else average
+  PoolGeometry pool;                         // when isPool
+};
+
 class Operator {
  public:
   virtual ~Operator() = default;
@@ -41,6 +49,15 @@ class Operator {
   // The same on device tensors. The default copies the inputs to the host, runs run() and copies
   // the result back: correct for every operator, fast for none. The course's layers override it.
   virtual DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& inputs, DeviceRun& run) const;
+  // Whether runOnDevice() has its own GPU path; false: the default host round trip, which the
+  // engine's plan shows as such.
+  virtual bool hasDeviceKernel() const { return false; }
+  // This node as a step of a conv kernel's epilogue (an activation, a pooling), for the planner's
+  // fused stages; nullopt when it cannot be one. `input`: the shape it receives.
+  virtual std::optional<EpilogueStep> asEpilogueStep(const Shape& input) const {
+    (void)input;
+    return std::nullopt;
+  }
   // The convolution this node hands to the conv backend for these input shapes, if it is one
   // (the engine asks the backend how much workspace it needs before running it).
   virtual std::optional<ConvProblem> convProblem(const std::vector<Shape>& inputs) const {

@@ -46,6 +46,10 @@ class ConvOp final : public Operator {
     return out;
   }
 
+  bool hasDeviceKernel() const override {
+    return true;
+  }
+
   std::optional<ConvProblem> convProblem(const std::vector<Shape>& in) const override {
     return problem(in);
   }

@@ -54,6 +54,8 @@ class GemmOp final : public Operator {
     return out;
   }
 
+  bool hasDeviceKernel() const override { return true; }
+
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
     std::vector<Shape> shapes;
     for (const DeviceTensor* t : in) shapes.push_back(t->shape);

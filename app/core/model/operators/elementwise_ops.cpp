@@ -45,14 +45,22 @@ class ElementwiseOp final : public Operator {
     return out;
   }
 
+  bool hasDeviceKernel() const override {
+    return true;
+  }
+
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
     if (kind_ == Kind::Identity) return *in[0];  // device tensors are never written after creation
     DeviceTensor out = run.device.allocate(in[0]->shape);
-    const Activation activation = kind_ == Kind::Relu   ? Activation::Relu
-                                  : kind_ == Kind::Tanh ? Activation::Tanh
-                                                        : Activation::Sigmoid;
-    run.device.activation(activation, in[0]->data(), out.data(), out.size());
+    run.device.activation(activation(), in[0]->data(), out.data(), out.size());
     return out;
+  }
+
+  std::optional<EpilogueStep> asEpilogueStep(const Shape&) const override {
+    if (kind_ == Kind::Identity) return std::nullopt;
+    EpilogueStep step;
+    step.activation = activation();
+    return step;
   }
 
   int64_t flops(const std::vector<Shape>&, const Shape& out) const override {
@@ -60,6 +68,10 @@ class ElementwiseOp final : public Operator {
   }
 
  private:
+  Activation activation() const {
+    return kind_ == Kind::Relu ? Activation::Relu : kind_ == Kind::Tanh ? Activation::Tanh : Activation::Sigmoid;
+  }
+
   Kind kind_;
 };
 

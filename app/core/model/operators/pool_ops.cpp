@@ -43,9 +43,33 @@ class PoolOp : public Operator {
     return out;
   }
 
+  bool hasDeviceKernel() const override {
+    return true;
+  }
+
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
-    const Shape& x = in[0]->shape;
-    DeviceTensor out = run.device.allocate(outputShape({x}));
+    DeviceTensor out = run.device.allocate(outputShape({in[0]->shape}));
+    PoolGeometry g = geometry(in[0]->shape);
+    poolOnDevice(run.device, g, in[0]->data(), out.data());
+    return out;
+  }
+
+  std::optional<EpilogueStep> asEpilogueStep(const Shape& input) const override {
+    outputShape({input});  // the shape checks
+    EpilogueStep step;
+    step.isPool = true;
+    step.maxPool = isMax();
+    step.pool = geometry(input);
+    return step;
+  }
+
+ protected:
+  virtual bool isMax() const = 0;
+  virtual bool countsPadding() const {
+    return false;
+  }
+
+  PoolGeometry geometry(const Shape& x) const {
     const Window2d::Resolved r = resolve(x);
     PoolGeometry g;
     g.planes = x[0] * x[1];
@@ -61,11 +85,10 @@ class PoolOp : public Operator {
     g.padLeft = r.padLeft;
     g.padBottom = r.padBottom;
     g.padRight = r.padRight;
-    poolOnDevice(run.device, g, in[0]->data(), out.data());
-    return out;
+    g.countIncludePad = countsPadding();
+    return g;
   }
 
- protected:
   virtual void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const = 0;
   // y0, x0: top-left of the window in input coordinates (may be negative inside the padding).
   virtual float poolWindow(const float* src, int height, int width, int y0, int x0,
@@ -83,6 +106,7 @@ class MaxPoolOp final : public PoolOp {
   using PoolOp::PoolOp;
 
  protected:
+  bool isMax() const override { return true; }
   void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const override {
     device.maxPool(g, in, out);
   }
@@ -101,8 +125,9 @@ class AveragePoolOp final : public PoolOp {
   AveragePoolOp(Window2d window, bool countIncludePad) : PoolOp(window), countIncludePad_(countIncludePad) {}
 
  protected:
+  bool isMax() const override { return false; }
+  bool countsPadding() const override { return countIncludePad_; }
   void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const override {
-    g.countIncludePad = countIncludePad_;
     device.averagePool(g, in, out);
   }
 

@@ -16,6 +16,8 @@ class ShapeOnlyOp : public Operator {
     return out;
   }
 
+  bool hasDeviceKernel() const override { return true; }
+
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun&) const override {
     DeviceTensor out = *in[0];
     out.shape = outputShape({in[0]->shape});

@@ -39,6 +39,10 @@ class SoftmaxOp final : public Operator {
     return out;
   }
 
+  bool hasDeviceKernel() const override {
+    return true;
+  }
+
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
     const auto [outer, length, inner] = view(in[0]->shape);
     DeviceTensor out = run.device.allocate(in[0]->shape);

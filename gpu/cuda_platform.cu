@@ -1,8 +1,14 @@
-// The GPU query of a CUDA build: the first device, or the reason there is none (no driver, no
-// device), so that the CLI and GUI can show GPU variants as unavailable instead of failing.
+// The GPU platform of a CUDA build, installed in the core when the program starts: the first
+// device, or the reason there is none (no driver, no device), so that the CLI and GUI can show GPU
+// variants as unavailable instead of failing; and the CUDA Device the engine runs on.
 #include <cuda_runtime.h>
 
-#include "gpu/gpu_device.h"
+#ifdef CONVSCOPE_HAVE_CUDNN
+#include <cudnn.h>
+#endif
+
+#include "app/core/engine/gpu_platform.h"
+#include "gpu/conv_kernel.h"
 
 namespace convscope::gpu {
 namespace {
@@ -11,8 +17,8 @@ std::string versionString(int packed) {
   return std::to_string(packed / 1000) + "." + std::to_string((packed % 1000) / 10);
 }
 
-GpuDevice query() {
-  GpuDevice device;
+GpuInfo query() {
+  GpuInfo device;
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver) {
@@ -39,6 +45,7 @@ GpuDevice query() {
   device.computeMajor = props.major;
   device.computeMinor = props.minor;
   device.multiprocessors = props.multiProcessorCount;
+  device.sharedBytesPerBlockOptin = static_cast<int64_t>(props.sharedMemPerBlockOptin);
   device.memoryGiB = static_cast<double>(props.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0);
   int driver = 0;
   int runtime = 0;
@@ -49,11 +56,24 @@ GpuDevice query() {
   return device;
 }
 
-}  // namespace
-
-const GpuDevice& gpuDevice() {
-  static const GpuDevice device = query();
-  return device;
+std::string cudnnVersion() {
+#ifdef CONVSCOPE_HAVE_CUDNN
+  const size_t v = cudnnGetVersion();  // e.g. 91300 for 9.13.0
+  return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+#else
+  return {};
+#endif
 }
 
+const bool installed = [] {
+  installGpuPlatform({[] {
+                        GpuInfo info = query();
+                        info.cudnnVersion = cudnnVersion();  // the library's, GPU or not
+                        return info;
+                      },
+                      makeCudaDevice});
+  return true;
+}();
+
+}  // namespace
 }  // namespace convscope::gpu

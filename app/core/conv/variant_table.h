@@ -1,0 +1,107 @@
+// The one table of convolution variants. A row says everything the rest of ConvScope knows about a
+// variant: its id, names, the idea, its place in the course, what it needs, how it spreads a layer
+// over the GPU (for the GUI to draw), which ops it applies inside its own kernel, and how to run
+// it. The CLI, the GUI (selector, legends, colours), the benchmark, the engine's planner and the
+// tests all iterate this table; nothing else names variants.
+//
+// Rows live next to their code: the CPU rows in app/core/conv/cpu_*.cpp (the core installs them),
+// each GPU row at the end of its kernel file gpu/kernels/NN_name.cu, which registers it when the
+// program links gpu/ (see gpu/gpu_variant.h). Adding a GPU variant is adding one such file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/core/conv/conv_backend.h"
+#include "app/core/conv/conv_problem.h"
+
+namespace convscope {
+
+// What a variant needs to run.
+struct VariantRequirements {
+  bool gpu = false;
+  bool cudnn = false;
+  bool tensorCores = false;
+  int minComputeMajor = 0;  // e.g. 8 for Ampere's TF32 tensor cores
+  int minComputeMinor = 0;
+
+  // "CPU", "CUDA GPU", "CUDA GPU + cuDNN", "CUDA GPU, compute capability 8.0+, tensor cores".
+  std::string describe() const;
+};
+
+// One kernel launch of a variant for one layer: what the GPU mapping view draws. A variant may
+// launch several kernels per layer (an unroll kernel, then a matrix multiply).
+struct KernelLaunchGeometry {
+  std::string kernel;  // the __global__ function
+  int gridX = 1, gridY = 1, gridZ = 1;
+  int blockX = 1, blockY = 1, blockZ = 1;
+  int tileHeight = 0, tileWidth = 0;  // outputs one block computes (0: not tiled over the map)
+  int64_t sharedBytes = 0;            // per block, static and dynamic
+  std::string mapping;                // how grid and block indices map to the output, in words
+
+  int64_t threadsPerBlock() const { return int64_t{blockX} * blockY * blockZ; }
+  int64_t blocks() const { return int64_t{gridX} * gridY * gridZ; }
+};
+
+struct ConvVariant {
+  std::string id;           // what users type: --variant gpu-baseline
+  std::string displayName;  // what charts and the GUI show
+  std::string description;  // one sentence: the idea this variant demonstrates
+  std::string courseStep;   // the course optimization it corresponds to
+  int courseOrder = 0;      // its place in the course; the table's order (GPU kernel files carry it)
+  VariantRequirements requirements;
+  std::string sourceFile;  // where its code lives, relative to the project folder
+  // The variant ConvScope picks by default among those that can run here (GPU ones first).
+  bool preferredDefault = false;
+  // ONNX op types this variant applies in its own conv kernel after the bias ("Relu", "MaxPool");
+  // the planner fuses such a chain into one stage. Empty: the conv output is written as it is.
+  std::vector<std::string> fusableOps;
+
+  // Empty when the variant computes `problem`, else why not (the plan then gives that layer to
+  // another variant, and says so). Null: every shape.
+  std::function<std::string(const ConvProblem&)> unsupportedReason;
+  // How it launches `problem` on a GPU; null for CPU variants.
+  std::function<std::vector<KernelLaunchGeometry>(const ConvProblem&)> launchGeometry;
+  // CPU variants: the backend on host pointers.
+  std::function<std::unique_ptr<ConvBackend>()> createHostBackend;
+  // GPU variants: enqueue the convolution on `device` (device pointers). With an epilogue, only
+  // the parts listed in fusableOps are ever set.
+  std::function<void(Device& device, const ConvProblem& problem, const float* input, const float* weights,
+                     float* output, const ConvEpilogue& epilogue)>
+      runOnDevice;
+
+  bool runsOnGpu() const { return requirements.gpu; }
+  bool canFuse(const std::string& opType) const;
+  // Empty when it can run on this machine, else why not ("no CUDA device found").
+  std::string unavailableReason() const;
+  std::string unsupportedReasonFor(const ConvProblem& problem) const {
+    return unsupportedReason ? unsupportedReason(problem) : std::string();
+  }
+};
+
+// Adds a row (GPU kernel files do this when the program starts). Throws convscope::Error when the
+// id is taken or the row lacks a way to run. Not thread-safe: rows are added before main().
+void registerConvVariant(ConvVariant variant);
+
+// Every row, in course order.
+const std::vector<ConvVariant>& convVariants();
+
+// Throws convscope::Error listing the known ids when `id` is not one of them.
+const ConvVariant& findConvVariant(const std::string& id);
+
+// A backend on host pointers for any variant (a GPU variant copies to the GPU and back: the
+// correctness harness). Throws convscope::Error with the reason when the variant cannot run here.
+std::unique_ptr<ConvBackend> createConvBackend(const std::string& id);
+
+// The preferred variant that can run on this machine; what the CLI and GUI use by default.
+std::string defaultConvVariant();
+
+// Who runs a layer that `selected` declines: the nearest earlier step of the course on the same
+// device (GPU or CPU) that computes `problem` and can run here, else the nearest later one. Throws
+// convscope::Error when none does.
+const ConvVariant& fallbackConvVariant(const ConvVariant& selected, const ConvProblem& problem);
+
+}  // namespace convscope

@@ -1,0 +1,34 @@
+#include "app/core/engine/gpu_platform.h"
+
+#include <mutex>
+
+#include "app/core/util/error.h"
+
+namespace convscope {
+namespace {
+
+GpuPlatform& installed() {
+  static GpuPlatform platform;
+  return platform;
+}
+
+}  // namespace
+
+void installGpuPlatform(GpuPlatform platform) { installed() = std::move(platform); }
+
+const GpuInfo& gpuInfo() {
+  static const GpuInfo info = [] {
+    if (installed().query) return installed().query();
+    GpuInfo none;
+    none.unusableReason = "this build of ConvScope has no CUDA support";
+    return none;
+  }();
+  return info;
+}
+
+std::unique_ptr<Device> createGpuDevice() {
+  if (!gpuInfo().usable) throw Error("no GPU can be used: " + gpuInfo().unusableReason);
+  return installed().makeDevice();
+}
+
+}  // namespace convscope

@@ -1,0 +1,45 @@
+// What the engine will run for a model and a selected variant: an ordered list of stages, each one
+// op or a fused group (a Conv with the activation and pooling that follow it, when the variant
+// applies them in its own kernel), each claimed by a variant or a device. Where the selected
+// variant declines a layer, or an op has no GPU kernel, the stage says what runs instead and why:
+// a fallback is part of the plan, shown by `convscope-cli info --variant` and the Model tab, never
+// a silent branch inside a launcher.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/core/model/model.h"
+
+namespace convscope {
+
+struct PlanStage {
+  std::vector<size_t> nodes;   // indices into Model::nodes; several: a fused group led by its Conv
+  bool hasConv = false;        // the first node is a Conv
+  std::string variant;         // hasConv: the variant that runs it
+  std::string fallbackReason;  // set when the selected variant declined this conv
+  bool onGpu = false;          // where this stage runs
+  // On a GPU plan, an op without a GPU kernel: its inputs go to the host and its output comes back.
+  bool hostRoundTrip = false;
+
+  bool fused() const { return nodes.size() > 1; }
+};
+
+struct Plan {
+  std::string selectedVariant;
+  bool onGpu = false;
+  std::vector<PlanStage> stages;
+
+  // One line per stage: "3  conv2 (Conv) + relu2 (Relu)   gpu-x (fused)", fallbacks with their reason.
+  std::vector<std::string> describe(const Model& model) const;
+  int fallbackCount() const;
+};
+
+// `fuse`: false keeps every node its own stage (the feature-map view needs every layer's output).
+// Throws convscope::Error naming the node when a shape is inconsistent.
+Plan makePlan(const Model& model, const std::string& variantId, const std::map<std::string, Shape>& inputShapes,
+              bool fuse = true);
+
+}  // namespace convscope

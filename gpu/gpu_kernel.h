@@ -1,0 +1,25 @@
+// What a GPU kernel file (gpu/kernels/NN_name.cu) gives its row in gpu/gpu_variants.cpp: plain C++
+// function pointers, so that the table compiles in builds without CUDA too (the rows are then
+// listed, unavailable). Each kernel file defines one `const GpuKernel k...Kernel`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/core/conv/conv_backend.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/engine/device.h"
+
+namespace convscope::gpu {
+
+struct GpuKernel {
+  // Empty when the kernel computes `problem`, else why not. nullptr: every shape.
+  std::string (*unsupportedReason)(const ConvProblem& problem);
+  // The launches it makes for `problem`, as the launcher computes them.
+  std::vector<KernelLaunchGeometry> (*launchGeometry)(const ConvProblem& problem);
+  // Enqueues the convolution on `device` (the CUDA device; device pointers).
+  void (*run)(Device& device, const ConvProblem& problem, const float* input, const float* weights, float* output,
+              const ConvEpilogue& epilogue);
+};
+
+}  // namespace convscope::gpu

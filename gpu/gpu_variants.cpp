@@ -1,0 +1,110 @@
+// The GPU rows of the variant table, in course order: the only place that names a GPU variant.
+// Each row's kernel lives in the file the row names; the file's number is the row's place in
+// the course. Adding a variant: write gpu/kernels/NN_name.cu defining `const GpuKernel kNameKernel`,
+// then add its two lines here (the declaration and the row). Plain C++: a build without CUDA still
+// lists every step of the course (unavailable, saying why), so that legends, the selector and
+// benchmark files from a GPU machine read the same there.
+#include "app/core/conv/variant_table.h"
+#include "gpu/gpu_kernel.h"
+
+namespace convscope::gpu {
+
+#ifdef CONVSCOPE_HAVE_CUDA
+#define CONVSCOPE_GPU_KERNEL(name) extern const GpuKernel name;
+#define CONVSCOPE_KERNEL_OF(name) (&name)
+#else
+#define CONVSCOPE_GPU_KERNEL(name)
+#define CONVSCOPE_KERNEL_OF(name) (static_cast<const GpuKernel*>(nullptr))
+#endif
+
+CONVSCOPE_GPU_KERNEL(kBaselineKernel)
+CONVSCOPE_GPU_KERNEL(kTiledSharedKernel)
+CONVSCOPE_GPU_KERNEL(kConstantWeightsKernel)
+CONVSCOPE_GPU_KERNEL(kUnrollGemmKernel)
+CONVSCOPE_GPU_KERNEL(kFusedUnrollGemmKernel)
+CONVSCOPE_GPU_KERNEL(kAtomicsKernel)
+CONVSCOPE_GPU_KERNEL(kPerLayerKernel)
+CONVSCOPE_GPU_KERNEL(kRestrictUnrollKernel)
+CONVSCOPE_GPU_KERNEL(kCudnnKernel)
+
+namespace {
+
+struct Row {
+  const char* id;
+  const char* displayName;
+  const char* description;
+  const char* courseStep;
+  const char* sourceFile;  // gpu/kernels/NN_name.cu, NN = the place in the course
+  const GpuKernel* kernel;
+  bool needsCudnn = false;
+  bool preferredDefault = false;
+};
+
+ConvVariant variantOf(const Row& row) {
+  ConvVariant v;
+  v.id = row.id;
+  v.displayName = row.displayName;
+  v.description = row.description;
+  v.courseStep = row.courseStep;
+  v.sourceFile = row.sourceFile;
+  const std::string file = v.sourceFile.substr(v.sourceFile.rfind('/') + 1);
+  v.courseOrder = (file[0] - '0') * 10 + (file[1] - '0');
+  v.requirements.gpu = true;
+  v.requirements.cudnn = row.needsCudnn;
+  v.preferredDefault = row.preferredDefault;
+  if (const GpuKernel* kernel = row.kernel) {
+    v.unsupportedReason = kernel->unsupportedReason;
+    v.launchGeometry = kernel->launchGeometry;
+    v.runOnDevice = kernel->run;
+  } else {
+    // Never called: without CUDA there is no GPU, so the row is unavailable.
+    v.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {
+      throw Error("this build of ConvScope has no CUDA support");
+    };
+  }
+  return v;
+}
+
+const bool registered = [] {
+  const Row rows[] = {
+      {"gpu-baseline", "GPU baseline",
+       "One thread per output element, reading inputs and weights straight from global memory.",
+       "Basic GPU convolution", "gpu/kernels/01_baseline.cu", CONVSCOPE_KERNEL_OF(kBaselineKernel)},
+      {"gpu-tiled-shared", "GPU tiled, shared memory",
+       "Each block stages an input tile in shared memory, so neighbouring outputs reuse it instead of re-reading "
+       "global memory.",
+       "Tiled shared-memory convolution", "gpu/kernels/02_tiled_shared.cu", CONVSCOPE_KERNEL_OF(kTiledSharedKernel)},
+      {"gpu-constant-weights", "GPU tiled + constant weights",
+       "Shared-memory input tiles, with the weights in constant memory, broadcast to a whole warp in one read.",
+       "Weight matrix in constant memory", "gpu/kernels/03_constant_weights.cu",
+       CONVSCOPE_KERNEL_OF(kConstantWeightsKernel)},
+      {"gpu-unroll-gemm", "GPU unroll + GEMM",
+       "An unroll kernel writes the im2col matrix to global memory; a shared-memory tiled matrix multiply does the "
+       "rest.",
+       "Input unrolling + tiled matrix multiply", "gpu/kernels/04_unroll_gemm.cu",
+       CONVSCOPE_KERNEL_OF(kUnrollGemmKernel)},
+      {"gpu-fused-unroll-gemm", "GPU fused unroll + GEMM",
+       "The unroll happens while the matrix-multiply tiles are loaded: no unrolled matrix in global memory.",
+       "Kernel fusion for unrolling and matrix multiply", "gpu/kernels/05_fused_unroll_gemm.cu",
+       CONVSCOPE_KERNEL_OF(kFusedUnrollGemmKernel)},
+      {"gpu-atomics", "GPU channel reduction with atomics",
+       "Input channels are split across blocks whose partial sums are combined with atomicAdd.",
+       "Input channel reduction: atomics", "gpu/kernels/06_atomics.cu", CONVSCOPE_KERNEL_OF(kAtomicsKernel)},
+      {"gpu-per-layer", "GPU per-layer kernels",
+       "A different kernel and tile size for each layer shape: one for the 1-channel first layer, one for "
+       "multi-channel layers.",
+       "Multiple kernel implementations for different layer sizes", "gpu/kernels/07_per_layer.cu",
+       CONVSCOPE_KERNEL_OF(kPerLayerKernel)},
+      {"gpu-restrict-unroll", "GPU __restrict__ + unrolled",
+       "The per-layer kernels with __restrict__, const, compile-time kernel sizes and fully unrolled loops.",
+       "__restrict__, loop unrolling and compile-time sizes", "gpu/kernels/08_restrict_unroll.cu",
+       CONVSCOPE_KERNEL_OF(kRestrictUnrollKernel), false, /*preferredDefault=*/true},
+      {"cudnn", "cuDNN", "cuDNN's forward convolution with the fastest algorithm it finds for the shape (FP32).",
+       "cuDNN baseline", "gpu/kernels/09_cudnn.cu", CONVSCOPE_KERNEL_OF(kCudnnKernel), /*needsCudnn=*/true},
+  };
+  for (const Row& row : rows) registerConvVariant(variantOf(row));
+  return true;
+}();
+
+}  // namespace
+}  // namespace convscope::gpu
