@@ -1,0 +1,285 @@
+// The engine's plan: stages in graph order, each claimed by the selected variant or a fallback
+// that says why; conv -> activation -> pooling chains fused into one stage when the variant's row
+// says it applies them in its own kernel; and one evaluator that runs fused and unfused plans to
+// the same numbers. The fusing and declining variants are rows this test adds to the table, so
+// the planner and the evaluator are checked without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "app/core/conv/variant_table.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/engine.h"
+#include "app/core/engine/plan.h"
+#include "app/core/model/onnx_loader.h"
+#include "tests/core/model_builder.h"
+#include "tests/core/test_support.h"
+
+namespace convscope {
+namespace {
+
+using testing::ModelBuilder;
+using testing::setInt;
+using testing::setInts;
+
+const std::string kModels = CONVSCOPE_MODELS_DIR;
+
+// The convolution, bias, activation and pooling written from their definitions (double sums),
+// independently of the operators' own code, as a variant that fuses its epilogue would compute them.
+class EpilogueBackend final : public ConvBackend {
+ public:
+  void forward(const ConvProblem& p, const float* x, const float* w, float* y) override {
+    const std::vector<double> conv = convolve(p, x, w, nullptr);
+    std::transform(conv.begin(), conv.end(), y, [](double v) { return static_cast<float>(v); });
+  }
+
+  void forwardFused(const ConvProblem& p, const float* x, const float* w, float* y, const ConvEpilogue& e) override {
+    ++fusedCalls;
+    std::vector<double> value = convolve(p, x, w, e.bias);
+    if (e.hasActivation)
+      for (double& v : value)
+        v = e.activation == Activation::Relu   ? std::max(v, 0.0)
+            : e.activation == Activation::Tanh ? std::tanh(v)
+                                               : 1.0 / (1.0 + std::exp(-v));
+    if (!e.hasPool) {
+      std::transform(value.begin(), value.end(), y, [](double v) { return static_cast<float>(v); });
+      return;
+    }
+    const PoolGeometry& g = e.pool;
+    for (int64_t plane = 0; plane < g.planes; ++plane)
+      for (int oy = 0; oy < g.outHeight; ++oy)
+        for (int ox = 0; ox < g.outWidth; ++ox) {
+          double best = -INFINITY, sum = 0.0;
+          int inside = 0, padded = 0;
+          for (int ky = 0; ky < g.kernelHeight; ++ky)
+            for (int kx = 0; kx < g.kernelWidth; ++kx) {
+              const int iy = oy * g.strideHeight - g.padTop + ky;
+              const int ix = ox * g.strideWidth - g.padLeft + kx;
+              if (iy < g.inHeight + g.padBottom && ix < g.inWidth + g.padRight) ++padded;
+              if (iy < 0 || ix < 0 || iy >= g.inHeight || ix >= g.inWidth) continue;
+              const double v = value[static_cast<size_t>((plane * g.inHeight + iy) * g.inWidth + ix)];
+              best = std::max(best, v);
+              sum += v;
+              ++inside;
+            }
+          const double result = e.maxPool ? best : sum / (g.countIncludePad ? padded : inside);
+          y[(plane * g.outHeight + oy) * g.outWidth + ox] = static_cast<float>(result);
+        }
+  }
+
+  static inline int fusedCalls = 0;
+
+ private:
+  static std::vector<double> convolve(const ConvProblem& p, const float* x, const float* w, const float* bias) {
+    std::vector<double> y(static_cast<size_t>(p.outputElements()));
+    size_t i = 0;
+    for (int n = 0; n < p.batch; ++n)
+      for (int m = 0; m < p.outChannels; ++m)
+        for (int oh = 0; oh < p.outHeight(); ++oh)
+          for (int ow = 0; ow < p.outWidth(); ++ow, ++i) {
+            double sum = bias ? bias[m] : 0.0;
+            for (int c = 0; c < p.inChannels; ++c)
+              for (int kh = 0; kh < p.kernelHeight; ++kh)
+                for (int kw = 0; kw < p.kernelWidth; ++kw) {
+                  const int ih = oh * p.strideHeight - p.padTop + kh;
+                  const int iw = ow * p.strideWidth - p.padLeft + kw;
+                  if (ih < 0 || iw < 0 || ih >= p.inHeight || iw >= p.inWidth) continue;
+                  sum += double{x[((int64_t{n} * p.inChannels + c) * p.inHeight + ih) * p.inWidth + iw]} *
+                         w[((int64_t{m} * p.inChannels + c) * p.kernelHeight + kh) * p.kernelWidth + kw];
+                }
+            y[i] = sum;
+          }
+    return y;
+  }
+};
+
+// Rows this test adds: one that fuses activations and pooling, one that declines 7x7 kernels.
+const bool rowsAdded = [] {
+  ConvVariant fusing;
+  fusing.id = "test-fusing";
+  fusing.displayName = "Test: fused epilogue";
+  fusing.description = "The definitions in double, with bias, activation and pooling applied in the same pass.";
+  fusing.courseStep = "test";
+  fusing.sourceFile = "tests/core/test_plan.cpp";
+  fusing.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
+  fusing.createHostBackend = [] { return std::make_unique<EpilogueBackend>(); };
+
+  // Added first, so that the row just before it in the table is cpu-im2col-gemm.
+  ConvVariant declining = fusing;
+  declining.id = "test-declining";
+  declining.fusableOps = {};
+  declining.unsupportedReason = [](const ConvProblem& p) {
+    return p.kernelHeight >= 7 ? "kernels of 7 and more are not in this test variant" : std::string();
+  };
+  registerConvVariant(declining);
+  registerConvVariant(fusing);
+  return true;
+}();
+
+std::map<std::string, Shape> batchOf(const Model& model, int64_t batch) {
+  Shape shape = model.imageInput().shape;
+  shape[0] = batch;
+  return {{model.imageInput().name, shape}};
+}
+
+// x (N x 2 x 9 x 9) -> Conv 3 filters 3x3, pads 1, bias -> Relu -> AveragePool 3x3 stride 2,
+// pads 1, count_include_pad -> y; the Relu's output is also a graph output when `tapRelu`.
+std::shared_ptr<const Model> convReluPool(bool tapRelu) {
+  ModelBuilder b;
+  b.input("x", {-1, 2, 9, 9}).output("y", {-1, 3, 5, 5});
+  if (tapRelu) b.output("r", {-1, 3, 9, 9});
+  std::vector<float> w(3 * 2 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(static_cast<int>(i % 11) - 5);
+  b.floats("W", {3, 2, 3, 3}, w);
+  b.floats("B", {3}, {0.25f, -0.5f, 0.0f});
+  setInts(b.node("Conv", {"x", "W", "B"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  onnx::NodeProto& pool = b.node("AveragePool", {"r"}, {"y"}, "pool");
+  setInts(pool, "kernel_shape", {3, 3});
+  setInts(pool, "strides", {2, 2});
+  setInts(pool, "pads", {1, 1, 1, 1});
+  setInt(pool, "count_include_pad", 1);
+  return b.load();
+}
+
+Tensor randomImages(const Shape& shape, unsigned seed) {
+  Tensor t(shape);
+  uint32_t state = seed;
+  for (int64_t i = 0; i < t.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    t[i] = static_cast<float>(state >> 8) / static_cast<float>(1 << 24) * 4.0f - 2.0f;  // negatives too
+  }
+  return t;
+}
+
+double largestDifference(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape(), b.shape());
+  double worst = 0.0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(a[i])) << i;
+    worst = std::max(worst, std::abs(double{a[i]} - b[i]));
+  }
+  return worst;
+}
+
+TEST(Plan, OneStagePerLayerWhenTheVariantFusesNothing) {
+  const auto model = loadOnnxModel(kModels + "/course-high.onnx");
+  const Plan plan = makePlan(*model, "cpu-reference", batchOf(*model, 1));
+  ASSERT_EQ(plan.stages.size(), model->nodes.size());
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    EXPECT_EQ(plan.stages[i].nodes, std::vector<size_t>{i});
+    EXPECT_EQ(plan.stages[i].hasConv, model->nodes[i].opType == "Conv");
+    if (plan.stages[i].hasConv) {
+      EXPECT_EQ(plan.stages[i].variant, "cpu-reference");
+    }
+  }
+  EXPECT_EQ(plan.fallbackCount(), 0);
+}
+
+TEST(Plan, ConvActivationAndPoolingBecomeOneStageForAFusingVariant) {
+  const auto model = loadOnnxModel(kModels + "/course-high.onnx");  // (Conv, Tanh, MaxPool) x 2, then dense layers
+  const Plan plan = makePlan(*model, "test-fusing", batchOf(*model, 4));
+  ASSERT_EQ(plan.stages.size(), model->nodes.size() - 4);
+  EXPECT_EQ(plan.stages[0].nodes, (std::vector<size_t>{0, 1, 2}));
+  EXPECT_EQ(plan.stages[1].nodes, (std::vector<size_t>{3, 4, 5}));
+  EXPECT_TRUE(plan.stages[0].fused());
+  const std::vector<std::string> lines = plan.describe(*model);
+  EXPECT_NE(lines[0].find("/0/Conv (Conv) + /1/Tanh (Tanh) + /2/MaxPool (MaxPool): test-fusing, fused in one kernel"),
+            std::string::npos)
+      << lines[0];
+  // Capturing every layer for the feature maps needs each layer's output: nothing is fused then.
+  EXPECT_EQ(makePlan(*model, "test-fusing", batchOf(*model, 4), false).stages.size(), model->nodes.size());
+}
+
+TEST(Plan, AValueWithAnotherReaderIsNotFusedAway) {
+  const auto model = convReluPool(true);  // the Relu's output is also a graph output
+  const Plan plan = makePlan(*model, "test-fusing", {{"x", {2, 2, 9, 9}}});
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_EQ(plan.stages[0].nodes, (std::vector<size_t>{0, 1}));  // conv + relu, the pooling apart
+  EXPECT_EQ(plan.stages[1].nodes, std::vector<size_t>{2});
+}
+
+TEST(Plan, TheFusedEvaluationEqualsTheLayerByLayerOne) {
+  for (const bool tap : {false, true}) {
+    SCOPED_TRACE(tap ? "relu also an output" : "conv-relu-pool fused");
+    const auto model = convReluPool(tap);
+    const Tensor images = randomImages({3, 2, 9, 9}, 7);
+    Engine fused(model, "test-fusing");
+    Engine reference(model, "cpu-reference");
+    const int before = EpilogueBackend::fusedCalls;
+    std::vector<ConvLayerTime> times;
+    const auto a = fused.evaluate({{"x", images}}, &times);
+    const auto b = reference.evaluate({{"x", images}});
+    EXPECT_EQ(EpilogueBackend::fusedCalls, before + 1) << "the fused stage ran through the variant's epilogue";
+    for (const auto& [name, value] : b) EXPECT_LE(largestDifference(a.at(name), value), 1e-5) << name;
+    ASSERT_EQ(times.size(), 1u);
+    EXPECT_EQ(times[0].fusedNodes, tap ? std::vector<std::string>{"relu"} : (std::vector<std::string>{"relu", "pool"}));
+  }
+}
+
+TEST(Plan, TheCourseModelFusedClassifiesAsTheReferenceDoes) {
+  const auto model = loadOnnxModel(kModels + "/course-high.onnx");
+  const ImageSet images = ImageSet::loadIdxFolder(defaultDataFolder());
+  const Tensor batch = images.batch(0, 6, 48, 48);
+  Engine fused(model, "test-fusing");
+  Engine reference(model, "cpu-reference");
+  const InferenceResult a = fused.infer(batch);
+  const InferenceResult b = reference.infer(batch);
+  EXPECT_LE(largestDifference(a.probabilities, b.probabilities), 1e-5);
+  ASSERT_EQ(a.convTimes.size(), 2u);
+  EXPECT_EQ(a.convTimes[0].fusedNodes, (std::vector<std::string>{"/1/Tanh", "/2/MaxPool"}));
+  // With the layers captured, every layer is there, equal to the reference's.
+  const InferenceResult captured = fused.infer(batch, true);
+  const InferenceResult expected = reference.infer(batch, true);
+  ASSERT_EQ(captured.layers.size(), model->nodes.size() + 1);
+  for (size_t l = 0; l < captured.layers.size(); ++l)
+    EXPECT_LE(largestDifference(captured.layers[l].value, expected.layers[l].value), 1e-5) << captured.layers[l].node;
+}
+
+TEST(Plan, ADeclinedLayerGoesToTheNearestEarlierStepAndSaysWhy) {
+  const auto model = loadOnnxModel(kModels + "/course-high.onnx");  // 7x7 kernels
+  const Plan plan = makePlan(*model, "test-declining", batchOf(*model, 2));
+  EXPECT_EQ(plan.fallbackCount(), 2);
+  const PlanStage& conv1 = plan.stages[0];
+  EXPECT_EQ(conv1.variant, "cpu-im2col-gemm") << "the CPU row before it in the table";
+  EXPECT_EQ(conv1.fallbackReason, "kernels of 7 and more are not in this test variant");
+  EXPECT_NE(plan.describe(*model)[0].find("fallback: test-declining declined this layer (kernels of 7"),
+            std::string::npos);
+
+  Engine engine(model, "test-declining");
+  const ImageSet images = ImageSet::loadIdxFolder(defaultDataFolder());
+  const InferenceResult result = engine.infer(images.batch(0, 2, 48, 48));
+  ASSERT_EQ(result.convTimes.size(), 2u);
+  for (const ConvLayerTime& t : result.convTimes) {
+    EXPECT_EQ(t.variant, "cpu-im2col-gemm");
+    EXPECT_EQ(t.fallbackReason, "kernels of 7 and more are not in this test variant");
+  }
+}
+
+TEST(Plan, OnTheGpuAnOpWithoutAGpuKernelIsARecordedRoundTrip) {
+  // A GPU row is enough to plan: planning reads the table and the shapes, not the device.
+  ConvVariant gpuRow;
+  gpuRow.id = "test-gpu-plan";
+  gpuRow.displayName = gpuRow.description = gpuRow.courseStep = "test";
+  gpuRow.sourceFile = "tests/core/test_plan.cpp";
+  gpuRow.requirements.gpu = true;
+  gpuRow.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {};
+  registerConvVariant(gpuRow);
+
+  ModelBuilder b;  // MatMul has no GPU kernel in the engine; Relu has one
+  b.input("x", {-1, 4}).output("y", {-1, 3});
+  b.weights("W", {4, 3});
+  b.node("MatMul", {"x", "W"}, {"m"}, "matmul");
+  b.node("Relu", {"m"}, {"y"}, "relu");
+  const auto model = b.load();
+  const Plan plan = makePlan(*model, "test-gpu-plan", {{"x", {2, 4}}});
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_TRUE(plan.stages[0].hostRoundTrip);
+  EXPECT_FALSE(plan.stages[1].hostRoundTrip);
+  EXPECT_EQ(plan.fallbackCount(), 1);
+  EXPECT_NE(plan.describe(*model)[0].find("no GPU kernel for MatMul"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace convscope
