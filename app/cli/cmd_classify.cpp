@@ -119,8 +119,8 @@ int runClassify(const std::vector<std::string>& tokens) {
   for (const ConvLayerTime& t : run.convTimes) {
     std::printf("Op Time: %.6f\n", t.seconds);
     if (!t.fallbackReason.empty())
-      std::fprintf(stderr, "note: %s ran on cpu-reference: %s cannot run it (%s)\n", t.node.c_str(), variant.c_str(),
-                   t.fallbackReason.c_str());
+      std::fprintf(stderr, "note: %s ran on %s: %s cannot run it (%s)\n", t.node.c_str(), t.variant.c_str(),
+                   variant.c_str(), t.fallbackReason.c_str());
   }
   if (run.labelled)
     std::printf("Correctness: %.4f Model: %s Batch: %d\n", run.accuracy(), model->name.c_str(), count);

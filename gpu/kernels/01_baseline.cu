@@ -1,4 +1,4 @@
-// gpu-baseline: the course's first GPU convolution. One thread computes one output element and
+// Course step 1, the baseline: the first GPU convolution. One thread computes one output element and
 // reads every input pixel and weight it needs straight from global memory; the GPU wins over the
 // CPU by running hundreds of thousands of these threads at once. Every shape (stride, padding,
 // kernel size, batch) is supported, so the plan can always fall back to it.

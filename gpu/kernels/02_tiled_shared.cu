@@ -1,7 +1,7 @@
-// gpu-tiled-shared: the course's tiled convolution. A block computes a 16x16 patch of one output
+// Course step 2, shared-memory tiling: the tiled convolution. A block computes a 16x16 patch of one output
 // map and first copies the input patch it covers ((16-1)*stride + K pixels per side) into shared
 // memory, so each input pixel is fetched from global memory once per block instead of up to K*K
-// times per block by neighbouring threads, as in gpu-baseline.
+// times per block by neighbouring threads, as in the baseline.
 #include <climits>
 #include <cstdint>
 #include <string>

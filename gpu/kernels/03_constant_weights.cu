@@ -1,4 +1,4 @@
-// gpu-constant-weights: the tiled convolution of gpu-tiled-shared with the filter bank in
+// Course step 3, constant memory: the tiled convolution of 02_tiled_shared.cu with the filter bank in
 // __constant__ memory. Every thread of a block reads the same weight at the same moment, and the
 // constant cache serves such a uniform read to the whole warp in one access, where the tiled
 // kernel spent a load instruction per weight on the L1 path it shares with the input tile.

@@ -1,4 +1,4 @@
-// gpu-unroll-gemm: the convolution as one matrix product. A first kernel unrolls (im2col) every
+// Course step 4, input unrolling: the convolution as one matrix product. A first kernel unrolls (im2col) every
 // receptive field into a column of X_unroll [C*K*K] x [images*OH*OW]; a shared-memory tiled GEMM
 // then multiplies the filter matrix W [M] x [C*K*K] by it, each thread keeping a 32x4 or smaller
 // block of results in registers, so every value read from shared memory feeds many multiply-adds

@@ -1,4 +1,4 @@
-// gpu-fused-unroll-gemm: the GEMM of gpu-unroll-gemm with the unrolling fused into its loads
+// Course step 5, kernel fusion: the GEMM of 04_unroll_gemm.cu with the unrolling fused into its loads
 // (an implicit GEMM). Each tile of X is built in shared memory straight from the input image, so
 // the unrolled matrix, K*K times the size of the input, is never written to or read back from
 // global memory, and the whole batch goes through in one launch without a workspace.

@@ -1,7 +1,7 @@
-// gpu-atomics: the sum over input channels split between blocks. Each block adds up the
+// Course step 6, atomics: the sum over input channels split between blocks. Each block adds up the
 // contributions of a group of at most 4 input channels to 256 outputs of one map in registers and
 // adds its partial sums to the output, zeroed beforehand, with atomicAdd. A layer with too few
-// outputs to fill the GPU thus gets several times more independent blocks than gpu-baseline's one
+// outputs to fill the GPU thus gets several times more independent blocks than the baseline's one
 // thread per output; the price is the memset and one atomic add per output per channel group.
 #include <climits>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// gpu-per-layer: one kernel shape per kind of layer instead of one kernel for all. A persistent
+// Course step 7, per-layer kernels: one kernel shape per kind of layer instead of one for all. A persistent
 // block holds every weight and whole images in shared memory, and each thread accumulates a
 // register tile of several output rows x several output maps, so each input value read from
 // shared memory feeds MT multiply-adds and each weight read (a float4 broadcast to the warp)

@@ -1,4 +1,4 @@
-// gpu-restrict-unroll: the per-layer kernels (same persistent blocks, shared-memory layout and
+// Course step 8, __restrict__ and unrolling: the per-layer kernels (same persistent blocks, shared-memory layout and
 // register tiles) with the kernel size a template parameter (1, 3, 5 or 7), the loops over it
 // unrolled, and __restrict__/const pointers. Knowing K, the compiler keeps a column of R + K - 1
 // input values in registers and slides the K kernel rows over it, so one shared-memory read

@@ -1,4 +1,4 @@
-// cudnn: the library baseline every hand-written variant is measured against. cuDNN times its
+// cuDNN, the library baseline every hand-written variant is measured against. cuDNN times its
 // forward-convolution algorithms once per shape (cudnnFindConvolutionForwardAlgorithmEx) and the
 // fastest is cached with its descriptors, as the course's framework did; math is forced to plain
 // FP32 FMA (no TF32). Every algorithm is eligible, FFT and Winograd included, with up to 4 GiB of

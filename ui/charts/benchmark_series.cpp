@@ -90,8 +90,11 @@ std::vector<Speedup> speedups(const BenchmarkReport& report, int layer, int batc
   }
   baseline->clear();
   if (rows.empty()) return rows;
-  const auto named =
-      std::find_if(rows.begin(), rows.end(), [](const Speedup& s) { return s.variant == "gpu-baseline"; });
+  // The course's first GPU step: the first GPU row of the table.
+  const std::vector<ConvVariant>& table = convVariants();
+  const auto firstGpu = std::find_if(table.begin(), table.end(), [](const ConvVariant& v) { return v.runsOnGpu(); });
+  const std::string gpuBaseline = firstGpu != table.end() ? firstGpu->id : std::string();
+  const auto named = std::find_if(rows.begin(), rows.end(), [&](const Speedup& s) { return s.variant == gpuBaseline; });
   const Speedup& base = named != rows.end() ? *named : rows.front();
   *baseline = base.variant;
   const double baseSeconds = base.seconds;

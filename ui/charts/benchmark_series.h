@@ -36,7 +36,7 @@ std::vector<VariantSeries> opTimeSeries(const BenchmarkReport& report, int layer
 std::vector<std::string> variantsInCourseOrder(const BenchmarkReport& report);
 
 // How much faster each variant is at one batch size, in course order: over the baseline (the
-// course's naive GPU kernel, gpu-baseline, where the report has it, else the first variant) and
+// course's first GPU step, the table's first GPU row, where the report has it, else the first variant) and
 // over the course step before it (the variant before it in course order). 0 where there is none.
 struct Speedup {
   std::string variant;

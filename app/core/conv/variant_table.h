@@ -4,9 +4,10 @@
 // it. The CLI, the GUI (selector, legends, colours), the benchmark, the engine's planner and the
 // tests all iterate this table; nothing else names variants.
 //
-// Rows live next to their code: the CPU rows in app/core/conv/cpu_*.cpp (the core installs them),
-// each GPU row at the end of its kernel file gpu/kernels/NN_name.cu, which registers it when the
-// program links gpu/ (see gpu/gpu_variant.h). Adding a GPU variant is adding one such file.
+// Rows live next to their code: the CPU rows in app/core/conv/cpu_*.cpp (the core installs them);
+// the GPU rows in gpu/gpu_variants.cpp, each pointing at its kernel file gpu/kernels/NN_name.cu,
+// registered when a program that links gpu/ starts. Adding a GPU variant: one kernel file and its
+// row. Tests add rows of their own.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +48,7 @@ struct KernelLaunchGeometry {
 };
 
 struct ConvVariant {
-  std::string id;           // what users type: --variant gpu-baseline
+  std::string id;           // what users type: --variant <id>
   std::string displayName;  // what charts and the GUI show
   std::string description;  // one sentence: the idea this variant demonstrates
   std::string courseStep;   // the course optimization it corresponds to

@@ -14,7 +14,9 @@ GpuPlatform& installed() {
 
 }  // namespace
 
-void installGpuPlatform(GpuPlatform platform) { installed() = std::move(platform); }
+void installGpuPlatform(GpuPlatform platform) {
+  installed() = std::move(platform);
+}
 
 const GpuInfo& gpuInfo() {
   static const GpuInfo info = [] {

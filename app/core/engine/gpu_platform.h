@@ -28,7 +28,7 @@ struct GpuInfo {
 };
 
 struct GpuPlatform {
-  std::function<GpuInfo()> query;                      // called once
+  std::function<GpuInfo()> query;                       // called once
   std::function<std::unique_ptr<Device>()> makeDevice;  // only when query() said usable
 };
 

@@ -8,7 +8,9 @@
 namespace convscope {
 namespace {
 
-std::string nodeLabel(const Node& node) { return node.name + " (" + node.opType + ")"; }
+std::string nodeLabel(const Node& node) {
+  return node.name + " (" + node.opType + ")";
+}
 
 // How many nodes read each value; the graph's outputs count as a reader.
 std::map<std::string, int> readers(const Model& model) {
