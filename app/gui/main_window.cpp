@@ -208,6 +208,7 @@ void MainWindow::connectWidgets() {
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     profile_->setVariant(id);
+    if (model_) summary_->showPlan(*model_, id.toStdString());
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
   });
@@ -312,6 +313,7 @@ bool MainWindow::loadModel(const QString& path) {
   modelPath_ = QFileInfo(path).absoluteFilePath();
   modelPicker_->setCurrentModel(modelPath_, *model_, card_);
   summary_->setModel(*model_, card_);
+  summary_->showPlan(*model_, variants_->currentVariant().toStdString());
   timing_->setModelPath(modelPath_);
   profile_->setModel(model_);
   inference_->setModel(model_);

@@ -81,6 +81,7 @@ class MainWindow : public QMainWindow {
   ui::PredictionPanel* prediction() const { return prediction_; }
   ui::TimingPanel* timing() const { return timing_; }
   ui::ProfilePanel* profile() const { return profile_; }
+  ui::ModelSummaryView* modelSummary() const { return summary_; }
   QString deviceText() const;
 
  signals:

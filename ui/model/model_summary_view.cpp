@@ -1,5 +1,6 @@
 #include "ui/model/model_summary_view.h"
 
+#include <QColor>
 #include <QDir>
 #include <QHeaderView>
 #include <QLabel>
@@ -8,6 +9,8 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+
+#include "app/core/engine/plan.h"
 
 namespace convscope::ui {
 namespace {
@@ -21,7 +24,11 @@ QTableWidgetItem* numberItem(int64_t value) {
 }  // namespace
 
 ModelSummaryView::ModelSummaryView(QWidget* parent)
-    : QWidget(parent), header_(new QLabel(this)), table_(new QTableWidget(this)) {
+    : QWidget(parent),
+      header_(new QLabel(this)),
+      table_(new QTableWidget(this)),
+      planTitle_(new QLabel(this)),
+      plan_(new QTableWidget(this)) {
   header_->setWordWrap(true);
   header_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   header_->setTextFormat(Qt::RichText);
@@ -34,9 +41,72 @@ ModelSummaryView::ModelSummaryView(QWidget* parent)
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
+  planTitle_->setWordWrap(true);
+  planTitle_->setTextFormat(Qt::RichText);
+  plan_->setColumnCount(3);
+  plan_->setHorizontalHeaderLabels({tr("Stage"), tr("Layers"), tr("Runs on")});
+  plan_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  plan_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  plan_->verticalHeader()->setVisible(false);
+  plan_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  plan_->horizontalHeader()->setStretchLastSection(true);
+  plan_->setWordWrap(true);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(header_);
-  layout->addWidget(table_, 1);
+  layout->addWidget(table_, 3);
+  layout->addWidget(planTitle_);
+  layout->addWidget(plan_, 2);
+}
+
+QString ModelSummaryView::planTitle() const {
+  return planTitle_->text();
+}
+
+void ModelSummaryView::showPlan(const Model& model, const std::string& variantId) {
+  plan_->setRowCount(0);
+  Plan plan;
+  try {
+    plan = makePlan(model, variantId, {{model.imageInput().name, {1, 1, model.inputHeight(), model.inputWidth()}}});
+  } catch (const std::exception& e) {
+    planTitle_->setText(tr("<h3>Plan</h3><p>No plan for %1: %2</p>")
+                            .arg(QString::fromStdString(variantId), QString::fromStdString(e.what()).toHtmlEscaped()));
+    return;
+  }
+  const int fallbacks = plan.fallbackCount();
+  planTitle_->setText(tr("<h3>Plan for %1</h3><p>%2 stages on the %3, %4. A stage is one layer, or a conv fused with "
+                         "what follows it in one kernel; a fallback says who runs a layer instead and why.</p>")
+                          .arg(QString::fromStdString(variantId))
+                          .arg(plan.stages.size())
+                          .arg(plan.onGpu ? tr("GPU") : tr("CPU"))
+                          .arg(fallbacks == 0 ? tr("no fallbacks") : tr("%n fallback(s)", "", fallbacks)));
+  plan_->setRowCount(static_cast<int>(plan.stages.size()));
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    const PlanStage& stage = plan.stages[i];
+    const int row = static_cast<int>(i);
+    QStringList layers;
+    for (size_t node : stage.nodes)
+      layers << QString("%1 (%2)").arg(QString::fromStdString(model.nodes[node].name),
+                                       QString::fromStdString(model.nodes[node].opType));
+    QString runsOn;
+    if (stage.hasConv) {
+      runsOn = QString::fromStdString(stage.variant);
+      if (stage.fused()) runsOn += tr(", fused in one kernel");
+      if (!stage.fallbackReason.empty())
+        runsOn += tr(" (fallback: %1 declined it: %2)")
+                      .arg(QString::fromStdString(plan.selectedVariant), QString::fromStdString(stage.fallbackReason));
+    } else if (stage.hostRoundTrip) {
+      runsOn = tr("CPU (fallback: no GPU kernel for %1; copied to the host and back)")
+                   .arg(QString::fromStdString(model.nodes[stage.nodes.front()].opType));
+    } else {
+      runsOn = stage.onGpu ? tr("GPU") : tr("CPU");
+    }
+    plan_->setItem(row, 0, new QTableWidgetItem(QString::number(i + 1)));
+    plan_->setItem(row, 1, new QTableWidgetItem(layers.join(QStringLiteral(" + "))));
+    auto* who = new QTableWidgetItem(runsOn);
+    if (!stage.fallbackReason.empty() || stage.hostRoundTrip) who->setForeground(QColor(0xb0, 0x40, 0x00));
+    plan_->setItem(row, 2, who);
+  }
+  plan_->resizeRowsToContents();
 }
 
 void ModelSummaryView::setModel(const Model& model, const std::optional<ModelCard>& card) {
