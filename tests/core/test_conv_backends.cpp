@@ -4,6 +4,8 @@
 // saying why, where no GPU can be used.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -191,6 +193,48 @@ TEST(VariantTable, EveryKernelFileIsOneRowInCourseOrder) {
   EXPECT_TRUE(gpuRowFiles.empty()) << "a build without CUDA registers no GPU rows";
 #endif
   EXPECT_NO_THROW(findConvVariant("cpu-reference"));
+}
+
+// The launch geometry a row reports is what its launcher launches (the launchers read it); here
+// it is checked against the problem, computed independently: limits of any CUDA launch, and the
+// grid each simple mapping needs to cover the output.
+TEST(VariantTable, LaunchGeometryCoversTheOutputWithinCudaLimits) {
+  int checked = 0;
+  for (const ConvVariant& v : convVariants()) {
+    if (!v.launchGeometry) continue;
+    for (const Trial& t : trials()) {
+      const ConvProblem& p = t.problem;
+      if (!v.unsupportedReasonFor(p).empty()) continue;
+      SCOPED_TRACE(v.id + ": " + p.describe());
+      const std::vector<KernelLaunchGeometry> launches = v.launchGeometry(p);
+      ASSERT_FALSE(launches.empty());
+      for (const KernelLaunchGeometry& g : launches) {
+        ++checked;
+        EXPECT_FALSE(g.kernel.empty());
+        EXPECT_FALSE(g.mapping.empty());
+        EXPECT_GE(g.blocks(), 1);
+        EXPECT_GE(g.threadsPerBlock(), 1);
+        EXPECT_LE(g.threadsPerBlock(), 1024);
+        EXPECT_LE(g.sharedBytes, 227 * 1024) << "more shared memory than any block can have";
+        const int64_t outputs = p.outputElements();
+        const auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+        if (g.kernel == "conv_baseline") {
+          EXPECT_EQ(g.blocks(), std::min<int64_t>(ceilDiv(outputs, g.blockX), INT32_MAX));
+        } else if (g.kernel == "conv_tiled_shared" || g.kernel == "conv_constant_weights") {
+          EXPECT_EQ(g.blockX * g.blockY, g.tileHeight * g.tileWidth) << "a thread per output of the tile";
+          EXPECT_EQ(g.blocks(), int64_t{p.batch} * p.outChannels * ceilDiv(p.outHeight(), g.tileHeight) *
+                                    ceilDiv(p.outWidth(), g.tileWidth));
+        } else if (g.kernel == "conv_fused_unroll_matmul") {
+          const int64_t maps = ceilDiv(p.outChannels, g.tileHeight);  // tiles of maps
+          EXPECT_EQ(g.blocks(), maps * ceilDiv(int64_t{p.batch} * p.outHeight() * p.outWidth(), g.tileWidth));
+          EXPECT_GE(maps * g.tileHeight, p.outChannels);
+        }
+      }
+    }
+  }
+#if CONVSCOPE_TEST_BUILT_WITH_CUDA
+  EXPECT_GT(checked, 0);
+#endif
 }
 
 TEST(VariantTable, UnknownVariantIsRefusedWithTheKnownIds) {
