@@ -66,7 +66,9 @@ TEST(Cli, ClassifyWritesOneCsvRowPerImage) {
   EXPECT_EQ(header.rfind("index,source,label,label_name,predicted,predicted_name,p_T-shirt/top,", 0), 0u) << header;
   int rows = 0;
   while (std::getline(in, line)) {
-    if (rows == 0) EXPECT_EQ(line.rfind("0,,9,Ankle boot,", 0), 0u) << line;  // first test image: an ankle boot
+    if (rows == 0) {
+      EXPECT_EQ(line.rfind("0,,9,Ankle boot,", 0), 0u) << line;  // first test image: an ankle boot
+    }
     EXPECT_EQ(std::count(line.begin(), line.end(), ','), 15) << line;
     ++rows;
   }

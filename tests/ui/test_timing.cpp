@@ -289,7 +289,9 @@ TEST(TimingChart, ClickingALegendEntryHidesItsLineAndClickingAgainShowsIt) {
   EXPECT_EQ(entries, 11);
   // The other lines stay; a hidden line stays hidden when another layer is chosen.
   for (int g = 0; g < chart->graphCount(); ++g)
-    if (chart->graph(g) != line) EXPECT_TRUE(chart->graph(g)->visible());
+    if (chart->graph(g) != line) {
+      EXPECT_TRUE(chart->graph(g)->visible());
+    }
   window->timing()->layerChoice()->setCurrentIndex(window->timing()->layerChoice()->findData(0));
   QCPPlottableLegendItem* again = chart->legend->itemWithPlottable(chart->graph(2));
   ASSERT_NE(again, nullptr);
@@ -320,7 +322,9 @@ TEST(TimingChart, EveryPointAndEveryBarHasATooltipWithVariantLayerBatchAndTime) 
       EXPECT_TRUE(tip.contains(QString("batch %1\n").arg(data->at(i)->key)));
       EXPECT_TRUE(tip.contains("all conv layers"));
       EXPECT_TRUE(tip.contains(" ms"));
-      if (tip.startsWith(chart->graph(g)->name() + "\n")) EXPECT_TRUE(tip.contains("op time " + expectedTime + " ms"));
+      if (tip.startsWith(chart->graph(g)->name() + "\n")) {
+        EXPECT_TRUE(tip.contains("op time " + expectedTime + " ms"));
+      }
     }
   }
   // A real tooltip event over the largest point of the slowest line.

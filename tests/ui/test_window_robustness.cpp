@@ -99,7 +99,9 @@ TEST(WindowRobustness, AModelReusingATensorNameIsRefusedOnEveryPathThatOpensMode
     loaded = loadOnnxModel(path.toStdString());
   } catch (const Error&) {
   }
-  if (loaded) EXPECT_THROW(loaded->layers(), Error);
+  if (loaded) {
+    EXPECT_THROW(loaded->layers(), Error);
+  }
 
   auto window = openWindow();
   const auto before = window->model();
