@@ -24,11 +24,27 @@ void printError(const QString& message) {
 void settle(MainWindow& window, int timeoutMs) {
   QElapsedTimer timer;
   timer.start();
-  while (window.inference()->busy() && timer.elapsed() < timeoutMs) {
+  while ((window.loading() || window.inference()->busy()) && timer.elapsed() < timeoutMs) {
     QApplication::processEvents(QEventLoop::AllEvents, 20);
     QThread::msleep(2);
   }
   for (int i = 0; i < 5; ++i) QApplication::processEvents(QEventLoop::AllEvents, 20);
+}
+
+// The model and the test set load as jobs: waits for both. False when the model failed to load
+// (lastError() says why).
+bool waitForLoads(MainWindow& window) {
+  bool modelFailed = false;
+  const QMetaObject::Connection failure =
+      QObject::connect(&window, &MainWindow::modelLoadFinished, [&](bool loaded) { modelFailed = !loaded; });
+  QElapsedTimer timer;
+  timer.start();
+  while (window.loading() && timer.elapsed() < 120000) {
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(2);
+  }
+  QObject::disconnect(failure);
+  return !modelFailed && !window.loading();
 }
 
 // Image files are decoded on a worker: waits for the picture and returns the error it brought,
@@ -48,11 +64,14 @@ QString waitForPicture(MainWindow& window) {
 }  // namespace
 
 QString applyLaunchOptions(MainWindow& window, const LaunchOptions& options) {
-  if (!options.model.isEmpty() && !window.loadModel(options.model)) return window.lastError();
+  // A model asked for here supersedes the one of the start; without one, the window starts
+  // without a model if the shipped one is missing, as it would on screen.
+  if (!options.model.isEmpty()) window.loadModel(options.model);
+  if (!waitForLoads(window) && !options.model.isEmpty()) return window.lastError();
   if (!options.variant.isEmpty() && !window.selectVariant(options.variant)) return window.lastError();
   if (!options.bench.isEmpty() && !window.openBenchmark(options.bench)) return window.lastError();
   for (const QString& file : options.files) {
-    if (!window.openFile(file)) return window.lastError();
+    if (!window.openFile(file) || !waitForLoads(window)) return window.lastError();
     if (const QString error = waitForPicture(window); !error.isEmpty()) return error;
   }
   if (options.index >= 0 && !window.selectTestImage(options.index)) return window.lastError();

@@ -18,10 +18,11 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <utility>
+
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/gpu_platform.h"
-#include "app/core/model/layer_titles.h"
-#include "app/core/model/onnx_loader.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
@@ -34,6 +35,9 @@
 #include "ui/input/input_panel.h"
 #include "ui/input/picture_file.h"
 #include "ui/input/picture_file_loader.h"
+#include "ui/jobs/job_runner.h"
+#include "ui/jobs/model_load_job.h"
+#include "ui/jobs/test_set_load_job.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/model/model_picker.h"
 #include "ui/model/model_summary_view.h"
@@ -61,7 +65,10 @@ QString defaultModelPath() {
 
 MainWindow::MainWindow(Options options)
     : options_(options),
-      inference_(new ui::InferenceController(this)),
+      jobs_(new ui::JobRunner(this)),
+      modelLoader_(new ui::ModelLoadJob(jobs_, this)),
+      testSetLoader_(new ui::TestSetLoadJob(jobs_, this)),
+      inference_(new ui::InferenceController(jobs_, this)),
       pictureFiles_(new ui::PictureFileLoader(this)),
       recent_(new ui::RecentFiles(options.useSettings ? "recentFiles" : QString(), this)),
       banner_(new ui::ErrorBanner(this)),
@@ -70,15 +77,15 @@ MainWindow::MainWindow(Options options)
       input_(new ui::InputPanel(this)),
       maps_(new ui::FeatureMapView(this)),
       prediction_(new ui::PredictionPanel(this)),
-      timing_(new ui::TimingPanel(this)),
-      profile_(new ui::ProfilePanel(this)),
+      timing_(new ui::TimingPanel(jobs_, this)),
+      profile_(new ui::ProfilePanel(jobs_, this)),
       summary_(new ui::ModelSummaryView(this)),
       tabs_(new QTabWidget(this)),
       columns_(new QSplitter(Qt::Horizontal, this)),
       explore_(new QSplitter(Qt::Horizontal, this)),
       deviceLabel_(new QLabel(this)),
       timeLabel_(new QLabel(this)),
-      pictureBusy_(new QProgressBar(this)) {
+      busy_(new QProgressBar(this)) {
   setWindowTitle("ConvScope");
   setAcceptDrops(true);
   buildLayout();
@@ -86,23 +93,26 @@ MainWindow::MainWindow(Options options)
   connectWidgets();
 
   deviceLabel_->setText(deviceText());
-  pictureBusy_->setRange(0, 0);  // busy, no percentage: OpenCV does not report one
-  pictureBusy_->setMaximumWidth(120);
-  pictureBusy_->setToolTip(tr("Decoding a picture file"));
-  pictureBusy_->hide();
-  statusBar()->addPermanentWidget(pictureBusy_);
+  busy_->setRange(0, 0);  // busy, no percentage: neither OpenCV nor the loaders report one
+  busy_->setMaximumWidth(120);
+  busy_->setToolTip(tr("Decoding a picture file, or loading the model or the test set"));
+  statusBar()->addPermanentWidget(busy_);
   timeLabel_->setToolTip(
       tr("Resizing the picture and one inference that keeps every layer's output; the warm runs "
          "timed after it for the op times are not counted"));
   statusBar()->addPermanentWidget(timeLabel_);
   statusBar()->addPermanentWidget(deviceLabel_);
 
-  loadTestSet();
+  // The window opens at once: the test set and the model arrive from the job runner.
+  const QString dataFolder = QString::fromStdString(defaultDataFolder().string());
+  input_->browser()->setUnavailableReason(tr("loading %1…").arg(QDir::toNativeSeparators(dataFolder)));
+  prediction_->setClassNames(classNames());
+  testSetLoader_->load(dataFolder);
   inference_->setVariant(variants_->currentVariant().toStdString());
   profile_->setVariant(variants_->currentVariant());
   restoreSettings();
-  if (!model_ && !loadModel(defaultModelPath())) statusBar()->showMessage(tr("No model loaded: open one (Ctrl+O)"));
-  if (!inference_->hasInput() && testSet_) selectTestImage(0);
+  if (!modelLoading()) loadModel(defaultModelPath());
+  updateBusy();
 }
 
 MainWindow::~MainWindow() = default;
@@ -204,6 +214,13 @@ void MainWindow::buildMenus() {
 
 void MainWindow::connectWidgets() {
   connect(modelPicker_, &ui::ModelPicker::modelRequested, this, &MainWindow::loadModel);
+  connect(modelLoader_, &ui::ModelLoadJob::loaded, this, &MainWindow::useModel);
+  connect(modelLoader_, &ui::ModelLoadJob::failed, this, &MainWindow::modelFailed);
+  connect(testSetLoader_, &ui::TestSetLoadJob::loaded, this, &MainWindow::useTestSet);
+  connect(testSetLoader_, &ui::TestSetLoadJob::failed, this, &MainWindow::testSetFailed);
+  const auto showLoadProgress = [this](int, const QString& message) { statusBar()->showMessage(message); };
+  connect(modelLoader_, &ui::ModelLoadJob::progressed, this, showLoadProgress);
+  connect(testSetLoader_, &ui::TestSetLoadJob::progressed, this, showLoadProgress);
   connect(recent_, &ui::RecentFiles::fileChosen, this, &MainWindow::openFile);
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
@@ -217,6 +234,7 @@ void MainWindow::connectWidgets() {
   // about a picture file that failed to decode no longer applies.
   connect(input_, &ui::InputPanel::inputChosen, this, [this](const ui::InputImage& picture) {
     pictureFiles_->cancel();
+    pendingTestImage_.reset();
     dismissProblem(Problem::Picture);
     inference_->classify(picture);
     updateTitle();
@@ -230,7 +248,7 @@ void MainWindow::connectWidgets() {
   connect(inference_, &ui::InferenceController::outcomeReady, this, &MainWindow::showOutcome);
   connect(inference_, &ui::InferenceController::failed, this, &MainWindow::showInferenceFailure);
   connect(pictureFiles_, &ui::PictureFileLoader::loadingChanged, this, [this](bool loading) {
-    pictureBusy_->setVisible(loading);
+    updateBusy();
     if (loading) statusBar()->showMessage(tr("Decoding %1…").arg(QFileInfo(pictureFiles_->pendingPath()).fileName()));
   });
   connect(pictureFiles_, &ui::PictureFileLoader::loaded, this,
@@ -255,21 +273,45 @@ void MainWindow::connectWidgets() {
           [this](const QString& text) { statusBar()->showMessage(text, 6000); });
 }
 
-void MainWindow::loadTestSet() {
-  QString problem;
-  try {
-    testSet_ = std::make_shared<const ImageSet>(ImageSet::loadIdxFolder(defaultDataFolder()));
-  } catch (const std::exception& e) {
-    problem = QString::fromStdString(e.what());
-    showProblem(Problem::TestSet, tr("No test set: %1. Drawing and image files still work; install the Debian package "
-                                     "dataset-fashion-mnist or point CONVSCOPE_DATA at a folder of IDX files.")
-                                      .arg(problem));
-  }
+void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
+  testSet_ = std::move(images);
   input_->setImageSet(testSet_);
-  if (!problem.isEmpty()) input_->browser()->setUnavailableReason(problem);  // stays after the banner goes
   timing_->setImageSet(testSet_);
   profile_->setImageSet(testSet_);
   prediction_->setClassNames(classNames());
+  statusBar()->showMessage(tr("Test set loaded: %n image(s)", "", testSet_->count()), 4000);
+  updateBusy();
+  // The image asked for meanwhile (settings, --index), else the first one unless the user has
+  // chosen another picture already. (Taken first: the class filter may choose an image.)
+  const std::optional<int> asked = std::exchange(pendingTestImage_, std::nullopt);
+  input_->browser()->setClassFilter(pendingClassFilter_);
+  if (testSet_->count() == 0) return;
+  if (asked)
+    selectTestImage(std::clamp(*asked, 0, testSet_->count() - 1));
+  else if (!inference_->hasInput() && !pictureFiles_->loading())
+    selectTestImage(0);
+}
+
+void MainWindow::testSetFailed(const QString&, const QString& message) {
+  statusBar()->clearMessage();  // "Loading…" is over; the banner says why
+  updateBusy();
+  pendingTestImage_.reset();
+  showProblem(Problem::TestSet, tr("No test set: %1. Drawing and image files still work; install the Debian package "
+                                   "dataset-fashion-mnist or point CONVSCOPE_DATA at a folder of IDX files.")
+                                    .arg(message));
+  input_->browser()->setUnavailableReason(message);  // stays after the banner goes
+}
+
+bool MainWindow::modelLoading() const {
+  return modelLoader_->loading();
+}
+
+bool MainWindow::testSetLoading() const {
+  return testSetLoader_->loading();
+}
+
+void MainWindow::updateBusy() {
+  busy_->setVisible(pictureFiles_->loading() || loading());
 }
 
 QStringList MainWindow::classNames() const {
@@ -288,26 +330,15 @@ QString MainWindow::deviceText() const {
   return tr("CPU (GPU %1 idle)").arg(name);
 }
 
-bool MainWindow::loadModel(const QString& path) {
+void MainWindow::loadModel(const QString& path) {
   // Every way of choosing a model (picker, shipped list, recent files, drag-and-drop, dialog,
-  // settings) ends here, and nothing thrown may escape: from a slot, Qt would abort the window.
-  // So everything that reads the model's graph happens inside the try, before anything changes.
-  std::shared_ptr<const Model> model;
-  std::optional<ModelCard> card;
-  try {
-    model = loadOnnxModel(path.toStdString());
-    model->imageInput();  // the window needs a classifier of 1-channel pictures; say so now, not at inference
-    model->layers();      // every node's shape for one image: the summary, the picker and the titles need them
-    layerTitles(*model);
-    card = readModelCard(path.toStdString());
-  } catch (const std::exception& e) {
-    showProblem(Problem::Model,
-                tr("Could not load the model %1; %2 stays in use.\n%3")
-                    .arg(QDir::toNativeSeparators(path), model_ ? QString::fromStdString(model_->name) : tr("no model"),
-                         QString::fromStdString(e.what())));
-    if (model_) modelPicker_->setCurrentModel(modelPath_, *model_, card_);  // the picker shows what is in use
-    return false;
-  }
+  // settings) ends here. The job reads and checks the whole graph off the GUI thread; nothing
+  // changes here until it has passed (useModel) or failed (modelFailed).
+  modelLoader_->load(path);
+  updateBusy();
+}
+
+void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<ModelCard> card, const QString& path) {
   model_ = std::move(model);
   card_ = std::move(card);
   modelPath_ = QFileInfo(path).absoluteFilePath();
@@ -321,7 +352,24 @@ bool MainWindow::loadModel(const QString& path) {
   dismissProblem(Problem::Model);
   statusBar()->showMessage(tr("Model %1 loaded").arg(QString::fromStdString(model_->name)), 4000);
   updateTitle();
-  return true;
+  updateBusy();
+  emit modelLoadFinished(true);
+}
+
+void MainWindow::modelFailed(const QString& path, const QString& message) {
+  statusBar()->clearMessage();  // "Loading…" is over; the banner says why
+  updateBusy();
+  showProblem(Problem::Model, tr("Could not load the model %1; %2 stays in use.\n%3")
+                                  .arg(QDir::toNativeSeparators(path),
+                                       model_ ? QString::fromStdString(model_->name) : tr("no model"), message));
+  if (model_) modelPicker_->setCurrentModel(modelPath_, *model_, card_);  // the picker shows what is in use
+  if (path == fallBackFromModel_) {  // the model of the settings is gone or broken: the shipped one
+    fallBackFromModel_.clear();
+    loadModel(defaultModelPath());
+  } else if (!model_) {
+    statusBar()->showMessage(tr("No model loaded: open one (Ctrl+O)"));
+  }
+  emit modelLoadFinished(false);
 }
 
 bool MainWindow::openImage(const QString& path) {
@@ -349,12 +397,19 @@ bool MainWindow::openBenchmark(const QString& path) {
 
 bool MainWindow::openFile(const QString& path) {
   const QString suffix = QFileInfo(path).suffix().toLower();
-  if (suffix == "onnx") return loadModel(path);
+  if (suffix == "onnx") {
+    loadModel(path);
+    return true;
+  }
   if (suffix == "json") return openBenchmark(path);
   return openImage(path);
 }
 
 bool MainWindow::selectTestImage(int index) {
+  if (!testSet_ && testSetLoading()) {
+    pendingTestImage_ = index;
+    return true;
+  }
   if (!testSet_ || index < 0 || index >= testSet_->count()) {
     showError(testSet_ ? tr("There is no test image #%1 (the test set has %2)").arg(index).arg(testSet_->count())
                        : tr("No test set is loaded"));
@@ -536,9 +591,11 @@ void MainWindow::restoreSettings() {
   if (settings.contains("timing/variants"))
     timing_->controls()->setCheckedVariants(settings.value("timing/variants").toStringList());
   const QString model = settings.value("model", defaultModelPath()).toString();
-  if (!loadModel(model) && model != defaultModelPath()) loadModel(defaultModelPath());
-  if (testSet_) input_->browser()->setClassFilter(settings.value("input/classFilter", -1).toInt());
-  if (testSet_) selectTestImage(std::clamp(settings.value("input/testIndex", 0).toInt(), 0, testSet_->count() - 1));
+  if (model != defaultModelPath()) fallBackFromModel_ = model;
+  loadModel(model);
+  // Both wait for the test set.
+  pendingClassFilter_ = settings.value("input/classFilter", -1).toInt();
+  selectTestImage(std::max(0, settings.value("input/testIndex", 0).toInt()));
   tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
   if (settings.value("presentation", false).toBool()) setPresentation(true);
 }
@@ -551,9 +608,11 @@ void MainWindow::saveSettings() const {
   settings.setValue("window/explore", explore_->saveState());
   settings.setValue("window/tab", tabs_->currentIndex());
   settings.setValue("variant", variants_->currentVariant());
-  settings.setValue("model", modelPath_);
-  settings.setValue("input/testIndex", input_->browser()->currentImage());
-  settings.setValue("input/classFilter", input_->browser()->classFilter());
+  if (!modelPath_.isEmpty()) settings.setValue("model", modelPath_);  // empty: closed before a model arrived
+  if (testSet_) {
+    settings.setValue("input/testIndex", input_->browser()->currentImage());
+    settings.setValue("input/classFilter", input_->browser()->classFilter());
+  }
   settings.setValue("draw/brush", input_->drawing()->brushSize());
   settings.setValue("maps/colourMap", static_cast<int>(maps_->colourMap()));
   settings.setValue("timing/batches", timing_->controls()->batchesText());

@@ -2,7 +2,9 @@
 // variant selector and input panel on the left; feature maps with the prediction, timing,
 // profile and model tabs on the right. What each part does lives in its own widget; here are
 // only the connections, the menus and shortcuts, drag-and-drop, settings and error reporting
-// (once, in the banner: never a dialog that stops a demo).
+// (once, in the banner: never a dialog that stops a demo). Long work (inference, sweeps,
+// profiles, loading the model and the test set) runs as jobs of the window's one JobRunner: the
+// GUI thread queues them and takes their results, and never waits for them.
 #pragma once
 
 #include <QMainWindow>
@@ -25,6 +27,9 @@ class ErrorBanner;
 class FeatureMapView;
 class InferenceController;
 class InputPanel;
+class JobRunner;
+class ModelLoadJob;
+class TestSetLoadJob;
 class PictureFileLoader;
 class ModelPicker;
 class ModelSummaryView;
@@ -51,15 +56,24 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(Options options);
   ~MainWindow() override;
 
+  // Models are loaded off the GUI thread: loadModel returns at once, and modelLoadFinished comes
+  // later; a later request supersedes it. A model that fails to load is reported (lastError())
+  // and the previous one stays in place.
+  void loadModel(const QString& path);
+  bool modelLoading() const;
+  // The test set too is read off the GUI thread, from the moment the window opens.
+  bool testSetLoading() const;
+  bool loading() const { return modelLoading() || testSetLoading(); }
+
   // Each returns false when it fails; the error is then shown (lastError()) and the previous
-  // model, picture or variant stays in place.
-  bool loadModel(const QString& path);
+  // picture or variant stays in place.
   // Image files are decoded off the GUI thread: true means the decoding started; the picture
   // (or the error) arrives later, and a later request supersedes it.
   bool openImage(const QString& path);
   bool pictureLoading() const;
   bool openBenchmark(const QString& path);
   bool openFile(const QString& path);  // .onnx: model, .json: benchmark, anything else: image
+  // While the test set loads, the image is selected once it has arrived.
   bool selectTestImage(int index);
   bool selectVariant(const QString& id);
   bool selectTab(const QString& name);
@@ -72,6 +86,7 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const ImageSet> testSet() const { return testSet_; }
   QStringList classNames() const;
 
+  ui::JobRunner* jobs() const { return jobs_; }
   ui::InferenceController* inference() const { return inference_; }
   ui::ErrorBanner* errorBanner() const { return banner_; }
   ui::ModelPicker* modelPicker() const { return modelPicker_; }
@@ -86,6 +101,8 @@ class MainWindow : public QMainWindow {
 
  signals:
   void firstPredictionShown();
+  // A model load has ended: `loaded` false when it failed (lastError() says why).
+  void modelLoadFinished(bool loaded);
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
@@ -96,7 +113,11 @@ class MainWindow : public QMainWindow {
   void buildLayout();
   void buildMenus();
   void connectWidgets();
-  void loadTestSet();
+  void useModel(std::shared_ptr<const Model> model, std::optional<ModelCard> card, const QString& path);
+  void modelFailed(const QString& path, const QString& message);
+  void useTestSet(std::shared_ptr<const ImageSet> images);
+  void testSetFailed(const QString& folder, const QString& message);
+  void updateBusy();
   void restoreSettings();
   void saveSettings() const;
   // What the banner reports, so that a success dismisses only a problem of its own kind.
@@ -120,7 +141,14 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const ImageSet> testSet_;
   QString lastError_;
   bool firstShown_ = false;
+  // Asked for while the test set loads, applied when it arrives.
+  std::optional<int> pendingTestImage_;
+  int pendingClassFilter_ = -1;
+  QString fallBackFromModel_;  // the model of the settings: if it fails, the shipped default is loaded
 
+  ui::JobRunner* jobs_;  // first: destroyed first, so no job outlives the widgets it reports to
+  ui::ModelLoadJob* modelLoader_;
+  ui::TestSetLoadJob* testSetLoader_;
   ui::InferenceController* inference_;
   ui::PictureFileLoader* pictureFiles_;
   ui::RecentFiles* recent_;
@@ -139,7 +167,7 @@ class MainWindow : public QMainWindow {
   QSplitter* explore_;
   QLabel* deviceLabel_;
   QLabel* timeLabel_;
-  QProgressBar* pictureBusy_;
+  QProgressBar* busy_;  // decoding a picture file, loading the model or the test set
   Problem bannerProblem_ = Problem::Other;
   QAction* presentationAction_;
   bool presenting_ = false;  // the menu's check mark flips before its slot runs: not a record of the mode

@@ -179,7 +179,8 @@ TEST(Drawing, EveryPenMovementUpdatesThePredictionOnScreen) {
 }
 
 TEST(InferenceController, CoalescesRequestsThatArriveWhileOneRuns) {
-  ui::InferenceController controller;
+  ui::JobRunner jobs;
+  ui::InferenceController controller(&jobs);
   controller.setModel(loadOnnxModel(modelPath("course-high").toStdString()));
   controller.setVariant("cpu-reference");
   int outcomes = 0;

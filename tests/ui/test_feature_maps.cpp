@@ -52,12 +52,12 @@ TEST(FeatureMaps, ShowOneMapPerChannelForEveryLayerOfEachModel) {
   auto window = openWindow();
   for (const char* name : {"course-high", "lenet5"}) {
     SCOPED_TRACE(name);
-    ASSERT_TRUE(window->loadModel(modelPath(name)));
+    ASSERT_TRUE(loadModelAndWait(*window, modelPath(name)));
     ASSERT_TRUE(waitForInference(*window));
     expectOneMapPerChannel(*window);
   }
   // course-high: input, conv 12, tanh 12, pool 12, conv 24, tanh 24, pool 24, then dense layers.
-  ASSERT_TRUE(window->loadModel(modelPath("course-high")));
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("course-high")));
   ASSERT_TRUE(waitForInference(*window));
   const std::vector<int> expected = {1, 12, 12, 12, 24, 24, 24};
   for (size_t i = 0; i < expected.size(); ++i)
@@ -99,7 +99,7 @@ TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
 
 TEST(FeatureMaps, LayerTitlesAreWhatAStudentReadsWithTheOnnxNameInTheTooltip) {
   auto window = openWindow();
-  ASSERT_TRUE(window->loadModel(modelPath("course-high")));
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("course-high")));
   ASSERT_TRUE(waitForInference(*window));
   const auto outcome = window->inference()->lastOutcome();
   ASSERT_NE(outcome, nullptr);
@@ -176,7 +176,7 @@ TEST(FeatureMaps, DisplayRangeIsTheFirstToNinetyNinthPercentileOnSignedDataWithO
 
 TEST(FeatureMaps, ConvLegendOfCourseHighOnImageZeroSpansItsNegativeValues) {
   auto window = openWindow();
-  ASSERT_TRUE(window->loadModel(modelPath("course-high")));
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("course-high")));
   ASSERT_TRUE(window->selectTestImage(0));
   ASSERT_TRUE(waitForInference(*window));
   ui::LayerMapsWidget* conv = window->featureMaps()->layer(1);

@@ -46,7 +46,7 @@ TEST(MainWindow, LoadsEachShippedModelAndShowsItsSummaryAndPrediction) {
   ASSERT_EQ(shipped.size(), 3) << "course-high, course-low and lenet5";
   for (const QString& path : shipped) {
     SCOPED_TRACE(path.toStdString());
-    ASSERT_TRUE(window->loadModel(path)) << window->lastError().toStdString();
+    ASSERT_TRUE(loadModelAndWait(*window, path)) << window->lastError().toStdString();
     ASSERT_TRUE(waitForInference(*window));
     EXPECT_EQ(window->modelPicker()->currentPath(), path);
     EXPECT_TRUE(window->modelPicker()->summaryText().contains(
@@ -64,7 +64,7 @@ TEST(MainWindow, TopClassShownForTestImagesIsTheEngines) {
   auto window = openWindow();
   const ImageSet& images = *window->testSet();
   for (const char* name : {"course-high", "lenet5"}) {
-    ASSERT_TRUE(window->loadModel(modelPath(name)));
+    ASSERT_TRUE(loadModelAndWait(*window, modelPath(name)));
     for (int index : {0, 1, 17, 42, 1234, 9999}) {
       SCOPED_TRACE(std::string(name) + " image " + std::to_string(index));
       // As a user does: click the thumbnail in the browser.
@@ -110,7 +110,7 @@ TEST(MainWindow, ABrokenModelFileLeavesThePreviousModelAndSaysWhy) {
   const auto before = window->model();
   QTemporaryDir dir;
   const QString broken = writeFile(dir, "broken.onnx", QByteArray("this is not a protobuf \x01\x02\x03", 26));
-  EXPECT_FALSE(window->loadModel(broken));
+  EXPECT_FALSE(loadModelAndWait(*window, broken));
   EXPECT_EQ(window->model(), before);
   const QString message = window->errorBanner()->message();
   EXPECT_TRUE(message.contains("broken.onnx")) << message.toStdString();
@@ -357,6 +357,7 @@ TEST(MainWindow, DroppedModelAndImageFilesAreOpened) {
     QApplication::sendEvent(window.get(), &dropEvent);
   };
   drop(modelPath("lenet5"));
+  ASSERT_TRUE(waitForInference(*window));  // the model loads as a job
   EXPECT_EQ(window->model()->name, "lenet5");
   drop(png);
   ASSERT_TRUE(waitForInference(*window));
@@ -368,7 +369,7 @@ TEST(MainWindow, RemembersModelVariantAndImageBetweenRuns) {
   {
     gui::MainWindow first(gui::MainWindow::Options{true, false});
     ASSERT_TRUE(waitForInference(first));
-    ASSERT_TRUE(first.loadModel(modelPath("course-low")));
+    ASSERT_TRUE(loadModelAndWait(first, modelPath("course-low")));
     ASSERT_TRUE(first.selectVariant("cpu-reference"));
     ASSERT_TRUE(first.selectTestImage(321));
     ASSERT_TRUE(waitForInference(first));

@@ -1,6 +1,6 @@
 // The timing tab: benchmark JSON files (the CLI's and synthetic ones with any number of
 // variants) become one line per variant with the right points, bars at one batch size and a
-// table; sweeps run on a worker thread while the window stays responsive, and cancel.
+// table; sweeps run on the job runner's thread while the window stays responsive, and cancel.
 #include <gtest/gtest.h>
 
 #include <QCheckBox>

@@ -26,17 +26,34 @@ inline QString modelPath(const char* name) {
   return QString::fromUtf8(CONVSCOPE_MODELS_DIR) + "/" + name + ".onnx";
 }
 
-// Until a picture file being decoded has arrived, the newest inference request has been answered
-// (result or error) and the widgets have taken it in: new widgets shown and laid out (both are
-// queued events), as a user would see it.
+// Until the model and the test set have loaded, a picture file being decoded has arrived, the
+// newest inference request has been answered (result or error) and the widgets have taken it in:
+// new widgets shown and laid out (both are queued events), as a user would see it.
 inline bool waitForInference(gui::MainWindow& window, int timeoutMs = 30000) {
-  const bool answered =
-      QTest::qWaitFor([&] { return !window.pictureLoading() && !window.inference()->busy(); }, timeoutMs);
+  const bool answered = QTest::qWaitFor(
+      [&] { return !window.loading() && !window.pictureLoading() && !window.inference()->busy(); }, timeoutMs);
   for (int i = 0; i < 3; ++i) {
     QCoreApplication::sendPostedEvents();
     QCoreApplication::processEvents();
   }
   return answered;
+}
+
+// Loads a model as the window does (a job of its runner) and waits for the end of the load; true
+// when the model loaded. The inference it starts may still be running.
+inline bool loadModelAndWait(gui::MainWindow& window, const QString& path, int timeoutMs = 30000) {
+  bool finished = false, loaded = false;
+  const QMetaObject::Connection connection =
+      QObject::connect(&window, &gui::MainWindow::modelLoadFinished, [&](bool ok) {
+        if (window.modelLoading()) return;  // an earlier load, superseded by this one
+        finished = true;
+        loaded = ok;
+      });
+  window.loadModel(path);
+  const bool ended = QTest::qWaitFor([&] { return finished; }, timeoutMs);
+  QObject::disconnect(connection);
+  EXPECT_TRUE(ended) << "the model load did not end: " << path.toStdString();
+  return loaded;
 }
 
 // A window as the tests use it: no settings, no message boxes; the first prediction shown.

@@ -1,27 +1,26 @@
-// Runs the engine for the picture on screen, off the GUI thread. Requests are coalesced: while
-// one inference runs, a newer request replaces any that is still waiting, so a pen moving over
-// the drawing canvas never builds a backlog and the latest picture is always the next one done.
-// The engine is rebuilt on the worker when the model or the kernel variant changes. Each picture
-// is run once with every layer captured, then timed over several warm runs (the op time shown is
-// their median); the device is taken through the DeviceUseCoordinator, so a sweep or a profile
-// never runs at the same time.
+// Live inference: runs the engine for the picture on screen as jobs of the JobRunner, off the GUI
+// thread. Requests are coalesced: while one inference runs, a newer request replaces any that is
+// still waiting, so a pen moving over the drawing canvas never builds a backlog and the latest
+// picture is always the next one done. The engine is kept between pictures and rebuilt on the
+// runner's thread when the model or the kernel variant changes. Each picture is run once with
+// every layer captured, then timed over several warm runs (the op time shown is their median);
+// the runner runs one job at a time, so a sweep or a profile never computes meanwhile.
 #pragma once
 
 #include <QObject>
+#include <QPointer>
 
-#include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "app/core/model/model.h"
 #include "ui/inference/inference_outcome.h"
-
-class QThread;
+#include "ui/jobs/job_runner.h"
 
 namespace convscope::ui {
+
+struct LiveEngine;
 
 class InferenceController : public QObject {
   Q_OBJECT
@@ -30,8 +29,8 @@ class InferenceController : public QObject {
   // Warm runs timed per picture; fewer when a newer picture is already waiting (the pen moves).
   static constexpr int kTimedRuns = 5;
 
-  explicit InferenceController(QObject* parent = nullptr);
-  ~InferenceController() override;
+  explicit InferenceController(JobRunner* jobs, QObject* parent = nullptr);
+  ~InferenceController() override;  // cancels its job
 
   // Later requests use this model / variant; the last input is classified again with it.
   void setModel(std::shared_ptr<const Model> model);
@@ -52,27 +51,13 @@ class InferenceController : public QObject {
   void failed(const QString& message);
 
  private:
-  struct Request {
-    quint64 sequence = 0;
-    std::shared_ptr<const Model> model;
-    std::string variant;
-    InputImage input;
-  };
-
   void submit();
-  void workerLoop();
-  bool newerRequestWaiting();  // worker thread
   void deliver(quint64 sequence, std::shared_ptr<const InferenceOutcome> outcome, const QString& error);
 
-  // Shared with the worker, under mutex_.
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::optional<Request> waiting_;
-  bool stopping_ = false;
-  std::atomic<bool> stopRequested_{false};  // stopping_ for the wait for the device's turn
-  QThread* worker_ = nullptr;
-
-  // GUI thread only.
+  QPointer<JobRunner> jobs_;
+  JobRunner::JobId job_ = 0;  // the newest request's
+  // The engine and its model's layer titles: used by the runner's thread only, one job at a time.
+  std::shared_ptr<LiveEngine> engine_;
   std::shared_ptr<const Model> model_;
   std::string variant_;
   std::optional<InputImage> lastInput_;

@@ -1,4 +1,4 @@
-// What one classification produced, handed from the inference worker to the widgets: the
+// What one classification produced, handed from the live-inference job to the widgets: the
 // probabilities, every layer's output (the input as the model saw it first) and the op times.
 #pragma once
 
@@ -24,11 +24,11 @@ struct InferenceOutcome {
   // varies several-fold from run to run.
   std::vector<ConvLayerTime> convTimes;
   int timedRuns = 0;
-  // Other device jobs ("sweep", "profile") in progress while this picture was timed. They took
-  // turns on the device with it (DeviceUseCoordinator), so they did not run at the same instant,
-  // but the machine was busy around it.
+  // Other jobs ("sweep", "profile", "model load", …) queued or running while this picture was
+  // timed. The JobRunner runs one job at a time, so they did not run at the same instant, but
+  // the machine was busy around it.
   std::vector<std::string> busyWith;
-  double seconds = 0.0;  // the whole request on the worker: engine set-up, resize, inference, capture, timing
+  double seconds = 0.0;  // the whole job: engine set-up, resize, inference, capture, timing
   // One picture: the resize and the inference with every layer captured (the warm runs timed
   // after it excluded). What the status bar shows as the time per picture.
   double pictureSeconds = 0.0;

@@ -1,5 +1,5 @@
 // One picture to classify, whatever it came from: a test-set image, an image file or a drawing.
-// It keeps its own size; the inference worker resizes it to the model's input with the core's
+// It keeps its own size; the live-inference job resizes it to the model's input with the core's
 // bilinear resampling, exactly as the data set's images are.
 #pragma once
 

@@ -1,7 +1,7 @@
 // Brings a drawing to the form of a Fashion-MNIST image, so the network sees it the way it saw
 // its training data: the strokes' bounding box is cut out, centred, and scaled (area-averaged,
 // which keeps thin strokes visible) until its longer side spans the whole frame, as the data
-// set's garments do. The result is frame x frame; the inference worker then resizes it to the
+// set's garments do. The result is frame x frame; the live-inference job then resizes it to the
 // model's input with the core's bilinear resized(), exactly as the data set's images.
 #pragma once
 

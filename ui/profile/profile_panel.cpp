@@ -30,9 +30,9 @@ QTableWidgetItem* rightAligned(const QString& text) {
 
 }  // namespace
 
-ProfilePanel::ProfilePanel(QWidget* parent)
+ProfilePanel::ProfilePanel(JobRunner* jobs, QWidget* parent)
     : QWidget(parent),
-      worker_(new ProfileWorker(this)),
+      profile_(new ProfileJob(jobs, this)),
       message_(new QLabel(this)),
       batch_(new QSpinBox(this)),
       run_(new QPushButton(tr("Profile one inference"), this)),
@@ -55,8 +55,8 @@ ProfilePanel::ProfilePanel(QWidget* parent)
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
   connect(run_, &QPushButton::clicked, this, &ProfilePanel::runProfile);
-  connect(worker_, &ProfileWorker::finished, this, &ProfilePanel::showResult);
-  connect(worker_, &ProfileWorker::failed, this, [this](const QString& error) {
+  connect(profile_, &ProfileJob::finished, this, &ProfilePanel::showResult);
+  connect(profile_, &ProfileJob::failed, this, [this](const QString& error) {
     refresh();
     emit errorOccurred(tr("Profile: %1").arg(error));
   });
@@ -103,7 +103,7 @@ QString ProfilePanel::message() const {
 }
 
 void ProfilePanel::refresh() {
-  const bool running = worker_->running();
+  const bool running = profile_->running();
   run_->setEnabled(canProfile() && !running);
   batch_->setEnabled(canProfile() && !running);
   if (images_) batch_->setMaximum(std::max(1, images_->count()));
@@ -141,19 +141,19 @@ void ProfilePanel::refresh() {
 }
 
 bool ProfilePanel::profileRunning() const {
-  return worker_->running();
+  return profile_->running();
 }
 
 void ProfilePanel::cancelProfile() {
-  worker_->cancel();
+  profile_->cancel();
 }
 
 void ProfilePanel::runProfile() {
-  if (!canProfile() || worker_->running()) return;
+  if (!canProfile() || profile_->running()) return;
   table_->setRowCount(0);
   shown_.clear();
   shownFromFile_ = false;
-  worker_->start(model_, variant_.toStdString(), images_, batch_->value());
+  profile_->start(model_, variant_.toStdString(), images_, batch_->value());
   refresh();
 }
 

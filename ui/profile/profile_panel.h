@@ -10,7 +10,7 @@
 
 #include "app/core/data/image_set.h"
 #include "app/core/model/model.h"
-#include "ui/inference/profile_worker.h"
+#include "ui/jobs/profile_job.h"
 
 class QLabel;
 class QPushButton;
@@ -23,7 +23,8 @@ class ProfilePanel : public QWidget {
   Q_OBJECT
 
  public:
-  explicit ProfilePanel(QWidget* parent = nullptr);
+  // Profiles run as jobs of `jobs`.
+  explicit ProfilePanel(JobRunner* jobs, QWidget* parent = nullptr);
 
   void setModel(std::shared_ptr<const Model> model);
   void setImageSet(std::shared_ptr<const ImageSet> images);
@@ -31,7 +32,7 @@ class ProfilePanel : public QWidget {
 
   bool canProfile() const;
   bool profileRunning() const;
-  // A profile waiting for the device gives up; one already running finishes (see ProfileWorker).
+  // A profile waiting for the device gives up; one already running finishes (see ProfileJob).
   void cancelProfile();
   QString message() const;
   QTableWidget* table() const { return table_; }
@@ -56,7 +57,7 @@ class ProfilePanel : public QWidget {
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const ImageSet> images_;
   QString variant_;
-  ProfileWorker* worker_;
+  ProfileJob* profile_;
   QLabel* message_;
   QSpinBox* batch_;
   QPushButton* run_;

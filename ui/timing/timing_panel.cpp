@@ -21,16 +21,16 @@
 #include "ui/charts/timing_bar_chart.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/export.h"
-#include "ui/inference/benchmark_worker.h"
+#include "ui/jobs/sweep_job.h"
 #include "ui/timing/speedup_table.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_table.h"
 
 namespace convscope::ui {
 
-TimingPanel::TimingPanel(QWidget* parent)
+TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
     : QWidget(parent),
-      worker_(new BenchmarkWorker(this)),
+      sweep_(new SweepJob(jobs, this)),
       controls_(new SweepControls(this)),
       layerChoice_(new QComboBox(this)),
       batchChoice_(new QComboBox(this)),
@@ -129,9 +129,9 @@ TimingPanel::TimingPanel(QWidget* parent)
   connect(logBars_, &QCheckBox::toggled, barChart_, &TimingBarChart::setLogarithmic);
   connect(controls_, &SweepControls::runClicked, this, &TimingPanel::startSweep);
   connect(controls_, &SweepControls::cancelClicked, this, &TimingPanel::cancelSweep);
-  connect(worker_, &BenchmarkWorker::progressed, controls_, &SweepControls::setProgress);
-  connect(worker_, &BenchmarkWorker::finished, this, &TimingPanel::sweepFinished);
-  connect(worker_, &BenchmarkWorker::failed, this, [this](const QString& message) {
+  connect(sweep_, &SweepJob::progressed, controls_, &SweepControls::setProgress);
+  connect(sweep_, &SweepJob::finished, this, &TimingPanel::sweepFinished);
+  connect(sweep_, &SweepJob::failed, this, [this](const QString& message) {
     controls_->setRunning(false);
     controls_->setProgress(0, tr("Failed"));
     emit errorOccurred(tr("Benchmark: %1").arg(message));
@@ -240,7 +240,7 @@ QString TimingPanel::loadJson(const QString& path) {
     auto report = std::make_shared<BenchmarkReport>(readBenchmarkJson(path.toStdString()));
     const QString name = QFileInfo(path).fileName();
     setReport(std::move(report), name);
-    if (!worker_->running()) controls_->setProgress(0, tr("Showing %1 (opened file)").arg(name));
+    if (!sweep_->running()) controls_->setProgress(0, tr("Showing %1 (opened file)").arg(name));
     emit statusMessage(tr("Opened %1").arg(path));
     return {};
   } catch (const std::exception& e) {
@@ -277,11 +277,11 @@ QString TimingPanel::exportBarChart(const QString& path, int width, int height) 
 }
 
 bool TimingPanel::sweepRunning() const {
-  return worker_->running();
+  return sweep_->running();
 }
 
 bool TimingPanel::startSweep() {
-  if (worker_->running()) return false;
+  if (sweep_->running()) return false;
   BenchmarkOptions options;
   QString error;
   if (!controls_->options(&options, &error)) {
@@ -299,21 +299,21 @@ bool TimingPanel::startSweep() {
   options.model = modelPath_.toStdString();
   controls_->setRunning(true);
   controls_->setProgress(0, tr("Starting…"));
-  worker_->start(options, images_);
+  sweep_->start(options, images_);
   return true;
 }
 
 void TimingPanel::cancelSweep() {
-  worker_->cancel();
+  sweep_->cancel();
   controls_->setProgress(-1, tr("Cancelling after the inference in flight…"));
 }
 
 void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, bool cancelled) {
   controls_->setRunning(false);
   const int runs = report ? static_cast<int>(report->runs.size()) : 0;
-  // Whoever took turns on the device between this sweep's repetitions (see DeviceUseCoordinator).
+  // Whoever took turns on the device between this sweep's repetitions (see JobRunner).
   QString turns;
-  if (const QStringList others = worker_->busyWith(); !others.isEmpty())
+  if (const QStringList others = sweep_->busyWith(); !others.isEmpty())
     turns = tr(" (%1 took turns on the device between repetitions)").arg(others.join(tr(" and ")));
   const auto finish = [&](int percent, const QString& message) { controls_->setProgress(percent, message + turns); };
   if (!cancelled) {

@@ -1,9 +1,9 @@
-// The timing tab: set up and run a sweep of kernel variants and batch sizes on a worker thread
-// (progress bar, cancel; the window stays responsive), then read it as op time against batch
-// size (log-log, per conv layer or their sum), as bars of the variants at one batch size and as
-// a table with accuracy, and as the speed-up of each course step. Benchmark JSON files of the CLI
-// open here and sweeps save to the same format, so a run on a GPU machine can be read on a
-// laptop; CSV and the charts export. A cancelled sweep never throws away results shown before:
+// The timing tab: set up and run a sweep of kernel variants and batch sizes as a job of the
+// JobRunner (progress bar, cancel; the window stays responsive), then read it as op time against
+// batch size (log-log, per conv layer or their sum), as bars of the variants at one batch size
+// and as a table with accuracy, and as the speed-up of each course step. Benchmark JSON files of
+// the CLI open here and sweeps save to the same format, so a run on a GPU machine can be read on
+// a laptop; CSV and the charts export. A cancelled sweep never throws away results shown before:
 // its finished runs join them, marked.
 #pragma once
 
@@ -23,8 +23,9 @@ class QTabWidget;
 
 namespace convscope::ui {
 
-class BenchmarkWorker;
+class JobRunner;
 class SpeedupTable;
+class SweepJob;
 class SweepControls;
 class TimingBarChart;
 class TimingLineChart;
@@ -34,7 +35,8 @@ class TimingPanel : public QWidget {
   Q_OBJECT
 
  public:
-  explicit TimingPanel(QWidget* parent = nullptr);
+  // Sweeps run as jobs of `jobs`.
+  explicit TimingPanel(JobRunner* jobs, QWidget* parent = nullptr);
 
   void setModelPath(const QString& path) { modelPath_ = path; }
   void setImageSet(std::shared_ptr<const ImageSet> images) { images_ = std::move(images); }
@@ -91,7 +93,7 @@ class TimingPanel : public QWidget {
   QString modelPath_;
   std::shared_ptr<const ImageSet> images_;
   std::shared_ptr<const BenchmarkReport> report_;
-  BenchmarkWorker* worker_;
+  SweepJob* sweep_;
   QScrollArea* sideScroll_ = nullptr;
   SweepControls* controls_;
   QComboBox* layerChoice_;

@@ -1,0 +1,57 @@
+#include "ui/jobs/sweep_job.h"
+
+#include <algorithm>
+
+namespace convscope::ui {
+
+SweepJob::SweepJob(JobRunner* jobs, QObject* parent) : QObject(parent), jobs_(jobs) {}
+
+SweepJob::~SweepJob() {
+  if (jobs_ && job_) jobs_->cancel(job_);
+}
+
+void SweepJob::start(const BenchmarkOptions& options, std::shared_ptr<const ImageSet> images) {
+  if (running() || !jobs_) return;
+  cancelRequested_ = false;
+  busyWith_.clear();
+  // runBenchmark reports once before each (variant, batch) run's warm-up and once after every
+  // timed repetition; counting those calls gives the progress bar its steps.
+  const int steps = static_cast<int>(options.variants.size() * options.batches.size()) * (1 + options.repeats);
+  JobRunner::Job job;
+  job.kind = JobKind::Sweep;
+  job.work = [this, options, images = std::move(images), steps](JobContext& context) -> std::function<void()> {
+    int done = 0;
+    auto report = std::make_shared<BenchmarkReport>(runBenchmark(options, *images, [&](const std::string& message) {
+      context.progress(std::min(99, 100 * done++ / std::max(1, steps)), QString::fromStdString(message));
+      // One repetition per turn: the jobs waiting run now, between two of them.
+      return context.yieldTurn();
+    }));
+    QStringList others;
+    for (const JobKind kind : context.othersInProgress()) others << QString::fromStdString(jobKindName(kind));
+    const bool cancelled = context.cancelled();
+    return [this, report, cancelled, others] { end(report, cancelled, others); };
+  };
+  job.progressed = [this](int percent, const QString& message) { emit progressed(percent, message); };
+  job.failed = [this](const QString& message) {
+    job_ = 0;
+    emit failed(message);
+  };
+  job.dropped = [this] { end(nullptr, true, {}); };  // cancelled before its first turn: nothing measured
+  job_ = jobs_->submit(this, std::move(job));
+}
+
+void SweepJob::cancel() {
+  if (!running()) return;
+  cancelRequested_ = true;
+  if (jobs_) jobs_->cancel(job_);
+}
+
+void SweepJob::end(std::shared_ptr<const BenchmarkReport> report, bool cancelled, QStringList busyWith) {
+  job_ = 0;
+  busyWith_ = std::move(busyWith);
+  cancelled = cancelled || cancelRequested_;
+  emit progressed(100, cancelled ? tr("Cancelled") : tr("Done"));
+  emit finished(std::move(report), cancelled);
+}
+
+}  // namespace convscope::ui
