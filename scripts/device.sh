@@ -54,6 +54,13 @@ cli="$build/app/cli/convscope-cli"
   ldd "$cli" "$build/app/gui/convscope" | grep "not found" || echo "every library found"
 } 2>&1 | tee "$LOGS/machine.txt"
 $cli variants 2>&1 | tee "$LOGS/variants.txt" | head -3
+# The engine's plan for every variant on this GPU (its real shared-memory limits decide what the
+# direct-convolution variants take): the stages and every fallback with its reason.
+for v in $($cli variants | awk '$2=="yes" {print $1}'); do
+  for model in course-high lenet5; do $cli info --model "data/models/$model.onnx" --variant "$v" --batch 10000 | sed -n '/^Plan for/,$p'; done
+done >"$LOGS/plans.txt" 2>&1
+echo "plans: $(grep -c '^Plan for' "$LOGS/plans.txt") made, $(grep -c -- '-- fallback' "$LOGS/plans.txt") fallback stages"
+grep -- '-- fallback' "$LOGS/plans.txt" | sort | uniq -c | head -5
 
 if stage test; then
   # The ONNX conformance cases come from a Debian package that is not carried.
