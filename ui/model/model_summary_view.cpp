@@ -48,6 +48,8 @@ ModelSummaryView::ModelSummaryView(QWidget* parent)
   plan_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   plan_->setSelectionBehavior(QAbstractItemView::SelectRows);
   plan_->verticalHeader()->setVisible(false);
+  // Rows follow their text (a long fallback reason wraps) and the font (presentation mode).
+  plan_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   plan_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   plan_->horizontalHeader()->setStretchLastSection(true);
   plan_->setWordWrap(true);
@@ -106,7 +108,6 @@ void ModelSummaryView::showPlan(const Model& model, const std::string& variantId
     if (!stage.fallbackReason.empty() || stage.hostRoundTrip) who->setForeground(QColor(0xb0, 0x40, 0x00));
     plan_->setItem(row, 2, who);
   }
-  plan_->resizeRowsToContents();
 }
 
 void ModelSummaryView::setModel(const Model& model, const std::optional<ModelCard>& card) {
