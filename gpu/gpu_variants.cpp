@@ -1,9 +1,12 @@
 // The GPU rows of the variant table, in course order: the only place that names a GPU variant.
 // Each row's kernel lives in the file the row names; the file's number is the row's place in
 // the course. Adding a variant: write gpu/kernels/NN_name.cu defining `const GpuKernel kNameKernel`,
-// then add its two lines here (the declaration and the row). Plain C++: a build without CUDA still
+// then add its two lines here (the declaration and the row), as step 10 was. Plain C++: a build without CUDA still
 // lists every step of the course (unavailable, saying why), so that legends, the selector and
 // benchmark files from a GPU machine read the same there.
+#include <string>
+#include <vector>
+
 #include "app/core/conv/variant_table.h"
 #include "gpu/gpu_kernel.h"
 
@@ -26,6 +29,7 @@ CONVSCOPE_GPU_KERNEL(kAtomicsKernel)
 CONVSCOPE_GPU_KERNEL(kPerLayerKernel)
 CONVSCOPE_GPU_KERNEL(kRestrictUnrollKernel)
 CONVSCOPE_GPU_KERNEL(kCudnnKernel)
+CONVSCOPE_GPU_KERNEL(kFusedEpilogueKernel)
 
 namespace {
 
@@ -38,6 +42,7 @@ struct Row {
   const GpuKernel* kernel;
   bool needsCudnn = false;
   bool preferredDefault = false;
+  std::vector<std::string> fusableOps = {};  // applied in its own kernel after the bias
 };
 
 ConvVariant variantOf(const Row& row) {
@@ -52,6 +57,7 @@ ConvVariant variantOf(const Row& row) {
   v.requirements.gpu = true;
   v.requirements.cudnn = row.needsCudnn;
   v.preferredDefault = row.preferredDefault;
+  v.fusableOps = row.fusableOps;
   if (const GpuKernel* kernel = row.kernel) {
     v.unsupportedReason = kernel->unsupportedReason;
     v.launchGeometry = kernel->launchGeometry;
@@ -101,6 +107,15 @@ const bool registered = [] {
        CONVSCOPE_KERNEL_OF(kRestrictUnrollKernel), false, /*preferredDefault=*/true},
       {"cudnn", "cuDNN", "cuDNN's forward convolution with the fastest algorithm it finds for the shape (FP32).",
        "cuDNN baseline", "gpu/kernels/09_cudnn.cu", CONVSCOPE_KERNEL_OF(kCudnnKernel), /*needsCudnn=*/true},
+      {"gpu-fused-epilogue",
+       "GPU conv + bias + activation + pool",
+       "Convolution, bias, activation and pooling in one kernel: the full-size conv output never reaches memory.",
+       "Beyond the course: a fused epilogue",
+       "gpu/kernels/10_fused_epilogue.cu",
+       CONVSCOPE_KERNEL_OF(kFusedEpilogueKernel),
+       false,
+       false,
+       {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"}},
   };
   for (const Row& row : rows) registerConvVariant(variantOf(row));
   return true;
