@@ -88,12 +88,17 @@ int runBench(const std::vector<std::string>& tokens) {
     std::printf("%-24s %7d", run.variant.c_str(), run.batch);
     for (size_t l = 0; l < 2; ++l)
       if (l < run.layers.size())
-        std::printf(" %13.3f%s", run.layers[l].opTime.median * 1e3, run.layers[l].fallbackReason.empty() ? " " : "*");
+        std::printf(" %13.3f%s", run.layers[l].opTime.median * 1e3,
+                    !run.layers[l].fallbackReason.empty() ? "*"
+                    : !run.layers[l].fusedNodes.empty()   ? "+"
+                                                          : " ");
       else
         std::printf(" %14s", "-");
     std::printf(" %10.3f %10.3f %9.4f\n", run.inference.median * 1e3, run.upload.median * 1e3, run.accuracy);
   }
-  std::printf("(* the layer fell back to another variant for its shape; see the JSON)\n");
+  std::printf(
+      "(* the layer fell back to another variant for its shape; + the op time includes the activation and\n"
+      "   pooling fused into the conv's kernel; see the JSON)\n");
   if (const auto json = args.value("json")) writeBenchmarkJson(report, *json);
   if (const auto csv = args.value("csv")) writeBenchmarkCsv(report, *csv);
   return 0;

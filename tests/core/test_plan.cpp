@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
+#include "app/core/engine/benchmark.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/plan.h"
 #include "app/core/model/onnx_loader.h"
@@ -235,6 +237,27 @@ TEST(Plan, TheCourseModelFusedClassifiesAsTheReferenceDoes) {
   ASSERT_EQ(captured.layers.size(), model->nodes.size() + 1);
   for (size_t l = 0; l < captured.layers.size(); ++l)
     EXPECT_LE(largestDifference(captured.layers[l].value, expected.layers[l].value), 1e-5) << captured.layers[l].node;
+}
+
+TEST(Plan, TheBenchmarkSaysWhichNodesAFusedOpTimeCovers) {
+  BenchmarkOptions options;
+  options.model = kModels + "/course-high.onnx";
+  options.variants = {"test-fusing", "cpu-reference"};
+  options.batches = {2};
+  options.repeats = 1;
+  options.warmups = 0;
+  const ImageSet images = ImageSet::loadIdxFolder(defaultDataFolder());
+  const BenchmarkReport report = runBenchmark(options, images);
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "convscope-plan-bench.json";
+  writeBenchmarkJson(report, file);
+  const BenchmarkReport back = readBenchmarkJson(file);
+  std::filesystem::remove(file);
+  ASSERT_EQ(back.runs.size(), 2u);
+  ASSERT_EQ(back.runs[0].layers.size(), 2u);
+  EXPECT_EQ(back.runs[0].layers[0].fusedNodes, (std::vector<std::string>{"/1/Tanh", "/2/MaxPool"}));
+  EXPECT_EQ(back.runs[0].layers[1].fusedNodes, (std::vector<std::string>{"/4/Tanh", "/5/MaxPool"}));
+  EXPECT_TRUE(back.runs[1].layers[0].fusedNodes.empty()) << "cpu-reference fuses nothing";
+  EXPECT_EQ(back.runs[0].correct, back.runs[1].correct);
 }
 
 TEST(Plan, ADeclinedLayerGoesToTheNearestEarlierStepAndSaysWhy) {

@@ -44,7 +44,8 @@ std::shared_ptr<const Model> modelOf(const Chain& c, std::mt19937& rng) {
     for (float& v : bias) v = value(rng);
     b.floats("B", {c.maps}, bias);
   }
-  onnx::NodeProto& conv = c.bias ? b.node("Conv", {"x", "W", "B"}, {"c"}, "conv") : b.node("Conv", {"x", "W"}, {"c"}, "conv");
+  onnx::NodeProto& conv =
+      c.bias ? b.node("Conv", {"x", "W", "B"}, {"c"}, "conv") : b.node("Conv", {"x", "W"}, {"c"}, "conv");
   setInts(conv, "strides", {c.stride, c.stride});
   setInts(conv, "pads", {c.pad, c.pad, c.pad, c.pad});
   std::string last = "c";
@@ -98,8 +99,8 @@ TEST(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     SCOPED_TRACE(::testing::Message() << "trial " << trial << ": " << c.channels << "x" << c.height << "x" << c.width
                                       << " conv " << c.maps << "x" << c.kernel << "x" << c.kernel << " stride "
                                       << c.stride << " pad " << c.pad << (c.bias ? " bias " : " ") << c.activation
-                                      << " " << c.pool << " " << c.poolKernel << "/" << c.poolStride << "/"
-                                      << c.poolPad << (c.countIncludePad ? " counting the padding" : ""));
+                                      << " " << c.pool << " " << c.poolKernel << "/" << c.poolStride << "/" << c.poolPad
+                                      << (c.countIncludePad ? " counting the padding" : ""));
     const auto model = modelOf(c, rng);
     Tensor images({3, c.channels, c.height, c.width});
     std::uniform_real_distribution<float> value(-2.0f, 2.0f);

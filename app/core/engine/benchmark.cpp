@@ -154,6 +154,7 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
                                                        t.problem.outputElements());
         layer.gflops = static_cast<double>(t.problem.flops()) / layer.opTime.median / 1e9;
         layer.gbytesPerSecond = bytes / layer.opTime.median / 1e9;
+        layer.fusedNodes = t.fusedNodes;
         run.layers.push_back(layer);
       }
       run.inference = SampleStats::of(totals);
@@ -177,7 +178,8 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                         {"fallback_reason", l.fallbackReason},
                         {"op_time_s", statsJson(l.opTime)},
                         {"gflops", l.gflops},
-                        {"gbytes_per_s", l.gbytesPerSecond}});
+                        {"gbytes_per_s", l.gbytesPerSecond},
+                        {"fused_nodes", l.fusedNodes}});
     runs.push_back({{"variant", run.variant},
                     {"batch", run.batch},
                     {"layers", layers},
@@ -228,7 +230,7 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
       for (const json& l : r.at("layers"))
         run.layers.push_back({l.at("node"), problemFromJson(l.at("problem")), l.at("ran_variant"),
                               l.value("fallback_reason", ""), statsFromJson(l.at("op_time_s")), l.at("gflops"),
-                              l.at("gbytes_per_s")});
+                              l.at("gbytes_per_s"), l.value("fused_nodes", std::vector<std::string>{})});
       run.inference = statsFromJson(r.at("inference_s"));
       run.upload = statsFromJson(r.at("upload_s"));
       run.accuracy = r.at("accuracy");

@@ -28,6 +28,8 @@ struct LayerBenchmark {
   SampleStats opTime;
   double gflops = 0.0;           // at the median op time
   double gbytesPerSecond = 0.0;  // compulsory traffic (input, weights, output once) at the median
+  // The activation and pooling nodes the variant applied in the same kernel: the op time is theirs too.
+  std::vector<std::string> fusedNodes;
 };
 
 struct BenchmarkRun {
