@@ -83,8 +83,11 @@ if stage sanitize; then
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_gpu_engine" --gtest_filter="$filter" \
       >>"$LOGS/sanitize-$tool.log" 2>&1
     rc2=$?
-    echo "compute-sanitizer $tool: exit $rc / $rc2; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize-$tool.log" | sort | uniq -c | tr '\n' ' ')"
-    [ $rc -eq 0 ] && [ $rc2 -eq 0 ] || status=1
+    # The fused path: conv kernels given an epilogue.
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_fused_epilogue" >>"$LOGS/sanitize-$tool.log" 2>&1
+    rc3=$?
+    echo "compute-sanitizer $tool: exit $rc / $rc2 / $rc3; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize-$tool.log" | sort | uniq -c | tr '\n' ' ')"
+    [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] || status=1
   done
 fi
 
