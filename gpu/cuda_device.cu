@@ -64,10 +64,8 @@ class CudaDevice final : public Device {
   DeviceTensor upload(const float* host, const Shape& shape) override {
     DeviceTensor t = allocate(shape);
     TracedScope scope(context_, "[CUDA memcpy HtoD]");
-    CONVSCOPE_CUDA_CHECK(cudaEventRecord(upload_.start, context_.stream()));
     CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(t.data(), host, static_cast<size_t>(t.size()) * sizeof(float),
                                          cudaMemcpyHostToDevice, context_.stream()));
-    CONVSCOPE_CUDA_CHECK(cudaEventRecord(upload_.stop, context_.stream()));
     return t;
   }
 
@@ -83,7 +81,6 @@ class CudaDevice final : public Device {
   void synchronize() override { CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(context_.stream())); }
 
   void beginRun() override { convEvents_.clear(); }
-  double lastUploadSeconds() override { return upload_.seconds(); }
   double elapsedSeconds(int timing) override { return convEvents_.at(static_cast<size_t>(timing))->seconds(); }
 
   int timed(const std::function<void()>& work) override {
@@ -142,7 +139,6 @@ class CudaDevice final : public Device {
  private:
   GpuContext context_;  // first member: its stream outlives everything below
   CublasHandle cublas_;
-  EventPair upload_;
   std::vector<std::unique_ptr<EventPair>> convEvents_;
 };
 

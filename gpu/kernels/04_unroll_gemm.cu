@@ -206,6 +206,15 @@ KernelLaunchGeometry unrollGeometry(const ConvProblem& p, int64_t cols) {
   return g;
 }
 
+// One image's unrolled matrix must fit the budget: chunks never go below one image.
+std::string unrollGemmUnsupported(const ConvProblem& p) {
+  const int64_t bytesPerImage = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth * p.outHeight() * p.outWidth() *
+                                static_cast<int64_t>(sizeof(float));
+  if (bytesPerImage <= kWorkspaceBudget) return {};
+  return "one image's unrolled matrix needs " + std::to_string(bytesPerImage >> 20) + " MB, more than the " +
+         std::to_string(kWorkspaceBudget >> 20) + " MB workspace it unrolls into";
+}
+
 // The launches of the first chunk of images (the others repeat them).
 std::vector<KernelLaunchGeometry> unrollGemmGeometry(const ConvProblem& p) {
   const int64_t chunk = imagesPerChunk(p);
@@ -251,6 +260,7 @@ void launchUnrollGemm(const ConvLaunch& l) {
 
 }  // namespace
 
-extern const GpuKernel kUnrollGemmKernel{nullptr, unrollGemmGeometry, runWithoutEpilogue<launchUnrollGemm>};
+extern const GpuKernel kUnrollGemmKernel{unrollGemmUnsupported, unrollGemmGeometry,
+                                         runWithoutEpilogue<launchUnrollGemm>};
 
 }  // namespace convscope::gpu

@@ -6,7 +6,6 @@
 // reaches memory. The row lists the ops it applies, so the engine's plan hands it the chain
 // Conv -> activation -> pooling as one stage; without an epilogue (every layer captured for the
 // feature maps) it computes the plain convolution.
-#include <cfloat>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -84,7 +83,7 @@ __global__ void __launch_bounds__(kThreads)
 
     const int wy0 = py * e.strideHeight - e.padTop;
     const int wx0 = px * e.strideWidth - e.padLeft;
-    float pooled = e.maxPool ? -FLT_MAX : 0.0f;
+    float pooled = e.maxPool ? -INFINITY : 0.0f;  // as the CPU's pooling: a window of -inf gives -inf
     bool any = false;
     int inside = 0;
     for (int wy = 0; wy < e.kernelHeight; ++wy) {

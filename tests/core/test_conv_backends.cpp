@@ -237,6 +237,18 @@ TEST(VariantTable, LaunchGeometryCoversTheOutputWithinCudaLimits) {
 #endif
 }
 
+TEST(VariantTable, AShapeAVariantCannotLaunchIsDeclinedNotFailedAtLaunch) {
+#if CONVSCOPE_TEST_BUILT_WITH_CUDA
+  // One image of 512 channels, a 7x7 kernel and a 224x224 output unrolls to 5 GB: more than the
+  // unroll variant's 512 MB workspace, and its chunks never go below one image.
+  ConvProblem huge{1, 512, 230, 230, 64, 7, 7};
+  EXPECT_NE(findConvVariant("gpu-unroll-gemm").unsupportedReasonFor(huge).find("workspace"), std::string::npos);
+  EXPECT_EQ(findConvVariant("gpu-unroll-gemm").unsupportedReasonFor(trials().back().problem), "");
+#else
+  GTEST_SKIP() << "without CUDA the GPU rows have no kernels, and no shape checks";
+#endif
+}
+
 TEST(VariantTable, UnknownVariantIsRefusedWithTheKnownIds) {
   try {
     createConvBackend("gpu-warp-drive");
@@ -254,6 +266,10 @@ TEST(VariantTable, RefusesARowThatCannotRunOrTakesAnIdTwice) {
   idle.id = "cpu-idle";
   EXPECT_THROW(registerConvVariant(idle), Error) << "no way to run";
   EXPECT_THROW(findConvVariant("cpu-idle"), Error);
+  ConvVariant late = findConvVariant("cpu-reference");
+  late.id = "cpu-late";
+  EXPECT_THROW(registerConvVariant(late), Error) << "the table has been read: its rows are referred to";
+  EXPECT_THROW(findConvVariant("cpu-late"), Error);
 }
 
 TEST(VariantTable, DefaultIsAPreferredVariantThatCanRunHere) {

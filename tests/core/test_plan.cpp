@@ -15,6 +15,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/engine/plan.h"
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/epilogue_backend.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"
 
@@ -27,76 +28,8 @@ using testing::setInts;
 
 const std::string kModels = CONVSCOPE_MODELS_DIR;
 
-// The convolution, bias, activation and pooling written from their definitions (double sums),
-// independently of the operators' own code, as a variant that fuses its epilogue would compute them.
-class EpilogueBackend final : public ConvBackend {
- public:
-  void forward(const ConvProblem& p, const float* x, const float* w, float* y) override {
-    const std::vector<double> conv = convolve(p, x, w, nullptr);
-    std::transform(conv.begin(), conv.end(), y, [](double v) { return static_cast<float>(v); });
-  }
-
-  void forwardFused(const ConvProblem& p, const float* x, const float* w, float* y, const ConvEpilogue& e) override {
-    ++fusedCalls;
-    std::vector<double> value = convolve(p, x, w, e.bias);
-    if (e.hasActivation)
-      for (double& v : value)
-        v = e.activation == Activation::Relu   ? std::max(v, 0.0)
-            : e.activation == Activation::Tanh ? std::tanh(v)
-                                               : 1.0 / (1.0 + std::exp(-v));
-    if (!e.hasPool) {
-      std::transform(value.begin(), value.end(), y, [](double v) { return static_cast<float>(v); });
-      return;
-    }
-    const PoolGeometry& g = e.pool;
-    for (int64_t plane = 0; plane < g.planes; ++plane)
-      for (int oy = 0; oy < g.outHeight; ++oy)
-        for (int ox = 0; ox < g.outWidth; ++ox) {
-          double best = -INFINITY, sum = 0.0;
-          int inside = 0, padded = 0;
-          for (int ky = 0; ky < g.kernelHeight; ++ky)
-            for (int kx = 0; kx < g.kernelWidth; ++kx) {
-              const int iy = oy * g.strideHeight - g.padTop + ky;
-              const int ix = ox * g.strideWidth - g.padLeft + kx;
-              if (iy < g.inHeight + g.padBottom && ix < g.inWidth + g.padRight) ++padded;
-              if (iy < 0 || ix < 0 || iy >= g.inHeight || ix >= g.inWidth) continue;
-              const double v = value[static_cast<size_t>((plane * g.inHeight + iy) * g.inWidth + ix)];
-              best = std::max(best, v);
-              sum += v;
-              ++inside;
-            }
-          const double result = e.maxPool ? best : sum / (g.countIncludePad ? padded : inside);
-          y[(plane * g.outHeight + oy) * g.outWidth + ox] = static_cast<float>(result);
-        }
-  }
-
-  static inline int fusedCalls = 0;
-
- private:
-  static std::vector<double> convolve(const ConvProblem& p, const float* x, const float* w, const float* bias) {
-    std::vector<double> y(static_cast<size_t>(p.outputElements()));
-    size_t i = 0;
-    for (int n = 0; n < p.batch; ++n)
-      for (int m = 0; m < p.outChannels; ++m)
-        for (int oh = 0; oh < p.outHeight(); ++oh)
-          for (int ow = 0; ow < p.outWidth(); ++ow, ++i) {
-            double sum = bias ? bias[m] : 0.0;
-            for (int c = 0; c < p.inChannels; ++c)
-              for (int kh = 0; kh < p.kernelHeight; ++kh)
-                for (int kw = 0; kw < p.kernelWidth; ++kw) {
-                  const int ih = oh * p.strideHeight - p.padTop + kh;
-                  const int iw = ow * p.strideWidth - p.padLeft + kw;
-                  if (ih < 0 || iw < 0 || ih >= p.inHeight || iw >= p.inWidth) continue;
-                  sum += double{x[((int64_t{n} * p.inChannels + c) * p.inHeight + ih) * p.inWidth + iw]} *
-                         w[((int64_t{m} * p.inChannels + c) * p.kernelHeight + kh) * p.kernelWidth + kw];
-                }
-            y[i] = sum;
-          }
-    return y;
-  }
-};
-
-// Rows this test adds: one that fuses activations and pooling, one that declines 7x7 kernels.
+// Rows this test adds: one that fuses activations and pooling, one that declines 7x7 kernels, and
+// a GPU one for planning only.
 const bool rowsAdded = [] {
   ConvVariant fusing;
   fusing.id = "test-fusing";
@@ -105,7 +38,7 @@ const bool rowsAdded = [] {
   fusing.courseStep = "test";
   fusing.sourceFile = "tests/core/test_plan.cpp";
   fusing.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
-  fusing.createHostBackend = [] { return std::make_unique<EpilogueBackend>(); };
+  fusing.createHostBackend = [] { return std::make_unique<testing::EpilogueBackend>(); };
 
   // Added first, so that the row just before it in the table is cpu-im2col-gemm.
   ConvVariant declining = fusing;
@@ -116,6 +49,24 @@ const bool rowsAdded = [] {
   };
   registerConvVariant(declining);
   registerConvVariant(fusing);
+
+  ConvVariant gpuDeclining = fusing;
+  gpuDeclining.id = "test-gpu-declining";
+  gpuDeclining.fusableOps = {};
+  gpuDeclining.requirements.gpu = true;
+  gpuDeclining.requirements.minComputeMajor = 99;  // never runs here: planned only
+  gpuDeclining.unsupportedReason = declining.unsupportedReason;
+  gpuDeclining.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {
+  };
+  registerConvVariant(gpuDeclining);
+
+  ConvVariant gpuRow;
+  gpuRow.id = "test-gpu-plan";
+  gpuRow.displayName = gpuRow.description = gpuRow.courseStep = "test";
+  gpuRow.sourceFile = "tests/core/test_plan.cpp";
+  gpuRow.requirements.gpu = true;
+  gpuRow.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {};
+  registerConvVariant(gpuRow);
   return true;
 }();
 
@@ -209,11 +160,11 @@ TEST(Plan, TheFusedEvaluationEqualsTheLayerByLayerOne) {
     const Tensor images = randomImages({3, 2, 9, 9}, 7);
     Engine fused(model, "test-fusing");
     Engine reference(model, "cpu-reference");
-    const int before = EpilogueBackend::fusedCalls;
+    const int before = testing::EpilogueBackend::fusedCalls;
     std::vector<ConvLayerTime> times;
     const auto a = fused.evaluate({{"x", images}}, &times);
     const auto b = reference.evaluate({{"x", images}});
-    EXPECT_EQ(EpilogueBackend::fusedCalls, before + 1) << "the fused stage ran through the variant's epilogue";
+    EXPECT_EQ(testing::EpilogueBackend::fusedCalls, before + 1) << "the fused stage ran through the variant's epilogue";
     for (const auto& [name, value] : b) EXPECT_LE(largestDifference(a.at(name), value), 1e-5) << name;
     ASSERT_EQ(times.size(), 1u);
     EXPECT_EQ(times[0].fusedNodes, tap ? std::vector<std::string>{"relu"} : (std::vector<std::string>{"relu", "pool"}));
@@ -280,16 +231,33 @@ TEST(Plan, ADeclinedLayerGoesToTheNearestEarlierStepAndSaysWhy) {
   }
 }
 
-TEST(Plan, OnTheGpuAnOpWithoutAGpuKernelIsARecordedRoundTrip) {
-  // A GPU row is enough to plan: planning reads the table and the shapes, not the device.
-  ConvVariant gpuRow;
-  gpuRow.id = "test-gpu-plan";
-  gpuRow.displayName = gpuRow.description = gpuRow.courseStep = "test";
-  gpuRow.sourceFile = "tests/core/test_plan.cpp";
-  gpuRow.requirements.gpu = true;
-  gpuRow.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {};
-  registerConvVariant(gpuRow);
+TEST(Plan, AVariantThatCannotRunHereIsPlannedWithFallbacksChosenByShape) {
+  // The Model tab and `info` show the plan of a GPU variant on a machine without a GPU (or with
+  // too old a one): its fallbacks are chosen among the GPU rows by shape, not by what runs here.
+  const auto model = loadOnnxModel(kModels + "/course-high.onnx");
+  ASSERT_NE(findConvVariant("test-gpu-declining").unavailableReason(), "");
+  const Plan plan = makePlan(*model, "test-gpu-declining", batchOf(*model, 1));
+  EXPECT_EQ(plan.fallbackCount(), 2);
+  const PlanStage& conv1 = plan.stages[0];
+  EXPECT_TRUE(findConvVariant(conv1.variant).runsOnGpu()) << conv1.variant;
+  EXPECT_EQ(findConvVariant(conv1.variant)
+                .unsupportedReasonFor(*model->nodes[0].op->convProblem({{1, 1, 48, 48}, {12, 1, 7, 7}})),
+            "");
+}
 
+TEST(Plan, TheMemoryEstimateCountsOnlyWhatAFusedStageStores) {
+  const auto model = loadOnnxModel(kModels + "/course-high.onnx");
+  Engine fused(model, "test-fusing");
+  Engine reference(model, "cpu-reference");
+  // Without capture the fused plan never stores the full-size conv and tanh outputs.
+  EXPECT_LT(fused.estimateMemory(1000).bytes, reference.estimateMemory(1000).bytes);
+  // With every layer captured nothing is fused: the same need.
+  EXPECT_EQ(fused.estimateMemory(1000, true).bytes, reference.estimateMemory(1000, true).bytes);
+}
+
+TEST(Plan, OnTheGpuAnOpWithoutAGpuKernelIsARecordedRoundTrip) {
+  // A GPU row ("test-gpu-plan", added with the others above) is enough to plan: planning reads
+  // the table and the shapes, not the device.
   ModelBuilder b;  // MatMul has no GPU kernel in the engine; Relu has one
   b.input("x", {-1, 4}).output("y", {-1, 3});
   b.weights("W", {4, 3});

@@ -4,18 +4,23 @@
 
 #include <gtest/gtest.h>
 
+#include "app/core/conv/cpu_backends.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/epilogue_backend.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/charts/prediction_panel.h"
+#include "ui/inference/inference_controller.h"
 #include "ui/model/model_summary_view.h"
 #include "ui/model/variant_selector.h"
 
 namespace convscope {
 namespace {
 
-// A CPU row that declines 7x7 kernels (both of the course model's), added by this test.
+// A CPU row that declines 7x7 kernels (both of the course model's), added by this test. Made from
+// the reference's row without reading the table, which must not be read before every row is in.
 const bool decliningRow = [] {
-  ConvVariant row = findConvVariant("cpu-reference");
+  ConvVariant row = cpuReferenceVariant();
   row.id = "test-declines-7x7";
   row.displayName = "Test: declines 7x7";
   row.sourceFile = "tests/ui/test_model_tab.cpp";
@@ -24,6 +29,15 @@ const bool decliningRow = [] {
     return p.kernelHeight == 7 ? "no 7x7 kernels in this test row" : std::string();
   };
   registerConvVariant(row);
+
+  ConvVariant fusing = cpuReferenceVariant();
+  fusing.id = "test-fusing-ui";
+  fusing.displayName = "Test: fused epilogue";
+  fusing.sourceFile = "tests/ui/test_model_tab.cpp";
+  fusing.preferredDefault = false;
+  fusing.fusableOps = {"Tanh", "MaxPool"};
+  fusing.createHostBackend = [] { return std::make_unique<testing::EpilogueBackend>(); };
+  registerConvVariant(fusing);
   return true;
 }();
 
@@ -50,10 +64,28 @@ TEST(ModelTab, ThePlanFollowsTheSelectedVariant) {
   EXPECT_TRUE(summary->planTitle().contains("no fallbacks"));
 }
 
+// The live op times come from the runs that are timed, which run the plan as it is (fused): the
+// table says which layers a fused time covers.
+TEST(ModelTab, ALiveOpTimeOfAFusedStageSaysWhatItCovers) {
+  auto window = testing::openWindow();
+  ASSERT_TRUE(window->selectVariant("test-fusing-ui"));
+  ASSERT_TRUE(testing::waitForInference(*window));
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ASSERT_EQ(outcome->variant, "test-fusing-ui");
+  ASSERT_EQ(outcome->convTimes.size(), 2u);
+  EXPECT_EQ(outcome->convTimes[0].fusedNodes, (std::vector<std::string>{"/1/Tanh", "/2/MaxPool"}));
+  EXPECT_EQ(outcome->layers.size(), window->model()->nodes.size() + 1) << "the maps still show every layer";
+  const QString times = window->prediction()->timesText();
+  EXPECT_TRUE(times.contains("fused")) << times.toStdString();
+  EXPECT_TRUE(window->modelSummary()->planTitle().contains("7 stages"))
+      << window->modelSummary()->planTitle().toStdString();
+}
+
 TEST(ModelTab, AVariantThatCannotRunHereIsStillPlanned) {
-  const ConvVariant* unavailable = nullptr;
+  const ConvVariant* unavailable = nullptr;  // one that fuses nothing: a stage per layer
   for (const ConvVariant& v : convVariants())
-    if (!v.unavailableReason().empty()) unavailable = &v;
+    if (!v.unavailableReason().empty() && v.fusableOps.empty()) unavailable = &v;
   if (!unavailable) GTEST_SKIP() << "every variant can run on this machine";
   const auto model = loadOnnxModel(testing::modelPath("course-high").toStdString());
   ui::ModelSummaryView view;

@@ -134,6 +134,13 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
     convTotal += t.seconds;
     QString ran = t.variant == o.variant ? QString() : tr(" (ran %1)").arg(QString::fromStdString(t.variant));
     if (!t.fallbackReason.empty()) ran += tr(": %1").arg(QString::fromStdString(t.fallbackReason).toHtmlEscaped());
+    if (!t.fusedNodes.empty()) {
+      // The op time covers the activation and pooling fused into the conv's kernel.
+      QStringList fused;
+      for (const std::string& node : t.fusedNodes)
+        fused << QString::fromStdString(titleOf.count(node) ? titleOf.at(node) : node).toHtmlEscaped();
+      ran += tr(" + %1, fused").arg(fused.join(tr(" + ")));
+    }
     rows += QString("<tr><td>%1</td><td align='right'>&nbsp;%2</td><td>&nbsp;%3×%4×%5 → %6×%7×%8%9</td></tr>")
                 .arg(QString::fromStdString(titleOf.count(t.node) ? titleOf.at(t.node) : t.node).toHtmlEscaped(),
                      milliseconds(t.seconds))

@@ -45,17 +45,26 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
   const double pictureSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pictureStart).count();
 
   // The op times: the median of warm runs (the captured run above may be the engine's first).
-  // Fewer when a newer picture waits: the pen has moved on.
-  std::vector<std::vector<double>> samples(result.convTimes.size());
+  // Fewer when a newer picture waits: the pen has moved on. The records are the timed runs' own:
+  // those run the plan as it is (fused where the variant fuses), the captured run layer by layer.
+  std::vector<ConvLayerTime> timedStages;
+  std::vector<std::vector<double>> samples;
   int runs = 0;
   while (runs < InferenceController::kTimedRuns &&
          !(runs > 0 && (context.replacementWaiting() || context.cancelled()))) {
-    const InferenceResult timed = engine.infer(input, false);
-    for (size_t l = 0; l < samples.size() && l < timed.convTimes.size(); ++l)
-      samples[l].push_back(timed.convTimes[l].seconds);
+    InferenceResult timed = engine.infer(input, false);
+    if (runs == 0) {
+      timedStages = std::move(timed.convTimes);
+      samples.resize(timedStages.size());
+      for (size_t l = 0; l < timedStages.size(); ++l) samples[l].push_back(timedStages[l].seconds);
+    } else {
+      for (size_t l = 0; l < samples.size() && l < timed.convTimes.size(); ++l)
+        samples[l].push_back(timed.convTimes[l].seconds);
+    }
     ++runs;
   }
-  for (size_t l = 0; l < samples.size(); ++l) result.convTimes[l].seconds = SampleStats::of(samples[l]).median;
+  for (size_t l = 0; l < timedStages.size(); ++l) timedStages[l].seconds = SampleStats::of(samples[l]).median;
+  result.convTimes = std::move(timedStages);
 
   auto outcome = std::make_shared<InferenceOutcome>();
   outcome->input = std::move(picture);

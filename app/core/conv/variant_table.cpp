@@ -1,6 +1,7 @@
 #include "app/core/conv/variant_table.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "app/core/conv/cpu_backends.h"
 #include "app/core/engine/gpu_platform.h"
@@ -14,6 +15,13 @@ namespace {
 std::vector<ConvVariant>& table() {
   static std::vector<ConvVariant> rows = {cpuReferenceVariant(), cpuIm2colGemmVariant()};
   return rows;
+}
+
+// Set by the first read: from then on rows are referred to, so none may be added (an insertion
+// would move the rows those references point at).
+std::atomic<bool>& tableRead() {
+  static std::atomic<bool> read{false};
+  return read;
 }
 
 // A backend for a GPU row: the harness's host pointers copied to a fresh GPU device and back. The
@@ -74,12 +82,14 @@ void registerConvVariant(ConvVariant variant) {
     if (row.id == variant.id) throw Error("two conv variants have the id '" + variant.id + "'");
   if (variant.requirements.gpu ? !variant.runOnDevice : !variant.createHostBackend)
     throw Error("conv variant '" + variant.id + "' has no way to run");
+  if (tableRead()) throw Error("conv variant '" + variant.id + "' registered after the table was first read");
   const auto after = std::upper_bound(rows.begin(), rows.end(), variant.courseOrder,
                                       [](int order, const ConvVariant& row) { return order < row.courseOrder; });
   rows.insert(after, std::move(variant));
 }
 
 const std::vector<ConvVariant>& convVariants() {
+  tableRead() = true;
   return table();
 }
 
@@ -110,9 +120,11 @@ std::string defaultConvVariant() {
 const ConvVariant& fallbackConvVariant(const ConvVariant& selected, const ConvProblem& problem) {
   const std::vector<ConvVariant>& rows = convVariants();
   const auto self = std::find_if(rows.begin(), rows.end(), [&](const ConvVariant& v) { return v.id == selected.id; });
+  // Planning a variant that cannot run here (to show its plan) picks by shape alone.
+  const bool selectedRunsHere = selected.unavailableReason().empty();
   const auto computes = [&](const ConvVariant& v) {
     return v.id != selected.id && v.runsOnGpu() == selected.runsOnGpu() && v.unsupportedReasonFor(problem).empty() &&
-           v.unavailableReason().empty();
+           (!selectedRunsHere || v.unavailableReason().empty());
   };
   for (auto it = std::make_reverse_iterator(self); it != rows.rend(); ++it)
     if (computes(*it)) return *it;

@@ -83,8 +83,9 @@ struct ConvVariant {
   }
 };
 
-// Adds a row (GPU kernel files do this when the program starts). Throws convscope::Error when the
-// id is taken or the row lacks a way to run. Not thread-safe: rows are added before main().
+// Adds a row, before the table is first read (gpu/ and tests add theirs while the program starts,
+// before main()). Throws convscope::Error when the id is taken, the row lacks a way to run, or the
+// table has been read already (references to rows must stay valid). Not thread-safe.
 void registerConvVariant(ConvVariant variant);
 
 // Every row, in course order.
@@ -101,8 +102,8 @@ std::unique_ptr<ConvBackend> createConvBackend(const std::string& id);
 std::string defaultConvVariant();
 
 // Who runs a layer that `selected` declines: the nearest earlier step of the course on the same
-// device (GPU or CPU) that computes `problem` and can run here, else the nearest later one. Throws
-// convscope::Error when none does.
+// device (GPU or CPU) that computes `problem` and can run here (when `selected` cannot run here
+// either, by shape alone), else the nearest later one. Throws convscope::Error when none does.
 const ConvVariant& fallbackConvVariant(const ConvVariant& selected, const ConvProblem& problem);
 
 }  // namespace convscope

@@ -57,8 +57,7 @@ class Device {
 
   // Starts a new inference: forgets the timings of the previous one.
   virtual void beginRun() = 0;
-  // Times of the last upload() and of this run's timed() work, valid after synchronize().
-  virtual double lastUploadSeconds() = 0;
+  // The time of this run's timed() work, valid after synchronize().
   virtual double elapsedSeconds(int timing) = 0;
 
   // Runs `work` (which enqueues kernels) between two timing points; read the time with

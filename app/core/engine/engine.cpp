@@ -99,30 +99,30 @@ MemoryEstimate Engine::estimateFor(const std::map<std::string, Shape>& inputShap
   for (const auto& [name, shape] : inputShapes) live = saturatingAdd(live, bytesOf(shape));
   if (captureLayers) live = saturatingMul(live, 2);  // infer() keeps a copy of the input
   const std::map<std::string, size_t> lastUse = lastUses(model);
+  // Stage by stage, as evaluate() runs them: a fused stage stores only its last node's output.
+  const Plan plan = makePlan(model, variantId_, inputShapes, !captureLayers);
   std::set<std::string> produced;
   MemoryEstimate peak;
-  for (size_t i = 0; i < model.nodes.size(); ++i) {
-    const Node& node = model.nodes[i];
-    std::vector<Shape> in;
-    for (const std::string& name : node.inputs) in.push_back(shapes.at(name));
-    const int64_t out = bytesOf(shapes.at(node.output));
+  for (const PlanStage& stage : plan.stages) {
+    const Node& first = model.nodes[stage.nodes.front()];
+    const Node& last = model.nodes[stage.nodes.back()];
+    const int64_t out = bytesOf(shapes.at(last.output));
     int64_t workspace = 0;
-    if (!onGpu_)
-      if (const std::optional<ConvProblem> problem = node.op->convProblem(in)) {
-        const ConvVariant& selected = findConvVariant(variantId_);
-        const ConvVariant& runner =
-            selected.unsupportedReasonFor(*problem).empty() ? selected : fallbackConvVariant(selected, *problem);
-        workspace = hostBackend(runner.id).workspaceBytes(*problem);
-      }
-    // While the node runs: what is alive, its output, its workspace, and a captured copy.
+    if (stage.hasConv && !onGpu_) {
+      std::vector<Shape> in;
+      for (const std::string& name : first.inputs) in.push_back(shapes.at(name));
+      workspace = hostBackend(stage.variant).workspaceBytes(*first.op->convProblem(in));
+    }
+    // While the stage runs: what is alive, its output, its workspace, and a captured copy.
     const int64_t kept = captureLayers ? saturatingMul(out, 2) : out;
     const int64_t now = saturatingAdd(saturatingAdd(live, kept), workspace);
-    if (now > peak.bytes) peak = {now, node.name, node.opType, workspace};
+    if (now > peak.bytes) peak = {now, first.name, first.opType, workspace};
     if (now > limit) return peak;  // the layer where a run would fail
     live = saturatingAdd(live, kept);
-    produced.insert(node.output);
-    for (const std::string& name : node.inputs)
-      if (lastUse.at(name) == i && produced.erase(name)) live -= bytesOf(shapes.at(name));
+    produced.insert(last.output);
+    for (const size_t index : stage.nodes)
+      for (const std::string& name : model.nodes[index].inputs)
+        if (lastUse.at(name) == index && produced.erase(name)) live -= bytesOf(shapes.at(name));
   }
   // The outputs are copied out of the engine at the end.
   int64_t atEnd = live;
@@ -273,8 +273,9 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
     device_.beginRun();
   }
 
+  // The batch's copy to the GPU is timed on its own: a host round trip of an op uploads too.
   void bindInput(const std::string& name, const Tensor& value) override {
-    values_[name] = device_.upload(value.data(), value.shape());
+    uploads_.push_back(device_.timed([&] { values_[name] = device_.upload(value.data(), value.shape()); }));
   }
 
   void runOp(const Node& node, const ConvVariant* convVariant) override {
@@ -309,7 +310,10 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
     device_.synchronize();
     std::vector<double> seconds;
     for (int timing : timings_) seconds.push_back(device_.elapsedSeconds(timing));
-    if (uploadSeconds) *uploadSeconds = device_.lastUploadSeconds();
+    if (uploadSeconds) {
+      *uploadSeconds = 0.0;
+      for (int timing : uploads_) *uploadSeconds += device_.elapsedSeconds(timing);
+    }
     return seconds;
   }
 
@@ -322,7 +326,8 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
 
   Device& device_;
   std::map<std::string, DeviceTensor> values_;
-  std::vector<int> timings_;
+  std::vector<int> timings_;  // the conv stages'
+  std::vector<int> uploads_;  // the batch's
 };
 
 Plan Engine::plan(int64_t batch, bool fuse) const {

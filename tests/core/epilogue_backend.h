@@ -1,0 +1,81 @@
+// A conv backend that applies a fused epilogue, for tests that need a variant which fuses without
+// a GPU: the convolution, bias, activation and pooling written from their definitions (double
+// sums), independently of the operators' own code.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "app/core/conv/conv_backend.h"
+
+namespace convscope::testing {
+
+class EpilogueBackend final : public ConvBackend {
+ public:
+  void forward(const ConvProblem& p, const float* x, const float* w, float* y) override {
+    const std::vector<double> conv = convolve(p, x, w, nullptr);
+    std::transform(conv.begin(), conv.end(), y, [](double v) { return static_cast<float>(v); });
+  }
+
+  void forwardFused(const ConvProblem& p, const float* x, const float* w, float* y, const ConvEpilogue& e) override {
+    ++fusedCalls;
+    std::vector<double> value = convolve(p, x, w, e.bias);
+    if (e.hasActivation)
+      for (double& v : value)
+        v = e.activation == Activation::Relu   ? std::max(v, 0.0)
+            : e.activation == Activation::Tanh ? std::tanh(v)
+                                               : 1.0 / (1.0 + std::exp(-v));
+    if (!e.hasPool) {
+      std::transform(value.begin(), value.end(), y, [](double v) { return static_cast<float>(v); });
+      return;
+    }
+    const PoolGeometry& g = e.pool;
+    for (int64_t plane = 0; plane < g.planes; ++plane)
+      for (int oy = 0; oy < g.outHeight; ++oy)
+        for (int ox = 0; ox < g.outWidth; ++ox) {
+          double best = -INFINITY, sum = 0.0;
+          int inside = 0, padded = 0;
+          for (int ky = 0; ky < g.kernelHeight; ++ky)
+            for (int kx = 0; kx < g.kernelWidth; ++kx) {
+              const int iy = oy * g.strideHeight - g.padTop + ky;
+              const int ix = ox * g.strideWidth - g.padLeft + kx;
+              if (iy < g.inHeight + g.padBottom && ix < g.inWidth + g.padRight) ++padded;
+              if (iy < 0 || ix < 0 || iy >= g.inHeight || ix >= g.inWidth) continue;
+              const double v = value[static_cast<size_t>((plane * g.inHeight + iy) * g.inWidth + ix)];
+              best = std::max(best, v);
+              sum += v;
+              ++inside;
+            }
+          const double result = e.maxPool ? best : sum / (g.countIncludePad ? padded : inside);
+          y[(plane * g.outHeight + oy) * g.outWidth + ox] = static_cast<float>(result);
+        }
+  }
+
+  static inline int fusedCalls = 0;
+
+ private:
+  static std::vector<double> convolve(const ConvProblem& p, const float* x, const float* w, const float* bias) {
+    std::vector<double> y(static_cast<size_t>(p.outputElements()));
+    size_t i = 0;
+    for (int n = 0; n < p.batch; ++n)
+      for (int m = 0; m < p.outChannels; ++m)
+        for (int oh = 0; oh < p.outHeight(); ++oh)
+          for (int ow = 0; ow < p.outWidth(); ++ow, ++i) {
+            double sum = bias ? bias[m] : 0.0;
+            for (int c = 0; c < p.inChannels; ++c)
+              for (int kh = 0; kh < p.kernelHeight; ++kh)
+                for (int kw = 0; kw < p.kernelWidth; ++kw) {
+                  const int ih = oh * p.strideHeight - p.padTop + kh;
+                  const int iw = ow * p.strideWidth - p.padLeft + kw;
+                  if (ih < 0 || iw < 0 || ih >= p.inHeight || iw >= p.inWidth) continue;
+                  sum += double{x[((int64_t{n} * p.inChannels + c) * p.inHeight + ih) * p.inWidth + iw]} *
+                         w[((int64_t{m} * p.inChannels + c) * p.kernelHeight + kh) * p.kernelWidth + kw];
+                }
+            y[i] = sum;
+          }
+    return y;
+  }
+};
+
+}  // namespace convscope::testing
