@@ -76,13 +76,7 @@ int runInfo(const std::vector<std::string>& tokens) {
   const ConvVariant& variant = findConvVariant(variantId);
   const int batch = args.intValue("batch", 1, 1);
   const ValueInfo& input = model->inputs.front();
-  std::map<std::string, Shape> shapes;
-  for (const ValueInfo& each : model->inputs) {
-    Shape shape = each.shape;
-    for (int64_t& d : shape)
-      if (d < 0) d = batch;
-    shapes[each.name] = shape;
-  }
+  const std::map<std::string, Shape> shapes = model->inputShapesFor(batch);
   const Plan plan = makePlan(*model, variant.id, shapes);
   std::printf("\nPlan for %s (%s), batch %d (input %s): %zu stages, %d fallback%s\n", variant.id.c_str(),
               variant.runsOnGpu() ? "GPU" : "CPU", batch, shapeToString(shapes.at(input.name)).c_str(),

@@ -8,19 +8,20 @@
 #include <vector>
 
 #include "app/core/conv/conv_backend.h"
+#include "tests/core/direct_convolution.h"
 
 namespace convscope::testing {
 
 class EpilogueBackend final : public ConvBackend {
  public:
   void forward(const ConvProblem& p, const float* x, const float* w, float* y) override {
-    const std::vector<double> conv = convolve(p, x, w, nullptr);
+    const std::vector<double> conv = directConvolution(p, x, w);
     std::transform(conv.begin(), conv.end(), y, [](double v) { return static_cast<float>(v); });
   }
 
   void forwardFused(const ConvProblem& p, const float* x, const float* w, float* y, const ConvEpilogue& e) override {
     ++fusedCalls;
-    std::vector<double> value = convolve(p, x, w, e.bias);
+    std::vector<double> value = directConvolution(p, x, w, e.bias);
     if (e.hasActivation)
       for (double& v : value)
         v = e.activation == Activation::Relu   ? std::max(v, 0.0)
@@ -53,29 +54,6 @@ class EpilogueBackend final : public ConvBackend {
   }
 
   static inline int fusedCalls = 0;
-
- private:
-  static std::vector<double> convolve(const ConvProblem& p, const float* x, const float* w, const float* bias) {
-    std::vector<double> y(static_cast<size_t>(p.outputElements()));
-    size_t i = 0;
-    for (int n = 0; n < p.batch; ++n)
-      for (int m = 0; m < p.outChannels; ++m)
-        for (int oh = 0; oh < p.outHeight(); ++oh)
-          for (int ow = 0; ow < p.outWidth(); ++ow, ++i) {
-            double sum = bias ? bias[m] : 0.0;
-            for (int c = 0; c < p.inChannels; ++c)
-              for (int kh = 0; kh < p.kernelHeight; ++kh)
-                for (int kw = 0; kw < p.kernelWidth; ++kw) {
-                  const int ih = oh * p.strideHeight - p.padTop + kh;
-                  const int iw = ow * p.strideWidth - p.padLeft + kw;
-                  if (ih < 0 || iw < 0 || ih >= p.inHeight || iw >= p.inWidth) continue;
-                  sum += double{x[((int64_t{n} * p.inChannels + c) * p.inHeight + ih) * p.inWidth + iw]} *
-                         w[((int64_t{m} * p.inChannels + c) * p.kernelHeight + kh) * p.kernelWidth + kw];
-                }
-            y[i] = sum;
-          }
-    return y;
-  }
 };
 
 }  // namespace convscope::testing

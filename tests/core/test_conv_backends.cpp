@@ -16,32 +16,12 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/util/error.h"
+#include "tests/core/direct_convolution.h"
 
 namespace convscope {
 namespace {
 
-// The convolution written straight from its definition, accumulated in double.
-std::vector<double> directConvolution(const ConvProblem& p, const std::vector<float>& x, const std::vector<float>& w) {
-  std::vector<double> y(static_cast<size_t>(p.outputElements()));
-  size_t i = 0;
-  for (int n = 0; n < p.batch; ++n)
-    for (int m = 0; m < p.outChannels; ++m)
-      for (int oh = 0; oh < p.outHeight(); ++oh)
-        for (int ow = 0; ow < p.outWidth(); ++ow, ++i) {
-          double sum = 0.0;
-          for (int c = 0; c < p.inChannels; ++c)
-            for (int kh = 0; kh < p.kernelHeight; ++kh)
-              for (int kw = 0; kw < p.kernelWidth; ++kw) {
-                const int ih = oh * p.strideHeight - p.padTop + kh;
-                const int iw = ow * p.strideWidth - p.padLeft + kw;
-                if (ih < 0 || iw < 0 || ih >= p.inHeight || iw >= p.inWidth) continue;
-                sum += static_cast<double>(x[((size_t(n) * p.inChannels + c) * p.inHeight + ih) * p.inWidth + iw]) *
-                       w[((size_t(m) * p.inChannels + c) * p.kernelHeight + kh) * p.kernelWidth + kw];
-              }
-          y[i] = sum;
-        }
-  return y;
-}
+using testing::directConvolution;
 
 ConvProblem randomProblem(std::mt19937& rng, bool withStrideAndPadding) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -98,7 +78,7 @@ const std::vector<Trial>& trials() {
               {}};
       for (float& v : t.input) v = value(rng);
       for (float& v : t.weights) v = value(rng);
-      t.expected = directConvolution(p, t.input, t.weights);
+      t.expected = directConvolution(p, t.input.data(), t.weights.data());
       list.push_back(std::move(t));
     }
     return list;

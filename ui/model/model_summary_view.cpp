@@ -68,7 +68,7 @@ void ModelSummaryView::showPlan(const Model& model, const std::string& variantId
   plan_->setRowCount(0);
   Plan plan;
   try {
-    plan = makePlan(model, variantId, {{model.imageInput().name, {1, 1, model.inputHeight(), model.inputWidth()}}});
+    plan = makePlan(model, variantId, model.inputShapesFor(1));
   } catch (const std::exception& e) {
     planTitle_->setText(tr("<h3>Plan</h3><p>No plan for %1: %2</p>")
                             .arg(QString::fromStdString(variantId), QString::fromStdString(e.what()).toHtmlEscaped()));

@@ -71,18 +71,6 @@ std::string nodeContext(const Model& model, const Node& node) {
   return model.sourcePath + ": node '" + node.name + "' (" + node.opType + "): ";
 }
 
-// The model's input shapes with the free (batch) dimension set to `batch`.
-std::map<std::string, Shape> batchShapes(const Model& model, int64_t batch) {
-  std::map<std::string, Shape> shapes;
-  for (const ValueInfo& input : model.inputs) {
-    Shape shape = input.shape;
-    for (int64_t& d : shape)
-      if (d < 0) d = batch;
-    shapes[input.name] = shape;
-  }
-  return shapes;
-}
-
 int64_t bytesOf(const Shape& shape) {
   int64_t count = 1;
   for (int64_t d : shape) count = saturatingMul(count, std::max<int64_t>(d, 0));
@@ -100,7 +88,7 @@ MemoryEstimate Engine::estimateFor(const std::map<std::string, Shape>& inputShap
   if (captureLayers) live = saturatingMul(live, 2);  // infer() keeps a copy of the input
   const std::map<std::string, size_t> lastUse = lastUses(model);
   // Stage by stage, as evaluate() runs them: a fused stage stores only its last node's output.
-  const Plan plan = makePlan(model, variantId_, inputShapes, !captureLayers);
+  const Plan& plan = planFor(inputShapes, !captureLayers);
   std::set<std::string> produced;
   MemoryEstimate peak;
   for (const PlanStage& stage : plan.stages) {
@@ -132,14 +120,14 @@ MemoryEstimate Engine::estimateFor(const std::map<std::string, Shape>& inputShap
 }
 
 MemoryEstimate Engine::estimateMemory(int64_t batch, bool captureLayers) const {
-  return estimateFor(batchShapes(*model_, batch), captureLayers);
+  return estimateFor(model_->inputShapesFor(batch), captureLayers);
 }
 
 int Engine::largestBatchThatFits(bool captureLayers) const {
   const int64_t limit = memoryLimit().bytes;
   const auto fits = [&](int64_t batch) {
     try {
-      return estimateFor(batchShapes(*model_, batch), captureLayers, limit).bytes <= limit;
+      return estimateFor(model_->inputShapesFor(batch), captureLayers, limit).bytes <= limit;
     } catch (const Error&) {
       return false;  // a shape that overflows for this batch
     }
@@ -172,7 +160,7 @@ void Engine::checkMemoryFor(const std::map<std::string, Shape>& inputShapes, int
 }
 
 void Engine::checkMemory(int64_t batch, bool captureLayers) const {
-  checkMemoryFor(batchShapes(*model_, batch), batch, captureLayers);
+  checkMemoryFor(model_->inputShapesFor(batch), batch, captureLayers);
 }
 
 std::map<std::string, Tensor> Engine::evaluate(const std::map<std::string, Tensor>& inputs,
@@ -330,8 +318,15 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
   std::vector<int> uploads_;  // the batch's
 };
 
+const Plan& Engine::planFor(const std::map<std::string, Shape>& inputShapes, bool fuse) const {
+  // The memory check and the run of one inference plan the same shapes: plan them once.
+  if (!lastPlan_ || lastPlan_->inputShapes != inputShapes || lastPlan_->fuse != fuse)
+    lastPlan_ = PlannedShapes{inputShapes, fuse, makePlan(*model_, variantId_, inputShapes, fuse)};
+  return lastPlan_->plan;
+}
+
 Plan Engine::plan(int64_t batch, bool fuse) const {
-  return makePlan(*model_, variantId_, batchShapes(*model_, batch), fuse);
+  return planFor(model_->inputShapesFor(batch), fuse);
 }
 
 std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
@@ -340,7 +335,7 @@ std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vec
   checkInputs(model, inputs);
   std::map<std::string, Shape> inputShapes;
   for (const auto& [name, tensor] : inputs) inputShapes[name] = tensor->shape();
-  const Plan plan = makePlan(model, variantId_, inputShapes, captured == nullptr);
+  const Plan& plan = planFor(inputShapes, captured == nullptr);
 
   std::unique_ptr<Evaluation> values;
   if (device_)

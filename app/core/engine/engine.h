@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,11 +101,19 @@ class Engine {
   void checkMemoryFor(const std::map<std::string, Shape>& inputShapes, int64_t batch, bool captureLayers) const;
   // The host backend of a CPU variant, made on first use.
   ConvBackend& hostBackend(const std::string& variantId) const;
+  // makePlan() for these shapes, kept for the next call with the same ones.
+  const Plan& planFor(const std::map<std::string, Shape>& inputShapes, bool fuse) const;
 
   std::shared_ptr<const Model> model_;
   std::string variantId_;
   bool onGpu_ = false;
   mutable std::map<std::string, std::unique_ptr<ConvBackend>> hostBackends_;  // CPU variants
+  struct PlannedShapes {
+    std::map<std::string, Shape> inputShapes;
+    bool fuse = true;
+    Plan plan;
+  };
+  mutable std::optional<PlannedShapes> lastPlan_;
   std::unique_ptr<Device> device_;  // GPU variants; outlives the weights below
   std::map<std::string, DeviceTensor> deviceWeights_;
 };

@@ -66,7 +66,7 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
       if (next.inputs.size() != 1 || next.inputs[0] != previous.output || readCount.at(previous.output) != 1) break;
       if (!runner->canFuse(next.opType)) break;
       const std::optional<EpilogueStep> step = next.op->asEpilogueStep(shapes.at(previous.output));
-      if (!step || (step->isPool ? false : activationTaken)) break;
+      if (!step || (!step->isPool && activationTaken)) break;
       activationTaken = activationTaken || !step->isPool;
       stage.nodes.push_back(++i);
       if (step->isPool) break;  // the pooling ends the epilogue

@@ -15,6 +15,17 @@ Shape concrete(Shape shape) {
 
 }  // namespace
 
+std::map<std::string, Shape> Model::inputShapesFor(int64_t batch) const {
+  std::map<std::string, Shape> shapes;
+  for (const ValueInfo& input : inputs) {
+    Shape shape = input.shape;
+    for (int64_t& d : shape)
+      if (d < 0) d = batch;
+    shapes[input.name] = shape;
+  }
+  return shapes;
+}
+
 std::map<std::string, Shape> Model::inferShapes(const std::map<std::string, Shape>& inputShapes) const {
   std::map<std::string, Shape> shapes = inputShapes;
   for (const auto& [name, tensor] : weights) shapes[name] = tensor.shape();

@@ -50,6 +50,8 @@ class Model {
   // Shapes of every value for the given runtime input shapes (free dimensions as given).
   // Throws convscope::Error naming the node whose shapes are inconsistent.
   std::map<std::string, Shape> inferShapes(const std::map<std::string, Shape>& inputShapes) const;
+  // The graph inputs' shapes with every free dimension (the batch) set to `batch`.
+  std::map<std::string, Shape> inputShapesFor(int64_t batch) const;
 
   // The model as a classifier of single-channel images: one input N x 1 x H x W, one output.
   // Throws convscope::Error saying why the model is not one.
