@@ -20,6 +20,9 @@ struct GpuKernel {
   // Enqueues the convolution on `device` (the CUDA device; device pointers).
   void (*run)(Device& device, const ConvProblem& problem, const float* input, const float* weights, float* output,
               const ConvEpilogue& epilogue);
+  // Whether it fuses `step` after a conv of this shape (ConvVariant::fusesStep). nullptr: every
+  // step its row lists.
+  bool (*fusesStep)(const ConvProblem& problem, const EpilogueStep& step) = nullptr;
 };
 
 }  // namespace convscope::gpu

@@ -30,6 +30,8 @@ CONVSCOPE_GPU_KERNEL(kPerLayerKernel)
 CONVSCOPE_GPU_KERNEL(kRestrictUnrollKernel)
 CONVSCOPE_GPU_KERNEL(kCudnnKernel)
 CONVSCOPE_GPU_KERNEL(kFusedEpilogueKernel)
+CONVSCOPE_GPU_KERNEL(kTensorTf32Kernel)
+CONVSCOPE_GPU_KERNEL(kTensor3xTf32Kernel)
 
 namespace {
 
@@ -43,6 +45,9 @@ struct Row {
   bool needsCudnn = false;
   bool preferredDefault = false;
   std::vector<std::string> fusableOps = {};  // applied in its own kernel after the bias
+  int tensorCoresOfCompute = 0;              // needs tensor cores of this compute capability (x10)
+  const char* arithmetic = "FP32";
+  double relativeTolerance = 1e-5;
 };
 
 ConvVariant variantOf(const Row& row) {
@@ -58,10 +63,16 @@ ConvVariant variantOf(const Row& row) {
   v.requirements.cudnn = row.needsCudnn;
   v.preferredDefault = row.preferredDefault;
   v.fusableOps = row.fusableOps;
+  v.requirements.tensorCores = row.tensorCoresOfCompute > 0;
+  v.requirements.minComputeMajor = row.tensorCoresOfCompute / 10;
+  v.requirements.minComputeMinor = row.tensorCoresOfCompute % 10;
+  v.arithmetic = row.arithmetic;
+  v.relativeTolerance = row.relativeTolerance;
   if (const GpuKernel* kernel = row.kernel) {
     v.unsupportedReason = kernel->unsupportedReason;
     v.launchGeometry = kernel->launchGeometry;
     v.runOnDevice = kernel->run;
+    v.fusesStep = kernel->fusesStep;
   } else {
     // Never called: without CUDA there is no GPU, so the row is unavailable.
     v.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {
@@ -116,6 +127,31 @@ const bool registered = [] {
        false,
        false,
        {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"}},
+      {"gpu-tensor-tf32",
+       "GPU tensor cores, TF32",
+       "The convolution as an implicit matrix product on TF32 tensor cores (inputs rounded to 10 mantissa bits), "
+       "with bias, activation and 2x2 pooling applied to the accumulators.",
+       "Beyond the course: tensor cores",
+       "gpu/kernels/11_tensor_tf32.cu",
+       CONVSCOPE_KERNEL_OF(kTensorTf32Kernel),
+       false,
+       false,
+       {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+       80,
+       "TF32",
+       2e-3},
+      {"gpu-tensor-3xtf32",
+       "GPU tensor cores, 3xTF32",
+       "The TF32 tensor-core product with every input split in two TF32 parts and three products summed: "
+       "FP32-level accuracy at three times the tensor-core work.",
+       "Beyond the course: tensor cores at FP32 accuracy",
+       "gpu/kernels/12_tensor_3xtf32.cu",
+       CONVSCOPE_KERNEL_OF(kTensor3xTf32Kernel),
+       false,
+       false,
+       {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+       80,
+       "3xTF32"},
   };
   for (const Row& row : rows) registerConvVariant(variantOf(row));
   return true;

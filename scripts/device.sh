@@ -96,6 +96,25 @@ if stage bench; then
   $cli bench --variants "$variants,cpu-im2col-gemm" --batches 100,1000,10000 --repeats "${REPEATS:-20}" \
     --json "$OUT/bench.json" --csv "$OUT/bench.csv" 2>"$LOGS/bench-progress.log" | tee "$LOGS/bench.txt" || status=1
   $cli profile --variant gpu-restrict-unroll --batch 10000 2>&1 | tee "$OUT/profile.txt"
+  # Variants whose products are not FP32 (TF32 tensor cores): their predictions on the whole test
+  # set, counted against the exact FP32 kernel's, for every shipped model.
+  for model in course-high course-low lenet5; do
+    $cli classify --model "data/models/$model.onnx" --variant gpu-restrict-unroll --csv "$LOGS/$model-fp32.csv" >/dev/null 2>&1
+    for v in $($cli variants | awk '$2=="yes" && $1 ~ /tensor/ {print $1}'); do
+      $cli classify --model "data/models/$model.onnx" --variant "$v" --csv "$LOGS/$model-$v.csv" >/dev/null 2>&1 || status=1
+      python3 - "$LOGS/$model-fp32.csv" "$LOGS/$model-$v.csv" "$model" "$v" <<'PY'
+import csv, sys
+def predictions(path):
+    with open(path) as f:
+        rows = [r for r in csv.reader(f) if r and r[0].strip().isdigit()]
+    return {r[0]: (r[2], r[4]) for r in rows}  # index: (label, predicted)
+fp32, other = predictions(sys.argv[1]), predictions(sys.argv[2])
+same = sum(1 for k in fp32 if k in other and other[k][1] == fp32[k][1])
+right = sum(1 for k in other if other[k][0] == other[k][1])
+print(f"{sys.argv[3]} {sys.argv[4]}: {same} of {len(fp32)} predictions equal to gpu-restrict-unroll's (FP32); accuracy {right}/{len(other)}")
+PY
+    done
+  done 2>&1 | tee "$OUT/agreement.txt"
   # PyTorch at the same batch sizes, in the same session, with its own cuDNN (not the one found
   # for the bundle above: PyTorch refuses an older cuDNN on its library path).
   env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1

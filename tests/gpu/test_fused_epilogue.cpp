@@ -1,8 +1,9 @@
-// The fused-epilogue variant on the GPU: conv -> activation -> pooling chains of random shapes and
-// attributes (odd sizes, strides, both paddings, average pooling that counts the padding or not,
-// inputs with negatives) run as one fused stage and agree with the layer-by-layer CPU reference;
-// with every layer captured the same model runs unfused and agrees too. Skips, saying why,
-// where no GPU can be used.
+// Every GPU variant that fuses an epilogue: conv -> activation -> pooling chains of random shapes
+// and attributes (odd sizes, strides, both paddings, average pooling that counts the padding or
+// not, inputs with negatives) run as the plan fuses them -- one stage, or the pooling apart where
+// the variant's fusesStep declines its windows -- and agree with the layer-by-layer CPU
+// reference to the variant's tolerance; with every layer captured the same model runs unfused
+// and agrees too. Skips, saying why, where no GPU can be used.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,8 +20,6 @@ namespace {
 using testing::ModelBuilder;
 using testing::setInt;
 using testing::setInts;
-
-constexpr const char* kVariant = "gpu-fused-epilogue";
 
 struct Chain {
   int channels, height, width, maps, kernel, stride, pad;
@@ -72,9 +71,13 @@ double relativeError(const Tensor& got, const Tensor& want) {
   return std::sqrt(error / std::max(norm, 1e-30));
 }
 
-TEST(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
+class FusedEpilogue : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
+  const ConvVariant& variant = findConvVariant(GetParam());
+  const char* kVariant = variant.id.c_str();
   // The models and their plans are checked everywhere; the GPU runs where there is one.
-  const std::string unavailable = findConvVariant(kVariant).unavailableReason();
+  const std::string unavailable = variant.unavailableReason();
   const unsigned seed = std::random_device{}();
   std::printf("fused-epilogue chains: seed %u\n", seed);
   std::mt19937 rng(seed);
@@ -92,9 +95,11 @@ TEST(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     c.bias = pick(0, 1) == 1;
     c.activation = activations[pick(0, 3)];
     c.pool = pick(0, 1) ? "MaxPool" : "AveragePool";
-    c.poolKernel = pick(2, 3);
-    c.poolStride = pick(1, 3);
-    c.poolPad = pick(0, c.poolKernel - 1);
+    // A third of the poolings are the course's 2x2/2 unpadded, which every fusing variant takes.
+    const bool coursePool = pick(0, 2) == 0;
+    c.poolKernel = coursePool ? 2 : pick(2, 3);
+    c.poolStride = coursePool ? 2 : pick(1, 3);
+    c.poolPad = coursePool ? 0 : pick(0, c.poolKernel - 1);
     c.countIncludePad = pick(0, 1) == 1;
     SCOPED_TRACE(::testing::Message() << "trial " << trial << ": " << c.channels << "x" << c.height << "x" << c.width
                                       << " conv " << c.maps << "x" << c.kernel << "x" << c.kernel << " stride "
@@ -107,8 +112,19 @@ TEST(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     for (int64_t i = 0; i < images.size(); ++i) images[i] = value(rng);
 
     const Plan plan = makePlan(*model, kVariant, {{"x", images.shape()}});
-    ASSERT_EQ(plan.stages.size(), 1u) << "conv, activation and pooling: one stage";
-    EXPECT_EQ(plan.stages[0].nodes.size(), model->nodes.size());
+    const std::map<std::string, Shape> shapes = model->inferShapes({{"x", images.shape()}});
+    const Shape poolInput = shapes.at(c.activation.empty() ? "c" : "a");
+    std::vector<Shape> convInputs;
+    for (const std::string& name : model->nodes[0].inputs) convInputs.push_back(shapes.at(name));
+    const std::optional<ConvProblem> problem = model->nodes[0].op->convProblem(convInputs);
+    ASSERT_TRUE(problem.has_value());
+    const bool poolFused =
+        !variant.fusesStep || variant.fusesStep(*problem, *model->nodes.back().op->asEpilogueStep(poolInput));
+    if (coursePool) {
+      EXPECT_TRUE(poolFused) << "every fusing variant takes the course's pooling";
+    }
+    ASSERT_EQ(plan.stages.size(), poolFused ? 1u : 2u) << "conv, activation and pooling: one stage";
+    EXPECT_EQ(plan.stages[0].nodes.size(), model->nodes.size() - (poolFused ? 0 : 1));
     Engine reference(model, "cpu-reference");
     const Tensor want = reference.evaluate({{"x", images}}).at("y");
     if (!unavailable.empty()) continue;
@@ -117,16 +133,30 @@ TEST(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     std::vector<ConvLayerTime> times;
     const Tensor fused = gpu.evaluate({{"x", images}}, &times).at("y");
     ASSERT_EQ(times.size(), 1u);
-    EXPECT_EQ(times[0].fusedNodes.size(), c.activation.empty() ? 1u : 2u) << "the chain ran as one stage";
-    EXPECT_LE(relativeError(fused, want), 1e-5);
+    EXPECT_EQ(times[0].fusedNodes.size(), (c.activation.empty() ? 0u : 1u) + (poolFused ? 1u : 0u))
+        << "the chain ran as the plan fused it";
+    EXPECT_LE(relativeError(fused, want), variant.relativeTolerance);
     // Every layer captured: the same model unfused, through the same kernel without an epilogue.
     std::vector<LayerOutput> layers;
     const Tensor unfused = gpu.evaluate({{"x", images}}, nullptr, &layers).at("y");
     EXPECT_EQ(layers.size(), model->nodes.size());
-    EXPECT_LE(relativeError(unfused, want), 1e-5);
+    EXPECT_LE(relativeError(unfused, want), variant.relativeTolerance);
   }
   if (!unavailable.empty()) GTEST_SKIP() << "plans checked; " << kVariant << " cannot run here: " << unavailable;
 }
+
+std::vector<std::string> fusingGpuVariants() {
+  std::vector<std::string> ids;
+  for (const ConvVariant& v : convVariants())
+    if (v.runsOnGpu() && !v.fusableOps.empty()) ids.push_back(v.id);
+  return ids;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, FusedEpilogue, ::testing::ValuesIn(fusingGpuVariants()), [](const auto& info) {
+  std::string name = info.param;
+  for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+});
 
 }  // namespace
 }  // namespace convscope

@@ -24,6 +24,15 @@ struct ConvEpilogue {
   bool empty() const { return !bias && !hasActivation && !hasPool; }
 };
 
+// An activation or a pooling applied to a conv kernel's output before it is written.
+struct EpilogueStep {
+  bool isPool = false;
+  Activation activation = Activation::Relu;  // when !isPool
+  bool maxPool = true;                       // when isPool; else average
+  PoolGeometry pool;                         // when isPool
+};
+
+
 class ConvBackend {
  public:
   virtual ~ConvBackend() = default;

@@ -60,6 +60,16 @@ struct ConvVariant {
   // ONNX op types this variant applies in its own conv kernel after the bias ("Relu", "MaxPool");
   // the planner fuses such a chain into one stage. Empty: the conv output is written as it is.
   std::vector<std::string> fusableOps;
+  // Whether it fuses `step` after a conv of this shape (one of fusableOps; e.g. only the pooling
+  // windows its kernel was written for). Null: every step whose op type is in fusableOps.
+  std::function<bool(const ConvProblem&, const EpilogueStep&)> fusesStep;
+
+  // The arithmetic of its products, as the plan and the charts name it ("FP32", "TF32",
+  // "3xTF32"), and the normwise relative error against a double-precision reference that the
+  // tests allow it: 1e-5 for FP32 products; TF32 rounds both factors to 11 significant bits
+  // (2^-11 each), so ~2^-10 a product.
+  std::string arithmetic = "FP32";
+  double relativeTolerance = 1e-5;
 
   // Empty when the variant computes `problem`, else why not (the plan then gives that layer to
   // another variant, and says so). Null: every shape.

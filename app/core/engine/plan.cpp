@@ -67,6 +67,7 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
       if (!runner->canFuse(next.opType)) break;
       const std::optional<EpilogueStep> step = next.op->asEpilogueStep(shapes.at(previous.output));
       if (!step || (!step->isPool && activationTaken)) break;
+      if (runner->fusesStep && !runner->fusesStep(*problem, *step)) break;
       activationTaken = activationTaken || !step->isPool;
       stage.nodes.push_back(++i);
       if (step->isPool) break;  // the pooling ends the epilogue

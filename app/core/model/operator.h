@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "app/core/conv/conv_backend.h"
 #include "app/core/conv/conv_problem.h"
 #include "app/core/engine/device.h"
 #include "app/core/model/attributes.h"
@@ -30,14 +31,6 @@ class ConvExecutor {
 struct DeviceRun {
   Device& device;
   std::function<void(const ConvProblem&, const float* input, const float* weights, float* output)> convolve;
-};
-
-// An activation or a pooling applied to a conv kernel's output before it is written.
-struct EpilogueStep {
-  bool isPool = false;
-  Activation activation = Activation::Relu;  // when !isPool
-  bool maxPool = true;                       // when isPool; else average
-  PoolGeometry pool;                         // when isPool
 };
 
 class Operator {

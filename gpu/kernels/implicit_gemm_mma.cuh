@@ -1,0 +1,472 @@
+// The machinery of the tensor-core variants (11_tensor_tf32.cu, 12_tensor_3xtf32.cu): the
+// convolution as an implicit matrix product on `mma.sync` (m16n8k8, TF32 inputs, FP32
+// accumulation), with the bias, the activation and a 2x2 pooling applied to the accumulators.
+//
+// The product: rows m are output pixels, columns n output maps, and the reduction k runs over
+// (channel, kernel row, kernel column), so A[m][k] is the input under tap k of pixel m -- the
+// im2col matrix, never written anywhere -- and B[k][n] = W[n][k] is the weight tensor as it lies
+// in memory. A persistent block keeps every weight in shared memory, already in the order of
+// the mma's B fragments (one 8-byte load per lane and n-tile), and streams groups of whole images
+// through two shared-memory buffers with asynchronous copies, as the direct kernels do
+// (direct_conv_tiles.cuh stages them). A lane gathers its A fragment straight from the staged
+// image: its pixel's offset plus the tap's offset, both from small tables.
+//
+// The pooling: when the plan fuses a 2x2, stride-2 pooling, rows are ordered by pooling window
+// (image, window row, window column, then the window's four pixels), so the four values of a
+// window sit in four consecutive rows of an accumulator tile: lanes 4 apart hold them, and two
+// shuffles give the maximum or the mean. Only the pooled output is written; the conv output
+// never reaches memory, and pixels outside every window (an odd last row or column) are never
+// computed.
+//
+// Precision: TF32 rounds each input to 10 bits of mantissa (a relative error of 2^-11) before
+// the product; 3xTF32 splits each value into a TF32 part and the TF32 rounding of the rest and
+// adds the three products that matter (big*small, small*big, big*big), which gives FP32-level
+// products at three times the tensor-core work.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/conv_kernel.h"
+#include "gpu/cuda_check.h"
+#include "gpu/kernels/conv_shape.cuh"
+#include "gpu/kernels/direct_conv_tiles.cuh"
+
+namespace convscope::gpu::implicit_gemm {
+
+enum class Precision { kTf32, kTf32x3 };
+
+// Rows of a pooled product per pooling window: the 2x2 window's four pixels.
+constexpr int kWindowPixels = 4;
+constexpr int kNTilesPerWarp = 4;  // output maps a warp computes at once: 32
+constexpr int kMaxWarps = 16;
+
+struct MmaConvArgs {
+  direct_conv::DirectConvArgs staging;  // input, shape, images per step and the staged layout
+  const float* bias;                    // nullptr: none
+  float* output;                        // the pooled output when pooled
+  int activation;                       // -1 none, else an Activation
+  int pool;                             // 0 none, 1 max 2x2/2, 2 average 2x2/2
+  int pooledHeight, pooledWidth;
+  int pixelsPerImage;   // product rows per image: outHeight * outWidth, or 4 per pooling window
+  int reduction;        // K = inChannels * kernelHeight * kernelWidth
+  int kSteps;           // ceil(K / 8)
+  int nTiles;           // ceil(outChannels / 8)
+  int nChunks;          // ceil(nTiles / kNTilesPerWarp)
+  int weightFloats;     // kSteps * nTiles * 64: B fragments
+  int tapTableInts;     // kSteps * 8: the staged offset of each tap
+};
+
+// ---------------------------------------------------------------------------------------------
+// Device side.
+
+__device__ __forceinline__ uint32_t toTf32(float x) {
+  uint32_t bits;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
+  return bits;
+}
+
+// c += a * b on one m16n8k8 tile (sm_80+; the rows of these variants require compute 8.0).
+__device__ __forceinline__ void mmaTf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  (void)c, (void)a, (void)b;
+  __trap();
+#endif
+}
+
+__device__ __forceinline__ float activateValue(int kind, float x) {
+  if (kind == static_cast<int>(Activation::Relu)) return fmaxf(x, 0.0f);
+  if (kind == static_cast<int>(Activation::Tanh)) return tanhf(x);
+  if (kind == static_cast<int>(Activation::Sigmoid)) return 1.0f / (1.0f + expf(-x));
+  return x;
+}
+
+// Where product row m of a step lies in the staged images, and in the output.
+struct RowPlace {
+  int staged;  // offset of the pixel's first tap in the staging buffer
+  int image;   // slot in the step
+  int pixel;   // oh * outWidth + ow (unpooled), or the pooling window ph * pooledWidth + pw
+};
+
+__device__ __forceinline__ RowPlace placeOf(const MmaConvArgs& a, int m) {
+  const direct_conv::DirectConvArgs& s = a.staging;
+  RowPlace r;
+  r.image = m / a.pixelsPerImage;
+  const int q = m - r.image * a.pixelsPerImage;
+  int oh, ow;
+  if (a.pool) {
+    const int window = q / kWindowPixels;
+    const int d = q % kWindowPixels;
+    const int ph = window / a.pooledWidth;
+    const int pw = window - ph * a.pooledWidth;
+    oh = 2 * ph + d / 2;
+    ow = 2 * pw + d % 2;
+    r.pixel = window;
+  } else {
+    oh = q / s.shape.outWidth;
+    ow = q - oh * s.shape.outWidth;
+    r.pixel = q;
+  }
+  r.staged = r.image * s.imageStride + oh * s.shape.strideHeight * s.rowPitch + ow * s.shape.strideWidth;
+  return r;
+}
+
+// B fragments of weights [n][k] in shared memory: for k-step ks and n-tile nt, lane l holds
+// (k = 8ks + l%4, n = 8nt + l/4) and (k + 4, n), as one float2. Taps past K and maps past
+// outChannels are zero, so the padded part of the product adds nothing.
+__device__ __forceinline__ void stageWeightFragments(const MmaConvArgs& a, float* shared) {
+  const int maps = a.staging.shape.outChannels;
+  for (int i = threadIdx.x; i < a.weightFloats; i += blockDim.x) {
+    const int j = i % 2;
+    const int lane = (i / 2) % 32;
+    const int tile = i / 64;  // ks * nTiles + nt
+    const int nt = tile % a.nTiles;
+    const int ks = tile / a.nTiles;
+    const int k = 8 * ks + lane % 4 + 4 * j;
+    const int n = 8 * nt + lane / 4;
+    shared[i] = k < a.reduction && n < maps ? a.staging.weights[static_cast<int64_t>(n) * a.reduction + k] : 0.0f;
+  }
+}
+
+// The staged offset of tap k = (c, kh, kw): c * planeStride + kh * rowPitch + kw, stored so that
+// lane l reads taps (8ks + l%4, 8ks + l%4 + 4) as one int2. Taps past K point at offset 0 and are
+// masked where they are read.
+__device__ __forceinline__ void stageTapTable(const MmaConvArgs& a, int* shared) {
+  const direct_conv::DirectConvArgs& s = a.staging;
+  const int area = s.shape.kernelHeight * s.shape.kernelWidth;
+  for (int i = threadIdx.x; i < a.tapTableInts; i += blockDim.x) {
+    const int ks = i / 8;
+    const int slot = i % 8;  // (tig, half)
+    const int k = 8 * ks + slot / 2 + 4 * (slot % 2);
+    int offset = 0;
+    if (k < a.reduction) {
+      const int c = k / area;
+      const int tap = k - c * area;
+      const int kh = tap / s.shape.kernelWidth;
+      offset = c * s.planeStride + kh * s.rowPitch + (tap - kh * s.shape.kernelWidth);
+    }
+    shared[i] = offset;
+  }
+}
+
+template <Precision P>
+__device__ __forceinline__ void splitAndMultiply(float (&acc)[4], const float (&a)[4], const float (&b)[2]) {
+  uint32_t aBig[4], bBig[2];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) aBig[i] = toTf32(a[i]);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) bBig[i] = toTf32(b[i]);
+  if constexpr (P == Precision::kTf32x3) {
+    uint32_t aSmall[4], bSmall[2];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) aSmall[i] = toTf32(a[i] - __uint_as_float(aBig[i]));
+#pragma unroll
+    for (int i = 0; i < 2; ++i) bSmall[i] = toTf32(b[i] - __uint_as_float(bBig[i]));
+    mmaTf32(acc, aBig, bSmall);  // the small terms first: they are added while acc is small
+    mmaTf32(acc, aSmall, bBig);
+  }
+  mmaTf32(acc, aBig, bBig);
+}
+
+// One warp's tile: MTiles x 16 product rows, starting at step row m0, by up to 32 maps starting
+// at map tile nt0. `buffer` holds the step's staged images.
+template <Precision P, int MTiles>
+__device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const float* buffer, const float* weights,
+                                                const int* taps, int stepRows, int step, int m0, int nt0) {
+  const int lane = threadIdx.x % 32;
+  const int group = lane / 4;  // the fragment's row (and B's column)
+  const int tig = lane % 4;    // the fragment's column pair
+  const int liveNTiles = min(kNTilesPerWarp, a.nTiles - nt0);
+
+  // Rows group and group + 8 of each m-tile; rows past the step read offset 0 (finite, unused).
+  int rowOffset[MTiles][2];
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = m0 + 16 * mt + group + 8 * h;
+      rowOffset[mt][h] = m < stepRows ? placeOf(a, m).staged : 0;
+    }
+
+  float acc[MTiles][kNTilesPerWarp][4];
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNTilesPerWarp; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+
+  const float2* weightPairs = reinterpret_cast<const float2*>(weights);
+  const int2* tapPairs = reinterpret_cast<const int2*>(taps);
+  for (int ks = 0; ks < a.kSteps; ++ks) {
+    const int2 tap = tapPairs[4 * ks + tig];
+    // Taps past K (only in the last step) read as zero: the staged value there may be anything.
+    const bool lowTap = 8 * ks + tig < a.reduction;
+    const bool highTap = 8 * ks + tig + 4 < a.reduction;
+    float b[kNTilesPerWarp][2];
+#pragma unroll
+    for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
+      if (nt < liveNTiles) {
+        const float2 pair = weightPairs[(ks * a.nTiles + nt0 + nt) * 32 + lane];
+        b[nt][0] = pair.x;
+        b[nt][1] = pair.y;
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < MTiles; ++mt) {
+      // A fragment: (group, tig), (group + 8, tig), (group, tig + 4), (group + 8, tig + 4).
+      float fragment[4];
+      fragment[0] = lowTap ? buffer[rowOffset[mt][0] + tap.x] : 0.0f;
+      fragment[1] = lowTap ? buffer[rowOffset[mt][1] + tap.x] : 0.0f;
+      fragment[2] = highTap ? buffer[rowOffset[mt][0] + tap.y] : 0.0f;
+      fragment[3] = highTap ? buffer[rowOffset[mt][1] + tap.y] : 0.0f;
+#pragma unroll
+      for (int nt = 0; nt < kNTilesPerWarp; ++nt)
+        if (nt < liveNTiles) splitAndMultiply<P>(acc[mt][nt], fragment, b[nt]);
+    }
+  }
+
+  // Epilogue. Accumulator i of a tile is row group + 8 * (i / 2), map 2 * tig + i % 2.
+  const direct_conv::DirectConvArgs& s = a.staging;
+  const int maps = s.shape.outChannels;
+  const int outPlane = a.pool ? a.pooledHeight * a.pooledWidth : s.shape.outHeight * s.shape.outWidth;
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = m0 + 16 * mt + group + 8 * h;
+      const bool rowLive = m < stepRows;
+      const RowPlace place = placeOf(a, rowLive ? m : 0);
+      const int64_t n = int64_t{step} * s.imagesPerStep + place.image;
+#pragma unroll
+      for (int nt = 0; nt < kNTilesPerWarp; ++nt)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int map = 8 * (nt0 + nt) + 2 * tig + j;
+          float value = acc[mt][nt][2 * h + j];
+          if (a.bias && map < maps) value += a.bias[map];
+          value = activateValue(a.activation, value);
+          if (a.pool) {
+            // The window's four rows are lanes 4 and 8 apart (group bits 0 and 1); every lane
+            // takes part in the shuffles, live or not, so the masks are whole.
+            const float v1 = __shfl_xor_sync(0xffffffffu, value, 4);
+            value = a.pool == 1 ? fmaxf(value, v1) : value + v1;
+            const float v2 = __shfl_xor_sync(0xffffffffu, value, 8);
+            value = a.pool == 1 ? fmaxf(value, v2) : (value + v2) * 0.25f;
+            if (group % kWindowPixels != 0) continue;
+          }
+          if (!rowLive || map >= maps || n >= s.shape.batch || nt >= liveNTiles) continue;
+          a.output[(n * maps + map) * outPlane + place.pixel] = value;
+        }
+    }
+}
+
+template <Precision P, int MTiles>
+__device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
+  const direct_conv::DirectConvArgs& s = a.staging;
+  extern __shared__ float4 sharedStorage[];
+  float* const weights = reinterpret_cast<float*>(sharedStorage);
+  int* const taps = reinterpret_cast<int*>(weights + a.weightFloats);
+  float* const buffer0 = reinterpret_cast<float*>(taps + a.tapTableInts);
+  float* const buffer1 = buffer0 + s.bufferFloats;
+
+  // Zero both buffers once: the padding halo stays zero (the staging writes only the image).
+  for (int i = threadIdx.x; i < 2 * s.bufferFloats; i += blockDim.x) buffer0[i] = 0.0f;
+  stageWeightFragments(a, weights);
+  stageTapTable(a, taps);
+  __syncthreads();
+
+  const int warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+  const int stepRows = s.imagesPerStep * a.pixelsPerImage;
+  const int rowsPerTask = 16 * MTiles;
+  const int rowTasks = (stepRows + rowsPerTask - 1) / rowsPerTask;
+  const int tasks = rowTasks * a.nChunks;
+
+  int step = blockIdx.x;
+  if (step < s.numSteps) direct_conv::stageImages(s, step, buffer0);
+  direct_conv::commitCopies();
+  for (int iteration = 0; step < s.numSteps; ++iteration, step += gridDim.x) {
+    const bool odd = iteration & 1;
+    const float* current = odd ? buffer1 : buffer0;
+    if (step + static_cast<int>(gridDim.x) < s.numSteps)
+      direct_conv::stageImages(s, step + gridDim.x, odd ? buffer0 : buffer1);
+    direct_conv::commitCopies();
+    direct_conv::waitForAllButNewestCopies();
+    __syncthreads();
+    // The last step's rows of images past the batch are computed from zeros and not stored.
+    for (int task = warp; task < tasks; task += warps) {
+      const int chunk = task / rowTasks;
+      const int m0 = (task - chunk * rowTasks) * rowsPerTask;
+      computeWarpTile<P, MTiles>(a, current, weights, taps, stepRows, step, m0, chunk * kNTilesPerWarp);
+    }
+    __syncthreads();  // everyone is done with `current` before the next iteration refills it
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+// The epilogue the plan gave the kernel, as the kernel takes it. Throws for a pooling the row's
+// fusesStep declines (the plan never hands it one).
+inline void setEpilogue(MmaConvArgs& a, const ConvProblem& p, const ConvEpilogue& e) {
+  a.bias = e.bias;
+  a.activation = e.hasActivation ? static_cast<int>(e.activation) : -1;
+  a.pool = 0;
+  a.pooledHeight = p.outHeight();
+  a.pooledWidth = p.outWidth();
+  if (!e.hasPool) return;
+  const PoolGeometry& g = e.pool;
+  if (g.kernelHeight != 2 || g.kernelWidth != 2 || g.strideHeight != 2 || g.strideWidth != 2 || g.padTop ||
+      g.padLeft || g.padBottom || g.padRight || g.outHeight != p.outHeight() / 2 || g.outWidth != p.outWidth() / 2)
+    throw Error("internal: the tensor-core kernels fuse only 2x2 poolings of stride 2 without padding");
+  a.pool = e.maxPool ? 1 : 2;
+  a.pooledHeight = g.outHeight;
+  a.pooledWidth = g.outWidth;
+}
+
+// Whether the kernel fuses `step` after a conv of `p`: any activation; a pooling whose windows
+// are 2x2, stride 2, unpadded, wholly inside the conv output (ceil mode would leave a partial one).
+inline bool fusesStep(const ConvProblem& p, const EpilogueStep& step) {
+  if (!step.isPool) return true;
+  const PoolGeometry& g = step.pool;
+  return g.kernelHeight == 2 && g.kernelWidth == 2 && g.strideHeight == 2 && g.strideWidth == 2 && !g.padTop &&
+         !g.padLeft && !g.padBottom && !g.padRight && g.outHeight == p.outHeight() / 2 &&
+         g.outWidth == p.outWidth() / 2 && g.outHeight > 0 && g.outWidth > 0;
+}
+
+struct MmaConvPlan {
+  bool fits = false;
+  MmaConvArgs args{};
+  int threads = 0;
+  size_t sharedBytes = 0;
+};
+
+// Lays out shared memory and chooses the images per step: as many warps busy as possible (up to
+// kMaxWarps, one block a multiprocessor), then as few idle warp slots in the last round of tasks.
+// `pooled`: the product rows are the pooling windows' pixels.
+inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bool pooled, int mTiles,
+                                    size_t sharedLimit, int multiprocessors) {
+  MmaConvPlan plan;
+  MmaConvArgs& a = plan.args;
+  direct_conv::DirectConvArgs& s = a.staging;
+  s.shape = shapeOf(p);
+  if (s.shape.outHeight <= 0 || s.shape.outWidth <= 0 || p.batch <= 0) return plan;
+  const int64_t paddedPlane = (int64_t{p.inHeight} + p.padTop + p.padBottom) * (int64_t{p.inWidth} + p.padLeft + p.padRight);
+  if (int64_t{p.inChannels} * paddedPlane > (int64_t{1} << 24) || p.weightElements() > (int64_t{1} << 24)) return plan;
+
+  a.reduction = p.inChannels * p.kernelHeight * p.kernelWidth;
+  a.kSteps = (a.reduction + 7) / 8;
+  a.nTiles = (p.outChannels + 7) / 8;
+  a.nChunks = (a.nTiles + kNTilesPerWarp - 1) / kNTilesPerWarp;
+  a.weightFloats = a.kSteps * a.nTiles * 64;
+  a.tapTableInts = a.kSteps * 8;
+  a.pooledHeight = pooled ? s.shape.outHeight / 2 : s.shape.outHeight;
+  a.pooledWidth = pooled ? s.shape.outWidth / 2 : s.shape.outWidth;
+  a.pixelsPerImage = pooled ? kWindowPixels * a.pooledHeight * a.pooledWidth : s.shape.outHeight * s.shape.outWidth;
+  if (a.pixelsPerImage <= 0) return plan;
+
+  s.flatCopy = !p.hasPadding();
+  s.rowPitch = p.inWidth + p.padLeft + p.padRight;
+  s.planeStride = static_cast<int>(paddedPlane);
+  s.imageStride = p.inChannels * s.planeStride;
+  s.vectorCopy = s.flatCopy && s.imageStride % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
+  auto bufferFloats = [&](int images) { return direct_conv::roundUp(images * s.imageStride, 4); };
+  auto sharedBytes = [&](int images) {
+    return (static_cast<size_t>(a.weightFloats) + direct_conv::roundUp(a.tapTableInts, 4) +
+            2 * static_cast<size_t>(bufferFloats(images))) *
+           4;
+  };
+  if (sharedBytes(1) > sharedLimit) return plan;
+
+  const int busyImages = std::max(1, (p.batch + multiprocessors - 1) / multiprocessors);
+  auto usefulWarps = [&](int images, int* warpsOut) {
+    const int rowTasks = (images * a.pixelsPerImage + 16 * mTiles - 1) / (16 * mTiles);
+    const int64_t tasks = int64_t{rowTasks} * a.nChunks;
+    const int warps = static_cast<int>(std::min<int64_t>(tasks, kMaxWarps));
+    const int64_t rounds = (tasks + warps - 1) / warps;
+    *warpsOut = warps;
+    return double(tasks) / double(rounds);  // warps busy on average
+  };
+  int images = 1, warps = 0;
+  double best = usefulWarps(1, &warps);
+  for (int more = 2; more <= busyImages && sharedBytes(more) <= sharedLimit; ++more) {
+    int w = 0;
+    const double score = usefulWarps(more, &w);
+    if (score > best + 1e-9) {
+      best = score;
+      images = more;
+    }
+    if (int64_t{more} * a.pixelsPerImage >= int64_t{kMaxWarps} * 16 * mTiles * 4) break;  // enough rounds
+  }
+  usefulWarps(images, &warps);
+  s.imagesPerStep = images;
+  s.numSteps = (p.batch + images - 1) / images;
+  s.bufferFloats = bufferFloats(images);
+  s.itemsPerStep = 0;  // the direct kernels' register tiles; unused here
+  plan.threads = 32 * warps;
+  plan.sharedBytes = sharedBytes(images);
+  plan.fits = true;
+  return plan;
+}
+
+// Why the kernel cannot take `p`, or "".
+inline std::string implicitGemmUnsupportedReason(const ConvProblem& p, int mTiles) {
+  const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
+  if (planImplicitGemm(p, nullptr, false, mTiles, limits.sharedOptin, limits.multiprocessors).fits) return {};
+  return "one image, the weights and the tap table do not fit in the " + std::to_string(limits.sharedOptin / 1024) +
+         " KB of shared memory a block can have" + (limits.reference ? " (an H100's)" : "");
+}
+
+inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std::string& kernel, int mTiles) {
+  const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
+  const MmaConvPlan plan = planImplicitGemm(p, nullptr, false, mTiles, limits.sharedOptin, limits.multiprocessors);
+  KernelLaunchGeometry g;
+  g.kernel = kernel;
+  g.gridX = plan.args.staging.numSteps;
+  g.blockX = plan.threads;
+  g.tileHeight = 16 * mTiles;
+  g.tileWidth = 1;
+  g.sharedBytes = static_cast<int64_t>(plan.sharedBytes);
+  g.mapping = "persistent grid: blocks take steps of " + std::to_string(plan.args.staging.imagesPerStep) +
+              " image(s) staged in shared memory with all weights; each warp computes " +
+              std::to_string(16 * mTiles) +
+              " output pixels (in row-major order) x up to 32 maps as an implicit matrix product on tensor "
+              "cores (mma m16n8k8: 16 pixels x 8 maps x 8 taps an instruction; grid shown: " +
+              std::to_string(plan.args.staging.numSteps) + " steps)";
+  return g;
+}
+
+template <class Kernel>
+void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, Kernel kernel, int mTiles,
+                        const char* name) {
+  requireValidLaunch(l, name);
+  direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, name);
+  MmaConvPlan plan =
+      planImplicitGemm(l.problem, l.input, epilogue.hasPool, mTiles, device.sharedOptin, device.multiprocessors);
+  if (!plan.fits) throw Error(std::string(name) + ": " + l.problem.describe() + " does not fit in shared memory");
+  setEpilogue(plan.args, l.problem, epilogue);
+  plan.args.staging.input = l.input;
+  plan.args.staging.weights = l.weights;
+  plan.args.staging.output = nullptr;
+  plan.args.output = l.output;
+  const int blocks = direct_conv::residentBlocks(device, kernel, plan.threads, plan.sharedBytes);
+  if (blocks <= 0) throw Error(std::string(name) + ": no block fits on a multiprocessor for " + l.problem.describe());
+  const int grid = std::min(plan.args.staging.numSteps, blocks * device.multiprocessors);
+  TracedScope scope(l.context, name);
+  kernel<<<grid, plan.threads, plan.sharedBytes, l.context.stream()>>>(plan.args);
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace convscope::gpu::implicit_gemm
