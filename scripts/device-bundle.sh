@@ -20,7 +20,7 @@ grep -qx '/.deps/' "$exclude" 2>/dev/null || echo '/.deps/' >>"$exclude"
 
 scripts/install-deps.sh
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCONVSCOPE_WITH_GUI=ON -DCONVSCOPE_WITH_OPENCV=OFF ${CMAKE_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_LAUNCHER} \
+  -DCONVSCOPE_WITH_GUI=ON -DCONVSCOPE_WITH_OPENCV=OFF ${CMAKE_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_LAUNCHER -DCMAKE_CUDA_COMPILER_LAUNCHER=$CMAKE_LAUNCHER} \
   >"$repo/.deps/device-configure.log"
 grep "ConvScope:" "$repo/.deps/device-configure.log"
 cmake --build "$build" -j "$(nproc)"

@@ -7,7 +7,8 @@
 # inference with every GPU variant, the Profile tab, a GPU sweep), compute-sanitizer memcheck and
 # racecheck on the GPU variants, the benchmark at batch 100, 1,000 and 10,000, the profiler table
 # and PyTorch's reference figures at the same batch sizes. Logs and screenshots go under $OUT.
-# Stages can be chosen: STAGES="test sanitize bench" (default: all of them).
+# Stages can be chosen: STAGES="test sanitize bench ncu" (default: test sanitize bench); the ncu
+# stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/device-out}"
@@ -119,5 +120,14 @@ PY
   # for the bundle above: PyTorch refuses an older cuDNN on its library path).
   env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1
   cat "$OUT/pytorch.json"
+fi
+if stage ncu; then
+  for v in ${NCU_VARIANTS:-gpu-restrict-unroll gpu-tensor-tf32 gpu-tensor-3xtf32}; do
+    ncu --kernel-name regex:'^conv' --launch-count 2 --section SpeedOfLight --section LaunchStats \
+      --section Occupancy --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+      --section ComputeWorkloadAnalysis --section InstructionStats \
+      "$cli" bench --variants "$v" --batches 10000 --repeats 1 --warmups 0 >"$OUT/ncu-$v.txt" 2>&1 || status=1
+    grep -E "^  [a-zA-Z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/ncu-$v.txt" | head -40
+  done
 fi
 exit $status

@@ -1,7 +1,10 @@
 """Turns a benchmark JSON (convscope-cli bench) and PyTorch's reference figures
 (scripts/pytorch_reference.py) into the Markdown tables of docs/performance.md: for each conv
 layer the two floors -- compulsory bytes over the measured copy bandwidth, FLOPs over the
-measured FP32 rate -- and every variant's op time as a multiple of the larger floor.
+datasheet peak of the variant's arithmetic (FP32 FFMA, TF32 tensor cores; 3xTF32 does three
+TF32 products) -- and every variant's op time as a multiple of the larger floor. A stage that
+fused a pooling writes only the pooled output, so its bytes floor is lower. Devices without
+datasheet figures here fall back to the measured FP32 matrix-product rate.
 
 usage: python3 scripts/performance_table.py bench.json pytorch.json [batch]
 PyTorch's row is its figure at the same batch size (pytorch.json holds one per batch).
@@ -19,6 +22,28 @@ def pytorch_at(ref, precision, batch):
     return figures[str(batch)]
 
 
+# Datasheet peaks, FLOP/s (multiply-add = 2), dense. H100 SXM5: 132 SMs x 128 FP32 lanes x 2 x
+# 1.98 GHz; TF32 tensor cores 494.7 TFLOP/s (NVIDIA H100 datasheet, without sparsity).
+DATASHEET = {"NVIDIA H100 80GB HBM3": {"FP32": 66.9e12, "TF32": 494.7e12}}
+TF32_PRODUCTS = {"FP32": 0, "TF32": 1, "3xTF32": 3}
+
+
+def flop_rate(device, arithmetic, measured_fp32):
+    """FLOP/s the variant's products can reach at best, and how many TF32 products a FLOP costs."""
+    peaks = DATASHEET.get(device, {"FP32": measured_fp32})
+    if TF32_PRODUCTS.get(arithmetic, 0) and "TF32" in peaks:
+        return peaks["TF32"] / TF32_PRODUCTS[arithmetic]
+    return peaks["FP32"]
+
+
+def layer_floor(layer, bandwidth, rate):
+    p = layer["problem"]
+    out = layer.get("output_elements", p["batch"] * p["out_channels"] * p["out_height"] * p["out_width"])
+    moved = 4 * (p["batch"] * p["in_channels"] * p["in_height"] * p["in_width"]
+                 + p["out_channels"] * p["in_channels"] * p["kernel_height"] * p["kernel_width"] + out)
+    return max(moved / bandwidth, p["flops"] / rate) * 1e3
+
+
 def main(bench_path, reference_path, batch=10000):
     bench = json.load(open(bench_path))
     ref = json.load(open(reference_path))
@@ -31,7 +56,8 @@ def main(bench_path, reference_path, batch=10000):
     print(f"Device: {bench['device']} (driver {bench['driver']}, CUDA {bench['cuda_runtime']}, "
           f"cuDNN {bench['cudnn']}), {bench['date']}; batch {batch}; median of {bench['repeats']} runs.\n")
     print(f"Ceilings measured there: copy {ref['copy_gbytes_per_s']:.0f} GB/s, FP32 matrix product "
-          f"{ref['fp32_matmul_tflops']:.1f} TFLOP/s.\n")
+          f"{ref['fp32_matmul_tflops']:.1f} TFLOP/s. FLOP floors use the datasheet peaks "
+          f"{DATASHEET.get(bench['device'], 'none known: the measured FP32 rate')}.\n")
     floors = []
     print("| layer | shape | GFLOP | MB moved | bytes floor (ms) | FLOP floor (ms) | floor (ms) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
@@ -41,7 +67,7 @@ def main(bench_path, reference_path, batch=10000):
                      + p["out_channels"] * p["in_channels"] * p["kernel_height"] * p["kernel_width"]
                      + p["batch"] * p["out_channels"] * p["out_height"] * p["out_width"])
         bytes_ms = moved / bandwidth * 1e3
-        flops_ms = p["flops"] / fp32 * 1e3
+        flops_ms = p["flops"] / flop_rate(bench["device"], "FP32", fp32) * 1e3
         floors.append(max(bytes_ms, flops_ms))
         shape = (f"{p['in_channels']}x{p['in_height']}x{p['in_width']} -> "
                  f"{p['out_channels']}x{p['out_height']}x{p['out_width']}, k{p['kernel_height']}")
@@ -49,13 +75,20 @@ def main(bench_path, reference_path, batch=10000):
               f"{flops_ms:.3f} | {floors[-1]:.3f} |")
 
     torch_fp32 = pytorch_at(ref, "fp32", batch)
+    print("\nA \"+\" marks a variant whose conv kernels also applied the activation and pooling (its times "
+          "cover them, its floors count only the pooled output); its x floor is against its own floors.")
     print("\n| variant | conv1 (ms) | x floor | conv2 (ms) | x floor | conv1+conv2 (ms) | speed-up over cudnn | accuracy |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     cudnn = next((r for r in runs if r["variant"] == "cudnn"), None)
     cudnn_sum = sum(l["op_time_s"]["median"] for l in cudnn["layers"]) * 1e3 if cudnn else None
-    rows = [("PyTorch F.conv2d (cuDNN, FP32)", [torch_fp32["conv1"], torch_fp32["conv2"]], None)]
-    rows += [(r["variant"], [l["op_time_s"]["median"] * 1e3 for l in r["layers"]], r["accuracy"]) for r in runs]
-    for name, times, accuracy in rows:
+    rows = [("PyTorch F.conv2d (cuDNN, FP32)", [torch_fp32["conv1"], torch_fp32["conv2"]], None, floors)]
+    for r in runs:
+        rate = flop_rate(bench["device"], r.get("arithmetic", "FP32"), fp32)
+        name = r["variant"] + ("" if r.get("arithmetic", "FP32") == "FP32" else f" ({r['arithmetic']})")
+        fused = any(l.get("fused_nodes") for l in r["layers"])
+        rows.append((name + (" +" if fused else ""), [l["op_time_s"]["median"] * 1e3 for l in r["layers"]],
+                     r["accuracy"], [layer_floor(l, bandwidth, rate) for l in r["layers"]]))
+    for name, times, accuracy, floors in rows:
         total = sum(times)
         cells = " | ".join(f"{t:.3f} | {t / f:.1f}x" for t, f in zip(times, floors))
         speed = f"{cudnn_sum / total:.2f}x" if cudnn_sum else "-"

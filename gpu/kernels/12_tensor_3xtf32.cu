@@ -23,17 +23,17 @@ __global__ void __launch_bounds__(32 * implicit_gemm::kMaxWarps, 1)
 }
 
 std::string unsupported(const ConvProblem& p) {
-  return implicit_gemm::implicitGemmUnsupportedReason(p, kMTiles);
+  return implicit_gemm::implicitGemmUnsupportedReason(p, Precision::kTf32x3, kMTiles);
 }
 
 std::vector<KernelLaunchGeometry> geometry(const ConvProblem& p) {
-  return {implicit_gemm::implicitGemmGeometry(p, kName, kMTiles)};
+  return {implicit_gemm::implicitGemmGeometry(p, kName, Precision::kTf32x3, kMTiles)};
 }
 
 void run(Device& device, const ConvProblem& p, const float* input, const float* weights, float* output,
          const ConvEpilogue& epilogue) {
   implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue,
-                                    conv_implicit_gemm_3xtf32, kMTiles, kName);
+                                    conv_implicit_gemm_3xtf32, Precision::kTf32x3, kMTiles, kName);
 }
 
 }  // namespace

@@ -53,13 +53,13 @@ struct MmaConvArgs {
   int activation;                       // -1 none, else an Activation
   int pool;                             // 0 none, 1 max 2x2/2, 2 average 2x2/2
   int pooledHeight, pooledWidth;
-  int pixelsPerImage;   // product rows per image: outHeight * outWidth, or 4 per pooling window
-  int reduction;        // K = inChannels * kernelHeight * kernelWidth
-  int kSteps;           // ceil(K / 8)
-  int nTiles;           // ceil(outChannels / 8)
-  int nChunks;          // ceil(nTiles / kNTilesPerWarp)
-  int weightFloats;     // kSteps * nTiles * 64: B fragments
-  int tapTableInts;     // kSteps * 8: the staged offset of each tap
+  int pixelsPerImage;  // product rows per image: outHeight * outWidth, or 4 per pooling window
+  int reduction;       // K = inChannels * kernelHeight * kernelWidth
+  int kSteps;          // ceil(K / 8)
+  int nTiles;          // ceil(outChannels / 8)
+  int nChunks;         // ceil(nTiles / kNTilesPerWarp)
+  int weightFloats;    // kSteps * nTiles * 64: B fragments
+  int tapTableInts;    // kSteps * 8: the staged offset of each tap
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -74,8 +74,7 @@ __device__ __forceinline__ uint32_t toTf32(float x) {
 // c += a * b on one m16n8k8 tile (sm_80+; the rows of these variants require compute 8.0).
 __device__ __forceinline__ void mmaTf32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
@@ -122,20 +121,35 @@ __device__ __forceinline__ RowPlace placeOf(const MmaConvArgs& a, int m) {
   return r;
 }
 
-// B fragments of weights [n][k] in shared memory: for k-step ks and n-tile nt, lane l holds
-// (k = 8ks + l%4, n = 8nt + l/4) and (k + 4, n), as one float2. Taps past K and maps past
-// outChannels are zero, so the padded part of the product adds nothing.
+// Floats of shared memory a B fragment takes per lane: TF32 keeps the rounded pair, 3xTF32 the
+// pair's TF32 parts and the TF32 roundings of the rest (big0, big1, small0, small1).
+template <Precision P>
+constexpr int kFragmentFloats = P == Precision::kTf32 ? 2 : 4;
+
+// B fragments of weights [n][k] in shared memory, split and rounded once: for k-step ks and
+// n-tile nt, lane l holds (k = 8ks + l%4, n = 8nt + l/4) and (k + 4, n). Taps past K and maps
+// past outChannels are zero, so the padded part of the product adds nothing.
+template <Precision P>
 __device__ __forceinline__ void stageWeightFragments(const MmaConvArgs& a, float* shared) {
   const int maps = a.staging.shape.outChannels;
-  for (int i = threadIdx.x; i < a.weightFloats; i += blockDim.x) {
-    const int j = i % 2;
-    const int lane = (i / 2) % 32;
-    const int tile = i / 64;  // ks * nTiles + nt
+  const int pairs = a.weightFloats / kFragmentFloats<P>;
+  for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
+    const int lane = i % 32;
+    const int tile = i / 32;  // ks * nTiles + nt
     const int nt = tile % a.nTiles;
     const int ks = tile / a.nTiles;
-    const int k = 8 * ks + lane % 4 + 4 * j;
     const int n = 8 * nt + lane / 4;
-    shared[i] = k < a.reduction && n < maps ? a.staging.weights[static_cast<int64_t>(n) * a.reduction + k] : 0.0f;
+    float value[2];
+    for (int j = 0; j < 2; ++j) {
+      const int k = 8 * ks + lane % 4 + 4 * j;
+      value[j] = k < a.reduction && n < maps ? a.staging.weights[static_cast<int64_t>(n) * a.reduction + k] : 0.0f;
+    }
+    float* out = shared + i * kFragmentFloats<P>;
+    for (int j = 0; j < 2; ++j) {
+      const uint32_t big = toTf32(value[j]);
+      out[j] = __uint_as_float(big);
+      if constexpr (P == Precision::kTf32x3) out[2 + j] = __uint_as_float(toTf32(value[j] - __uint_as_float(big)));
+    }
   }
 }
 
@@ -160,23 +174,72 @@ __device__ __forceinline__ void stageTapTable(const MmaConvArgs& a, int* shared)
   }
 }
 
-template <Precision P>
-__device__ __forceinline__ void splitAndMultiply(float (&acc)[4], const float (&a)[4], const float (&b)[2]) {
-  uint32_t aBig[4], bBig[2];
+// One k-step of a warp tile: gathers the A fragments from the staged images, multiplies them
+// with every live n-tile's B fragment. Masked: the last, partial step (taps past K read as 0).
+template <Precision P, int MTiles, bool Masked>
+__device__ __forceinline__ void multiplyStep(const MmaConvArgs& a, const float* buffer, const float* weights,
+                                             const int* taps, const int (&rowOffset)[MTiles][2], int ks, int nt0,
+                                             int liveNTiles, float (&acc)[MTiles][kNTilesPerWarp][4]) {
+  const int lane = threadIdx.x % 32;
+  const int tig = lane % 4;
+  const int2 tap = reinterpret_cast<const int2*>(taps)[4 * ks + tig];
+  const bool lowTap = !Masked || 8 * ks + tig < a.reduction;
+  const bool highTap = !Masked || 8 * ks + tig + 4 < a.reduction;
+  uint32_t bBig[kNTilesPerWarp][2], bSmall[kNTilesPerWarp][2];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) aBig[i] = toTf32(a[i]);
-#pragma unroll
-  for (int i = 0; i < 2; ++i) bBig[i] = toTf32(b[i]);
-  if constexpr (P == Precision::kTf32x3) {
-    uint32_t aSmall[4], bSmall[2];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) aSmall[i] = toTf32(a[i] - __uint_as_float(aBig[i]));
-#pragma unroll
-    for (int i = 0; i < 2; ++i) bSmall[i] = toTf32(b[i] - __uint_as_float(bBig[i]));
-    mmaTf32(acc, aBig, bSmall);  // the small terms first: they are added while acc is small
-    mmaTf32(acc, aSmall, bBig);
+  for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
+    if (nt >= liveNTiles) break;
+    const float* fragment = weights + ((ks * a.nTiles + nt0 + nt) * 32 + lane) * kFragmentFloats<P>;
+    if constexpr (P == Precision::kTf32) {
+      const float2 pair = *reinterpret_cast<const float2*>(fragment);
+      bBig[nt][0] = __float_as_uint(pair.x);
+      bBig[nt][1] = __float_as_uint(pair.y);
+    } else {
+      const float4 parts = *reinterpret_cast<const float4*>(fragment);
+      bBig[nt][0] = __float_as_uint(parts.x);
+      bBig[nt][1] = __float_as_uint(parts.y);
+      bSmall[nt][0] = __float_as_uint(parts.z);
+      bSmall[nt][1] = __float_as_uint(parts.w);
+    }
   }
-  mmaTf32(acc, aBig, bBig);
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt) {
+    // A fragment: (group, tig), (group + 8, tig), (group, tig + 4), (group + 8, tig + 4).
+    float x[4];
+    x[0] = lowTap ? buffer[rowOffset[mt][0] + tap.x] : 0.0f;
+    x[1] = lowTap ? buffer[rowOffset[mt][1] + tap.x] : 0.0f;
+    x[2] = highTap ? buffer[rowOffset[mt][0] + tap.y] : 0.0f;
+    x[3] = highTap ? buffer[rowOffset[mt][1] + tap.y] : 0.0f;
+    uint32_t aBig[4], aSmall[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (P == Precision::kTf32) {
+        aBig[i] = __float_as_uint(x[i]);  // rounded to TF32 when the step was staged
+      } else {
+        aBig[i] = toTf32(x[i]);
+        aSmall[i] = toTf32(x[i] - __uint_as_float(aBig[i]));
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
+      if (nt >= liveNTiles) break;
+      if constexpr (P == Precision::kTf32x3) {
+        mmaTf32(acc[mt][nt], aBig, bSmall[nt]);  // the small terms first, while acc is small
+        mmaTf32(acc[mt][nt], aSmall, bBig[nt]);
+      }
+      mmaTf32(acc[mt][nt], aBig, bBig[nt]);
+    }
+  }
+}
+
+// Where the output of product row m goes: element (image, map 0, pixel) of the output, or -1
+// when the row is past the step or its image past the batch.
+__device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, int m, int stepRows, int step, int outPlane) {
+  if (m >= stepRows) return -1;
+  const RowPlace place = placeOf(a, m);
+  const int64_t n = int64_t{step} * a.staging.imagesPerStep + place.image;
+  if (n >= a.staging.shape.batch) return -1;
+  return n * a.staging.shape.outChannels * outPlane + place.pixel;
 }
 
 // One warp's tile: MTiles x 16 product rows, starting at step row m0, by up to 32 maps starting
@@ -184,6 +247,7 @@ __device__ __forceinline__ void splitAndMultiply(float (&acc)[4], const float (&
 template <Precision P, int MTiles>
 __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const float* buffer, const float* weights,
                                                 const int* taps, int stepRows, int step, int m0, int nt0) {
+  static_assert(MTiles % 2 == 0, "the pooled epilogue hands a lane one window of every four row pairs");
   const int lane = threadIdx.x % 32;
   const int group = lane / 4;  // the fragment's row (and B's column)
   const int tig = lane % 4;    // the fragment's column pair
@@ -207,69 +271,78 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
-  const float2* weightPairs = reinterpret_cast<const float2*>(weights);
-  const int2* tapPairs = reinterpret_cast<const int2*>(taps);
-  for (int ks = 0; ks < a.kSteps; ++ks) {
-    const int2 tap = tapPairs[4 * ks + tig];
-    // Taps past K (only in the last step) read as zero: the staged value there may be anything.
-    const bool lowTap = 8 * ks + tig < a.reduction;
-    const bool highTap = 8 * ks + tig + 4 < a.reduction;
-    float b[kNTilesPerWarp][2];
-#pragma unroll
-    for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
-      if (nt < liveNTiles) {
-        const float2 pair = weightPairs[(ks * a.nTiles + nt0 + nt) * 32 + lane];
-        b[nt][0] = pair.x;
-        b[nt][1] = pair.y;
-      }
-    }
-#pragma unroll
-    for (int mt = 0; mt < MTiles; ++mt) {
-      // A fragment: (group, tig), (group + 8, tig), (group, tig + 4), (group + 8, tig + 4).
-      float fragment[4];
-      fragment[0] = lowTap ? buffer[rowOffset[mt][0] + tap.x] : 0.0f;
-      fragment[1] = lowTap ? buffer[rowOffset[mt][1] + tap.x] : 0.0f;
-      fragment[2] = highTap ? buffer[rowOffset[mt][0] + tap.y] : 0.0f;
-      fragment[3] = highTap ? buffer[rowOffset[mt][1] + tap.y] : 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < kNTilesPerWarp; ++nt)
-        if (nt < liveNTiles) splitAndMultiply<P>(acc[mt][nt], fragment, b[nt]);
-    }
-  }
+  const int fullSteps = a.reduction / 8;
+#pragma unroll 2
+  for (int ks = 0; ks < fullSteps; ++ks)
+    multiplyStep<P, MTiles, false>(a, buffer, weights, taps, rowOffset, ks, nt0, liveNTiles, acc);
+  if (fullSteps < a.kSteps)
+    multiplyStep<P, MTiles, true>(a, buffer, weights, taps, rowOffset, fullSteps, nt0, liveNTiles, acc);
 
-  // Epilogue. Accumulator i of a tile is row group + 8 * (i / 2), map 2 * tig + i % 2.
-  const direct_conv::DirectConvArgs& s = a.staging;
-  const int maps = s.shape.outChannels;
-  const int outPlane = a.pool ? a.pooledHeight * a.pooledWidth : s.shape.outHeight * s.shape.outWidth;
+  // Epilogue. Accumulator i of a tile is row group + 8 * (i / 2), map 2 * tig + i % 2; the pair
+  // p = 2 * mt + h names the row group + 16 * mt + 8 * h.
+  const int maps = a.staging.shape.outChannels;
+  if (!a.pool) {
+    const int outPlane = a.staging.shape.outHeight * a.staging.shape.outWidth;
 #pragma unroll
-  for (int mt = 0; mt < MTiles; ++mt)
+    for (int p = 0; p < 2 * MTiles; ++p) {
+      const int64_t base = outputBase(a, m0 + 16 * (p / 2) + group + 8 * (p % 2), stepRows, step, outPlane);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int m = m0 + 16 * mt + group + 8 * h;
-      const bool rowLive = m < stepRows;
-      const RowPlace place = placeOf(a, rowLive ? m : 0);
-      const int64_t n = int64_t{step} * s.imagesPerStep + place.image;
-#pragma unroll
-      for (int nt = 0; nt < kNTilesPerWarp; ++nt)
+      for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
+        if (nt >= liveNTiles) break;
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
           const int map = 8 * (nt0 + nt) + 2 * tig + j;
-          float value = acc[mt][nt][2 * h + j];
-          if (a.bias && map < maps) value += a.bias[map];
-          value = activateValue(a.activation, value);
-          if (a.pool) {
-            // The window's four rows are lanes 4 and 8 apart (group bits 0 and 1); every lane
-            // takes part in the shuffles, live or not, so the masks are whole.
-            const float v1 = __shfl_xor_sync(0xffffffffu, value, 4);
-            value = a.pool == 1 ? fmaxf(value, v1) : value + v1;
-            const float v2 = __shfl_xor_sync(0xffffffffu, value, 8);
-            value = a.pool == 1 ? fmaxf(value, v2) : (value + v2) * 0.25f;
-            if (group % kWindowPixels != 0) continue;
-          }
-          if (!rowLive || map >= maps || n >= s.shape.batch || nt >= liveNTiles) continue;
-          a.output[(n * maps + map) * outPlane + place.pixel] = value;
+          if (base < 0 || map >= maps) continue;
+          const float value = acc[p / 2][nt][2 * (p % 2) + j] + (a.bias ? a.bias[map] : 0.0f);
+          a.output[base + int64_t{map} * outPlane] = activateValue(a.activation, value);
         }
+      }
     }
+    return;
+  }
+
+  // Pooled: a window's four rows are lanes 4 and 8 apart (group bits 0 and 1), and after two
+  // butterfly shuffles all four hold the window's result. Of every four row pairs, lane r of the
+  // window (group % 4) then finishes and stores the pair r: one activation per pooled output.
+  // Max pooling comes before the bias and the activation: both are monotonic, as is rounding,
+  // so the maximum of f(x + b) is f(max(x) + b). Average pooling needs them first.
+  const int outPlane = a.pooledHeight * a.pooledWidth;
+  const int r = group % kWindowPixels;
+  constexpr int kSets = 2 * MTiles / kWindowPixels;
+  int64_t base[kSets];
+#pragma unroll
+  for (int set = 0; set < kSets; ++set) {
+    const int p = kWindowPixels * set + r;
+    base[set] = outputBase(a, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
+  }
+  const bool maxPool = a.pool == 1;
+#pragma unroll
+  for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
+    if (nt >= liveNTiles) break;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int map = 8 * (nt0 + nt) + 2 * tig + j;
+      const float bias = a.bias && map < maps ? a.bias[map] : 0.0f;
+      float pooled[2 * MTiles];
+#pragma unroll
+      for (int p = 0; p < 2 * MTiles; ++p) {
+        float x = acc[p / 2][nt][2 * (p % 2) + j];
+        if (!maxPool) x = activateValue(a.activation, x + bias);
+        const float x1 = __shfl_xor_sync(0xffffffffu, x, 4);
+        x = maxPool ? fmaxf(x, x1) : x + x1;
+        const float x2 = __shfl_xor_sync(0xffffffffu, x, 8);
+        pooled[p] = maxPool ? fmaxf(x, x2) : x + x2;
+      }
+#pragma unroll
+      for (int set = 0; set < kSets; ++set) {
+        const float* four = pooled + kWindowPixels * set;
+        const float mine = r == 0 ? four[0] : r == 1 ? four[1] : r == 2 ? four[2] : four[3];
+        if (base[set] < 0 || map >= maps) continue;
+        a.output[base[set] + int64_t{map} * outPlane] =
+            maxPool ? activateValue(a.activation, mine + bias) : mine * (1.0f / kWindowPixels);
+      }
+    }
+  }
 }
 
 template <Precision P, int MTiles>
@@ -283,7 +356,7 @@ __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
 
   // Zero both buffers once: the padding halo stays zero (the staging writes only the image).
   for (int i = threadIdx.x; i < 2 * s.bufferFloats; i += blockDim.x) buffer0[i] = 0.0f;
-  stageWeightFragments(a, weights);
+  stageWeightFragments<P>(a, weights);
   stageTapTable(a, taps);
   __syncthreads();
 
@@ -305,6 +378,13 @@ __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
     direct_conv::commitCopies();
     direct_conv::waitForAllButNewestCopies();
     __syncthreads();
+    if constexpr (P == Precision::kTf32) {
+      // Round the step's images to TF32 once, here, rather than at each of the K reads of a value.
+      float* images = odd ? buffer1 : buffer0;
+      for (int i = threadIdx.x; i < s.imagesPerStep * s.imageStride; i += blockDim.x)
+        images[i] = __uint_as_float(toTf32(images[i]));
+      __syncthreads();
+    }
     // The last step's rows of images past the batch are computed from zeros and not stored.
     for (int task = warp; task < tasks; task += warps) {
       const int chunk = task / rowTasks;
@@ -328,8 +408,8 @@ inline void setEpilogue(MmaConvArgs& a, const ConvProblem& p, const ConvEpilogue
   a.pooledWidth = p.outWidth();
   if (!e.hasPool) return;
   const PoolGeometry& g = e.pool;
-  if (g.kernelHeight != 2 || g.kernelWidth != 2 || g.strideHeight != 2 || g.strideWidth != 2 || g.padTop ||
-      g.padLeft || g.padBottom || g.padRight || g.outHeight != p.outHeight() / 2 || g.outWidth != p.outWidth() / 2)
+  if (g.kernelHeight != 2 || g.kernelWidth != 2 || g.strideHeight != 2 || g.strideWidth != 2 || g.padTop || g.padLeft ||
+      g.padBottom || g.padRight || g.outHeight != p.outHeight() / 2 || g.outWidth != p.outWidth() / 2)
     throw Error("internal: the tensor-core kernels fuse only 2x2 poolings of stride 2 without padding");
   a.pool = e.maxPool ? 1 : 2;
   a.pooledHeight = g.outHeight;
@@ -356,21 +436,24 @@ struct MmaConvPlan {
 // Lays out shared memory and chooses the images per step: as many warps busy as possible (up to
 // kMaxWarps, one block a multiprocessor), then as few idle warp slots in the last round of tasks.
 // `pooled`: the product rows are the pooling windows' pixels.
-inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bool pooled, int mTiles,
-                                    size_t sharedLimit, int multiprocessors) {
+inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bool pooled, Precision precision,
+                                    int mTiles, size_t sharedLimit, int multiprocessors) {
   MmaConvPlan plan;
   MmaConvArgs& a = plan.args;
   direct_conv::DirectConvArgs& s = a.staging;
   s.shape = shapeOf(p);
   if (s.shape.outHeight <= 0 || s.shape.outWidth <= 0 || p.batch <= 0) return plan;
-  const int64_t paddedPlane = (int64_t{p.inHeight} + p.padTop + p.padBottom) * (int64_t{p.inWidth} + p.padLeft + p.padRight);
+  const int64_t paddedPlane =
+      (int64_t{p.inHeight} + p.padTop + p.padBottom) * (int64_t{p.inWidth} + p.padLeft + p.padRight);
   if (int64_t{p.inChannels} * paddedPlane > (int64_t{1} << 24) || p.weightElements() > (int64_t{1} << 24)) return plan;
 
   a.reduction = p.inChannels * p.kernelHeight * p.kernelWidth;
   a.kSteps = (a.reduction + 7) / 8;
   a.nTiles = (p.outChannels + 7) / 8;
   a.nChunks = (a.nTiles + kNTilesPerWarp - 1) / kNTilesPerWarp;
-  a.weightFloats = a.kSteps * a.nTiles * 64;
+  a.weightFloats =
+      a.kSteps * a.nTiles * 32 *
+      (precision == Precision::kTf32 ? kFragmentFloats<Precision::kTf32> : kFragmentFloats<Precision::kTf32x3>);
   a.tapTableInts = a.kSteps * 8;
   a.pooledHeight = pooled ? s.shape.outHeight / 2 : s.shape.outHeight;
   a.pooledWidth = pooled ? s.shape.outWidth / 2 : s.shape.outWidth;
@@ -422,16 +505,19 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
 }
 
 // Why the kernel cannot take `p`, or "".
-inline std::string implicitGemmUnsupportedReason(const ConvProblem& p, int mTiles) {
+inline std::string implicitGemmUnsupportedReason(const ConvProblem& p, Precision precision, int mTiles) {
   const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
-  if (planImplicitGemm(p, nullptr, false, mTiles, limits.sharedOptin, limits.multiprocessors).fits) return {};
+  if (planImplicitGemm(p, nullptr, false, precision, mTiles, limits.sharedOptin, limits.multiprocessors).fits)
+    return {};
   return "one image, the weights and the tap table do not fit in the " + std::to_string(limits.sharedOptin / 1024) +
          " KB of shared memory a block can have" + (limits.reference ? " (an H100's)" : "");
 }
 
-inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std::string& kernel, int mTiles) {
+inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std::string& kernel, Precision precision,
+                                                 int mTiles) {
   const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
-  const MmaConvPlan plan = planImplicitGemm(p, nullptr, false, mTiles, limits.sharedOptin, limits.multiprocessors);
+  const MmaConvPlan plan =
+      planImplicitGemm(p, nullptr, false, precision, mTiles, limits.sharedOptin, limits.multiprocessors);
   KernelLaunchGeometry g;
   g.kernel = kernel;
   g.gridX = plan.args.staging.numSteps;
@@ -440,8 +526,7 @@ inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std
   g.tileWidth = 1;
   g.sharedBytes = static_cast<int64_t>(plan.sharedBytes);
   g.mapping = "persistent grid: blocks take steps of " + std::to_string(plan.args.staging.imagesPerStep) +
-              " image(s) staged in shared memory with all weights; each warp computes " +
-              std::to_string(16 * mTiles) +
+              " image(s) staged in shared memory with all weights; each warp computes " + std::to_string(16 * mTiles) +
               " output pixels (in row-major order) x up to 32 maps as an implicit matrix product on tensor "
               "cores (mma m16n8k8: 16 pixels x 8 maps x 8 taps an instruction; grid shown: " +
               std::to_string(plan.args.staging.numSteps) + " steps)";
@@ -449,12 +534,12 @@ inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std
 }
 
 template <class Kernel>
-void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, Kernel kernel, int mTiles,
-                        const char* name) {
+void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, Kernel kernel, Precision precision,
+                        int mTiles, const char* name) {
   requireValidLaunch(l, name);
   direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, name);
-  MmaConvPlan plan =
-      planImplicitGemm(l.problem, l.input, epilogue.hasPool, mTiles, device.sharedOptin, device.multiprocessors);
+  MmaConvPlan plan = planImplicitGemm(l.problem, l.input, epilogue.hasPool, precision, mTiles, device.sharedOptin,
+                                      device.multiprocessors);
   if (!plan.fits) throw Error(std::string(name) + ": " + l.problem.describe() + " does not fit in shared memory");
   setEpilogue(plan.args, l.problem, epilogue);
   plan.args.staging.input = l.input;

@@ -46,11 +46,16 @@ TEST_P(GpuEngine, ReproducesPyTorchOnTheWholeTestSetInOneBatch) {
     Engine engine(model, GetParam());
     EXPECT_NE(engine.deviceName(), "CPU");
     const ClassificationRun run = classify(engine, testSet(), 0, 10000, 10000);  // one batch, as the course does
-    EXPECT_EQ(run.correct, card->testCorrect);
+    // FP32 products reproduce every recorded prediction; TF32 ones (inputs rounded to 11 bits)
+    // may tip a few near-ties, at most the 5 in 10,000 the tensor-core target allows.
+    const ConvVariant& variant = findConvVariant(GetParam());
+    const int allowed = variant.relativeTolerance <= 1e-5 ? 0 : 5;
     int differing = 0;
     for (const ImageClassification& c : run.images)
       differing += c.predicted != card->predictions[static_cast<size_t>(c.index)] - '0' ? 1 : 0;
-    EXPECT_EQ(differing, 0);
+    EXPECT_LE(differing, allowed) << variant.arithmetic;
+    EXPECT_NEAR(run.correct, card->testCorrect, allowed);
+    std::printf("%s %s: %d of 10000 predictions differ from PyTorch's\n", name, variant.id.c_str(), differing);
     ASSERT_EQ(run.convTimes.size(), 2u);
     for (const ConvLayerTime& t : run.convTimes) {
       EXPECT_GT(t.seconds, 0.0);
@@ -80,7 +85,7 @@ TEST_P(GpuEngine, CapturedLayersMatchTheCpuEngine) {
       error += d * d;
       norm += double{b.layers[l].value[i]} * b.layers[l].value[i];
     }
-    EXPECT_LE(std::sqrt(error / std::max(norm, 1e-30)), 1e-5);
+    EXPECT_LE(std::sqrt(error / std::max(norm, 1e-30)), findConvVariant(GetParam()).relativeTolerance);
   }
   EXPECT_GE(a.uploadSeconds, 0.0);
 }

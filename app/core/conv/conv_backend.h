@@ -32,7 +32,6 @@ struct EpilogueStep {
   PoolGeometry pool;                         // when isPool
 };
 
-
 class ConvBackend {
  public:
   virtual ~ConvBackend() = default;

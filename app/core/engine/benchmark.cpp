@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
@@ -150,11 +151,12 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
         const ConvLayerTime& t = last.convTimes[l];
         LayerBenchmark layer{t.node, t.problem, t.variant, t.fallbackReason, SampleStats::of(layerSamples[l]),
                              0.0,    0.0};
-        const double bytes = 4.0 * static_cast<double>(t.problem.inputElements() + t.problem.weightElements() +
-                                                       t.problem.outputElements());
+        const double bytes =
+            4.0 * static_cast<double>(t.problem.inputElements() + t.problem.weightElements() + t.outputElements);
         layer.gflops = static_cast<double>(t.problem.flops()) / layer.opTime.median / 1e9;
         layer.gbytesPerSecond = bytes / layer.opTime.median / 1e9;
         layer.fusedNodes = t.fusedNodes;
+        layer.outputElements = t.outputElements;
         run.layers.push_back(layer);
       }
       run.inference = SampleStats::of(totals);
@@ -166,6 +168,16 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
   }
   return report;
 }
+
+// "FP32", "TF32", "3xTF32": the variant's row says; a file from a newer ConvScope may name one
+// this build does not know.
+namespace {
+std::string arithmeticOf(const std::string& variant) {
+  for (const ConvVariant& v : convVariants())
+    if (v.id == variant) return v.arithmetic;
+  return "unknown";
+}
+}  // namespace
 
 void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::path& path) {
   json runs = json::array();
@@ -179,8 +191,10 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                         {"op_time_s", statsJson(l.opTime)},
                         {"gflops", l.gflops},
                         {"gbytes_per_s", l.gbytesPerSecond},
-                        {"fused_nodes", l.fusedNodes}});
+                        {"fused_nodes", l.fusedNodes},
+                        {"output_elements", l.outputElements}});
     runs.push_back({{"variant", run.variant},
+                    {"arithmetic", arithmeticOf(run.variant)},
                     {"batch", run.batch},
                     {"layers", layers},
                     {"inference_s", statsJson(run.inference)},
@@ -230,7 +244,8 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
       for (const json& l : r.at("layers"))
         run.layers.push_back({l.at("node"), problemFromJson(l.at("problem")), l.at("ran_variant"),
                               l.value("fallback_reason", ""), statsFromJson(l.at("op_time_s")), l.at("gflops"),
-                              l.at("gbytes_per_s"), l.value("fused_nodes", std::vector<std::string>{})});
+                              l.at("gbytes_per_s"), l.value("fused_nodes", std::vector<std::string>{}),
+                              l.value("output_elements", problemFromJson(l.at("problem")).outputElements())});
       run.inference = statsFromJson(r.at("inference_s"));
       run.upload = statsFromJson(r.at("upload_s"));
       run.accuracy = r.at("accuracy");

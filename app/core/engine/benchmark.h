@@ -30,6 +30,7 @@ struct LayerBenchmark {
   double gbytesPerSecond = 0.0;  // compulsory traffic (input, weights, output once) at the median
   // The activation and pooling nodes the variant applied in the same kernel: the op time is theirs too.
   std::vector<std::string> fusedNodes;
+  int64_t outputElements = 0;  // what the stage wrote: the pooled output when a pooling was fused
 };
 
 struct BenchmarkRun {

@@ -355,7 +355,8 @@ std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vec
         for (const std::string& name : first.inputs) shapes.push_back(values->shapeOf(name));
         const ConvProblem problem = *first.op->convProblem(shapes);
         const ConvVariant& variant = findConvVariant(stage.variant);
-        ConvLayerTime record{first.name, problem, 0.0, stage.variant, stage.fallbackReason, {}};
+        ConvLayerTime record{
+            first.name, problem, 0.0, stage.variant, stage.fallbackReason, {}, problem.outputElements()};
         if (stage.fused()) {
           ConvEpilogue epilogue;
           Shape shape = first.op->outputShape(shapes);
@@ -373,6 +374,7 @@ std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vec
             shape = node.op->outputShape({shape});
             record.fusedNodes.push_back(node.name);
           }
+          record.outputElements = elementCount(shape);
           values->runFused(first, last.output, shape, problem, variant, epilogue);
         } else {
           values->runOp(first, &variant);

@@ -29,6 +29,8 @@ struct ConvLayerTime {
   std::string variant;                  // the variant that actually ran this layer
   std::string fallbackReason;           // set when the selected variant declined and the plan gave it to another
   std::vector<std::string> fusedNodes;  // the activation/pooling nodes the variant applied in the same kernel
+  // Elements the stage wrote: the conv output, or the pooled one when a pooling was fused.
+  int64_t outputElements = 0;
 };
 
 struct LayerOutput {
