@@ -60,6 +60,7 @@ struct MmaConvArgs {
   int nChunks;         // ceil(nTiles / kNTilesPerWarp)
   int weightFloats;    // kSteps * nTiles * 64: B fragments
   int tapTableInts;    // kSteps * 8: the staged offset of each tap
+  int rowTableInts;     // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -174,6 +175,19 @@ __device__ __forceinline__ void stageTapTable(const MmaConvArgs& a, int* shared)
   }
 }
 
+// Where each product row of a step lies, the same for every step: its pixel's offset in the
+// staging buffer, and its output element relative to the step's first image (map 0). Made once
+// a block, so the warps never divide to find a row.
+__device__ __forceinline__ void stageRowTables(const MmaConvArgs& a, int* staged, int* output) {
+  const int stepRows = a.staging.imagesPerStep * a.pixelsPerImage;
+  const int outPlane = a.pool ? a.pooledHeight * a.pooledWidth : a.staging.shape.outHeight * a.staging.shape.outWidth;
+  for (int m = threadIdx.x; m < stepRows; m += blockDim.x) {
+    const RowPlace place = placeOf(a, m);
+    staged[m] = place.staged;
+    output[m] = place.image * a.staging.shape.outChannels * outPlane + place.pixel;
+  }
+}
+
 // One k-step of a warp tile: gathers the A fragments from the staged images, multiplies them
 // with every live n-tile's B fragment. Masked: the last, partial step (taps past K read as 0).
 template <Precision P, int MTiles, bool Masked>
@@ -234,19 +248,21 @@ __device__ __forceinline__ void multiplyStep(const MmaConvArgs& a, const float* 
 
 // Where the output of product row m goes: element (image, map 0, pixel) of the output, or -1
 // when the row is past the step or its image past the batch.
-__device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, int m, int stepRows, int step, int outPlane) {
+__device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, const int* rowOutput, int m, int stepRows,
+                                              int step, int outPlane) {
   if (m >= stepRows) return -1;
-  const RowPlace place = placeOf(a, m);
-  const int64_t n = int64_t{step} * a.staging.imagesPerStep + place.image;
-  if (n >= a.staging.shape.batch) return -1;
-  return n * a.staging.shape.outChannels * outPlane + place.pixel;
+  const int64_t firstImage = int64_t{step} * a.staging.imagesPerStep;
+  const int64_t imageElements = int64_t{a.staging.shape.outChannels} * outPlane;
+  if (rowOutput[m] >= (a.staging.shape.batch - firstImage) * imageElements) return -1;  // past the batch
+  return firstImage * imageElements + rowOutput[m];
 }
 
 // One warp's tile: MTiles x 16 product rows, starting at step row m0, by up to 32 maps starting
 // at map tile nt0. `buffer` holds the step's staged images.
 template <Precision P, int MTiles>
 __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const float* buffer, const float* weights,
-                                                const int* taps, int stepRows, int step, int m0, int nt0) {
+                                                const int* taps, const int* rowStaged, const int* rowOutput,
+                                                int stepRows, int step, int m0, int nt0) {
   static_assert(MTiles % 2 == 0, "the pooled epilogue hands a lane one window of every four row pairs");
   const int lane = threadIdx.x % 32;
   const int group = lane / 4;  // the fragment's row (and B's column)
@@ -260,7 +276,7 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int m = m0 + 16 * mt + group + 8 * h;
-      rowOffset[mt][h] = m < stepRows ? placeOf(a, m).staged : 0;
+      rowOffset[mt][h] = m < stepRows ? rowStaged[m] : 0;
     }
 
   float acc[MTiles][kNTilesPerWarp][4];
@@ -285,7 +301,7 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
     const int outPlane = a.staging.shape.outHeight * a.staging.shape.outWidth;
 #pragma unroll
     for (int p = 0; p < 2 * MTiles; ++p) {
-      const int64_t base = outputBase(a, m0 + 16 * (p / 2) + group + 8 * (p % 2), stepRows, step, outPlane);
+      const int64_t base = outputBase(a, rowOutput, m0 + 16 * (p / 2) + group + 8 * (p % 2), stepRows, step, outPlane);
 #pragma unroll
       for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
         if (nt >= liveNTiles) break;
@@ -313,7 +329,7 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
 #pragma unroll
   for (int set = 0; set < kSets; ++set) {
     const int p = kWindowPixels * set + r;
-    base[set] = outputBase(a, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
+    base[set] = outputBase(a, rowOutput, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
   }
   const bool maxPool = a.pool == 1;
 #pragma unroll
@@ -351,13 +367,16 @@ __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
   extern __shared__ float4 sharedStorage[];
   float* const weights = reinterpret_cast<float*>(sharedStorage);
   int* const taps = reinterpret_cast<int*>(weights + a.weightFloats);
-  float* const buffer0 = reinterpret_cast<float*>(taps + a.tapTableInts);
+  int* const rowStaged = taps + a.tapTableInts;
+  int* const rowOutput = rowStaged + a.rowTableInts;
+  float* const buffer0 = reinterpret_cast<float*>(rowOutput + a.rowTableInts);
   float* const buffer1 = buffer0 + s.bufferFloats;
 
   // Zero both buffers once: the padding halo stays zero (the staging writes only the image).
   for (int i = threadIdx.x; i < 2 * s.bufferFloats; i += blockDim.x) buffer0[i] = 0.0f;
   stageWeightFragments<P>(a, weights);
   stageTapTable(a, taps);
+  stageRowTables(a, rowStaged, rowOutput);
   __syncthreads();
 
   const int warp = threadIdx.x / 32;
@@ -389,7 +408,8 @@ __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
     for (int task = warp; task < tasks; task += warps) {
       const int chunk = task / rowTasks;
       const int m0 = (task - chunk * rowTasks) * rowsPerTask;
-      computeWarpTile<P, MTiles>(a, current, weights, taps, stepRows, step, m0, chunk * kNTilesPerWarp);
+      computeWarpTile<P, MTiles>(a, current, weights, taps, rowStaged, rowOutput, stepRows, step, m0,
+                                 chunk * kNTilesPerWarp);
     }
     __syncthreads();  // everyone is done with `current` before the next iteration refills it
   }
@@ -459,6 +479,11 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   a.pooledWidth = pooled ? s.shape.outWidth / 2 : s.shape.outWidth;
   a.pixelsPerImage = pooled ? kWindowPixels * a.pooledHeight * a.pooledWidth : s.shape.outHeight * s.shape.outWidth;
   if (a.pixelsPerImage <= 0) return plan;
+  // A row's output offset within a step (images x maps x plane) is an int.
+  const auto offsetsFit = [&](int images) {
+    return int64_t{images} * p.outChannels * a.pixelsPerImage < (int64_t{1} << 31);
+  };
+  if (!offsetsFit(1)) return plan;
 
   s.flatCopy = !p.hasPadding();
   s.rowPitch = p.inWidth + p.padLeft + p.padRight;
@@ -468,6 +493,7 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   auto bufferFloats = [&](int images) { return direct_conv::roundUp(images * s.imageStride, 4); };
   auto sharedBytes = [&](int images) {
     return (static_cast<size_t>(a.weightFloats) + direct_conv::roundUp(a.tapTableInts, 4) +
+            2 * static_cast<size_t>(direct_conv::roundUp(images * a.pixelsPerImage, 4)) +
             2 * static_cast<size_t>(bufferFloats(images))) *
            4;
   };
@@ -484,7 +510,7 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   };
   int images = 1, warps = 0;
   double best = usefulWarps(1, &warps);
-  for (int more = 2; more <= busyImages && sharedBytes(more) <= sharedLimit; ++more) {
+  for (int more = 2; more <= busyImages && sharedBytes(more) <= sharedLimit && offsetsFit(more); ++more) {
     int w = 0;
     const double score = usefulWarps(more, &w);
     if (score > best + 1e-9) {
@@ -497,6 +523,7 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   s.imagesPerStep = images;
   s.numSteps = (p.batch + images - 1) / images;
   s.bufferFloats = bufferFloats(images);
+  a.rowTableInts = direct_conv::roundUp(images * a.pixelsPerImage, 4);
   s.itemsPerStep = 0;  // the direct kernels' register tiles; unused here
   plan.threads = 32 * warps;
   plan.sharedBytes = sharedBytes(images);
