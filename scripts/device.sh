@@ -8,7 +8,8 @@
 # racecheck on the GPU variants, the benchmark at batch 100, 1,000 and 10,000, the profiler table
 # and PyTorch's reference figures at the same batch sizes. Logs and screenshots go under $OUT.
 # Stages can be chosen: STAGES="test sanitize bench ncu" (default: test sanitize bench); the ncu
-# stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000.
+# stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
+# BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/device-out}"
@@ -94,7 +95,7 @@ fi
 
 if stage bench; then
   variants=$($cli variants | awk '$2=="yes" && $1 ~ /^(gpu-|cudnn)/ {print $1}' | paste -sd, -)
-  $cli bench --variants "$variants,cpu-im2col-gemm" --batches 100,1000,10000 --repeats "${REPEATS:-20}" \
+  $cli bench --variants "${BENCH_VARIANTS:-$variants,cpu-im2col-gemm}" --batches 100,1000,10000 --repeats "${REPEATS:-20}" \
     --json "$OUT/bench.json" --csv "$OUT/bench.csv" 2>"$LOGS/bench-progress.log" | tee "$LOGS/bench.txt" || status=1
   $cli profile --variant gpu-restrict-unroll --batch 10000 2>&1 | tee "$OUT/profile.txt"
   # Variants whose products are not FP32 (TF32 tensor cores): their predictions on the whole test
