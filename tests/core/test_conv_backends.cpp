@@ -8,6 +8,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <random>
@@ -17,6 +18,7 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/util/error.h"
+#include "app/core/util/host_epilogue.h"
 #include "tests/core/direct_convolution.h"
 #include "tests/core/epilogue_backend.h"
 
@@ -246,6 +248,58 @@ TEST_P(FusedEpilogueCorrectness, MatchesDoublePrecisionEpilogueOnRandomChains) {
   }
   std::printf("%s: %d fused chains checked\n", variant.id.c_str(), checked);
   EXPECT_GT(checked, 20);
+}
+
+// oneDNN's conv output is channel-blocked; the pooling reads it as it is. It must give exactly
+// what the plane-by-plane pooling of the MaxPool and AveragePool operators gives, bit for bit,
+// NaN and infinities included, for every window geometry.
+TEST(HostEpilogue, BlockedPoolingEqualsPlanePoolingBitForBit) {
+  const unsigned seed = std::random_device{}();
+  std::printf("blocked pooling: seed %u\n", seed);
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int block = pick(0, 1) ? 16 : 8, channels = pick(1, 40), images = pick(1, 3);
+    PoolGeometry g;
+    g.inHeight = pick(1, 13);
+    g.inWidth = pick(1, 13);
+    g.planes = int64_t{images} * channels;
+    g.kernelHeight = pick(1, 3), g.kernelWidth = pick(1, 3);
+    g.strideHeight = pick(1, 3), g.strideWidth = pick(1, 3);
+    g.padTop = pick(0, g.kernelHeight), g.padLeft = pick(0, g.kernelWidth);
+    g.padBottom = pick(0, g.kernelHeight), g.padRight = pick(0, g.kernelWidth);
+    if (g.inHeight + g.padTop + g.padBottom < g.kernelHeight || g.inWidth + g.padLeft + g.padRight < g.kernelWidth)
+      continue;
+    g.outHeight = (g.inHeight + g.padTop + g.padBottom - g.kernelHeight) / g.strideHeight + 1;
+    g.outWidth = (g.inWidth + g.padLeft + g.padRight - g.kernelWidth) / g.strideWidth + 1;
+    g.countIncludePad = pick(0, 1) == 1;
+    const bool maxPool = pick(0, 1) == 1;
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << ": block " << block << ", " << channels << " channels, "
+                                      << (maxPool ? "max" : "average") << ", in " << g.inHeight << "x" << g.inWidth
+                                      << ", window " << g.kernelHeight << "x" << g.kernelWidth);
+    const int blocks = (channels + block - 1) / block;
+    const int64_t plane = int64_t{g.inHeight} * g.inWidth;
+    std::vector<float> planes(static_cast<size_t>(g.planes * plane));
+    std::vector<float> blocked(static_cast<size_t>(int64_t{images} * blocks * block * plane), 777.0f);
+    for (float& v : planes) {
+      const int kind = pick(0, 39);
+      v = kind == 0   ? std::numeric_limits<float>::quiet_NaN()
+          : kind == 1 ? -INFINITY
+          : kind == 2 ? INFINITY
+                      : value(rng);
+    }
+    for (int n = 0; n < images; ++n)
+      for (int c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < plane; ++i)
+          blocked[static_cast<size_t>(((int64_t{n} * blocks + c / block) * plane + i) * block + c % block)] =
+              planes[static_cast<size_t>((int64_t{n} * channels + c) * plane + i)];
+    const size_t outputs = static_cast<size_t>(g.planes * g.outHeight * g.outWidth);
+    std::vector<float> want(outputs), got(outputs, std::numeric_limits<float>::quiet_NaN());
+    poolPlanes(g, maxPool, planes.data(), want.data(), 0, g.planes);
+    poolBlockedPlanes(g, maxPool, block, channels, blocked.data(), got.data(), images);
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), outputs * sizeof(float)), 0);
+  }
 }
 
 std::vector<std::string> cpuVariantsThatFuse() {

@@ -69,12 +69,21 @@ struct ChunkKernels {
   dnnl::convolution_forward conv;
   memory::desc userSrc, convSrc, userWeights, convWeights, userDst, convDst, bias, scratchpad;
   std::optional<dnnl::reorder> srcReorder, weightsReorder, dstReorder;
+  // 8 or 16 when the conv output is channel-blocked (nChw8c, nChw16c), which the pooling reads
+  // as it is; 0 for any other layout.
+  int dstBlock = 0;
+  // The weights in convWeights' layout, and the caller's weights they were reordered from: a
+  // call with the same weights (every call of one engine) skips the reorder.
+  std::vector<float> weightsSeen;
+  std::unique_ptr<std::byte[]> reorderedWeights;
 
   // Per thread: the input in oneDNN's layout, the conv output in oneDNN's layout, the conv output
-  // as NCHW planes (for the pooling), and the library's scratch memory.
+  // as NCHW planes (for a pooling that cannot read its layout), and the library's scratch memory.
   size_t srcBytes() const { return srcReorder ? alignUp(convSrc.get_size()) : 0; }
   size_t convDstBytes(bool pooled) const { return dstReorder || pooled ? alignUp(convDst.get_size()) : 0; }
-  size_t plainDstBytes(bool pooled) const { return pooled && dstReorder ? alignUp(userDst.get_size()) : 0; }
+  size_t plainDstBytes(bool pooled) const {
+    return pooled && dstReorder && !dstBlock ? alignUp(userDst.get_size()) : 0;
+  }
   size_t threadBytes(bool pooled) const {
     return srcBytes() + convDstBytes(pooled) + plainDstBytes(pooled) + alignUp(scratchpad.get_size());
   }
@@ -106,8 +115,8 @@ class CpuOneDnnConv final : public ConvBackend {
     int chunk = 1;
     int chunks = 1;
     int threads = 1;
-    const ChunkKernels* full = nullptr;
-    const ChunkKernels* last = nullptr;  // the remainder chunk's (== full when there is none)
+    ChunkKernels* full = nullptr;
+    ChunkKernels* last = nullptr;  // the remainder chunk's (== full when there is none)
     size_t threadBytes = 0;
   };
 
@@ -129,7 +138,7 @@ class CpuOneDnnConv final : public ConvBackend {
     return s;
   }
 
-  const ChunkKernels& kernels(const ConvProblem& p, int images, const ConvEpilogue& e) const {
+  ChunkKernels& kernels(const ConvProblem& p, int images, const ConvEpilogue& e) const {
     const KernelKey key{{images, p.inChannels, p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth,
                          p.strideHeight, p.strideWidth, p.padTop, p.padLeft, p.padBottom, p.padRight},
                         e.bias != nullptr,
@@ -178,10 +187,15 @@ class CpuOneDnnConv final : public ConvBackend {
     k->convWeights = pd.weights_desc();
     k->convDst = pd.dst_desc();
     k->scratchpad = pd.scratchpad_desc();
-    if (k->convSrc != k->userSrc) k->srcReorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->userSrc, engine_, k->convSrc));
+    if (k->convSrc != k->userSrc)
+      k->srcReorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->userSrc, engine_, k->convSrc));
     if (k->convWeights != k->userWeights)
-      k->weightsReorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->userWeights, engine_, k->convWeights));
-    if (k->convDst != k->userDst) k->dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->convDst, engine_, k->userDst));
+      k->weightsReorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->userWeights, engine_, k->convWeights));
+    if (k->convDst == memory::desc(dst, f32, Tag::nChw16c)) k->dstBlock = 16;
+    if (k->convDst == memory::desc(dst, f32, Tag::nChw8c)) k->dstBlock = 8;
+    if (k->convDst != k->userDst)
+      k->dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->convDst, engine_, k->userDst));
     return k;
   }
 
@@ -194,8 +208,7 @@ class CpuOneDnnConv final : public ConvBackend {
     }
   }
 
-  void runLocked(const ConvProblem& p, const float* input, const float* weights, float* output,
-                 const ConvEpilogue& e) {
+  void runLocked(const ConvProblem& p, const float* input, const float* weights, float* output, const ConvEpilogue& e) {
     const Schedule s = scheduleFor(p, e);
     // Every buffer is allocated here, before the parallel region: an exception (std::bad_alloc)
     // thrown inside one cannot be caught outside it and ends the process.
@@ -204,26 +217,20 @@ class CpuOneDnnConv final : public ConvBackend {
     if (bytes > limit.bytes)
       throw Error("cpu-onednn: the chunk buffers for " + p.describe() + " need " + formatBytes(bytes) +
                   "; the limit is " + formatBytes(limit.bytes) + " (" + limit.origin + ")");
-    std::vector<std::byte> workspace(static_cast<size_t>(bytes) + kAlignment);
-    std::byte* base = alignedStart(workspace.data());
-
-    // The weights in each chunk size's layout, reordered once per call (they may change between
-    // calls: the backend keeps no copy of anyone's weights).
-    dnnl::stream stream(engine_);
-    std::vector<std::vector<std::byte>> weightCopies;
-    std::map<const ChunkKernels*, void*> convWeights;
-    for (const ChunkKernels* k : {s.full, s.last}) {
-      if (convWeights.count(k)) continue;
-      void* handle = const_cast<float*>(weights);
-      if (k->weightsReorder) {
-        weightCopies.emplace_back(k->convWeights.get_size() + kAlignment);
-        handle = alignedStart(weightCopies.back().data());
-        memory from(k->userWeights, engine_, const_cast<float*>(weights));
-        memory to(k->convWeights, engine_, handle);
-        k->weightsReorder->execute(stream, from, to);
-      }
-      convWeights[k] = handle;
+    // Kept between calls: a fresh buffer per call would be zeroed, or page-faulted in, each time.
+    if (workspaceSize_ < static_cast<size_t>(bytes) + kAlignment) {
+      workspace_.reset();
+      workspaceSize_ = static_cast<size_t>(bytes) + kAlignment;
+      workspace_ = std::make_unique_for_overwrite<std::byte[]>(workspaceSize_);
     }
+    std::byte* base = alignedStart(workspace_.get());
+
+    // The weights in each chunk size's layout.
+    dnnl::stream stream(engine_);
+    std::map<const ChunkKernels*, void*> convWeights;
+    for (ChunkKernels* k : {s.full, s.last})
+      convWeights[k] = k->weightsReorder ? reorderedWeights(*k, weights, p.weightElements(), stream)
+                                         : static_cast<void*>(const_cast<float*>(weights));
     stream.wait();
 
     const int64_t inImage = p.inputElements() / p.batch;
@@ -246,8 +253,8 @@ class CpuOneDnnConv final : public ConvBackend {
       }
       // Without pooling, an NCHW conv output goes straight to `output`.
       float* chunkOut = output + first * outImage;
-      void* convDstHandle =
-          k.convDstBytes(e.hasPool) ? static_cast<void*>(take(k.convDstBytes(e.hasPool))) : static_cast<void*>(chunkOut);
+      void* convDstHandle = k.convDstBytes(e.hasPool) ? static_cast<void*>(take(k.convDstBytes(e.hasPool)))
+                                                      : static_cast<void*>(chunkOut);
       memory convDst(k.convDst, engine_, convDstHandle);
       memory scratchpad(k.scratchpad, engine_, take(alignUp(k.scratchpad.get_size())));
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, convSrc},
@@ -256,6 +263,12 @@ class CpuOneDnnConv final : public ConvBackend {
                                            {DNNL_ARG_SCRATCHPAD, scratchpad}};
       if (e.bias) args.emplace(DNNL_ARG_BIAS, memory(k.bias, engine_, const_cast<float*>(e.bias)));
       k.conv.execute(chunkStream, args);
+      if (e.hasPool && k.dstBlock) {
+        chunkStream.wait();
+        poolBlockedPlanes(e.pool, e.maxPool, k.dstBlock, p.outChannels, static_cast<const float*>(convDstHandle),
+                          chunkOut, k.images);
+        return;
+      }
       const float* plain = static_cast<const float*>(convDstHandle);
       if (k.dstReorder) {
         void* plainHandle = e.hasPool ? static_cast<void*>(take(k.plainDstBytes(true))) : chunkOut;
@@ -294,6 +307,20 @@ class CpuOneDnnConv final : public ConvBackend {
     errors.rethrow();
   }
 
+  // The caller's weights in k's layout: reordered when they differ from the last call's.
+  static void* reorderedWeights(ChunkKernels& k, const float* weights, int64_t count, dnnl::stream& stream) {
+    const size_t n = static_cast<size_t>(count);
+    if (k.reorderedWeights && k.weightsSeen.size() == n && std::equal(weights, weights + n, k.weightsSeen.begin()))
+      return alignedStart(k.reorderedWeights.get());
+    k.weightsSeen.assign(weights, weights + n);
+    k.reorderedWeights = std::make_unique_for_overwrite<std::byte[]>(k.convWeights.get_size() + kAlignment);
+    void* handle = alignedStart(k.reorderedWeights.get());
+    memory from(k.userWeights, stream.get_engine(), const_cast<float*>(weights));
+    memory to(k.convWeights, stream.get_engine(), handle);
+    k.weightsReorder->execute(stream, from, to);
+    return handle;
+  }
+
   static std::byte* alignedStart(std::byte* data) {
     const auto address = reinterpret_cast<uintptr_t>(data);
     return data + (kAlignment - address % kAlignment) % kAlignment;
@@ -302,6 +329,8 @@ class CpuOneDnnConv final : public ConvBackend {
   dnnl::engine engine_;
   mutable std::mutex mutex_;
   mutable std::map<KernelKey, std::unique_ptr<ChunkKernels>> cache_;
+  std::unique_ptr<std::byte[]> workspace_;
+  size_t workspaceSize_ = 0;
 };
 
 }  // namespace

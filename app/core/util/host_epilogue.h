@@ -21,4 +21,11 @@ void applyActivation(Activation kind, const float* input, float* output, int64_t
 void poolPlanes(const PoolGeometry& geometry, bool maxPool, const float* input, float* output, int64_t firstPlane,
                 int64_t planeCount);
 
+// The same pooling of `images` images of `channels` channels read from a channel-blocked layout
+// (oneDNN's nChw8c / nChw16c: [image][channel / block][h][w][channel % block], the channels
+// padded to a whole block) into NCHW `output`: the pooled values are poolPlanes()'s exactly.
+// `block`: 8 or 16.
+void poolBlockedPlanes(const PoolGeometry& geometry, bool maxPool, int block, int channels, const float* input,
+                       float* output, int64_t images);
+
 }  // namespace convscope
