@@ -114,13 +114,18 @@ def ort_session(model_path):
     return ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
 
 
-def time_ort(session, batch, repeats):
+def time_ort(session, batch, repeats, chunk=None):
+    """Seconds of each repetition: the whole batch through session.run, in runs of `chunk` images."""
+    import numpy as np
+
     name = session.get_inputs()[0].name
-    session.run(None, {name: batch})  # warm-up
+    chunk = chunk or len(batch)
+    run = lambda: np.concatenate([session.run(None, {name: batch[i:i + chunk]})[0] for i in range(0, len(batch), chunk)])
+    run()  # warm-up: ONNX Runtime sizes its memory arena on the first runs
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        out = session.run(None, {name: batch})[0]
+        out = run()
         times.append(time.perf_counter() - start)
     return times, out
 
@@ -163,10 +168,12 @@ def main():
     labels = read_idx(find_idx("t10k-labels-idx1-ubyte"))
     result = {"schema": "convscope-cpu-benchmark/1", "date": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
               "machine": machine(), "onnxruntime": ort.__version__, "numpy": np.__version__,
-              "what_is_timed": "inference only, on a batch made beforehand: ConvScope's bench inference_s (whole "
-                               "forward pass, host clock) and ONNX Runtime's session.run; the 28x28 images scaled to "
-                               "[0,1] and resized bilinearly (half-pixel) to the model's input on both sides",
+              "what_is_timed": "inference only, on images prepared beforehand (the 28x28 images scaled to [0,1] and "
+                               "resized bilinearly, half-pixel, to the model's input on both sides): ConvScope's "
+                               "`bench` inference_s (one batch, whole forward pass, host clock) and ONNX Runtime's "
+                               "session.run (the batch in runs of onnxruntime_images_per_run images, its fastest)",
               "rounds": args.rounds, "models": {}}
+    entry_chunk = {}
     for model in MODELS:
         path = ROOT / "data" / "models" / f"{model}.onnx"
         session = ort_session(path)
@@ -179,7 +186,13 @@ def main():
         accuracy = {}
         for round_ in range(args.rounds):
             print(f"{model}: round {round_ + 1} of {args.rounds}", file=sys.stderr)
-            times, out = time_ort(session, batch, args.repeats)
+            if round_ == 0:
+                # ONNX Runtime at its best: the whole batch in one run, or in runs of 256 or 64
+                # images (smaller runs stay in cache), whichever is fastest here.
+                trial = {c: statistics.median(time_ort(session, batch, 2, c)[0]) for c in (10000, 256, 64)}
+                ort_chunk = min(trial, key=trial.get)
+                entry_chunk[model] = ort_chunk
+            times, out = time_ort(session, batch, args.repeats, ort_chunk)
             samples["onnxruntime"]["10000"] += times
             accuracy["onnxruntime"] = float((out.argmax(axis=1) == labels).mean())
             samples["onnxruntime"]["1"] += time_ort(session, one, args.latency_runs)[0]
@@ -191,7 +204,8 @@ def main():
                     samples[run["variant"]][str(batch_size)].append(run["inference_s"]["median"])
                     if batch_size == 10000:
                         accuracy[run["variant"]] = run["accuracy"]
-        entry = {"input": [int(d) if isinstance(d, int) else d for d in shape], "accuracy": accuracy, "seconds": {}}
+        entry = {"input": [int(d) if isinstance(d, int) else d for d in shape], "accuracy": accuracy,
+                 "onnxruntime_images_per_run": entry_chunk[model], "seconds": {}}
         for side, per_batch in samples.items():
             entry["seconds"][side] = {b: summary(s) for b, s in per_batch.items() if s}
         result["models"][model] = entry
@@ -224,7 +238,9 @@ def markdown(result):
             lines.append(f"| {model} | {side} | {big:.3f} | {one * 1e6:.0f} | {ratio_big} / {ratio_one} | "
                          f"{acc:.4f} |" if big else
                          f"| {model} | {side} | - | {one * 1e6:.0f} | - / {ratio_one} | - |")
-    lines += ["", "A ratio below 1.00x: ConvScope is faster than ONNX Runtime.", ""]
+    lines += ["", "A ratio below 1.00x: ConvScope is faster than ONNX Runtime. ONNX Runtime ran the 10,000 images in "
+              "runs of " + ", ".join(f"{e['onnxruntime_images_per_run']} ({m})" for m, e in result["models"].items())
+              + " images, its fastest of 10,000, 256 and 64.", ""]
     return "\n".join(lines)
 
 

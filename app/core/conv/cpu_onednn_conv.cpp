@@ -10,6 +10,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -91,7 +92,7 @@ struct ChunkKernels {
 
 class CpuOneDnnConv final : public ConvBackend {
  public:
-  CpuOneDnnConv() : engine_(dnnl::engine::kind::cpu, 0) {}
+  CpuOneDnnConv() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
   int64_t workspaceBytes(const ConvProblem& p) const override {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -213,12 +214,12 @@ class CpuOneDnnConv final : public ConvBackend {
     // Every buffer is allocated here, before the parallel region: an exception (std::bad_alloc)
     // thrown inside one cannot be caught outside it and ends the process.
     const int64_t bytes = saturatingMul(s.threads, static_cast<int64_t>(s.threadBytes));
-    const MemoryLimit limit = memoryLimit();
-    if (bytes > limit.bytes)
-      throw Error("cpu-onednn: the chunk buffers for " + p.describe() + " need " + formatBytes(bytes) +
-                  "; the limit is " + formatBytes(limit.bytes) + " (" + limit.origin + ")");
     // Kept between calls: a fresh buffer per call would be zeroed, or page-faulted in, each time.
     if (workspaceSize_ < static_cast<size_t>(bytes) + kAlignment) {
+      const MemoryLimit limit = memoryLimit();
+      if (bytes > limit.bytes)
+        throw Error("cpu-onednn: the chunk buffers for " + p.describe() + " need " + formatBytes(bytes) +
+                    "; the limit is " + formatBytes(limit.bytes) + " (" + limit.origin + ")");
       workspace_.reset();
       workspaceSize_ = static_cast<size_t>(bytes) + kAlignment;
       workspace_ = std::make_unique_for_overwrite<std::byte[]>(workspaceSize_);
@@ -226,7 +227,7 @@ class CpuOneDnnConv final : public ConvBackend {
     std::byte* base = alignedStart(workspace_.get());
 
     // The weights in each chunk size's layout.
-    dnnl::stream stream(engine_);
+    dnnl::stream& stream = stream_;
     std::map<const ChunkKernels*, void*> convWeights;
     for (ChunkKernels* k : {s.full, s.last})
       convWeights[k] = k->weightsReorder ? reorderedWeights(*k, weights, p.weightElements(), stream)
@@ -310,7 +311,8 @@ class CpuOneDnnConv final : public ConvBackend {
   // The caller's weights in k's layout: reordered when they differ from the last call's.
   static void* reorderedWeights(ChunkKernels& k, const float* weights, int64_t count, dnnl::stream& stream) {
     const size_t n = static_cast<size_t>(count);
-    if (k.reorderedWeights && k.weightsSeen.size() == n && std::equal(weights, weights + n, k.weightsSeen.begin()))
+    if (k.reorderedWeights && k.weightsSeen.size() == n &&
+        std::memcmp(weights, k.weightsSeen.data(), n * sizeof(float)) == 0)
       return alignedStart(k.reorderedWeights.get());
     k.weightsSeen.assign(weights, weights + n);
     k.reorderedWeights = std::make_unique_for_overwrite<std::byte[]>(k.convWeights.get_size() + kAlignment);
@@ -327,6 +329,7 @@ class CpuOneDnnConv final : public ConvBackend {
   }
 
   dnnl::engine engine_;
+  dnnl::stream stream_;  // the calling thread's; each thread of a parallel region makes its own
   mutable std::mutex mutex_;
   mutable std::map<KernelKey, std::unique_ptr<ChunkKernels>> cache_;
   std::unique_ptr<std::byte[]> workspace_;

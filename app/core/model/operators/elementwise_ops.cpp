@@ -29,9 +29,11 @@ class ElementwiseOp final : public Operator {
       return out;
     }
     // Blocks of 16K elements: large enough to hide the loop overhead, many enough to share out.
+    // One block (a dense layer of one image) stays on this thread: waking the others would cost
+    // more than the work.
     constexpr int64_t kBlock = 16384;
     const Activation kind = activation();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kBlock)
     for (int64_t first = 0; first < n; first += kBlock)
       applyActivation(kind, src + first, dst + first, std::min(kBlock, n - first));
     return out;

@@ -26,7 +26,7 @@ class PoolOp : public Operator {
     Tensor out(outputShape({x.shape()}));
     const PoolGeometry g = geometry(x.shape());
     const bool max = isMax();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (g.planes * g.inHeight * g.inWidth > 16384)
     for (int64_t plane = 0; plane < g.planes; ++plane) poolPlanes(g, max, x.data(), out.data(), plane, 1);
     return out;
   }
