@@ -8,6 +8,8 @@ PACKAGES=(
   build-essential cmake pkg-config
   # core: ONNX protobuf classes, gzip, BLAS, JSON
   libonnx-dev libprotobuf-dev zlib1g-dev libopenblas-dev nlohmann-json3-dev
+  # the cpu-onednn variant: oneDNN, and the OpenCL loader its CMake package requires
+  libdnnl-dev ocl-icd-opencl-dev
   # image files
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-core-dev
   # the desktop window: Qt 6 Widgets (+ PrintSupport, Test, the xcb and offscreen platforms),

@@ -3,6 +3,7 @@
 
 #include "app/cli/commands.h"
 #include "app/core/util/error.h"
+#include "app/core/util/memory_limit.h"
 
 namespace {
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = all[0];
   const std::vector<std::string> rest(all.begin() + 1, all.end());
+  convscope::keepFreedMemoryForReuse();
   try {
     if (command == "info") return convscope::cli::runInfo(rest);
     if (command == "classify") return convscope::cli::runClassify(rest);

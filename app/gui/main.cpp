@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "app/core/util/memory_limit.h"
 #include "app/gui/headless.h"
 #include "app/gui/launch_options.h"
 #include "app/gui/main_window.h"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   }
 
   if (headless) qInstallMessageHandler(quietOffscreenNotes);
+  convscope::keepFreedMemoryForReuse();  // every inference reuses the last one's memory
   QApplication app(argc, argv);
   QApplication::setOrganizationName("ConvScope");
   QApplication::setApplicationName("convscope");

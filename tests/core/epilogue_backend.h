@@ -48,7 +48,9 @@ class EpilogueBackend final : public ConvBackend {
               sum += v;
               ++inside;
             }
-          const double result = e.maxPool ? best : sum / (g.countIncludePad ? padded : inside);
+          // Average pooling of a window with nothing to count (wholly in the padding) is 0.
+          const int count = g.countIncludePad ? padded : inside;
+          const double result = e.maxPool ? best : count > 0 ? sum / count : 0.0;
           y[(plane * g.outHeight + oy) * g.outWidth + ox] = static_cast<float>(result);
         }
   }

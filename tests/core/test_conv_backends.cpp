@@ -8,15 +8,19 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/util/error.h"
+#include "app/core/util/host_epilogue.h"
 #include "tests/core/direct_convolution.h"
+#include "tests/core/epilogue_backend.h"
 
 namespace convscope {
 namespace {
@@ -134,6 +138,184 @@ INSTANTIATE_TEST_SUITE_P(Registry, ConvVariantCorrectness, ::testing::ValuesIn(a
   for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   return name;
 });
+
+// Every CPU row that fuses an epilogue: forwardFused() on fresh random chains (odd sizes, strides,
+// asymmetric conv padding; a bias, the activations and poolings the row lists; max pooling and
+// average pooling counting the padding or not, with pads up to the window's size so that some
+// windows lie wholly in the padding; inputs, weights and biases with negatives and outliers)
+// against the epilogue written from its definition in double precision (epilogue_backend.h).
+class FusedEpilogueCorrectness : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedEpilogueCorrectness, MatchesDoublePrecisionEpilogueOnRandomChains) {
+  const ConvVariant& variant = findConvVariant(GetParam());
+  std::unique_ptr<ConvBackend> backend = createConvBackend(variant.id);
+  testing::EpilogueBackend yardstick;
+  const unsigned seed = std::random_device{}();
+  std::printf("%s fused epilogues: seed %u\n", variant.id.c_str(), seed);
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  // Some values far outside [-1, 1]: saturated activations, and maxima that win every window.
+  const auto draw = [&] { return pick(0, 49) == 0 ? 40.0f * value(rng) : value(rng); };
+  std::vector<Activation> activations;
+  if (variant.canFuse("Relu")) activations.push_back(Activation::Relu);
+  if (variant.canFuse("Tanh")) activations.push_back(Activation::Tanh);
+  if (variant.canFuse("Sigmoid")) activations.push_back(Activation::Sigmoid);
+  std::vector<int> pools;  // 0 max, 1 average excluding the padding, 2 average counting it
+  if (variant.canFuse("MaxPool")) pools.push_back(0);
+  if (variant.canFuse("AveragePool")) pools.insert(pools.end(), {1, 2});
+  int checked = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    ConvProblem p = randomProblem(rng, trial % 2 == 1);
+    p.batch = pick(1, 9);
+    ConvEpilogue e;
+    const bool withBias = pick(0, 3) != 0;
+    e.hasActivation = !activations.empty() && pick(0, 3) != 0;
+    if (e.hasActivation) e.activation = activations[static_cast<size_t>(pick(0, int(activations.size()) - 1))];
+    e.hasPool = !pools.empty() && pick(0, 4) != 0;
+    std::ostringstream what;
+    what << p.describe() << (withBias ? ", bias" : "") << (e.hasActivation ? ", activation " : "")
+         << (e.hasActivation ? int(e.activation) : -1);
+    if (e.hasPool) {
+      const int kind = pools[static_cast<size_t>(pick(0, int(pools.size()) - 1))];
+      e.maxPool = kind == 0;
+      PoolGeometry& g = e.pool;
+      g.countIncludePad = kind == 2;
+      g.planes = int64_t{p.batch} * p.outChannels;
+      g.inHeight = p.outHeight();
+      g.inWidth = p.outWidth();
+      g.kernelHeight = std::min(pick(1, 3), g.inHeight);
+      g.kernelWidth = std::min(pick(1, 3), g.inWidth);
+      g.strideHeight = pick(1, 3);
+      g.strideWidth = pick(1, 3);
+      g.padTop = pick(0, g.kernelHeight);
+      g.padLeft = pick(0, g.kernelWidth);
+      g.padBottom = pick(0, g.kernelHeight);
+      g.padRight = pick(0, g.kernelWidth);
+      // Floor or ceil mode, with the ONNX rule that drops a last window starting in the end padding.
+      const bool ceil = pick(0, 1) == 1;
+      const auto extent = [&](int in, int kernel, int stride, int padBegin, int padEnd) {
+        const int span = in + padBegin + padEnd - kernel;
+        int out = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+        if (ceil && (out - 1) * stride >= in + padBegin) --out;
+        return out;
+      };
+      g.outHeight = extent(g.inHeight, g.kernelHeight, g.strideHeight, g.padTop, g.padBottom);
+      g.outWidth = extent(g.inWidth, g.kernelWidth, g.strideWidth, g.padLeft, g.padRight);
+      what << ", "
+           << (e.maxPool           ? "max"
+               : g.countIncludePad ? "average counting pads"
+                                   : "average")
+           << " pool " << g.kernelHeight << "x" << g.kernelWidth << "/" << g.strideHeight << "x" << g.strideWidth
+           << " pads " << g.padTop << "," << g.padLeft << "," << g.padBottom << "," << g.padRight << " -> "
+           << g.outHeight << "x" << g.outWidth;
+    }
+    SCOPED_TRACE(what.str());
+    if (!variant.unsupportedReasonFor(p).empty()) continue;
+    std::vector<float> x(static_cast<size_t>(p.inputElements())), w(static_cast<size_t>(p.weightElements()));
+    std::vector<float> bias(static_cast<size_t>(p.outChannels));
+    for (float& v : x) v = draw();
+    for (float& v : w) v = draw() * 0.3f;
+    for (float& v : bias) v = draw();
+    if (withBias) e.bias = bias.data();
+    const int64_t outputs = e.hasPool ? e.pool.planes * e.pool.outHeight * e.pool.outWidth : p.outputElements();
+    std::vector<float> want(static_cast<size_t>(outputs));
+    yardstick.forwardFused(p, x.data(), w.data(), want.data(), e);
+    // Poisoned output: an element the backend forgets to write stays NaN and fails below.
+    std::vector<float> got(want.size(), std::numeric_limits<float>::quiet_NaN());
+    backend->forwardFused(p, x.data(), w.data(), got.data(), e);
+    ++checked;
+    // Each output's error bound comes from the magnitudes it sums: the same chain on |x|, |w| and
+    // |bias|, without the activation (each is 1-Lipschitz or flatter), max-pooled (no average
+    // exceeds the window's largest). Float sums of up to 16x7x7 products are off by about 1e-6 of
+    // that; a wrong bias, activation, window or divisor is off by far more.
+    std::vector<float> absX(x.size()), absW(w.size()), absBias(bias.size());
+    std::transform(x.begin(), x.end(), absX.begin(), [](float v) { return std::fabs(v); });
+    std::transform(w.begin(), w.end(), absW.begin(), [](float v) { return std::fabs(v); });
+    std::transform(bias.begin(), bias.end(), absBias.begin(), [](float v) { return std::fabs(v); });
+    ConvEpilogue magnitudes = e;
+    magnitudes.bias = withBias ? absBias.data() : nullptr;
+    magnitudes.hasActivation = false;
+    magnitudes.maxPool = true;
+    std::vector<float> bound(want.size());
+    yardstick.forwardFused(p, absX.data(), absW.data(), bound.data(), magnitudes);
+    int wrong = 0;
+    for (size_t i = 0; i < got.size() && wrong < 5; ++i) {
+      // A window wholly in the padding: max pooling gives -inf, average pooling exactly 0.
+      const double tolerance = 1e-5 * std::max(0.0f, bound[i]) + (std::isinf(bound[i]) ? 0.0 : 1e-6);
+      const bool equal = std::isinf(want[i]) ? got[i] == want[i] : std::fabs(got[i] - want[i]) <= tolerance;
+      if (!equal) ++wrong, ADD_FAILURE() << "element " << i << ": " << got[i] << ", want " << want[i];
+    }
+  }
+  std::printf("%s: %d fused chains checked\n", variant.id.c_str(), checked);
+  EXPECT_GT(checked, 20);
+}
+
+// oneDNN's conv output is channel-blocked; the pooling reads it as it is. It must give exactly
+// what the plane-by-plane pooling of the MaxPool and AveragePool operators gives, bit for bit,
+// NaN and infinities included, for every window geometry.
+TEST(HostEpilogue, BlockedPoolingEqualsPlanePoolingBitForBit) {
+  const unsigned seed = std::random_device{}();
+  std::printf("blocked pooling: seed %u\n", seed);
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int block = pick(0, 1) ? 16 : 8, channels = pick(1, 40), images = pick(1, 3);
+    PoolGeometry g;
+    g.inHeight = pick(1, 13);
+    g.inWidth = pick(1, 13);
+    g.planes = int64_t{images} * channels;
+    g.kernelHeight = pick(1, 3), g.kernelWidth = pick(1, 3);
+    g.strideHeight = pick(1, 3), g.strideWidth = pick(1, 3);
+    g.padTop = pick(0, g.kernelHeight), g.padLeft = pick(0, g.kernelWidth);
+    g.padBottom = pick(0, g.kernelHeight), g.padRight = pick(0, g.kernelWidth);
+    if (g.inHeight + g.padTop + g.padBottom < g.kernelHeight || g.inWidth + g.padLeft + g.padRight < g.kernelWidth)
+      continue;
+    g.outHeight = (g.inHeight + g.padTop + g.padBottom - g.kernelHeight) / g.strideHeight + 1;
+    g.outWidth = (g.inWidth + g.padLeft + g.padRight - g.kernelWidth) / g.strideWidth + 1;
+    g.countIncludePad = pick(0, 1) == 1;
+    const bool maxPool = pick(0, 1) == 1;
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << ": block " << block << ", " << channels << " channels, "
+                                      << (maxPool ? "max" : "average") << ", in " << g.inHeight << "x" << g.inWidth
+                                      << ", window " << g.kernelHeight << "x" << g.kernelWidth);
+    const int blocks = (channels + block - 1) / block;
+    const int64_t plane = int64_t{g.inHeight} * g.inWidth;
+    std::vector<float> planes(static_cast<size_t>(g.planes * plane));
+    std::vector<float> blocked(static_cast<size_t>(int64_t{images} * blocks * block * plane), 777.0f);
+    for (float& v : planes) {
+      const int kind = pick(0, 39);
+      v = kind == 0   ? std::numeric_limits<float>::quiet_NaN()
+          : kind == 1 ? -INFINITY
+          : kind == 2 ? INFINITY
+                      : value(rng);
+    }
+    for (int n = 0; n < images; ++n)
+      for (int c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < plane; ++i)
+          blocked[static_cast<size_t>(((int64_t{n} * blocks + c / block) * plane + i) * block + c % block)] =
+              planes[static_cast<size_t>((int64_t{n} * channels + c) * plane + i)];
+    const size_t outputs = static_cast<size_t>(g.planes * g.outHeight * g.outWidth);
+    std::vector<float> want(outputs), got(outputs, std::numeric_limits<float>::quiet_NaN());
+    poolPlanes(g, maxPool, planes.data(), want.data(), 0, g.planes);
+    poolBlockedPlanes(g, maxPool, block, channels, blocked.data(), got.data(), images);
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), outputs * sizeof(float)), 0);
+  }
+}
+
+std::vector<std::string> cpuVariantsThatFuse() {
+  std::vector<std::string> ids;
+  for (const ConvVariant& v : convVariants())
+    if (!v.runsOnGpu() && !v.fusableOps.empty()) ids.push_back(v.id);
+  return ids;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, FusedEpilogueCorrectness, ::testing::ValuesIn(cpuVariantsThatFuse()),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
 
 // Every GPU kernel file gpu/kernels/NN_name.cu registers exactly one row, and every row names its
 // file: the table and the files cannot disagree. Counted from the folder, not from a number here.

@@ -66,18 +66,24 @@ TEST_F(EngineOnCourseModel, TimesEachConvLayerAndReturnsProbabilities) {
 
 TEST_F(EngineOnCourseModel, BackendsAgreeOnPredictionsAndProbabilities) {
   Engine reference(model_, "cpu-reference");
-  Engine fast(model_, "cpu-im2col-gemm");
   const ClassificationRun a = classify(reference, *images_, 0, 300, 128);
-  const ClassificationRun b = classify(fast, *images_, 0, 300, 300);
   ASSERT_EQ(a.images.size(), 300u);
-  ASSERT_EQ(b.images.size(), 300u);
-  for (size_t i = 0; i < 300; ++i) {
-    EXPECT_EQ(a.images[i].predicted, b.images[i].predicted) << "image " << i;
-    for (size_t c = 0; c < 10; ++c) EXPECT_NEAR(a.images[i].probabilities[c], b.images[i].probabilities[c], 1e-5);
-  }
-  EXPECT_EQ(a.correct, b.correct);
   EXPECT_EQ(a.convTimes.size(), 2u);
   EXPECT_EQ(a.convTimes[0].problem.batch, 300);  // times summed over the chunks cover all images
+  // The fast variants run conv -> tanh -> max-pool as one fused stage each.
+  for (const char* variant : {"cpu-im2col-gemm", "cpu-onednn"}) {
+    SCOPED_TRACE(variant);
+    Engine fast(model_, variant);
+    const ClassificationRun b = classify(fast, *images_, 0, 300, 300);
+    ASSERT_EQ(b.images.size(), 300u);
+    for (size_t i = 0; i < 300; ++i) {
+      EXPECT_EQ(a.images[i].predicted, b.images[i].predicted) << "image " << i;
+      for (size_t c = 0; c < 10; ++c) EXPECT_NEAR(a.images[i].probabilities[c], b.images[i].probabilities[c], 1e-5);
+    }
+    EXPECT_EQ(a.correct, b.correct);
+    ASSERT_EQ(b.convTimes.size(), 2u);
+    EXPECT_EQ(b.convTimes[0].fusedNodes, (std::vector<std::string>{"/1/Tanh", "/2/MaxPool"}));
+  }
 }
 
 TEST_F(EngineOnCourseModel, ClassifyStopsWhenProgressSaysCancel) {

@@ -354,6 +354,8 @@ INSTANTIATE_TEST_SUITE_P(CpuReference, OnnxNodeConformance, ::testing::ValuesIn(
                          paramName);
 INSTANTIATE_TEST_SUITE_P(CpuIm2colGemm, OnnxNodeConformance,
                          ::testing::ValuesIn(params(convCases(), "cpu-im2col-gemm")), paramName);
+INSTANTIATE_TEST_SUITE_P(CpuOneDnn, OnnxNodeConformance, ::testing::ValuesIn(params(convCases(), "cpu-onednn")),
+                         paramName);
 
 TEST(OnnxNodeConformanceSetup, TestDataIsInstalled) {
   ASSERT_TRUE(fs::is_directory(kNodeTestsDir))

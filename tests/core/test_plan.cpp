@@ -40,7 +40,7 @@ const bool rowsAdded = [] {
   fusing.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
   fusing.createHostBackend = [] { return std::make_unique<testing::EpilogueBackend>(); };
 
-  // Added first, so that the row just before it in the table is cpu-im2col-gemm.
+  // Added first, so that the row just before it in the table is cpu-onednn.
   ConvVariant declining = fusing;
   declining.id = "test-declining";
   declining.fusableOps = {};
@@ -216,7 +216,7 @@ TEST(Plan, ADeclinedLayerGoesToTheNearestEarlierStepAndSaysWhy) {
   const Plan plan = makePlan(*model, "test-declining", batchOf(*model, 2));
   EXPECT_EQ(plan.fallbackCount(), 2);
   const PlanStage& conv1 = plan.stages[0];
-  EXPECT_EQ(conv1.variant, "cpu-im2col-gemm") << "the CPU row before it in the table";
+  EXPECT_EQ(conv1.variant, "cpu-onednn") << "the CPU row before it in the table";
   EXPECT_EQ(conv1.fallbackReason, "kernels of 7 and more are not in this test variant");
   EXPECT_NE(plan.describe(*model)[0].find("fallback: test-declining declined this layer (kernels of 7"),
             std::string::npos);
@@ -226,7 +226,7 @@ TEST(Plan, ADeclinedLayerGoesToTheNearestEarlierStepAndSaysWhy) {
   const InferenceResult result = engine.infer(images.batch(0, 2, 48, 48));
   ASSERT_EQ(result.convTimes.size(), 2u);
   for (const ConvLayerTime& t : result.convTimes) {
-    EXPECT_EQ(t.variant, "cpu-im2col-gemm");
+    EXPECT_EQ(t.variant, "cpu-onednn");
     EXPECT_EQ(t.fallbackReason, "kernels of 7 and more are not in this test variant");
   }
 }

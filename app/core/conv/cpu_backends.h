@@ -7,5 +7,6 @@ namespace convscope {
 
 ConvVariant cpuReferenceVariant();   // cpu_reference_conv.cpp
 ConvVariant cpuIm2colGemmVariant();  // cpu_im2col_gemm_conv.cpp
+ConvVariant cpuOneDnnVariant();      // cpu_onednn_conv.cpp
 
 }  // namespace convscope

@@ -1,6 +1,7 @@
 // cpu-im2col-gemm: the fast CPU path. Unrolls the receptive fields of a chunk of images into
 // one matrix (im2col) so the whole convolution becomes one large matrix product, which the BLAS
-// runs near the cores' peak. The same idea as the course's GPU unroll kernel, on the CPU.
+// runs near the cores' peak. The same idea as the course's GPU unroll kernel, on the CPU. The
+// bias, activation and pooling the plan hands it run on each chunk's product while it is in cache.
 #include <omp.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "app/core/util/checked_math.h"
 #include "app/core/util/error.h"
 #include "app/core/util/gemm.h"
+#include "app/core/util/host_epilogue.h"
 #include "app/core/util/input_file.h"
 #include "app/core/util/memory_limit.h"
 #include "app/core/util/omp_exceptions.h"
@@ -25,6 +27,16 @@ class CpuIm2colGemmConv final : public ConvBackend {
   }
 
   void forward(const ConvProblem& p, const float* input, const float* weights, float* output) override {
+    run(p, input, weights, output, ConvEpilogue{});
+  }
+
+  void forwardFused(const ConvProblem& p, const float* input, const float* weights, float* output,
+                    const ConvEpilogue& epilogue) override {
+    run(p, input, weights, output, epilogue);
+  }
+
+ private:
+  void run(const ConvProblem& p, const float* input, const float* weights, float* output, const ConvEpilogue& e) {
     const Plan plan = planFor(p);
     // Every thread's matrices are allocated here, before the parallel region: an exception
     // (std::bad_alloc) thrown inside one cannot be caught outside it and ends the process.
@@ -37,6 +49,7 @@ class CpuIm2colGemmConv final : public ConvBackend {
     const int64_t pixels = plan.pixels;
     const int64_t rows = plan.rows;
     const int64_t chunk = plan.chunk;
+    const int64_t pooledPixels = e.hasPool ? int64_t{e.pool.outHeight} * e.pool.outWidth : 0;
     OmpExceptions errors;
 #pragma omp parallel num_threads(static_cast <int>(plan.threads))
     {
@@ -51,16 +64,25 @@ class CpuIm2colGemmConv final : public ConvBackend {
           unroll(p, input, first, images, cols, columns);
           sgemm(false, false, p.outChannels, static_cast<int>(cols), static_cast<int>(rows), 1.0f, weights,
                 static_cast<int>(rows), columns, static_cast<int>(cols), 0.0f, product, static_cast<int>(cols));
-          // product is [M][image][pixel]; the output wants [image][M][pixel].
+          // product is [M][image][pixel]; the output wants [image][M][pixel]. The epilogue runs on
+          // each plane on the way, while the product is still in this core's cache.
           for (int64_t i = 0; i < images; ++i)
-            for (int m = 0; m < p.outChannels; ++m)
-              std::copy_n(product + m * cols + i * pixels, pixels, output + ((first + i) * p.outChannels + m) * pixels);
+            for (int m = 0; m < p.outChannels; ++m) {
+              float* plane = product + m * cols + i * pixels;
+              if (e.bias)
+                for (int64_t k = 0; k < pixels; ++k) plane[k] += e.bias[m];
+              if (e.hasActivation) applyActivation(e.activation, plane, plane, pixels);
+              const int64_t outPlane = (first + i) * p.outChannels + m;
+              if (e.hasPool)
+                poolPlanes(e.pool, e.maxPool, plane, output + outPlane * pooledPixels, 0, 1);
+              else
+                std::copy_n(plane, pixels, output + outPlane * pixels);
+            }
         });
     }
     errors.rethrow();
   }
 
- private:
   struct Plan {
     int64_t pixels = 0;  // output pixels per image and channel
     int64_t rows = 0;    // C x KH x KW: one row of the unrolled matrix per kernel tap
@@ -123,7 +145,7 @@ ConvVariant cpuIm2colGemmVariant() {
   row.courseStep = "Input unrolling (on the CPU)";
   row.courseOrder = 0;  // the CPU implementation, made fast; listed after the reference
   row.sourceFile = "app/core/conv/cpu_im2col_gemm_conv.cpp";
-  row.preferredDefault = true;  // where no GPU variant can run
+  row.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
   row.createHostBackend = [] { return std::make_unique<CpuIm2colGemmConv>(); };
   return row;
 }

@@ -13,7 +13,7 @@ namespace {
 // Function-local, so that GPU kernel files can register rows from their static initialisers in
 // any order. The core's own CPU rows come first.
 std::vector<ConvVariant>& table() {
-  static std::vector<ConvVariant> rows = {cpuReferenceVariant(), cpuIm2colGemmVariant()};
+  static std::vector<ConvVariant> rows = {cpuReferenceVariant(), cpuIm2colGemmVariant(), cpuOneDnnVariant()};
   return rows;
 }
 

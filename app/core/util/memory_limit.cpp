@@ -1,9 +1,13 @@
 #include "app/core/util/memory_limit.h"
 
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include "app/core/util/error.h"
 
@@ -22,6 +26,15 @@ MemoryLimit memoryLimit() {
   const int64_t physical = pages > 0 && pageSize > 0 ? int64_t{pages} * pageSize : int64_t{2000000000};
   return {std::max<int64_t>(physical / 2, 1000000000),
           "half of this machine's memory; set CONVSCOPE_MEMORY_LIMIT_MB to change it"};
+}
+
+void keepFreedMemoryForReuse() {
+#ifdef __GLIBC__
+  // Above its mmap threshold (32 MB at most) glibc maps every block on its own; without mmap all
+  // blocks come from the heap, and a trim threshold beyond any batch keeps the freed ones there.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+#endif
 }
 
 }  // namespace convscope

@@ -1,12 +1,11 @@
-// One-input element-wise operators: the activations the course networks use, and Identity.
-// This file is built with -ffast-math so that GCC calls glibc's vectorised tanhf/expf (libmvec,
-// a few ULP) inside the SIMD loops: tanh over 10,000 feature-map stacks is otherwise slower
-// than the convolutions themselves.
+// One-input element-wise operators: the activations the course networks use, and Identity. The
+// arithmetic is applyActivation() (util/host_epilogue.h), shared with the CPU variants' fused
+// epilogues.
 #include <algorithm>
-#include <cmath>
 
 #include "app/core/model/operators/operator_families.h"
 #include "app/core/util/error.h"
+#include "app/core/util/host_epilogue.h"
 
 namespace convscope::ops {
 namespace {
@@ -25,23 +24,18 @@ class ElementwiseOp final : public Operator {
     const float* src = x.data();
     float* dst = out.data();
     const int64_t n = x.size();
-    switch (kind_) {
-      case Kind::Relu:
-#pragma omp parallel for simd schedule(static)
-        for (int64_t i = 0; i < n; ++i) dst[i] = src[i] > 0.0f ? src[i] : 0.0f;
-        break;
-      case Kind::Tanh:
-#pragma omp parallel for simd schedule(static)
-        for (int64_t i = 0; i < n; ++i) dst[i] = std::tanh(src[i]);
-        break;
-      case Kind::Sigmoid:
-#pragma omp parallel for simd schedule(static)
-        for (int64_t i = 0; i < n; ++i) dst[i] = 1.0f / (1.0f + std::exp(-src[i]));
-        break;
-      case Kind::Identity:
-        std::copy(src, src + n, dst);
-        break;
+    if (kind_ == Kind::Identity) {
+      std::copy(src, src + n, dst);
+      return out;
     }
+    // Blocks of 16K elements: large enough to hide the loop overhead, many enough to share out.
+    // One block (a dense layer of one image) stays on this thread: waking the others would cost
+    // more than the work.
+    constexpr int64_t kBlock = 16384;
+    const Activation kind = activation();
+#pragma omp parallel for schedule(static) if (n > kBlock)
+    for (int64_t first = 0; first < n; first += kBlock)
+      applyActivation(kind, src + first, dst + first, std::min(kBlock, n - first));
     return out;
   }
 

@@ -1,10 +1,9 @@
-// MaxPool and AveragePool over 2-D windows, one (image, channel) plane per thread.
-#include <algorithm>
-#include <limits>
-
+// MaxPool and AveragePool over 2-D windows, one (image, channel) plane per thread; the window
+// arithmetic is poolPlanes() (util/host_epilogue.h), shared with the CPU variants' fused epilogues.
 #include "app/core/model/operators/operator_families.h"
 #include "app/core/model/operators/window2d.h"
 #include "app/core/util/error.h"
+#include "app/core/util/host_epilogue.h"
 
 namespace convscope::ops {
 namespace {
@@ -25,21 +24,10 @@ class PoolOp : public Operator {
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
     Tensor out(outputShape({x.shape()}));
-    const Window2d::Resolved r = resolve(x.shape());
-    const int height = static_cast<int>(x.dim(2));
-    const int width = static_cast<int>(x.dim(3));
-    const int64_t planes = x.dim(0) * x.dim(1);
-#pragma omp parallel for schedule(static)
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const float* src = x.data() + plane * height * width;
-      float* dst = out.data() + plane * r.outHeight * r.outWidth;
-      for (int oy = 0; oy < r.outHeight; ++oy)
-        for (int ox = 0; ox < r.outWidth; ++ox) {
-          const int y0 = oy * window_.strideHeight - r.padTop;
-          const int x0 = ox * window_.strideWidth - r.padLeft;
-          dst[oy * r.outWidth + ox] = poolWindow(src, height, width, y0, x0, r);
-        }
-    }
+    const PoolGeometry g = geometry(x.shape());
+    const bool max = isMax();
+#pragma omp parallel for schedule(static) if (g.planes * g.inHeight * g.inWidth > 16384)
+    for (int64_t plane = 0; plane < g.planes; ++plane) poolPlanes(g, max, x.data(), out.data(), plane, 1);
     return out;
   }
 
@@ -90,9 +78,6 @@ class PoolOp : public Operator {
   }
 
   virtual void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const = 0;
-  // y0, x0: top-left of the window in input coordinates (may be negative inside the padding).
-  virtual float poolWindow(const float* src, int height, int width, int y0, int x0,
-                           const Window2d::Resolved& r) const = 0;
   Window2d window_;
 
  private:
@@ -110,14 +95,6 @@ class MaxPoolOp final : public PoolOp {
   void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const override {
     device.maxPool(g, in, out);
   }
-
-  float poolWindow(const float* src, int height, int width, int y0, int x0, const Window2d::Resolved&) const override {
-    float best = -std::numeric_limits<float>::infinity();
-    for (int y = std::max(y0, 0); y < std::min(y0 + window_.kernelHeight, height); ++y)
-      for (int x = std::max(x0, 0); x < std::min(x0 + window_.kernelWidth, width); ++x)
-        best = std::max(best, src[y * width + x]);
-    return best;
-  }
 };
 
 class AveragePoolOp final : public PoolOp {
@@ -129,25 +106,6 @@ class AveragePoolOp final : public PoolOp {
   bool countsPadding() const override { return countIncludePad_; }
   void poolOnDevice(Device& device, PoolGeometry& g, const float* in, float* out) const override {
     device.averagePool(g, in, out);
-  }
-
-  float poolWindow(const float* src, int height, int width, int y0, int x0,
-                   const Window2d::Resolved& r) const override {
-    const int yEnd = std::min(y0 + window_.kernelHeight, height);
-    const int xEnd = std::min(x0 + window_.kernelWidth, width);
-    float sum = 0.0f;
-    for (int y = std::max(y0, 0); y < yEnd; ++y)
-      for (int x = std::max(x0, 0); x < xEnd; ++x) sum += src[y * width + x];
-    int count;
-    if (countIncludePad_) {
-      // The window clipped to the padded input, as PyTorch and the ONNX reference count it.
-      const int yPadEnd = std::min(y0 + window_.kernelHeight, height + r.padBottom);
-      const int xPadEnd = std::min(x0 + window_.kernelWidth, width + r.padRight);
-      count = (yPadEnd - y0) * (xPadEnd - x0);
-    } else {
-      count = (yEnd - std::max(y0, 0)) * (xEnd - std::max(x0, 0));
-    }
-    return count > 0 ? sum / static_cast<float>(count) : 0.0f;
   }
 
  private:

@@ -25,7 +25,8 @@ class SoftmaxOp final : public Operator {
     const std::array<int64_t, 3> parts = view(x.shape());
     const int64_t outer = parts[0], length = parts[1], inner = parts[2];
     Tensor out(x.shape());
-#pragma omp parallel for schedule(static)
+    // A few rows (one image's ten classes) stay on this thread: waking the others costs more.
+#pragma omp parallel for schedule(static) if (outer * length * inner > 16384)
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         const float* src = x.data() + o * length * inner + i;

@@ -1,0 +1,357 @@
+// cpu-onednn: beyond the course, the convolution as a tuned CPU library computes it. oneDNN
+// (Debian's libdnnl) generates a kernel for this machine's vector units when a layer shape is
+// first seen (AVX2, AVX-512), keeps several output maps in one vector register (a "blocked"
+// layout) and applies the bias and the activation while each output is still in a register.
+// ConvScope hands it a few images per core at a time and pools each chunk while it is still in
+// that core's cache, so a conv -> activation -> pooling chain is one pass over memory.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "app/core/conv/cpu_backends.h"
+#include "app/core/util/checked_math.h"
+#include "app/core/util/error.h"
+#include "app/core/util/host_epilogue.h"
+#include "app/core/util/input_file.h"
+#include "app/core/util/memory_limit.h"
+#include "app/core/util/omp_exceptions.h"
+
+namespace convscope {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// A chunk's data in cache between the convolution and the pooling: about half a core's L2.
+constexpr int64_t kChunkBytes = int64_t{512} << 10;
+// oneDNN's kernels load whole cache lines; buffers start on one.
+constexpr size_t kAlignment = 64;
+
+size_t alignUp(size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+dnnl::algorithm eltwiseOf(Activation activation) {
+  switch (activation) {
+    case Activation::Relu:
+      return dnnl::algorithm::eltwise_relu;
+    case Activation::Tanh:
+      return dnnl::algorithm::eltwise_tanh;
+    case Activation::Sigmoid:
+      return dnnl::algorithm::eltwise_logistic;
+  }
+  throw Error("internal: an activation without a oneDNN counterpart");
+}
+
+// What the primitives for one chunk size depend on.
+struct KernelKey {
+  std::array<int, 13> problem;  // the ConvProblem's fields, the batch being the chunk's images
+  bool bias;
+  int activation;  // -1: none
+  auto operator<=>(const KernelKey&) const = default;
+};
+
+// The primitives that run one chunk of `images` images: the convolution with its bias and
+// activation, and the reorders between ConvScope's NCHW tensors and the layouts oneDNN chose.
+struct ChunkKernels {
+  int images = 0;
+  dnnl::convolution_forward conv;
+  memory::desc userSrc, convSrc, userWeights, convWeights, userDst, convDst, bias, scratchpad;
+  std::optional<dnnl::reorder> srcReorder, weightsReorder, dstReorder;
+  // 8 or 16 when the conv output is channel-blocked (nChw8c, nChw16c), which the pooling reads
+  // as it is; 0 for any other layout.
+  int dstBlock = 0;
+  // The weights in convWeights' layout, and the caller's weights they were reordered from: a
+  // call with the same weights (every call of one engine) skips the reorder.
+  std::vector<float> weightsSeen;
+  std::unique_ptr<std::byte[]> reorderedWeights;
+
+  // Per thread: the input in oneDNN's layout, the conv output in oneDNN's layout, the conv output
+  // as NCHW planes (for a pooling that cannot read its layout), and the library's scratch memory.
+  size_t srcBytes() const { return srcReorder ? alignUp(convSrc.get_size()) : 0; }
+  size_t convDstBytes(bool pooled) const { return dstReorder || pooled ? alignUp(convDst.get_size()) : 0; }
+  size_t plainDstBytes(bool pooled) const {
+    return pooled && dstReorder && !dstBlock ? alignUp(userDst.get_size()) : 0;
+  }
+  size_t threadBytes(bool pooled) const {
+    return srcBytes() + convDstBytes(pooled) + plainDstBytes(pooled) + alignUp(scratchpad.get_size());
+  }
+};
+
+class CpuOneDnnConv final : public ConvBackend {
+ public:
+  CpuOneDnnConv() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+  int64_t workspaceBytes(const ConvProblem& p) const override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const Schedule s = scheduleFor(p, ConvEpilogue{});
+    return saturatingMul(s.threads, static_cast<int64_t>(s.threadBytes));
+  }
+
+  void forward(const ConvProblem& p, const float* input, const float* weights, float* output) override {
+    run(p, input, weights, output, ConvEpilogue{});
+  }
+
+  void forwardFused(const ConvProblem& p, const float* input, const float* weights, float* output,
+                    const ConvEpilogue& epilogue) override {
+    run(p, input, weights, output, epilogue);
+  }
+
+ private:
+  // How a batch is cut: chunks of `chunk` images (the last may be smaller), run by `threads`
+  // threads at once; with one thread oneDNN spreads each chunk over the cores itself.
+  struct Schedule {
+    int chunk = 1;
+    int chunks = 1;
+    int threads = 1;
+    ChunkKernels* full = nullptr;
+    ChunkKernels* last = nullptr;  // the remainder chunk's (== full when there is none)
+    size_t threadBytes = 0;
+  };
+
+  Schedule scheduleFor(const ConvProblem& p, const ConvEpilogue& e) const {
+    Schedule s;
+    const int64_t perImage =
+        (p.inputElements() / p.batch + 2 * p.outputElements() / p.batch) * static_cast<int64_t>(sizeof(float));
+    const int cores = omp_get_max_threads();
+    s.chunk = static_cast<int>(std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(perImage, 1), 1, 64));
+    // Enough chunks for every core; a batch smaller than that is one chunk, threaded by oneDNN.
+    s.chunk = std::min(s.chunk, std::max(1, p.batch / cores));
+    if (p.batch < 2 * cores) s.chunk = p.batch;
+    s.chunks = (p.batch + s.chunk - 1) / s.chunk;
+    s.threads = std::min(s.chunks, cores);
+    s.full = &kernels(p, s.chunk, e);
+    const int remainder = p.batch - (s.chunks - 1) * s.chunk;
+    s.last = remainder == s.chunk ? s.full : &kernels(p, remainder, e);
+    s.threadBytes = std::max(s.full->threadBytes(e.hasPool), s.last->threadBytes(e.hasPool));
+    return s;
+  }
+
+  ChunkKernels& kernels(const ConvProblem& p, int images, const ConvEpilogue& e) const {
+    const KernelKey key{{images, p.inChannels, p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth,
+                         p.strideHeight, p.strideWidth, p.padTop, p.padLeft, p.padBottom, p.padRight},
+                        e.bias != nullptr,
+                        e.hasActivation ? static_cast<int>(e.activation) : -1};
+    std::unique_ptr<ChunkKernels>& slot = cache_[key];
+    if (!slot) slot = makeKernels(p, images, e);
+    return *slot;
+  }
+
+  std::unique_ptr<ChunkKernels> makeKernels(const ConvProblem& p, int images, const ConvEpilogue& e) const {
+    auto k = std::make_unique<ChunkKernels>();
+    k->images = images;
+    const memory::dims src{images, p.inChannels, p.inHeight, p.inWidth};
+    const memory::dims weights{p.outChannels, p.inChannels, p.kernelHeight, p.kernelWidth};
+    const memory::dims dst{images, p.outChannels, p.outHeight(), p.outWidth()};
+    const auto f32 = memory::data_type::f32;
+    k->userSrc = memory::desc(src, f32, Tag::nchw);
+    k->userWeights = memory::desc(weights, f32, Tag::oihw);
+    k->userDst = memory::desc(dst, f32, Tag::nchw);
+    if (e.bias) k->bias = memory::desc({p.outChannels}, f32, Tag::x);
+    dnnl::primitive_attr attributes;
+    attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one scratch buffer per thread, ours
+    if (e.hasActivation) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, eltwiseOf(e.activation), 0.0f, 0.0f);
+      attributes.set_post_ops(ops);
+    }
+    // The output and weights in layouts of oneDNN's choice (format_tag::any: for its direct
+    // kernels, maps in blocks of one vector register); the input as it is, NCHW, which the direct
+    // kernels read for layers of few channels without a reorder. Where only a slower general
+    // (im2col + gemm, or reference) implementation reads NCHW, the input's layout is left to
+    // oneDNN too, and reordered.
+    const auto primitiveFor = [&](Tag srcTag) {
+      const dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, memory::desc(src, f32, srcTag),
+          memory::desc(weights, f32, Tag::any), k->bias, memory::desc(dst, f32, Tag::any),
+          {p.strideHeight, p.strideWidth}, {p.padTop, p.padLeft}, {p.padBottom, p.padRight});
+      return dnnl::convolution_forward::primitive_desc(desc, attributes, engine_);
+    };
+    dnnl::convolution_forward::primitive_desc pd = primitiveFor(Tag::nchw);
+    const std::string implementation = pd.impl_info_str();
+    if (implementation.find("gemm") != std::string::npos || implementation.find("ref") != std::string::npos)
+      pd = primitiveFor(Tag::any);
+    k->conv = dnnl::convolution_forward(pd);
+    k->convSrc = pd.src_desc();
+    k->convWeights = pd.weights_desc();
+    k->convDst = pd.dst_desc();
+    k->scratchpad = pd.scratchpad_desc();
+    if (k->convSrc != k->userSrc)
+      k->srcReorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->userSrc, engine_, k->convSrc));
+    if (k->convWeights != k->userWeights)
+      k->weightsReorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->userWeights, engine_, k->convWeights));
+    if (k->convDst == memory::desc(dst, f32, Tag::nChw16c)) k->dstBlock = 16;
+    if (k->convDst == memory::desc(dst, f32, Tag::nChw8c)) k->dstBlock = 8;
+    if (k->convDst != k->userDst)
+      k->dstReorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, k->convDst, engine_, k->userDst));
+    return k;
+  }
+
+  void run(const ConvProblem& p, const float* input, const float* weights, float* output, const ConvEpilogue& e) {
+    try {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      runLocked(p, input, weights, output, e);
+    } catch (const dnnl::error& error) {
+      throw Error("cpu-onednn: oneDNN failed on " + p.describe() + ": " + error.what());
+    }
+  }
+
+  void runLocked(const ConvProblem& p, const float* input, const float* weights, float* output, const ConvEpilogue& e) {
+    const Schedule s = scheduleFor(p, e);
+    // Every buffer is allocated here, before the parallel region: an exception (std::bad_alloc)
+    // thrown inside one cannot be caught outside it and ends the process.
+    const int64_t bytes = saturatingMul(s.threads, static_cast<int64_t>(s.threadBytes));
+    // Kept between calls: a fresh buffer per call would be zeroed, or page-faulted in, each time.
+    if (workspaceSize_ < static_cast<size_t>(bytes) + kAlignment) {
+      const MemoryLimit limit = memoryLimit();
+      if (bytes > limit.bytes)
+        throw Error("cpu-onednn: the chunk buffers for " + p.describe() + " need " + formatBytes(bytes) +
+                    "; the limit is " + formatBytes(limit.bytes) + " (" + limit.origin + ")");
+      workspace_.reset();
+      workspaceSize_ = static_cast<size_t>(bytes) + kAlignment;
+      workspace_ = std::make_unique_for_overwrite<std::byte[]>(workspaceSize_);
+    }
+    std::byte* base = alignedStart(workspace_.get());
+
+    // The weights in each chunk size's layout.
+    dnnl::stream& stream = stream_;
+    std::map<const ChunkKernels*, void*> convWeights;
+    for (ChunkKernels* k : {s.full, s.last})
+      convWeights[k] = k->weightsReorder ? reorderedWeights(*k, weights, p.weightElements(), stream)
+                                         : static_cast<void*>(const_cast<float*>(weights));
+    stream.wait();
+
+    const int64_t inImage = p.inputElements() / p.batch;
+    const int64_t convImage = p.outputElements() / p.batch;
+    const int64_t outImage = e.hasPool ? int64_t{p.outChannels} * e.pool.outHeight * e.pool.outWidth : convImage;
+    const auto runChunk = [&](int c, std::byte* scratch, dnnl::stream& chunkStream, bool poolInParallel) {
+      const ChunkKernels& k = c == s.chunks - 1 ? *s.last : *s.full;
+      const int64_t first = int64_t{c} * s.chunk;
+      std::byte* next = scratch;
+      const auto take = [&next](size_t size) {
+        std::byte* at = next;
+        next += size;
+        return at;
+      };
+      memory userSrc(k.userSrc, engine_, const_cast<float*>(input + first * inImage));
+      memory convSrc = userSrc;
+      if (k.srcReorder) {
+        convSrc = memory(k.convSrc, engine_, take(k.srcBytes()));
+        k.srcReorder->execute(chunkStream, userSrc, convSrc);
+      }
+      // Without pooling, an NCHW conv output goes straight to `output`.
+      float* chunkOut = output + first * outImage;
+      void* convDstHandle = k.convDstBytes(e.hasPool) ? static_cast<void*>(take(k.convDstBytes(e.hasPool)))
+                                                      : static_cast<void*>(chunkOut);
+      memory convDst(k.convDst, engine_, convDstHandle);
+      memory scratchpad(k.scratchpad, engine_, take(alignUp(k.scratchpad.get_size())));
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, convSrc},
+                                           {DNNL_ARG_WEIGHTS, memory(k.convWeights, engine_, convWeights.at(&k))},
+                                           {DNNL_ARG_DST, convDst},
+                                           {DNNL_ARG_SCRATCHPAD, scratchpad}};
+      if (e.bias) args.emplace(DNNL_ARG_BIAS, memory(k.bias, engine_, const_cast<float*>(e.bias)));
+      k.conv.execute(chunkStream, args);
+      if (e.hasPool && k.dstBlock) {
+        chunkStream.wait();
+        poolBlockedPlanes(e.pool, e.maxPool, k.dstBlock, p.outChannels, static_cast<const float*>(convDstHandle),
+                          chunkOut, k.images);
+        return;
+      }
+      const float* plain = static_cast<const float*>(convDstHandle);
+      if (k.dstReorder) {
+        void* plainHandle = e.hasPool ? static_cast<void*>(take(k.plainDstBytes(true))) : chunkOut;
+        memory plainDst(k.userDst, engine_, plainHandle);
+        k.dstReorder->execute(chunkStream, convDst, plainDst);
+        plain = static_cast<const float*>(plainHandle);
+      }
+      chunkStream.wait();
+      if (!e.hasPool) return;
+      const int64_t planes = int64_t{k.images} * p.outChannels;
+      if (!poolInParallel) {
+        poolPlanes(e.pool, e.maxPool, plain, chunkOut, 0, planes);
+        return;
+      }
+#pragma omp parallel for schedule(static)
+      for (int64_t plane = 0; plane < planes; ++plane) poolPlanes(e.pool, e.maxPool, plain, chunkOut, plane, 1);
+    };
+
+    if (s.threads == 1) {
+      // One chunk at a time, each spread over the cores by oneDNN (one image's latency).
+      for (int c = 0; c < s.chunks; ++c) runChunk(c, base, stream, true);
+      return;
+    }
+    OmpExceptions errors;
+#pragma omp parallel num_threads(s.threads)
+    {
+      std::byte* scratch = base + omp_get_thread_num() * s.threadBytes;
+      std::optional<dnnl::stream> threadStream;
+      errors.run([&] { threadStream.emplace(engine_); });
+#pragma omp for schedule(dynamic)
+      for (int c = 0; c < s.chunks; ++c)
+        errors.run([&] {
+          if (threadStream) runChunk(c, scratch, *threadStream, false);
+        });
+    }
+    errors.rethrow();
+  }
+
+  // The caller's weights in k's layout: reordered when they differ from the last call's.
+  static void* reorderedWeights(ChunkKernels& k, const float* weights, int64_t count, dnnl::stream& stream) {
+    const size_t n = static_cast<size_t>(count);
+    if (k.reorderedWeights && k.weightsSeen.size() == n &&
+        std::memcmp(weights, k.weightsSeen.data(), n * sizeof(float)) == 0)
+      return alignedStart(k.reorderedWeights.get());
+    k.weightsSeen.assign(weights, weights + n);
+    k.reorderedWeights = std::make_unique_for_overwrite<std::byte[]>(k.convWeights.get_size() + kAlignment);
+    void* handle = alignedStart(k.reorderedWeights.get());
+    memory from(k.userWeights, stream.get_engine(), const_cast<float*>(weights));
+    memory to(k.convWeights, stream.get_engine(), handle);
+    k.weightsReorder->execute(stream, from, to);
+    return handle;
+  }
+
+  static std::byte* alignedStart(std::byte* data) {
+    const auto address = reinterpret_cast<uintptr_t>(data);
+    return data + (kAlignment - address % kAlignment) % kAlignment;
+  }
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;  // the calling thread's; each thread of a parallel region makes its own
+  mutable std::mutex mutex_;
+  mutable std::map<KernelKey, std::unique_ptr<ChunkKernels>> cache_;
+  std::unique_ptr<std::byte[]> workspace_;
+  size_t workspaceSize_ = 0;
+};
+
+}  // namespace
+
+ConvVariant cpuOneDnnVariant() {
+  ConvVariant row;
+  row.id = "cpu-onednn";
+  row.displayName = "CPU oneDNN";
+  row.description =
+      "oneDNN's run-time generated kernels for this CPU's vector units, with bias, activation and pooling applied "
+      "to each chunk of images while it is in cache.";
+  row.courseStep = "Beyond the course: a tuned CPU library";
+  row.courseOrder = 0;  // a CPU variant: listed with the other two, after them
+  row.sourceFile = "app/core/conv/cpu_onednn_conv.cpp";
+  row.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
+  row.preferredDefault = true;  // the fastest CPU variant (docs/results/2026-11-23-cpu), where no GPU variant runs
+  row.createHostBackend = [] { return std::make_unique<CpuOneDnnConv>(); };
+  return row;
+}
+
+}  // namespace convscope
