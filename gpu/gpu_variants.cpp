@@ -139,7 +139,7 @@ const bool registered = [] {
        {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
        80,
        "TF32",
-       1e-3},
+       2e-3},
       {"gpu-tensor-3xtf32",
        "GPU tensor cores, 3xTF32",
        "The TF32 tensor-core product with every input split in two TF32 parts and three products summed: "

@@ -127,8 +127,8 @@ if stage ncu; then
     ncu --kernel-name regex:'^conv' --launch-count 2 --section SpeedOfLight --section LaunchStats \
       --section Occupancy --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
       --section ComputeWorkloadAnalysis --section InstructionStats \
-      "$cli" bench --variants "$v" --batches 10000 --repeats 1 --warmups 0 >"$OUT/ncu-$v.txt" 2>&1 || status=1
-    grep -E "^  [a-zA-Z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Warp Cycles Per Issued" "$OUT/ncu-$v.txt" | head -40
+      "$cli" bench --variants "$v" --batches 10000 --repeats 1 --warmups 0 >"$LOGS/ncu-$v.txt" 2>&1 || status=1
+    grep -E "^  [a-zA-Z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Warp Cycles Per Issued" "$LOGS/ncu-$v.txt" | head -40
   done
 fi
 exit $status

@@ -60,7 +60,7 @@ struct MmaConvArgs {
   int nChunks;         // ceil(nTiles / kNTilesPerWarp)
   int weightFloats;    // kSteps * nTiles * 64: B fragments
   int tapTableInts;    // kSteps * 8: the staged offset of each tap
-  int rowTableInts;     // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
+  int rowTableInts;    // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -248,8 +248,8 @@ __device__ __forceinline__ void multiplyStep(const MmaConvArgs& a, const float* 
 
 // Where the output of product row m goes: element (image, map 0, pixel) of the output, or -1
 // when the row is past the step or its image past the batch.
-__device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, const int* rowOutput, int m, int stepRows,
-                                              int step, int outPlane) {
+__device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, const int* rowOutput, int m, int stepRows, int step,
+                                              int outPlane) {
   if (m >= stepRows) return -1;
   const int64_t firstImage = int64_t{step} * a.staging.imagesPerStep;
   const int64_t imageElements = int64_t{a.staging.shape.outChannels} * outPlane;

@@ -21,6 +21,7 @@
 #include "app/core/util/host_epilogue.h"
 #include "tests/core/direct_convolution.h"
 #include "tests/core/epilogue_backend.h"
+#include "tests/core/tf32.h"
 
 namespace convscope {
 namespace {
@@ -120,6 +121,19 @@ TEST_P(ConvVariantCorrectness, MatchesDoublePrecisionFormulaOnRandomProblems) {
     }
     // FP32 variants to 1e-5; TF32 ones to what rounding both factors to 11 bits allows.
     EXPECT_LE(std::sqrt(errorSquared / normSquared), variant.relativeTolerance) << variant.arithmetic;
+    if (variant.arithmetic == "TF32") {
+      // On data already in TF32 the products are exact: FP32 tolerance (see tests/core/tf32.h).
+      const std::vector<float> x = testing::roundedToTf32(t.input), w = testing::roundedToTf32(t.weights);
+      const std::vector<double> want = directConvolution(p, x.data(), w.data());
+      std::fill(y.begin(), y.end(), std::numeric_limits<float>::quiet_NaN());
+      backend->forward(p, x.data(), w.data(), y.data());
+      double error = 0.0, norm = 0.0;
+      for (size_t i = 0; i < y.size(); ++i) {
+        error += (y[i] - want[i]) * (y[i] - want[i]);
+        norm += want[i] * want[i];
+      }
+      EXPECT_LE(std::sqrt(error / norm), 1e-5) << "TF32 products of TF32 data are exact";
+    }
   }
   // A variant may decline shapes (the plan then falls back, visibly), but never the course's two.
   for (const Trial* course : {&trials()[trials().size() - 2], &trials().back()})
