@@ -56,8 +56,9 @@ def main(bench_path, reference_path, batch=10000):
     print(f"Device: {bench['device']} (driver {bench['driver']}, CUDA {bench['cuda_runtime']}, "
           f"cuDNN {bench['cudnn']}), {bench['date']}; batch {batch}; median of {bench['repeats']} runs.\n")
     print(f"Ceilings measured there: copy {ref['copy_gbytes_per_s']:.0f} GB/s, FP32 matrix product "
-          f"{ref['fp32_matmul_tflops']:.1f} TFLOP/s. FLOP floors use the datasheet peaks "
-          f"{DATASHEET.get(bench['device'], 'none known: the measured FP32 rate')}.\n")
+          f"{ref['fp32_matmul_tflops']:.1f} TFLOP/s. FLOP floors use the datasheet peaks: "
+          + (", ".join(f"{k} {v / 1e12:.1f} TFLOP/s" for k, v in DATASHEET[bench["device"]].items())
+             if bench["device"] in DATASHEET else "none known here, so the measured FP32 rate") + ".\n")
     floors = []
     print("| layer | shape | GFLOP | MB moved | bytes floor (ms) | FLOP floor (ms) | floor (ms) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
