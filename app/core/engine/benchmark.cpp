@@ -149,8 +149,12 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
       }
       for (size_t l = 0; l < last.convTimes.size(); ++l) {
         const ConvLayerTime& t = last.convTimes[l];
-        LayerBenchmark layer{t.node, t.problem, t.variant, t.fallbackReason, SampleStats::of(layerSamples[l]),
-                             0.0,    0.0};
+        LayerBenchmark layer;
+        layer.node = t.node;
+        layer.problem = t.problem;
+        layer.ranVariant = t.variant;
+        layer.fallbackReason = t.fallbackReason;
+        layer.opTime = SampleStats::of(layerSamples[l]);
         const double bytes =
             4.0 * static_cast<double>(t.problem.inputElements() + t.problem.weightElements() + t.outputElements);
         layer.gflops = static_cast<double>(t.problem.flops()) / layer.opTime.median / 1e9;
