@@ -9,11 +9,15 @@
 #include <QFile>
 #include <QProgressBar>
 #include <QTimer>
-#include <QToolTip>
 
+#include <QToolTip>
+#include <set>
+
+#include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/benchmark_series.h"
+#include "ui/charts/chart_style.h"
 #include "ui/charts/timing_bar_chart.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/error_banner.h"
@@ -254,6 +258,15 @@ TEST(Timing, OpeningABenchmarkAfterACancelledSweepSaysWhichFileIsShown) {
   EXPECT_FALSE(status.contains("Cancelled")) << status.toStdString();
   EXPECT_TRUE(status.contains("gpu-lab.json")) << status.toStdString();
   EXPECT_TRUE(timing->originText().contains("gpu-lab.json"));
+}
+
+// Every row of the table, CPU and GPU, has a colour of its own: a chart of all of them (a sweep
+// with the CPU rows ticked) never shows two variants in one colour.
+TEST(TimingChart, EveryVariantHasAColourNoOtherVariantHas) {
+  std::set<QRgb> seen;
+  for (const ConvVariant& v : convVariants())
+    EXPECT_TRUE(seen.insert(ui::variantColour(v.id).rgb()).second) << v.id << " shares its colour";
+  EXPECT_EQ(seen.size(), convVariants().size());
 }
 
 TEST(TimingChart, TheLegendListsTheVariantsInCourseOrderWhateverTheFilesOrder) {

@@ -65,10 +65,12 @@ void setFittedTitle(QCPTextElement& title, const QStringList& parts, int width) 
 }
 
 QColor variantColour(const std::string& variantId) {
-  // Twelve colours that stay apart from each other on white and on black (Tableau 10 and two more).
+  // Sixteen colours that stay apart from each other on white and on black (Tableau 10 and six
+  // more), one per row while the table has at most sixteen: a legend never shows one colour twice.
   static const QColor colours[] = {QColor(0x1f77b4), QColor(0xff7f0e), QColor(0x2ca02c), QColor(0xd62728),
                                    QColor(0x9467bd), QColor(0x8c564b), QColor(0xe377c2), QColor(0x17becf),
-                                   QColor(0xbcbd22), QColor(0x7f7f7f), QColor(0x00a08a), QColor(0xf2af29)};
+                                   QColor(0xbcbd22), QColor(0x7f7f7f), QColor(0x00a08a), QColor(0xf2af29),
+                                   QColor(0x393b79), QColor(0xad494a), QColor(0x637939), QColor(0x6b6ecf)};
   const auto& variants = convVariants();
   for (size_t i = 0; i < variants.size(); ++i)
     if (variants[i].id == variantId) return colours[i % std::size(colours)];
