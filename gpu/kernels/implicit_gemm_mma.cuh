@@ -66,10 +66,18 @@ struct MmaConvArgs {
 // ---------------------------------------------------------------------------------------------
 // Device side.
 
+// Rounds to TF32 (10 mantissa bits, ties away from zero). The instruction exists from sm_80 on;
+// the builds for older GPUs never run these kernels (their rows need compute 8.0), but compile
+// them, so they get the same rounding in integer arithmetic.
 __device__ __forceinline__ uint32_t toTf32(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   uint32_t bits;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(bits) : "f"(x));
   return bits;
+#else
+  const uint32_t bits = __float_as_uint(x);
+  return isfinite(x) ? (bits + 0x1000u) & ~0x1FFFu : bits;
+#endif
 }
 
 // c += a * b on one m16n8k8 tile (sm_80+; the rows of these variants require compute 8.0).
