@@ -5,9 +5,12 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <map>
 
 #include "app/core/engine/gpu_platform.h"
+#include "app/core/util/error.h"
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
 #include "gpu/cuda_resources.h"
@@ -23,6 +26,44 @@ class StreamMemory final : public DeviceMemory {
 
  private:
   DeviceBuffer buffer_;  // freed on its stream, after the work queued before the free
+};
+
+class PinnedHostMemory final : public PinnedMemory {
+ public:
+  explicit PinnedHostMemory(size_t bytes) : memory_(PinnedAllocation::create(std::max<size_t>(bytes, 1))) {}
+  void* data() override { return memory_.get(); }
+
+ private:
+  PinnedAllocation memory_;
+};
+
+class PinnedHostRange final : public PinnedMemory {
+ public:
+  PinnedHostRange(void* host, size_t bytes) : registration_(HostRegistration::create(host, bytes)) {}
+  void* data() override { return registration_.get(); }
+
+ private:
+  HostRegistration registration_;
+};
+
+class CudaGraphWork final : public RecordedWork {
+ public:
+  CudaGraphWork(CudaGraph graph, cudaStream_t stream)
+      : graph_(std::move(graph)), exec_(CudaGraphExec::create(graph_.get())), stream_(stream) {}
+  void replay() override {
+    CONVSCOPE_CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+ private:
+  CudaGraph graph_;
+  CudaGraphExec exec_;
+  cudaStream_t stream_;
+};
+
+// A resize's row and column taps on the device, made once per pair of sizes.
+struct DeviceTaps {
+  DeviceBuffer rows, cols;
 };
 
 struct EventPair {
@@ -48,6 +89,9 @@ class CudaDevice final : public Device {
     CONVSCOPE_CUBLAS_CHECK(cublasSetStream(cublas_, context_.stream()));
     // Strict FP32: no TF32 tensor cores, whatever the environment says.
     CONVSCOPE_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+    // A workspace of its own (32 MiB: what cuBLAS asks for on Hopper), so that a recorded
+    // inference never has cuBLAS allocate while the stream is being captured.
+    CONVSCOPE_CUBLAS_CHECK(cublasSetWorkspace(cublas_, cublasWorkspace_.get(), cublasWorkspace_.bytes()));
   }
   // Waits for the queued work; the members then go in reverse order (the stream last).
   ~CudaDevice() override { cudaStreamSynchronize(context_.stream()); }
@@ -78,12 +122,120 @@ class CudaDevice final : public Device {
     synchronize();
   }
 
-  void synchronize() override { CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(context_.stream())); }
+  void synchronize() override {
+    if (recording_) throw Error("internal: nothing may wait for the GPU while its work is being recorded");
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(context_.stream()));
+  }
+
+  void downloadAsync(const DeviceTensor& tensor, float* host) override {
+    TracedScope scope(context_, "[CUDA memcpy DtoH]");
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(host, tensor.data(), static_cast<size_t>(tensor.size()) * sizeof(float),
+                                         cudaMemcpyDeviceToHost, context_.stream()));
+  }
+
+  DeviceTensor uploadImageBytes(const uint8_t* host, int count, int height, int width, int outHeight,
+                                int outWidth) override {
+    const size_t perImage = static_cast<size_t>(height) * width;
+    reserveImageBytes(perImage * static_cast<size_t>(count));
+    const DeviceTaps& taps = tapsFor(height, width, outHeight, outWidth);
+    DeviceTensor out = allocate({count, 1, outHeight, outWidth});
+    // About 1,000 images (0.8 MB of 28x28) a chunk: big enough to copy at full speed, small
+    // enough that the first chunk's resize starts early.
+    constexpr int kChunkImages = 1024;
+    const int chunks = (count + kChunkImages - 1) / kChunkImages;
+    while (chunkEvents_.size() < static_cast<size_t>(chunks) + 1)
+      chunkEvents_.push_back(CudaEvent::create(cudaEventDisableTiming));
+    cudaStream_t main = context_.stream();
+    // The copy stream starts after what is queued here (the last inference may still read the
+    // bytes), and the main stream waits for each chunk before resizing it.
+    CONVSCOPE_CUDA_CHECK(cudaEventRecord(chunkEvents_[0], main));
+    CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(copyStream_, chunkEvents_[0], 0));
+    for (int c = 0; c < chunks; ++c) {
+      const int first = c * kChunkImages;
+      const int images = std::min(kChunkImages, count - first);
+      uint8_t* bytes = imageBytes_.as<uint8_t>() + perImage * static_cast<size_t>(first);
+      {
+        TracedScope scope(context_, "[CUDA memcpy HtoD]");
+        CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(bytes, host + perImage * static_cast<size_t>(first),
+                                             perImage * static_cast<size_t>(images), cudaMemcpyHostToDevice,
+                                             copyStream_));
+      }
+      CONVSCOPE_CUDA_CHECK(cudaEventRecord(chunkEvents_[static_cast<size_t>(c) + 1], copyStream_));
+      CONVSCOPE_CUDA_CHECK(cudaStreamWaitEvent(main, chunkEvents_[static_cast<size_t>(c) + 1], 0));
+      TracedScope scope(context_, "resizeImageBytesKernel");
+      launchResizeImageBytes(bytes, images, height, width, taps.rows.as<BilinearTap>(), taps.cols.as<BilinearTap>(),
+                             out.data() + static_cast<size_t>(first) * outHeight * outWidth, outHeight, outWidth, main);
+    }
+    return out;
+  }
+
+  void stageImageBytes(const uint8_t* host, int count, int height, int width) override {
+    const size_t bytes = static_cast<size_t>(height) * width * static_cast<size_t>(count);
+    reserveImageBytes(bytes);
+    TracedScope scope(context_, "[CUDA memcpy HtoD]");
+    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(imageBytes_.get(), host, bytes, cudaMemcpyHostToDevice, context_.stream()));
+  }
+
+  DeviceTensor resizeImageBytes(int count, int height, int width, int outHeight, int outWidth) override {
+    if (imageBytes_.bytes() < static_cast<size_t>(height) * width * static_cast<size_t>(count))
+      throw Error("internal: resizeImageBytes before stageImageBytes");
+    const DeviceTaps& taps = tapsFor(height, width, outHeight, outWidth);
+    DeviceTensor out = allocate({count, 1, outHeight, outWidth});
+    TracedScope scope(context_, "resizeImageBytesKernel");
+    launchResizeImageBytes(imageBytes_.as<uint8_t>(), count, height, width, taps.rows.as<BilinearTap>(),
+                           taps.cols.as<BilinearTap>(), out.data(), outHeight, outWidth, context_.stream());
+    return out;
+  }
+
+  StagedImages stagedImageBytes(int count, int height, int width, int outHeight, int outWidth) override {
+    if (imageBytes_.bytes() < static_cast<size_t>(height) * width * static_cast<size_t>(count))
+      throw Error("internal: stagedImageBytes before stageImageBytes");
+    const DeviceTaps& taps = tapsFor(height, width, outHeight, outWidth);
+    return {imageBytes_.as<uint8_t>(), taps.rows.as<BilinearTap>(), taps.cols.as<BilinearTap>()};
+  }
+
+  std::unique_ptr<PinnedMemory> allocatePinned(size_t bytes) override {
+    return std::make_unique<PinnedHostMemory>(bytes);
+  }
+  std::unique_ptr<PinnedMemory> pin(void* host, size_t bytes) override {
+    return std::make_unique<PinnedHostRange>(host, bytes);
+  }
+
+  void beginRecording() override {
+    if (recording_) throw Error("internal: a recording is already under way");
+    // Thread-local: another engine's thread may go on using the GPU meanwhile.
+    CONVSCOPE_CUDA_CHECK(cudaStreamBeginCapture(context_.stream(), cudaStreamCaptureModeThreadLocal));
+    recording_ = true;
+  }
+
+  std::unique_ptr<RecordedWork> endRecording() override {
+    if (!recording_) throw Error("internal: endRecording without beginRecording");
+    recording_ = false;
+    cudaGraph_t graph = nullptr;
+    // Fails when a call during the recording broke it (the error that broke it was thrown then).
+    CONVSCOPE_CUDA_CHECK(cudaStreamEndCapture(context_.stream(), &graph));
+    return std::make_unique<CudaGraphWork>(CudaGraph(graph), context_.stream());
+  }
+
+  void cancelRecording() noexcept override {
+    if (!recording_) return;
+    recording_ = false;
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(context_.stream(), &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // the broken recording's error was thrown already; the next check starts clean
+  }
 
   void beginRun() override { convEvents_.clear(); }
-  double elapsedSeconds(int timing) override { return convEvents_.at(static_cast<size_t>(timing))->seconds(); }
+  double elapsedSeconds(int timing) override {
+    if (timing < 0) throw Error("internal: recorded work has no timings of its own");
+    return convEvents_.at(static_cast<size_t>(timing))->seconds();
+  }
 
   int timed(const std::function<void()>& work) override {
+    if (recording_) {  // a recording is timed as a whole, by whoever replays it
+      work();
+      return -1;
+    }
     auto events = std::make_unique<EventPair>();
     CONVSCOPE_CUDA_CHECK(cudaEventRecord(events->start, context_.stream()));
     work();
@@ -137,7 +289,39 @@ class CudaDevice final : public Device {
   std::vector<TracedTime> collectTrace() override { return context_.collectTrace(); }
 
  private:
+  // The bytes of the end-to-end path's batch on the device; grows, never shrinks.
+  void reserveImageBytes(size_t bytes) {
+    if (bytes <= imageBytes_.bytes()) return;
+    if (recording_) throw Error("internal: the image bytes' buffer must grow before a recording");
+    // Queued copies and resizes may still use the old buffer.
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(copyStream_));
+    CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(context_.stream()));
+    imageBytes_ = DeviceBuffer();
+    imageBytes_ = DeviceBuffer(bytes);
+  }
+
+  const DeviceTaps& tapsFor(int height, int width, int outHeight, int outWidth) {
+    const std::array<int, 4> key{height, width, outHeight, outWidth};
+    auto it = taps_.find(key);
+    if (it != taps_.end()) return it->second;
+    if (recording_) throw Error("internal: a resize's taps must be made before a recording");
+    const auto toDevice = [](const std::vector<BilinearTap>& taps) {
+      DeviceBuffer buffer(std::max<size_t>(taps.size(), 1) * sizeof(BilinearTap));
+      CONVSCOPE_CUDA_CHECK(
+          cudaMemcpy(buffer.get(), taps.data(), taps.size() * sizeof(BilinearTap), cudaMemcpyHostToDevice));
+      return buffer;
+    };
+    DeviceTaps taps{toDevice(bilinearTaps(height, outHeight)), toDevice(bilinearTaps(width, outWidth))};
+    return taps_.emplace(key, std::move(taps)).first->second;
+  }
+
   GpuContext context_;  // first member: its stream outlives everything below
+  CudaStream copyStream_ = CudaStream::create(cudaStreamNonBlocking);
+  std::vector<CudaEvent> chunkEvents_;
+  DeviceBuffer imageBytes_;
+  std::map<std::array<int, 4>, DeviceTaps> taps_;
+  bool recording_ = false;
+  DeviceBuffer cublasWorkspace_{size_t{32} << 20};
   CublasHandle cublas_;
   std::vector<std::unique_ptr<EventPair>> convEvents_;
 };

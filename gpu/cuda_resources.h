@@ -76,6 +76,34 @@ struct StreamTraits {
   static void destroy(Handle stream) noexcept { cudaStreamDestroy(stream); }
 };
 
+struct GraphTraits {
+  using Handle = cudaGraph_t;
+  static void destroy(Handle graph) noexcept { cudaGraphDestroy(graph); }
+};
+
+struct GraphExecTraits {
+  using Handle = cudaGraphExec_t;
+  static void create(Handle* exec, cudaGraph_t graph) { CONVSCOPE_CUDA_CHECK(cudaGraphInstantiate(exec, graph, 0)); }
+  static void destroy(Handle exec) noexcept { cudaGraphExecDestroy(exec); }
+};
+
+// Page-locked host memory: allocated (cudaMallocHost), or an existing range locked in place
+// (cudaHostRegister) and unlocked again.
+struct PinnedAllocationTraits {
+  using Handle = void*;
+  static void create(Handle* host, size_t bytes) { CONVSCOPE_CUDA_CHECK(cudaMallocHost(host, bytes)); }
+  static void destroy(Handle host) noexcept { cudaFreeHost(host); }
+};
+
+struct HostRegistrationTraits {
+  using Handle = void*;
+  static void create(Handle* registered, void* host, size_t bytes) {
+    CONVSCOPE_CUDA_CHECK(cudaHostRegister(host, bytes, cudaHostRegisterDefault));
+    *registered = host;
+  }
+  static void destroy(Handle host) noexcept { cudaHostUnregister(host); }
+};
+
 struct CublasTraits {
   using Handle = cublasHandle_t;
   static void create(Handle* handle) { CONVSCOPE_CUBLAS_CHECK(cublasCreate(handle)); }
@@ -113,6 +141,10 @@ struct CudnnConvolutionTraits {
 using CudaEvent = UniqueHandle<detail::EventTraits>;    // CudaEvent::create(flags = cudaEventDefault)
 using CudaStream = UniqueHandle<detail::StreamTraits>;  // CudaStream::create(flags = cudaStreamDefault)
 using CublasHandle = UniqueHandle<detail::CublasTraits>;
+using CudaGraph = UniqueHandle<detail::GraphTraits>;                    // owns a graph cudaStreamEndCapture made
+using CudaGraphExec = UniqueHandle<detail::GraphExecTraits>;            // CudaGraphExec::create(graph)
+using PinnedAllocation = UniqueHandle<detail::PinnedAllocationTraits>;  // PinnedAllocation::create(bytes)
+using HostRegistration = UniqueHandle<detail::HostRegistrationTraits>;  // HostRegistration::create(host, bytes)
 #ifdef CONVSCOPE_HAVE_CUDNN
 using CudnnHandle = UniqueHandle<detail::CudnnTraits>;
 using CudnnTensorDescriptor = UniqueHandle<detail::CudnnTensorTraits>;

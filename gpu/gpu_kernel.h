@@ -25,4 +25,11 @@ struct GpuKernel {
   bool (*fusesStep)(const ConvProblem& problem, const EpilogueStep& step) = nullptr;
 };
 
+// What a whole-network kernel file gives its row besides its GpuKernel: ConvVariant's
+// declinesNetwork and runNetwork.
+struct GpuNetworkKernel {
+  std::string (*declines)(const ChainNetwork& network);
+  void (*run)(Device& device, const ChainNetwork& network, const NetworkRun& run);
+};
+
 }  // namespace convscope::gpu

@@ -14,10 +14,14 @@ namespace convscope::gpu {
 
 #ifdef CONVSCOPE_HAVE_CUDA
 #define CONVSCOPE_GPU_KERNEL(name) extern const GpuKernel name;
+#define CONVSCOPE_GPU_NETWORK_KERNEL(name) extern const GpuNetworkKernel name;
 #define CONVSCOPE_KERNEL_OF(name) (&name)
+#define CONVSCOPE_NETWORK_KERNEL_OF(name) (&name)
 #else
 #define CONVSCOPE_GPU_KERNEL(name)
+#define CONVSCOPE_GPU_NETWORK_KERNEL(name)
 #define CONVSCOPE_KERNEL_OF(name) (static_cast<const GpuKernel*>(nullptr))
+#define CONVSCOPE_NETWORK_KERNEL_OF(name) (static_cast<const GpuNetworkKernel*>(nullptr))
 #endif
 
 CONVSCOPE_GPU_KERNEL(kBaselineKernel)
@@ -32,6 +36,8 @@ CONVSCOPE_GPU_KERNEL(kCudnnKernel)
 CONVSCOPE_GPU_KERNEL(kFusedEpilogueKernel)
 CONVSCOPE_GPU_KERNEL(kTensorTf32Kernel)
 CONVSCOPE_GPU_KERNEL(kTensor3xTf32Kernel)
+CONVSCOPE_GPU_KERNEL(kWholeNetworkKernel)
+CONVSCOPE_GPU_NETWORK_KERNEL(kWholeNetworkNetwork)
 
 namespace {
 
@@ -48,6 +54,8 @@ struct Row {
   int tensorCoresOfCompute = 0;              // needs tensor cores of this compute capability (x10)
   const char* arithmetic = "FP32";
   double relativeTolerance = 1e-5;
+  bool wholeNetwork = false;  // its kernel runs whole networks, through `network`
+  const GpuNetworkKernel* network = nullptr;
 };
 
 ConvVariant variantOf(const Row& row) {
@@ -68,6 +76,15 @@ ConvVariant variantOf(const Row& row) {
   v.requirements.minComputeMinor = row.tensorCoresOfCompute % 10;
   v.arithmetic = row.arithmetic;
   v.relativeTolerance = row.relativeTolerance;
+  if (row.wholeNetwork && row.network) {
+    v.declinesNetwork = row.network->declines;
+    v.runNetwork = row.network->run;
+  } else if (row.wholeNetwork) {
+    // Never called: without CUDA the row is unavailable; the planner still sees what it is.
+    v.runNetwork = [](Device&, const ChainNetwork&, const NetworkRun&) {
+      throw Error("this build of ConvScope has no CUDA support");
+    };
+  }
   if (const GpuKernel* kernel = row.kernel) {
     v.unsupportedReason = kernel->unsupportedReason;
     v.launchGeometry = kernel->launchGeometry;
@@ -152,6 +169,22 @@ const bool registered = [] {
        {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
        80,
        "3xTF32"},
+      {"gpu-whole-network",
+       "GPU whole network, one kernel",
+       "The whole network in one kernel, from the 8-bit images (resized as they are read) to the probabilities: each "
+       "block keeps its images' maps and the conv weights in shared memory, so no layer's output reaches global "
+       "memory.",
+       "Beyond the course: the whole network in one kernel",
+       "gpu/kernels/13_whole_network.cu",
+       CONVSCOPE_KERNEL_OF(kWholeNetworkKernel),
+       false,
+       false,
+       {},
+       0,
+       "FP32",
+       1e-5,
+       /*wholeNetwork=*/true,
+       CONVSCOPE_NETWORK_KERNEL_OF(kWholeNetworkNetwork)},
   };
   for (const Row& row : rows) registerConvVariant(variantOf(row));
   return true;

@@ -5,6 +5,7 @@
 
 #include "gpu/cuda_check.h"
 #include "gpu/layer_kernels.cuh"
+#include "gpu/resize_bytes.cuh"
 
 namespace convscope::gpu {
 namespace {
@@ -83,6 +84,20 @@ __global__ void softmaxKernel(const float* __restrict__ in, float* __restrict__ 
   for (int64_t j = 0; j < length; ++j) out[base + j * inner] /= sum;
 }
 
+// One thread per output pixel (see resize_bytes.cuh for why its arithmetic is the host's).
+__global__ void resizeImageBytesKernel(const uint8_t* __restrict__ bytes, int count, int height, int width,
+                                       const BilinearTap* __restrict__ rowTaps, const BilinearTap* __restrict__ colTaps,
+                                       float* __restrict__ out, int outHeight, int outWidth) {
+  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  const int64_t plane = int64_t{outHeight} * outWidth;
+  if (i >= plane * count) return;
+  const int64_t image = i / plane;
+  const int y = static_cast<int>((i % plane) / outWidth);
+  const int x = static_cast<int>(i % outWidth);
+  out[i] = resizedBytePixel(bytes + image * height * width, width, rowTaps, colTaps,
+                            height == outHeight && width == outWidth, y, x);
+}
+
 }  // namespace
 
 void launchAddChannelBias(float* data, const float* bias, int64_t images, int channels, int64_t plane,
@@ -115,6 +130,15 @@ void launchBroadcast2d(const float* c, int cRows, int cCols, float* out, int m, 
 void launchSoftmax(const float* input, float* output, int64_t outer, int64_t length, int64_t inner,
                    cudaStream_t stream) {
   softmaxKernel<<<blocksFor(outer * inner), kThreads, 0, stream>>>(input, output, outer, length, inner);
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+void launchResizeImageBytes(const uint8_t* bytes, int count, int height, int width, const BilinearTap* rowTaps,
+                            const BilinearTap* colTaps, float* out, int outHeight, int outWidth, cudaStream_t stream) {
+  const int64_t total = int64_t{count} * outHeight * outWidth;
+  if (total == 0) return;
+  resizeImageBytesKernel<<<blocksFor(total), kThreads, 0, stream>>>(bytes, count, height, width, rowTaps, colTaps, out,
+                                                                    outHeight, outWidth);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

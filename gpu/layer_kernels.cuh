@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "app/core/data/gray_image.h"
 #include "app/core/engine/device.h"
 
 namespace convscope::gpu {
@@ -20,6 +21,12 @@ void launchMaxPool(const PoolGeometry& geometry, const float* input, float* outp
 void launchAveragePool(const PoolGeometry& geometry, const float* input, float* output, cudaStream_t stream);
 // out[i][j] = c[i or 0][j or 0], see Device::broadcast2d.
 void launchBroadcast2d(const float* c, int cRows, int cCols, float* out, int m, int n, cudaStream_t stream);
+// 8-bit images to floats at the model's input size: out[i][0][y][x] from the source bytes through
+// the host's taps (bilinearTaps), with the host's operations in the host's order and no fused
+// multiply-add, so each value has the host's bits. rowTaps/colTaps: device copies, outHeight and
+// outWidth entries. Same size: x / 255 copied.
+void launchResizeImageBytes(const uint8_t* bytes, int count, int height, int width, const BilinearTap* rowTaps,
+                            const BilinearTap* colTaps, float* out, int outHeight, int outWidth, cudaStream_t stream);
 // Softmax over the middle axis of an [outer][length][inner] view.
 void launchSoftmax(const float* input, float* output, int64_t outer, int64_t length, int64_t inner,
                    cudaStream_t stream);

@@ -88,8 +88,15 @@ if stage sanitize; then
     # The fused path: conv kernels given an epilogue.
     compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_fused_epilogue" >>"$LOGS/sanitize-$tool.log" 2>&1
     rc3=$?
-    echo "compute-sanitizer $tool: exit $rc / $rc2 / $rc3; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize-$tool.log" | sort | uniq -c | tr '\n' ' ')"
-    [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] || status=1
+    # The whole-network kernel, and the end-to-end path's resize (recorded and chunked).
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_whole_network" >>"$LOGS/sanitize-$tool.log" 2>&1
+    rc4=$?
+    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_end_to_end_gpu" \
+      --gtest_filter='GpuImageBytes.*:Registry/GpuEndToEnd.*/gpu_whole_network:Registry/GpuEndToEnd.*/gpu_fused_epilogue' \
+      >>"$LOGS/sanitize-$tool.log" 2>&1
+    rc5=$?
+    echo "compute-sanitizer $tool: exit $rc / $rc2 / $rc3 / $rc4 / $rc5; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize-$tool.log" | sort | uniq -c | tr '\n' ' ')"
+    [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ $rc4 -eq 0 ] && [ $rc5 -eq 0 ] || status=1
   done
 fi
 
@@ -123,8 +130,8 @@ PY
   cat "$OUT/pytorch.json"
 fi
 if stage ncu; then
-  for v in ${NCU_VARIANTS:-gpu-restrict-unroll gpu-tensor-tf32 gpu-tensor-3xtf32}; do
-    ncu --kernel-name regex:'^conv' --launch-count 2 --section SpeedOfLight --section LaunchStats \
+  for v in ${NCU_VARIANTS:-gpu-restrict-unroll gpu-tensor-tf32 gpu-whole-network}; do
+    ncu --kernel-name regex:'^(conv|wholeNetwork)' --launch-count 2 --section SpeedOfLight --section LaunchStats \
       --section Occupancy --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
       --section ComputeWorkloadAnalysis --section InstructionStats \
       "$cli" bench --variants "$v" --batches 10000 --repeats 1 --warmups 0 >"$LOGS/ncu-$v.txt" 2>&1 || status=1

@@ -18,7 +18,9 @@ constexpr const char* kHelp =
 Times every variant at every batch size, the course's way: the first N test images as one batch,
 W warm-up inferences, then R timed ones. Per conv layer: op time (median, min, max; CUDA events
 on the GPU, per-op setup included), GFLOP/s and GB/s; per run: inference and upload time and
-accuracy. Progress goes to stderr; the JSON schema is in docs/benchmark-json.md.
+accuracy, and the end-to-end time: the same images as 8-bit pixels in pinned host memory to
+probabilities in host memory (on a GPU only the bytes are copied, and resized there; batches up
+to 1,024 replay a CUDA graph). Progress goes to stderr; the JSON schema is in docs/benchmark-json.md.
   --variants all    every variant that can run here (default), or a comma-separated list
   --batches LIST    batch sizes (default 100,1000,10000)
   --repeats R       timed repetitions (default 10); --warmups W (default 2)
@@ -82,8 +84,8 @@ int runBench(const std::vector<std::string>& tokens) {
               report.host.c_str());
   std::printf("Model: %s, %d repetitions after %d warm-ups, %s\n\n", report.model.c_str(), report.repeats,
               report.warmups, report.date.c_str());
-  std::printf("%-24s %7s %14s %14s %10s %10s %9s\n", "variant", "batch", "conv1 op (ms)", "conv2 op (ms)", "total (ms)",
-              "upload", "accuracy");
+  std::printf("%-24s %7s %14s %14s %10s %10s %12s %9s\n", "variant", "batch", "conv1 op (ms)", "conv2 op (ms)",
+              "total (ms)", "upload", "end to end", "accuracy");
   for (const BenchmarkRun& run : report.runs) {
     std::printf("%-24s %7d", run.variant.c_str(), run.batch);
     for (size_t l = 0; l < 2; ++l)
@@ -94,11 +96,17 @@ int runBench(const std::vector<std::string>& tokens) {
                                                           : " ");
       else
         std::printf(" %14s", "-");
-    std::printf(" %10.3f %10.3f %9.4f\n", run.inference.median * 1e3, run.upload.median * 1e3, run.accuracy);
+    std::printf(" %10.3f %10.3f %11.3f%s %9.4f\n", run.inference.median * 1e3, run.upload.median * 1e3,
+                run.endToEnd.median * 1e3, run.endToEndReplayed ? "g" : " ", run.accuracy);
+    // The same input bits: only a variant whose sums change order between runs (atomics) may differ.
+    if (run.endToEnd.median > 0 && run.endToEndCorrect != run.correct)
+      std::fprintf(stderr, "bench: warning: %s at batch %d: %d right end to end, %d on the float path\n",
+                   run.variant.c_str(), run.batch, run.endToEndCorrect, run.correct);
   }
   std::printf(
       "(* the layer fell back to another variant for its shape; + the op time includes the activation and\n"
-      "   pooling fused into the conv's kernel; see the JSON)\n");
+      "   pooling fused into the conv's kernel; end to end: 8-bit images in pinned host memory to probabilities\n"
+      "   in host memory, g: replayed as a CUDA graph; see the JSON)\n");
   if (const auto json = args.value("json")) writeBenchmarkJson(report, *json);
   if (const auto csv = args.value("csv")) writeBenchmarkCsv(report, *csv);
   return 0;

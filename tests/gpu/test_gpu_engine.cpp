@@ -55,8 +55,8 @@ TEST_P(GpuEngine, ReproducesPyTorchOnTheWholeTestSetInOneBatch) {
       differing += c.predicted != card->predictions[static_cast<size_t>(c.index)] - '0' ? 1 : 0;
     EXPECT_LE(differing, allowed) << variant.arithmetic;
     EXPECT_NEAR(run.correct, card->testCorrect, allowed);
-    std::printf("%s %s: %d of 10000 predictions differ from PyTorch's\n", name, variant.id.c_str(), differing);
-    ASSERT_EQ(run.convTimes.size(), 2u);
+    std::printf("%s %s: %d of 10000 predictions differ from PyTorch's\n", name.c_str(), variant.id.c_str(), differing);
+    ASSERT_EQ(run.convTimes.size(), variant.runNetwork ? 1u : 2u) << "a time per conv stage; one for a whole network";
     for (const ConvLayerTime& t : run.convTimes) {
       EXPECT_GT(t.seconds, 0.0);
       EXPECT_EQ(t.problem.batch, 10000);

@@ -18,6 +18,7 @@
 
 #include "app/core/conv/conv_backend.h"
 #include "app/core/conv/conv_problem.h"
+#include "app/core/data/gray_image.h"
 
 namespace convscope {
 
@@ -45,6 +46,24 @@ struct KernelLaunchGeometry {
 
   int64_t threadsPerBlock() const { return int64_t{blockX} * blockY * blockZ; }
   int64_t blocks() const { return int64_t{gridX} * gridY * gridZ; }
+};
+
+struct ChainNetwork;
+
+// What a whole-network kernel reads and writes for one batch, all on the device. The images come
+// as floats at the model's input size, or as the 8-bit images the end-to-end path staged, which
+// the kernel resizes as it reads them (the taps of bilinearTaps, for height and width).
+struct NetworkRun {
+  int images = 0;
+  const float* input = nullptr;    // images x 1 x inputHeight x inputWidth, or null when bytes are given
+  const uint8_t* bytes = nullptr;  // images x byteHeight x byteWidth
+  int byteHeight = 0, byteWidth = 0;
+  const BilinearTap* rowTaps = nullptr;  // inputHeight entries
+  const BilinearTap* colTaps = nullptr;  // inputWidth entries
+  // Per layer of the chain, conv layers first, then the fully connected ones: weights and bias
+  // (null when the layer has none).
+  std::vector<const float*> weights, biases;
+  float* output = nullptr;  // images x classes: probabilities with the network's softmax, else scores
 };
 
 struct ConvVariant {
@@ -83,6 +102,11 @@ struct ConvVariant {
   std::function<void(Device& device, const ConvProblem& problem, const float* input, const float* weights,
                      float* output, const ConvEpilogue& epilogue)>
       runOnDevice;
+
+  // Whole-network variants (one kernel for the whole network): empty when it runs `network` in
+  // one kernel on this machine, else why not; null for the variants that run layers.
+  std::function<std::string(const ChainNetwork& network)> declinesNetwork;
+  std::function<void(Device& device, const ChainNetwork& network, const NetworkRun& run)> runNetwork;
 
   bool runsOnGpu() const { return requirements.gpu; }
   bool canFuse(const std::string& opType) const;

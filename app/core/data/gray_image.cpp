@@ -6,26 +6,7 @@
 namespace convscope {
 namespace {
 
-struct Tap {
-  int low, high;
-  float lowWeight, highWeight;
-};
-
-// PyTorch's area_pixel_compute_source_index for linear modes: source = scale * (dst + 0.5) - 0.5,
-// clamped at 0; the upper neighbour is clamped at the last pixel.
-std::vector<Tap> taps(int srcSize, int dstSize) {
-  const float scale = static_cast<float>(srcSize) / static_cast<float>(dstSize);
-  std::vector<Tap> result(static_cast<size_t>(dstSize));
-  for (int i = 0; i < dstSize; ++i) {
-    float source = scale * (static_cast<float>(i) + 0.5f) - 0.5f;
-    if (source < 0.0f) source = 0.0f;
-    const int low = std::min(static_cast<int>(source), srcSize - 1);
-    const int high = std::min(low + 1, srcSize - 1);
-    const float highWeight = std::clamp(source - static_cast<float>(low), 0.0f, 1.0f);
-    result[static_cast<size_t>(i)] = {low, high, 1.0f - highWeight, highWeight};
-  }
-  return result;
-}
+using Tap = BilinearTap;
 
 // The bilinear resize of resizeBilinearHalfPixel over a source given by `sample(y, x)`: a picture
 // in memory, or one padded with a background that is never built (see resizedToFit).
@@ -36,8 +17,8 @@ void resizeBilinear(Sample sample, int srcHeight, int srcWidth, float* dst, int 
       for (int x = 0; x < dstWidth; ++x) dst[static_cast<size_t>(y) * dstWidth + x] = sample(y, x);
     return;
   }
-  const std::vector<Tap> rows = taps(srcHeight, dstHeight);
-  const std::vector<Tap> cols = taps(srcWidth, dstWidth);
+  const std::vector<Tap> rows = bilinearTaps(srcHeight, dstHeight);
+  const std::vector<Tap> cols = bilinearTaps(srcWidth, dstWidth);
   for (int y = 0; y < dstHeight; ++y) {
     const Tap& r = rows[static_cast<size_t>(y)];
     for (int x = 0; x < dstWidth; ++x) {
@@ -50,6 +31,22 @@ void resizeBilinear(Sample sample, int srcHeight, int srcWidth, float* dst, int 
 }
 
 }  // namespace
+
+// PyTorch's area_pixel_compute_source_index for linear modes: source = scale * (dst + 0.5) - 0.5,
+// clamped at 0; the upper neighbour is clamped at the last pixel.
+std::vector<BilinearTap> bilinearTaps(int srcSize, int dstSize) {
+  const float scale = static_cast<float>(srcSize) / static_cast<float>(dstSize);
+  std::vector<BilinearTap> result(static_cast<size_t>(dstSize));
+  for (int i = 0; i < dstSize; ++i) {
+    float source = scale * (static_cast<float>(i) + 0.5f) - 0.5f;
+    if (source < 0.0f) source = 0.0f;
+    const int low = std::min(static_cast<int>(source), srcSize - 1);
+    const int high = std::min(low + 1, srcSize - 1);
+    const float highWeight = std::clamp(source - static_cast<float>(low), 0.0f, 1.0f);
+    result[static_cast<size_t>(i)] = {low, high, 1.0f - highWeight, highWeight};
+  }
+  return result;
+}
 
 void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, float* dst, int dstHeight, int dstWidth) {
   resizeBilinear([src, srcWidth](int y, int x) { return src[static_cast<size_t>(y) * srcWidth + x]; }, srcHeight,

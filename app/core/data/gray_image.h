@@ -20,6 +20,16 @@ struct GrayImage {
 // image upsampled here matches the one the model was trained on.
 void resizeBilinearHalfPixel(const float* src, int srcHeight, int srcWidth, float* dst, int dstHeight, int dstWidth);
 
+// One output row's (or column's) two source rows and their weights. Output (y, x) is
+//   rows[y].lowWeight * (cols[x].lowWeight * s(low, low) + cols[x].highWeight * s(low, high))
+//   + rows[y].highWeight * (cols[x].lowWeight * s(high, low) + cols[x].highWeight * s(high, high))
+// in float, in that order; the GPU's resize takes the same taps, so it computes the same bits.
+struct BilinearTap {
+  int low = 0, high = 0;
+  float lowWeight = 1.0f, highWeight = 0.0f;
+};
+std::vector<BilinearTap> bilinearTaps(int srcSize, int dstSize);
+
 GrayImage resized(const GrayImage& image, int height, int width);
 
 // The value of the picture's background: the median of the pixels on its short sides, the whole

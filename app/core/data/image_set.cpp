@@ -75,7 +75,7 @@ ImageSet ImageSet::loadIdxFolder(const fs::path& folder, Split split) {
   const std::string prefix = split == Split::Test ? "t10k" : "train";
   const fs::path imagesPath = findIdxFile(folder, prefix, "images");
   const fs::path labelsPath = findIdxFile(folder, prefix, "labels");
-  const IdxArray images = readIdxFile(imagesPath);
+  IdxArray images = readIdxFile(imagesPath);
   const IdxArray labels = readIdxFile(labelsPath);
   if (images.dims.size() != 3)
     throw Error(imagesPath.string() + ": expected images of rank 3 (count, rows, columns), found rank " +
@@ -100,8 +100,38 @@ ImageSet ImageSet::loadIdxFolder(const fs::path& folder, Split split) {
   std::vector<float> pixels(images.values.size());
   std::transform(images.values.begin(), images.values.end(), pixels.begin(),
                  [](uint8_t v) { return static_cast<float>(v) / 255.0f; });
-  return ImageSet(folder.string(), static_cast<int>(images.dims[1]), static_cast<int>(images.dims[2]),
-                  std::move(pixels), std::move(labelValues), std::move(classNames));
+  ImageSet set(folder.string(), static_cast<int>(images.dims[1]), static_cast<int>(images.dims[2]), std::move(pixels),
+               std::move(labelValues), std::move(classNames));
+  set.bytes_ = std::move(images.values);
+  return set;
+}
+
+const uint8_t* ImageSet::bytes(int first) const {
+  if (bytes_.empty()) throw Error(source_ + ": these images have no 8-bit form (only the IDX data set has)");
+  if (first < 0 || first >= count())
+    throw Error("image index " + std::to_string(first) + " is outside 0.." + std::to_string(count() - 1));
+  return bytes_.data() + static_cast<size_t>(first) * height_ * width_;
+}
+
+Tensor batchFromBytes(const uint8_t* pixels, int count, int height, int width, int outHeight, int outWidth) {
+  if (!pixels || count < 1 || height < 1 || width < 1 || outHeight < 1 || outWidth < 1)
+    throw Error("8-bit images: " + std::to_string(count) + " of " + std::to_string(height) + "x" +
+                std::to_string(width) + " cannot form a batch");
+  Tensor out({count, 1, outHeight, outWidth});
+  const size_t inPerImage = static_cast<size_t>(height) * width;
+  const size_t outPerImage = static_cast<size_t>(outHeight) * outWidth;
+  OmpExceptions errors;
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < count; ++i)
+    errors.run([&] {
+      std::vector<float> image(inPerImage);
+      const uint8_t* src = pixels + inPerImage * static_cast<size_t>(i);
+      for (size_t p = 0; p < inPerImage; ++p) image[p] = static_cast<float>(src[p]) / 255.0f;
+      resizeBilinearHalfPixel(image.data(), height, width, out.data() + outPerImage * static_cast<size_t>(i), outHeight,
+                              outWidth);
+    });
+  errors.rethrow();
+  return out;
 }
 
 ImageSet ImageSet::fromImages(std::string source, const std::vector<GrayImage>& images,

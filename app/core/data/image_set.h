@@ -52,13 +52,25 @@ class ImageSet {
   // resized bilinearly (half-pixel centres) where the model's input size differs.
   Tensor batch(int first, int count, int height, int width) const;
 
+  // The images as the IDX files store them, one byte a pixel (x / 255 gives the values above),
+  // for the end-to-end path that sends only bytes to the GPU (Engine::inferBytes). Sets made
+  // from image files or drawings have none: their values are not all multiples of 1/255.
+  bool hasBytes() const { return !bytes_.empty(); }
+  // Image `first` onwards; throws convscope::Error when the set has no bytes or `first` is outside.
+  const uint8_t* bytes(int first = 0) const;
+
  private:
   std::string source_;
   int height_ = 0;
   int width_ = 0;
   std::vector<float> pixels_;
+  std::vector<uint8_t> bytes_;  // the stored bytes, where the set came from IDX files
   std::vector<int> labels_;
   std::vector<std::string> classNames_;
 };
+
+// 8-bit images (count x height x width) as the network's N x 1 x outHeight x outWidth input:
+// x / 255, resized as ImageSet::batch resizes, so the same images give the same bits either way.
+Tensor batchFromBytes(const uint8_t* pixels, int count, int height, int width, int outHeight, int outWidth);
 
 }  // namespace convscope

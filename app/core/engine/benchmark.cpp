@@ -124,6 +124,12 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
   const auto say = [&](const std::string& message) { return !progress || progress(message); };
   for (const std::string& variant : options.variants) {
     Engine engine(model, variant);
+    // The end-to-end runs copy the set's bytes at full speed, as from any pinned host buffer.
+    const auto pinned =
+        options.endToEnd && images.hasBytes()
+            ? engine.pinHostMemory(const_cast<uint8_t*>(images.bytes(0)),
+                                   static_cast<size_t>(images.count()) * images.height() * images.width())
+            : nullptr;
     for (int batch : options.batches) {
       if (!say(variant + ", batch " + std::to_string(batch) + ": warming up")) return report;
       engine.checkMemory(batch);  // before the batch itself is built
@@ -156,8 +162,11 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
         layer.fallbackReason = t.fallbackReason;
         layer.opTime = SampleStats::of(layerSamples[l]);
         const double bytes =
-            4.0 * static_cast<double>(t.problem.inputElements() + t.problem.weightElements() + t.outputElements);
-        layer.gflops = static_cast<double>(t.problem.flops()) / layer.opTime.median / 1e9;
+            t.stageBytes
+                ? static_cast<double>(t.stageBytes)
+                : 4.0 * static_cast<double>(t.problem.inputElements() + t.problem.weightElements() + t.outputElements);
+        const double flops = static_cast<double>(t.stageFlops ? t.stageFlops : t.problem.flops());
+        layer.gflops = flops / layer.opTime.median / 1e9;
         layer.gbytesPerSecond = bytes / layer.opTime.median / 1e9;
         layer.fusedNodes = t.fusedNodes;
         layer.outputElements = t.outputElements;
@@ -167,6 +176,23 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
       run.upload = SampleStats::of(uploads);
       run.correct = countCorrect(last.probabilities, images, batch);
       run.accuracy = static_cast<double>(run.correct) / batch;
+
+      if (options.endToEnd && images.hasBytes()) {
+        if (!say(variant + ", batch " + std::to_string(batch) + ": end to end from 8-bit images")) return report;
+        const ByteImages bytes{images.bytes(0), batch, images.height(), images.width()};
+        // One more warm-up than the plain runs: a small batch is recorded on its first run.
+        for (int w = 0; w <= options.warmups; ++w) engine.inferBytes(bytes);
+        std::vector<double> endToEnd;
+        InferenceResult result;
+        for (int r = 0; r < options.repeats; ++r) {
+          const auto start = std::chrono::steady_clock::now();
+          result = engine.inferBytes(bytes);
+          endToEnd.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        run.endToEnd = SampleStats::of(endToEnd);
+        run.endToEndReplayed = result.replayed;
+        run.endToEndCorrect = countCorrect(result.probabilities, images, batch);
+      }
       report.runs.push_back(std::move(run));
     }
   }
@@ -203,6 +229,9 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                     {"layers", layers},
                     {"inference_s", statsJson(run.inference)},
                     {"upload_s", statsJson(run.upload)},
+                    {"end_to_end_s", statsJson(run.endToEnd)},
+                    {"end_to_end_replayed", run.endToEndReplayed},
+                    {"end_to_end_correct", run.endToEndCorrect},
                     {"accuracy", run.accuracy},
                     {"correct", run.correct}});
   }
@@ -252,6 +281,9 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
                               l.value("output_elements", problemFromJson(l.at("problem")).outputElements())});
       run.inference = statsFromJson(r.at("inference_s"));
       run.upload = statsFromJson(r.at("upload_s"));
+      if (r.contains("end_to_end_s")) run.endToEnd = statsFromJson(r.at("end_to_end_s"));  // newer files
+      run.endToEndReplayed = r.value("end_to_end_replayed", false);
+      run.endToEndCorrect = r.value("end_to_end_correct", 0);
       run.accuracy = r.at("accuracy");
       run.correct = r.at("correct");
       report.runs.push_back(std::move(run));
@@ -266,14 +298,15 @@ void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::pat
   std::ofstream out(path);
   if (!out) throw Error(path.string() + ": cannot be opened for writing");
   out << "device,model,variant,batch,layer,node,ran_variant,op_time_median_s,op_time_min_s,op_time_max_s,gflops,"
-         "gbytes_per_s,inference_median_s,upload_median_s,accuracy\n";
+         "gbytes_per_s,inference_median_s,upload_median_s,end_to_end_median_s,accuracy\n";
   for (const BenchmarkRun& run : report.runs)
     for (size_t l = 0; l < run.layers.size(); ++l) {
       const LayerBenchmark& layer = run.layers[l];
       out << '"' << report.device << "\"," << report.model << ',' << run.variant << ',' << run.batch << ',' << l + 1
           << ',' << layer.node << ',' << layer.ranVariant << ',' << layer.opTime.median << ',' << layer.opTime.min
           << ',' << layer.opTime.max << ',' << layer.gflops << ',' << layer.gbytesPerSecond << ','
-          << run.inference.median << ',' << run.upload.median << ',' << run.accuracy << '\n';
+          << run.inference.median << ',' << run.upload.median << ',' << run.endToEnd.median << ',' << run.accuracy
+          << '\n';
     }
   if (!out) throw Error(path.string() + ": write failed");
 }

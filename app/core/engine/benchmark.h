@@ -39,6 +39,11 @@ struct BenchmarkRun {
   std::vector<LayerBenchmark> layers;
   SampleStats inference;  // the whole forward pass with copies, host clock
   SampleStats upload;     // host-to-device copy of the batch (zero on the CPU)
+  // The end-to-end path (Engine::inferBytes): the same images as 8-bit pixels in pinned host
+  // memory to probabilities in host memory, host clock; absent (all zero) for sets without bytes.
+  SampleStats endToEnd;
+  bool endToEndReplayed = false;  // its timed runs replayed a recorded CUDA graph
+  int endToEndCorrect = 0;        // must equal `correct`: the same predictions
   double accuracy = 0.0;
   int correct = 0;
 };
@@ -60,6 +65,8 @@ struct BenchmarkOptions {
   std::vector<int> batches;
   int repeats = 10;
   int warmups = 2;
+  // Also time the end-to-end path from 8-bit images (BenchmarkRun::endToEnd), where the set has them.
+  bool endToEnd = true;
 };
 
 // `progress(message)` reports each step on its way; returning false stops the benchmark with

@@ -4,6 +4,7 @@
 // only download() and synchronize() wait.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "app/core/conv/conv_problem.h"
+#include "app/core/data/gray_image.h"
 #include "app/core/util/tensor.h"
 
 namespace convscope {
@@ -35,6 +37,23 @@ struct DeviceTensor {
   }
 };
 
+// Page-locked host memory: the GPU copies to and from it at full bus speed, without staging, and
+// a recorded copy (below) may read or write it.
+class PinnedMemory {
+ public:
+  virtual ~PinnedMemory() = default;
+  virtual void* data() = 0;
+};
+
+// Work recorded once and replayed as one launch (a CUDA graph). A small batch's inference is
+// mostly the time it takes to launch a dozen kernels; replayed, it is one launch.
+class RecordedWork {
+ public:
+  virtual ~RecordedWork() = default;
+  // Runs the recorded work after the work already queued, and waits for it.
+  virtual void replay() = 0;
+};
+
 enum class Activation { Relu, Tanh, Sigmoid };
 
 struct PoolGeometry {
@@ -54,6 +73,43 @@ class Device {
   virtual DeviceTensor upload(const float* host, const Shape& shape) = 0;
   virtual void download(const DeviceTensor& tensor, float* host) = 0;
   virtual void synchronize() = 0;
+
+  // The end-to-end path (Engine::inferBytes): 8-bit images as stored (count x height x width,
+  // row-major, in host memory) go to the GPU as bytes, a quarter of the floats' size before
+  // resizing, and become the model's N x 1 x outHeight x outWidth input there: x / 255, resized
+  // bilinearly with half-pixel centres exactly as the host resizes (resizeBilinearHalfPixel).
+  // uploadImageBytes copies in chunks on a second stream and resizes each chunk while the next
+  // one is copied. stageImageBytes + resizeImageBytes do the same in two steps, so that a
+  // recording can hold the resize and not the copy from a caller's memory.
+  virtual DeviceTensor uploadImageBytes(const uint8_t* host, int count, int height, int width, int outHeight,
+                                        int outWidth) = 0;
+  virtual void stageImageBytes(const uint8_t* host, int count, int height, int width) = 0;
+  virtual DeviceTensor resizeImageBytes(int count, int height, int width, int outHeight, int outWidth) = 0;
+  // What stageImageBytes left on the device, for a kernel that resizes as it reads (the whole-
+  // network kernel): the bytes and the resize's taps (outHeight, then outWidth entries).
+  struct StagedImages {
+    const uint8_t* bytes = nullptr;
+    const BilinearTap* rowTaps = nullptr;
+    const BilinearTap* colTaps = nullptr;
+  };
+  virtual StagedImages stagedImageBytes(int count, int height, int width, int outHeight, int outWidth) = 0;
+
+  // Host memory for fast copies: allocated page-locked, or an existing range locked in place
+  // for as long as the returned owner lives.
+  virtual std::unique_ptr<PinnedMemory> allocatePinned(size_t bytes) = 0;
+  virtual std::unique_ptr<PinnedMemory> pin(void* host, size_t bytes) = 0;
+  // Queues a copy to host memory without waiting (pinned memory: the only kind a recording may
+  // write); the values are there after synchronize().
+  virtual void downloadAsync(const DeviceTensor& tensor, float* host) = 0;
+
+  // Between these two calls the work queued is recorded, not run, and nothing is timed: every
+  // value allocated while recording must be freed before endRecording(), and nothing may wait
+  // (synchronize() or download() throw convscope::Error). A device that cannot record throws.
+  virtual void beginRecording() = 0;
+  virtual std::unique_ptr<RecordedWork> endRecording() = 0;
+  // Ends a recording that failed part way and discards it; values allocated during it must be
+  // gone already.
+  virtual void cancelRecording() noexcept = 0;
 
   // Starts a new inference: forgets the timings of the previous one.
   virtual void beginRun() = 0;

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include "app/core/conv/variant_table.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/chain_network.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/util/checked_math.h"
 #include "app/core/util/error.h"
@@ -188,6 +191,9 @@ class Engine::Evaluation {
   // A fused stage: the conv with its epilogue (bias, activation, pooling) in the variant's kernel.
   virtual void runFused(const Node& conv, const std::string& output, const Shape& outputShape,
                         const ConvProblem& problem, const ConvVariant& variant, const ConvEpilogue& epilogue) = 0;
+  // A whole-network stage: every node in the variant's one kernel, from the input to the output.
+  virtual void runNetwork(const ChainNetwork& network, const ConvVariant& variant, int64_t batch,
+                          const std::string& input, const std::string& output, const Shape& outputShape) = 0;
   virtual Shape shapeOf(const std::string& name) const = 0;
   virtual Tensor fetch(const std::string& name) = 0;
   virtual void release(const std::string& name) = 0;  // after its last reader
@@ -231,6 +237,11 @@ class Engine::HostEvaluation final : public Engine::Evaluation {
     store(output, std::move(out));
   }
 
+  void runNetwork(const ChainNetwork&, const ConvVariant& variant, int64_t, const std::string&, const std::string&,
+                  const Shape&) override {
+    throw Error("internal: the whole-network variant " + variant.id + " was planned on the CPU");
+  }
+
   Shape shapeOf(const std::string& name) const override { return values_.at(name)->shape(); }
   Tensor fetch(const std::string& name) override { return *values_.at(name); }
   void release(const std::string& name) override {
@@ -263,7 +274,47 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
 
   // The batch's copy to the GPU is timed on its own: a host round trip of an op uploads too.
   void bindInput(const std::string& name, const Tensor& value) override {
-    uploads_.push_back(device_.timed([&] { values_[name] = device_.upload(value.data(), value.shape()); }));
+    bindOnDevice(name, [&] { return device_.upload(value.data(), value.shape()); });
+  }
+  // An input that `upload` puts on the device (the end-to-end path's bytes, resized there).
+  void bindOnDevice(const std::string& name, const std::function<DeviceTensor()>& upload) {
+    uploads_.push_back(device_.timed([&] { values_[name] = upload(); }));
+  }
+  const DeviceTensor& deviceValue(const std::string& name) const { return values_.at(name); }
+  // The input as 8-bit images in the device's staging buffer, for a whole-network kernel that
+  // resizes as it reads; `copy`: stage them now from `images.pixels` (else a replay stages them).
+  void bindStagedBytes(const ByteImages& images, int outHeight, int outWidth, bool copy) {
+    if (copy)
+      uploads_.push_back(
+          device_.timed([&] { device_.stageImageBytes(images.pixels, images.count, images.height, images.width); }));
+    staged_ = device_.stagedImageBytes(images.count, images.height, images.width, outHeight, outWidth);
+    stagedHeight_ = images.height;
+    stagedWidth_ = images.width;
+  }
+
+  void runNetwork(const ChainNetwork& network, const ConvVariant& variant, int64_t batch, const std::string& input,
+                  const std::string& output, const Shape& outputShape) override {
+    NetworkRun run;
+    run.images = static_cast<int>(batch);
+    if (staged_.bytes) {
+      run.bytes = staged_.bytes;
+      run.byteHeight = stagedHeight_;
+      run.byteWidth = stagedWidth_;
+      run.rowTaps = staged_.rowTaps;
+      run.colTaps = staged_.colTaps;
+    } else {
+      run.input = values_.at(input).data();
+    }
+    const auto add = [&](const std::string& weights, const std::string& bias) {
+      run.weights.push_back(values_.at(weights).data());
+      run.biases.push_back(bias.empty() ? nullptr : values_.at(bias).data());
+    };
+    for (const ChainConv& conv : network.convs) add(conv.weights, conv.bias);
+    for (const ChainDense& dense : network.dense) add(dense.weights, dense.bias);
+    DeviceTensor out = device_.allocate(outputShape);
+    run.output = out.data();
+    timings_.push_back(device_.timed([&] { variant.runNetwork(device_, network, run); }));
+    values_[output] = std::move(out);
   }
 
   void runOp(const Node& node, const ConvVariant* convVariant) override {
@@ -316,6 +367,8 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
   std::map<std::string, DeviceTensor> values_;
   std::vector<int> timings_;  // the conv stages'
   std::vector<int> uploads_;  // the batch's
+  Device::StagedImages staged_;
+  int stagedHeight_ = 0, stagedWidth_ = 0;
 };
 
 const Plan& Engine::planFor(const std::map<std::string, Shape>& inputShapes, bool fuse) const {
@@ -343,16 +396,44 @@ std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vec
   else
     values = std::make_unique<HostEvaluation>(*this);
   for (const ValueInfo& input : model.inputs) values->bindInput(input.name, *inputs.at(input.name));
-  const std::map<std::string, size_t> lastUse = lastUses(model);
-
   std::vector<ConvLayerTime> stageTimes;
+  const Shape& firstInput = inputShapes.begin()->second;
+  runPlan(plan, firstInput.empty() ? 1 : firstInput[0], *values, stageTimes, captured);
+  return finishPlan(*values, stageTimes, convTimes, uploadSeconds);
+}
+
+void Engine::runPlan(const Plan& plan, int64_t batch, Evaluation& values, std::vector<ConvLayerTime>& stageTimes,
+                     std::vector<LayerOutput>* captured) const {
+  const Model& model = *model_;
+  const std::map<std::string, size_t> lastUse = lastUses(model);
   for (const PlanStage& stage : plan.stages) {
     const Node& first = model.nodes[stage.nodes.front()];
     const Node& last = model.nodes[stage.nodes.back()];
     try {
-      if (stage.hasConv) {
+      if (stage.wholeNetwork) {
+        std::string whyNot;
+        const std::optional<ChainNetwork> network = matchChainNetwork(model, &whyNot);
+        if (!network) throw Error("internal: a whole-network stage for " + whyNot);
+        // One record for the one kernel: its time is the whole network's, its FLOPs the conv's
+        // first layer's in `problem` (the benchmark counts the rest from fusedNodes).
+        ConvProblem problem = network->convs.front().problem;
+        problem.batch = static_cast<int>(batch);
+        ConvLayerTime record{first.name, problem, 0.0, stage.variant, "", {}, 0};
+        for (size_t k = 1; k < stage.nodes.size(); ++k) record.fusedNodes.push_back(model.nodes[stage.nodes[k]].name);
+        record.outputElements = batch * network->classes();
+        record.stageFlops = batch * network->flopsPerImage;
+        int64_t weights = 0;
+        for (const size_t index : stage.nodes)
+          for (const std::string& name : model.nodes[index].inputs)
+            if (model.weights.count(name)) weights += model.weights.at(name).size();
+        record.stageBytes =
+            4 * (batch * int64_t{network->inputHeight} * network->inputWidth + weights + record.outputElements);
+        values.runNetwork(*network, findConvVariant(stage.variant), batch, model.imageInput().name, last.output,
+                          {batch, network->classes()});
+        stageTimes.push_back(std::move(record));
+      } else if (stage.hasConv) {
         std::vector<Shape> shapes;
-        for (const std::string& name : first.inputs) shapes.push_back(values->shapeOf(name));
+        for (const std::string& name : first.inputs) shapes.push_back(values.shapeOf(name));
         const ConvProblem problem = *first.op->convProblem(shapes);
         const ConvVariant& variant = findConvVariant(stage.variant);
         ConvLayerTime record{
@@ -375,37 +456,42 @@ std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vec
             record.fusedNodes.push_back(node.name);
           }
           record.outputElements = elementCount(shape);
-          values->runFused(first, last.output, shape, problem, variant, epilogue);
+          values.runFused(first, last.output, shape, problem, variant, epilogue);
         } else {
-          values->runOp(first, &variant);
+          values.runOp(first, &variant);
         }
         stageTimes.push_back(std::move(record));
       } else {
-        values->runOp(first, nullptr);
+        values.runOp(first, nullptr);
       }
     } catch (const Error& e) {
       throw Error(nodeContext(model, first) + e.what());
     }
-    if (captured) captured->push_back({last.name, last.opType, values->fetch(last.output)});
+    if (captured) captured->push_back({last.name, last.opType, values.fetch(last.output)});
     for (const size_t index : stage.nodes)
       for (const std::string& name : model.nodes[index].inputs)
-        if (lastUse.at(name) == index) values->release(name);
+        if (lastUse.at(name) == index) values.release(name);
   }
+}
 
+std::map<std::string, Tensor> Engine::finishPlan(Evaluation& values, std::vector<ConvLayerTime>& stageTimes,
+                                                 std::vector<ConvLayerTime>* convTimes, double* uploadSeconds) const {
+  const Model& model = *model_;
   std::map<std::string, Tensor> outputs;
   for (const ValueInfo& output : model.outputs) {
     try {
-      outputs[output.name] = values->fetch(output.name);
+      outputs[output.name] = values.fetch(output.name);
     } catch (const std::out_of_range&) {
       throw Error(model.sourcePath + ": output '" + output.name + "' was not computed");
     }
   }
-  const std::vector<double> seconds = values->finish(uploadSeconds);
+  const std::vector<double> seconds = values.finish(uploadSeconds);
   if (seconds.size() != stageTimes.size()) throw Error("internal: conv stages and their timings disagree");
   for (size_t k = 0; k < seconds.size(); ++k) stageTimes[k].seconds = seconds[k];
   if (convTimes) convTimes->insert(convTimes->end(), stageTimes.begin(), stageTimes.end());
   return outputs;
 }
+
 InferenceResult Engine::infer(const Tensor& images, bool captureLayers) {
   const ValueInfo& input = model_->imageInput();
   checkInputs(*model_, {{input.name, &images}});
@@ -414,11 +500,126 @@ InferenceResult Engine::infer(const Tensor& images, bool captureLayers) {
   if (captureLayers) result.layers.push_back({"input", "Input", images});
   std::map<std::string, Tensor> outputs = evaluate(InputRefs{{input.name, &images}}, &result.convTimes,
                                                    captureLayers ? &result.layers : nullptr, &result.uploadSeconds);
-  Tensor out = std::move(outputs.begin()->second);
-  if (out.rank() != 2 || out.dim(0) != images.dim(0) || out.dim(1) < 1)
+  result.probabilities = probabilitiesFrom(std::move(outputs.begin()->second), images.dim(0)).probabilities;
+  return result;
+}
+
+InferenceResult Engine::probabilitiesFrom(Tensor out, int64_t batch) const {
+  if (out.rank() != 2 || out.dim(0) != batch || out.dim(1) < 1)
     throw Error(model_->sourcePath + ": the output has shape " + shapeToString(out.shape()) +
                 "; a classifier gives one row of class scores per image");
+  InferenceResult result;
   result.probabilities = model_->endsWithSoftmax() ? std::move(out) : softmaxRows(out);
+  return result;
+}
+
+std::unique_ptr<PinnedMemory> Engine::pinHostMemory(void* host, size_t bytes) {
+  return device_ && host && bytes ? device_->pin(host, bytes) : nullptr;
+}
+
+namespace {
+bool wholeNetwork(const Plan& plan) {
+  return plan.stages.size() == 1 && plan.stages.front().wholeNetwork;
+}
+}  // namespace
+
+struct Engine::RecordedBatch {
+  int count = 0, height = 0, width = 0;
+  Shape outputShape;
+  std::unique_ptr<PinnedMemory> scores;  // where the recording leaves the output
+  std::unique_ptr<RecordedWork> work;
+};
+
+InferenceResult Engine::inferBytes(const ByteImages& images) {
+  if (!images.pixels || images.count < 1 || images.height < 1 || images.width < 1)
+    throw Error("8-bit images: " + std::to_string(images.count) + " of " + std::to_string(images.height) + "x" +
+                std::to_string(images.width) + " cannot form a batch");
+  const ValueInfo& input = model_->imageInput();
+  const int height = model_->inputHeight(), width = model_->inputWidth();
+  if (!device_) return infer(batchFromBytes(images.pixels, images.count, images.height, images.width, height, width));
+
+  const std::map<std::string, Shape> inputShapes{{input.name, {images.count, 1, height, width}}};
+  checkMemoryFor(inputShapes, images.count, false);
+  const bool shapeSeen = recorded_ && recorded_->count == images.count && recorded_->height == images.height &&
+                         recorded_->width == images.width;
+  if (shapeSeen && recorded_->work) return replay(*recorded_, images);
+
+  const Plan& plan = planFor(inputShapes, true);
+  DeviceEvaluation values(*this);
+  if (wholeNetwork(plan))  // its kernel resizes as it reads the bytes
+    values.bindStagedBytes(images, height, width, true);
+  else
+    values.bindOnDevice(input.name, [&] {
+      return device_->uploadImageBytes(images.pixels, images.count, images.height, images.width, height, width);
+    });
+  std::vector<ConvLayerTime> stageTimes;
+  InferenceResult result;
+  runPlan(plan, images.count, values, stageTimes, nullptr);
+  std::map<std::string, Tensor> outputs = finishPlan(values, stageTimes, &result.convTimes, &result.uploadSeconds);
+  InferenceResult scored = probabilitiesFrom(std::move(outputs.begin()->second), images.count);
+  result.probabilities = std::move(scored.probabilities);
+
+  // Small batches: this run warmed everything up (workspaces, algorithm choices, the resize's
+  // taps), so the next one with this shape can replay a recording of it.
+  if (images.count <= kRecordedBatchLimit && !shapeSeen) {
+    recorded_.reset();
+    recorded_ = recordBatch(images);
+  }
+  return result;
+}
+
+std::unique_ptr<Engine::RecordedBatch> Engine::recordBatch(const ByteImages& images) {
+  const Model& model = *model_;
+  const ValueInfo& input = model.imageInput();
+  const int height = model.inputHeight(), width = model.inputWidth();
+  const Plan& plan = planFor({{input.name, {images.count, 1, height, width}}}, true);
+  // A declined shape is remembered as a recording without work, so it is not tried again.
+  auto recorded = std::make_unique<RecordedBatch>();
+  recorded->count = images.count;
+  recorded->height = images.height;
+  recorded->width = images.width;
+  recordingDeclined_.clear();
+  if (model.outputs.size() != 1) recordingDeclined_ = "the model has more than one output";
+  for (const PlanStage& stage : plan.stages)
+    if (stage.hostRoundTrip) recordingDeclined_ = "the plan goes through the host";
+  if (!recordingDeclined_.empty()) return recorded;
+  // Allocated before the recording starts: allocating page-locked memory is no stream work.
+  recorded->outputShape =
+      model.inferShapes({{input.name, {images.count, 1, height, width}}}).at(model.outputs.front().name);
+  recorded->scores = device_->allocatePinned(static_cast<size_t>(elementCount(recorded->outputShape)) * sizeof(float));
+
+  device_->beginRecording();
+  try {
+    {  // every value allocated while recording is freed before it ends
+      DeviceEvaluation values(*this);
+      if (wholeNetwork(plan))
+        values.bindStagedBytes(images, height, width, false);
+      else
+        values.bindOnDevice(input.name, [&] {
+          return device_->resizeImageBytes(images.count, images.height, images.width, height, width);
+        });
+      std::vector<ConvLayerTime> stageTimes;
+      runPlan(plan, images.count, values, stageTimes, nullptr);
+      const DeviceTensor& out = values.deviceValue(model.outputs.front().name);
+      if (out.shape != recorded->outputShape) throw Error("internal: the output's shape differs from the inferred one");
+      device_->downloadAsync(out, static_cast<float*>(recorded->scores->data()));
+    }
+    recorded->work = device_->endRecording();
+  } catch (const std::exception& e) {
+    device_->cancelRecording();
+    recordingDeclined_ = e.what();
+    recorded->work.reset();
+  }
+  return recorded;
+}
+
+InferenceResult Engine::replay(RecordedBatch& recorded, const ByteImages& images) {
+  device_->stageImageBytes(images.pixels, images.count, images.height, images.width);
+  recorded.work->replay();
+  Tensor out(recorded.outputShape);
+  std::copy_n(static_cast<const float*>(recorded.scores->data()), out.size(), out.data());
+  InferenceResult result = probabilitiesFrom(std::move(out), images.count);
+  result.replayed = true;
   return result;
 }
 

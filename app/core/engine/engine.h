@@ -31,6 +31,9 @@ struct ConvLayerTime {
   std::vector<std::string> fusedNodes;  // the activation/pooling nodes the variant applied in the same kernel
   // Elements the stage wrote: the conv output, or the pooled one when a pooling was fused.
   int64_t outputElements = 0;
+  // A whole-network stage's floating-point operations and compulsory bytes (input, every weight,
+  // output); 0 for the others, whose figures follow from `problem` and `outputElements`.
+  int64_t stageFlops = 0, stageBytes = 0;
 };
 
 struct LayerOutput {
@@ -40,10 +43,19 @@ struct LayerOutput {
 };
 
 struct InferenceResult {
-  Tensor probabilities;                  // N x classes
-  double uploadSeconds = 0.0;            // host-to-device copy of the batch (GPU variants)
+  Tensor probabilities;        // N x classes
+  double uploadSeconds = 0.0;  // host-to-device copy of the batch (GPU variants)
+  // The run replayed a recorded CUDA graph (Engine::inferBytes, small batches): the work ran as
+  // one launch, so it has no conv times or upload time of its own.
+  bool replayed = false;
   std::vector<ConvLayerTime> convTimes;  // one per Conv node, in execution order
   std::vector<LayerOutput> layers;       // filled when captured: the input, then every node
+};
+
+// A batch of 8-bit images as the data set stores them: count x height x width bytes, row-major.
+struct ByteImages {
+  const uint8_t* pixels = nullptr;
+  int count = 0, height = 0, width = 0;
 };
 
 // What running a batch takes, estimated from the shapes alone before anything is allocated.
@@ -73,6 +85,19 @@ class Engine {
   // Softmax, one is applied so the result is always probabilities.
   InferenceResult infer(const Tensor& images, bool captureLayers = false);
 
+  // The end-to-end path: 8-bit images in host memory to probabilities in host memory, equal to
+  // infer(batchFromBytes(...)). With a GPU variant only the bytes cross the bus, a quarter of the
+  // floats, in chunks that the GPU resizes while the next one is copied; a batch of up to
+  // kRecordedBatchLimit images is recorded as a CUDA graph on its first run and replayed, as one
+  // launch, from the second run with the same batch on (its result then has no conv times).
+  InferenceResult inferBytes(const ByteImages& images);
+  static constexpr int kRecordedBatchLimit = 1024;
+  // Why the last batch that inferBytes tried to record could not be ("" when it was recorded).
+  const std::string& recordingDeclined() const { return recordingDeclined_; }
+  // Locks a host range in place while the returned owner lives, so that the GPU copies it at
+  // full speed; null on the CPU.
+  std::unique_ptr<PinnedMemory> pinHostMemory(void* host, size_t bytes);
+
   // The memory a batch of `batch` images takes (the estimate mirrors evaluate(): intermediates
   // are freed after their last reader). Throws convscope::Error naming the node when a shape
   // overflows.
@@ -97,6 +122,20 @@ class Engine {
   using InputRefs = std::map<std::string, const Tensor*>;
   std::map<std::string, Tensor> evaluate(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
                                          std::vector<LayerOutput>* captured, double* uploadSeconds);
+  // The one walk over the plan, for any evaluation whose inputs are bound: runs every stage,
+  // frees each value after its last reader, captures layers on request and appends a record per
+  // conv stage (its seconds are known once the evaluation finishes).
+  void runPlan(const Plan& plan, int64_t batch, Evaluation& values, std::vector<ConvLayerTime>& stageTimes,
+               std::vector<LayerOutput>* captured) const;
+  // Then: the graph's outputs fetched, the conv times filled in.
+  std::map<std::string, Tensor> finishPlan(Evaluation& values, std::vector<ConvLayerTime>& stageTimes,
+                                           std::vector<ConvLayerTime>* convTimes, double* uploadSeconds) const;
+  // inferBytes' recorded small batches: the resize, the network and the copy of the scores into
+  // pinned memory as one CUDA graph, for one batch shape.
+  struct RecordedBatch;
+  std::unique_ptr<RecordedBatch> recordBatch(const ByteImages& images);
+  InferenceResult replay(RecordedBatch& recorded, const ByteImages& images);
+  InferenceResult probabilitiesFrom(Tensor out, int64_t batch) const;
   // The peak, or -- when a layer's need passes `limit` -- that layer's need (where a run would fail).
   MemoryEstimate estimateFor(const std::map<std::string, Shape>& inputShapes, bool captureLayers,
                              int64_t limit = INT64_MAX) const;
@@ -118,6 +157,8 @@ class Engine {
   mutable std::optional<PlannedShapes> lastPlan_;
   std::unique_ptr<Device> device_;  // GPU variants; outlives the weights below
   std::map<std::string, DeviceTensor> deviceWeights_;
+  std::unique_ptr<RecordedBatch> recorded_;  // the last batch shape inferBytes recorded
+  std::string recordingDeclined_;
 };
 
 // Row-wise softmax of an N x K tensor.

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "app/core/conv/variant_table.h"
+#include "app/core/engine/chain_network.h"
 #include "app/core/util/error.h"
 
 namespace convscope {
@@ -37,6 +38,27 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
     return in;
   };
 
+  // A whole-network variant takes every node in one stage, or says why it cannot.
+  if (selected.runNetwork) {
+    std::optional<ChainNetwork> network;
+    if (!fuse)
+      plan.wholeNetworkDeclined = "every layer's output is kept (the feature maps), so the layers run one by one";
+    else if (!(network = matchChainNetwork(model, &plan.wholeNetworkDeclined)))
+      ;  // the reason is set
+    else if (selected.declinesNetwork)
+      plan.wholeNetworkDeclined = selected.declinesNetwork(*network);
+    if (network && plan.wholeNetworkDeclined.empty()) {
+      PlanStage stage;
+      stage.nodes = network->nodes;
+      stage.hasConv = true;
+      stage.wholeNetwork = true;
+      stage.variant = selected.id;
+      stage.onGpu = plan.onGpu;
+      plan.stages.push_back(std::move(stage));
+      return plan;
+    }
+  }
+
   for (size_t i = 0; i < model.nodes.size(); ++i) {
     const Node& node = model.nodes[i];
     PlanStage stage;
@@ -56,6 +78,8 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
     stage.hasConv = true;
     const ConvVariant* runner = &selected;
     stage.fallbackReason = selected.unsupportedReasonFor(*problem);
+    if (!plan.wholeNetworkDeclined.empty())
+      stage.fallbackReason += ", and not this network: " + plan.wholeNetworkDeclined;
     if (!stage.fallbackReason.empty()) runner = &fallbackConvVariant(selected, *problem);
     stage.variant = runner->id;
     // The activation, then the pooling, that directly follow and read only this chain's output.
@@ -89,9 +113,16 @@ std::vector<std::string> Plan::describe(const Model& model) const {
   for (const PlanStage& stage : stages) {
     std::ostringstream line;
     line << ++number << ". ";
-    for (size_t k = 0; k < stage.nodes.size(); ++k) line << (k ? " + " : "") << nodeLabel(model.nodes[stage.nodes[k]]);
+    if (stage.wholeNetwork)
+      line << nodeLabel(model.nodes[stage.nodes.front()]) << " ... " << nodeLabel(model.nodes[stage.nodes.back()])
+           << " (" << stage.nodes.size() << " nodes)";
+    else
+      for (size_t k = 0; k < stage.nodes.size(); ++k)
+        line << (k ? " + " : "") << nodeLabel(model.nodes[stage.nodes[k]]);
     line << ": ";
-    if (stage.hasConv) {
+    if (stage.wholeNetwork) {
+      line << stage.variant << ", the whole network in one kernel";
+    } else if (stage.hasConv) {
       line << stage.variant;
       if (stage.fused()) line << ", fused in one kernel";
       if (!stage.fallbackReason.empty())

@@ -23,6 +23,8 @@ struct PlanStage {
   bool onGpu = false;          // where this stage runs
   // On a GPU plan, an op without a GPU kernel: its inputs go to the host and its output comes back.
   bool hostRoundTrip = false;
+  // Every node of the model in one kernel of a whole-network variant (step 13).
+  bool wholeNetwork = false;
 
   bool fused() const { return nodes.size() > 1; }
 };
@@ -31,6 +33,9 @@ struct Plan {
   std::string selectedVariant;
   bool onGpu = false;
   std::vector<PlanStage> stages;
+  // A whole-network variant that runs this model layer by layer says why (a capturing plan, a
+  // graph that is not a chain of conv and fully connected layers, a network too large).
+  std::string wholeNetworkDeclined;
 
   // One line per stage: "3  conv2 (Conv) + relu2 (Relu)   gpu-x (fused)", fallbacks with their reason.
   std::vector<std::string> describe(const Model& model) const;

@@ -20,6 +20,14 @@ namespace convscope {
 
 // The engine's hook for convolution arithmetic: routes it to the selected backend, times it and
 // falls back where the backend declines a shape.
+// A fully connected layer, y = x W^T + b for W [outputs][inputs] (PyTorch's Linear as ONNX Gemm
+// with transB = 1), or y = x W + b for W [inputs][outputs]: what a whole-network kernel computes.
+struct DenseStep {
+  int64_t inputs = 0, outputs = 0;
+  bool weightsTransposed = true;  // W is [outputs][inputs]
+  bool hasBias = false;           // the third input, one value per output
+};
+
 class ConvExecutor {
  public:
   virtual ~ConvExecutor() = default;
@@ -56,6 +64,17 @@ class Operator {
   virtual std::optional<ConvProblem> convProblem(const std::vector<Shape>& inputs) const {
     (void)inputs;
     return std::nullopt;
+  }
+  // This node as a fully connected layer for these input shapes (whole-network kernels), if it
+  // is one: a Gemm without a transposed input or scaling, whose C, if any, is one bias per output.
+  virtual std::optional<DenseStep> asDenseStep(const std::vector<Shape>& inputs) const {
+    (void)inputs;
+    return std::nullopt;
+  }
+  // Whether it is a softmax over each row of a 2-D input of this shape.
+  virtual bool isRowSoftmax(const Shape& input) const {
+    (void)input;
+    return false;
   }
   // Floating-point operations for these shapes; multiply-add counts two.
   virtual int64_t flops(const std::vector<Shape>& inputs, const Shape& output) const {

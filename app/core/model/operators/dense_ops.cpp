@@ -41,6 +41,23 @@ class GemmOp final : public Operator {
     return {m, n};
   }
 
+  std::optional<DenseStep> asDenseStep(const std::vector<Shape>& in) const override {
+    if (transA_ || alpha_ != 1.0f || in.size() < 2 || in[0].size() != 2 || in[1].size() != 2) return std::nullopt;
+    DenseStep step;
+    step.weightsTransposed = transB_;
+    step.inputs = transB_ ? in[1][1] : in[1][0];
+    step.outputs = transB_ ? in[1][0] : in[1][1];
+    if (in[0][1] != step.inputs) return std::nullopt;
+    if (in.size() > 2 && beta_ != 0.0f) {
+      // One bias per output ([n] or [1, n]), added once.
+      if (beta_ != 1.0f || elementCount(in[2]) != step.outputs || (in[2].size() == 2 && in[2][0] != 1) ||
+          in[2].size() > 2)
+        return std::nullopt;
+      step.hasBias = true;
+    }
+    return step;
+  }
+
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     std::vector<Shape> shapes;
     for (const Tensor* t : in) shapes.push_back(t->shape());

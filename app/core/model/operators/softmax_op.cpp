@@ -19,6 +19,8 @@ class SoftmaxOp final : public Operator {
     return in[0];
   }
 
+  bool isRowSoftmax(const Shape& input) const override { return input.size() == 2 && (axis_ == 1 || axis_ == -1); }
+
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
     // Plain variables, not a structured binding: clang before 16 cannot use those in OpenMP regions.
