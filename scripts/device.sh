@@ -9,7 +9,8 @@
 # and PyTorch's reference figures at the same batch sizes. Logs and screenshots go under $OUT.
 # Stages can be chosen: STAGES="test sanitize bench ncu" (default: test sanitize bench); the ncu
 # stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
-# BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's).
+# BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
+# PYTORCH=0 leaves out PyTorch's reference figures.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/device-out}"
@@ -126,8 +127,10 @@ PY
   done 2>&1 | tee "$OUT/agreement.txt"
   # PyTorch at the same batch sizes, in the same session, with its own cuDNN (not the one found
   # for the bundle above: PyTorch refuses an older cuDNN on its library path).
-  env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1
-  cat "$OUT/pytorch.json"
+  if [ "${PYTORCH:-1}" = 1 ]; then
+    env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1
+    cat "$OUT/pytorch.json"
+  fi
 fi
 if stage ncu; then
   for v in ${NCU_VARIANTS:-gpu-restrict-unroll gpu-tensor-tf32 gpu-whole-network}; do
