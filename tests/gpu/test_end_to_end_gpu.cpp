@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include "app/core/conv/variant_table.h"
@@ -98,10 +99,11 @@ double largestDifference(const Tensor& a, const Tensor& b) {
 TEST_P(GpuEndToEnd, RecordedReplayedAndChunkedBatchesGiveInfersProbabilities) {
   const auto model = loadOnnxModel(kModels + "/course-high.onnx");
   Engine engine(model, GetParam());
-  const auto check = [&](const std::vector<uint8_t>& bytes, int count, bool replayed) {
+  // `replayed`: whether the run must replay the recording (nullopt: either may happen).
+  const auto check = [&](const std::vector<uint8_t>& bytes, int count, std::optional<bool> replayed) {
     const InferenceResult got = engine.inferBytes({bytes.data(), count, 28, 28});
     const InferenceResult expected = engine.infer(batchFromBytes(bytes.data(), count, 28, 28, 48, 48));
-    EXPECT_EQ(got.replayed, replayed) << "recording declined: " << engine.recordingDeclined();
+    if (replayed) EXPECT_EQ(got.replayed, *replayed) << "recording declined: " << engine.recordingDeclined();
     EXPECT_LE(largestDifference(got.probabilities, expected.probabilities), 1e-6);
   };
   const std::vector<uint8_t> first = randomBytes(37 * 784, 1), second = randomBytes(37 * 784, 2);
@@ -110,7 +112,10 @@ TEST_P(GpuEndToEnd, RecordedReplayedAndChunkedBatchesGiveInfersProbabilities) {
   check(second, 37, true);  // replays on new images: the recording reads the bytes given now
   const std::vector<uint8_t> large = randomBytes(3000 * 784, 3);
   check(large, 3000, false);  // above the recorded sizes: chunked copies, never recorded
-  check(first, 37, true);     // the small recording survives the large batch
+  // The large batch grew the device's staging buffer, which may have moved: a recording that
+  // reads the old one is not replayed but made anew (the memcheck stage catches a stale one).
+  check(second, 37, std::nullopt);
+  check(first, 37, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, GpuEndToEnd, ::testing::ValuesIn(gpuVariants()), [](const auto& info) {

@@ -525,6 +525,8 @@ bool wholeNetwork(const Plan& plan) {
 
 struct Engine::RecordedBatch {
   int count = 0, height = 0, width = 0;
+  // The device's staging buffer the recording reads: a larger batch since may have moved it.
+  const uint8_t* stagedBytes = nullptr;
   Shape outputShape;
   std::unique_ptr<PinnedMemory> scores;  // where the recording leaves the output
   std::unique_ptr<RecordedWork> work;
@@ -542,7 +544,13 @@ InferenceResult Engine::inferBytes(const ByteImages& images) {
   checkMemoryFor(inputShapes, images.count, false);
   const bool shapeSeen = recorded_ && recorded_->count == images.count && recorded_->height == images.height &&
                          recorded_->width == images.width;
-  if (shapeSeen && recorded_->work) return replay(*recorded_, images);
+  if (shapeSeen && recorded_->work) {
+    device_->stageImageBytes(images.pixels, images.count, images.height, images.width);
+    if (device_->stagedImageBytes(images.count, images.height, images.width, height, width).bytes ==
+        recorded_->stagedBytes)
+      return replay(*recorded_, images);
+    recorded_.reset();  // the buffer moved: run, and record again
+  }
 
   const Plan& plan = planFor(inputShapes, true);
   DeviceEvaluation values(*this);
@@ -561,7 +569,7 @@ InferenceResult Engine::inferBytes(const ByteImages& images) {
 
   // Small batches: this run warmed everything up (workspaces, algorithm choices, the resize's
   // taps), so the next one with this shape can replay a recording of it.
-  if (images.count <= kRecordedBatchLimit && !shapeSeen) {
+  if (images.count <= kRecordedBatchLimit && !(recorded_ && shapeSeen)) {  // not yet tried for this shape
     recorded_.reset();
     recorded_ = recordBatch(images);
   }
@@ -584,6 +592,7 @@ std::unique_ptr<Engine::RecordedBatch> Engine::recordBatch(const ByteImages& ima
     if (stage.hostRoundTrip) recordingDeclined_ = "the plan goes through the host";
   if (!recordingDeclined_.empty()) return recorded;
   // Allocated before the recording starts: allocating page-locked memory is no stream work.
+  recorded->stagedBytes = device_->stagedImageBytes(images.count, images.height, images.width, height, width).bytes;
   recorded->outputShape =
       model.inferShapes({{input.name, {images.count, 1, height, width}}}).at(model.outputs.front().name);
   recorded->scores = device_->allocatePinned(static_cast<size_t>(elementCount(recorded->outputShape)) * sizeof(float));
@@ -614,8 +623,7 @@ std::unique_ptr<Engine::RecordedBatch> Engine::recordBatch(const ByteImages& ima
 }
 
 InferenceResult Engine::replay(RecordedBatch& recorded, const ByteImages& images) {
-  device_->stageImageBytes(images.pixels, images.count, images.height, images.width);
-  recorded.work->replay();
+  recorded.work->replay();  // the caller staged the bytes
   Tensor out(recorded.outputShape);
   std::copy_n(static_cast<const float*>(recorded.scores->data()), out.size(), out.data());
   InferenceResult result = probabilitiesFrom(std::move(out), images.count);
