@@ -264,6 +264,10 @@ class Loader {
                             [this](const std::string& value) -> const std::vector<int64_t>* {
                               const auto it = ints_.find(value);
                               return it == ints_.end() ? nullptr : &it->second;
+                            },
+                            [&model](const std::string& value) -> const Tensor* {
+                              const auto it = model.weights.find(value);
+                              return it == model.weights.end() ? nullptr : &it->second;
                             }};
     std::unique_ptr<Operator> op;
     try {

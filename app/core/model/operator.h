@@ -74,6 +74,8 @@ struct OperatorRequest {
   size_t outputCount = 1;
   // The value of an int64 constant (initializer or Constant node), or nullptr.
   std::function<const std::vector<int64_t>*(const std::string&)> intConstant;
+  // The value of a float constant (initializer or Constant node: Resize's scales), or nullptr.
+  std::function<const Tensor*(const std::string&)> floatConstant;
 };
 
 // Throws convscope::Error with the reason (unsupported attribute value, wrong input count ...).
