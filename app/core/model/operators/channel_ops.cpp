@@ -50,7 +50,9 @@ class BatchNormalizationOp final : public Operator {
     return out;
   }
 
-  int64_t flops(const std::vector<Shape>&, const Shape& out) const override { return 2 * elementCount(out); }
+  int64_t flops(const std::vector<Shape>&, const Shape& out) const override {
+    return 2 * elementCount(out);
+  }
 
  private:
   float epsilon_;

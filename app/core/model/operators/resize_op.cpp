@@ -19,8 +19,8 @@ struct ResizeRule {
   bool linear = false;
   Transform transform = Transform::HalfPixel;
   Rounding rounding = Rounding::RoundPreferFloor;
-  std::vector<float> scales;    // one per axis, or empty when sizes are given
-  std::vector<int64_t> sizes;   // one per axis, or empty when scales are given
+  std::vector<float> scales;   // one per axis, or empty when sizes are given
+  std::vector<int64_t> sizes;  // one per axis, or empty when scales are given
 };
 
 class ResizeOp final : public Operator {
@@ -29,8 +29,7 @@ class ResizeOp final : public Operator {
 
   Shape outputShape(const std::vector<Shape>& in) const override {
     const Shape& x = in[0];
-    if (x.size() != 4)
-      throw Error("input " + shapeToString(x) + " is not N x C x H x W; only 2-D maps are resized");
+    if (x.size() != 4) throw Error("input " + shapeToString(x) + " is not N x C x H x W; only 2-D maps are resized");
     const size_t given = rule_.sizes.empty() ? rule_.scales.size() : rule_.sizes.size();
     if (given != 4)
       throw Error(std::string(rule_.sizes.empty() ? "scales" : "sizes") + " hold " + std::to_string(given) +
@@ -182,8 +181,7 @@ bool linearMode(const std::string& mode) {
 // The scales input: a float constant of positive finite values.
 std::vector<float> constantScales(OperatorRequest& request, const std::string& name) {
   const Tensor* scales = request.floatConstant(name);
-  if (!scales)
-    throw Error("the scales '" + name + "' are computed at run time; only constant scales are supported");
+  if (!scales) throw Error("the scales '" + name + "' are computed at run time; only constant scales are supported");
   std::vector<float> values(scales->data(), scales->data() + scales->size());
   for (float s : values)
     if (!(s > 0.0f) || !std::isfinite(s)) throw Error("the scales '" + name + "' must be positive and finite");
@@ -217,8 +215,7 @@ std::unique_ptr<Operator> makeResize(OperatorRequest& request) {
       throw Error("attribute axes is not supported (the scales or sizes must cover every axis)");
   }
   const std::string policy = a.getString("keep_aspect_ratio_policy", "stretch");
-  if (policy != "stretch")
-    throw Error("keep_aspect_ratio_policy '" + policy + "' is not supported (only stretch)");
+  if (policy != "stretch") throw Error("keep_aspect_ratio_policy '" + policy + "' is not supported (only stretch)");
 
   const auto given = [&](size_t k) { return inputs.size() > k && !inputs[k].empty(); };
   if (request.opset < 11) {
@@ -227,8 +224,8 @@ std::unique_ptr<Operator> makeResize(OperatorRequest& request) {
   } else {
     // X, roi, scales, sizes: roi matters only for tf_crop_and_resize, which is refused above.
     if (given(2) == given(3)) {
-      const bool emptyScales = given(2) && request.floatConstant(inputs[2]) &&
-                               request.floatConstant(inputs[2])->size() == 0;
+      const bool emptyScales =
+          given(2) && request.floatConstant(inputs[2]) && request.floatConstant(inputs[2])->size() == 0;
       if (!emptyScales || !given(3)) throw Error("exactly one of scales and sizes must be given");
     }
     if (given(3)) {
