@@ -1,6 +1,7 @@
 // The dense layers: Gemm (PyTorch's Linear in the TorchScript exporter), MatMul (Linear in some
-// exports, followed by Add) and Add, Sub, Mul, Div with broadcasting. All products go through sgemm().
+// exports, followed by Add) and Add, Sub, Mul, Div, Pow with broadcasting. All products go through sgemm().
 #include <algorithm>
+#include <cmath>
 
 #include "app/core/model/operators/broadcast.h"
 #include "app/core/model/operators/operator_families.h"
@@ -151,9 +152,9 @@ class MatMulOp final : public Operator {
   }
 };
 
-// Add, and the Sub, Mul and Div that students' models bring (residual sums, Gelu written out by the
-// older exporter, scaling), with broadcasting.
-enum class Arithmetic { Add, Sub, Mul, Div };
+// Add, and the Sub, Mul, Div and Pow that students' models bring (residual sums, Gelu written out by
+// the exporters, scaling), with broadcasting.
+enum class Arithmetic { Add, Sub, Mul, Div, Pow };
 
 class BinaryArithmeticOp final : public Operator {
  public:
@@ -188,6 +189,8 @@ class BinaryArithmeticOp final : public Operator {
         return a * b;
       case Arithmetic::Div:
         return a / b;
+      case Arithmetic::Pow:  // GELU's tanh form, x^3, as the dynamo exporter writes it
+        return static_cast<float>(std::pow(double{a}, double{b}));
     }
     return a;
   }
@@ -217,7 +220,8 @@ std::unique_ptr<Operator> makeArithmetic(OperatorRequest& request) {
   const Arithmetic kind = op == "Add"   ? Arithmetic::Add
                           : op == "Sub" ? Arithmetic::Sub
                           : op == "Mul" ? Arithmetic::Mul
-                                        : Arithmetic::Div;
+                          : op == "Div" ? Arithmetic::Div
+                                        : Arithmetic::Pow;
   return std::make_unique<BinaryArithmeticOp>(kind);
 }
 

@@ -38,6 +38,7 @@ const std::map<std::string, Factory>& factories() {
       {"Sub", ops::makeArithmetic},
       {"Mul", ops::makeArithmetic},
       {"Div", ops::makeArithmetic},
+      {"Pow", ops::makeArithmetic},
       {"LeakyRelu", ops::makeScalarFunction},
       {"Elu", ops::makeScalarFunction},
       {"Gelu", ops::makeScalarFunction},

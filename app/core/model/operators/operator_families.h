@@ -12,7 +12,7 @@ std::unique_ptr<Operator> makeMaxPool(OperatorRequest& request);
 std::unique_ptr<Operator> makeAveragePool(OperatorRequest& request);
 std::unique_ptr<Operator> makeGemm(OperatorRequest& request);
 std::unique_ptr<Operator> makeMatMul(OperatorRequest& request);
-std::unique_ptr<Operator> makeArithmetic(OperatorRequest& request);      // Add, Sub, Mul, Div
+std::unique_ptr<Operator> makeArithmetic(OperatorRequest& request);      // Add, Sub, Mul, Div, Pow
 std::unique_ptr<Operator> makeScalarFunction(OperatorRequest& request);  // LeakyRelu, Elu, Gelu, Erf
 std::unique_ptr<Operator> makeDropout(OperatorRequest& request);
 std::unique_ptr<Operator> makeBatchNormalization(OperatorRequest& request);

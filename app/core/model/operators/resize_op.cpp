@@ -12,6 +12,9 @@
 namespace convscope::ops {
 namespace {
 
+// A size that is the input's own (the batch, known at run time only).
+constexpr int64_t kSameAsInput = -1;
+
 enum class Transform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest };
 enum class Rounding { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
 
@@ -37,7 +40,7 @@ class ResizeOp final : public Operator {
     Shape out(4);
     for (size_t d = 0; d < 4; ++d) {
       if (!rule_.sizes.empty()) {
-        out[d] = rule_.sizes[d];
+        out[d] = rule_.sizes[d] == kSameAsInput ? x[d] : rule_.sizes[d];
       } else {
         const double size = std::floor(double{rule_.scales[d]} * double(x[d]));
         if (size > double(int64_t{1} << 24)) throw Error("the resized shape is absurdly large");
@@ -229,10 +232,24 @@ std::unique_ptr<Operator> makeResize(OperatorRequest& request) {
       if (!emptyScales || !given(3)) throw Error("exactly one of scales and sizes must be given");
     }
     if (given(3)) {
-      const std::vector<int64_t>* sizes = request.intConstant(inputs[3]);
-      if (!sizes)
+      if (const std::vector<int64_t>* sizes = request.intConstant(inputs[3])) {
+        rule.sizes = *sizes;
+      } else if (const std::vector<ShapeElement>* expression = request.shapeExpression(inputs[3])) {
+        // F.interpolate(size=...) exports Concat(Shape(x)[0:2], [H, W]): the batch is known only at
+        // run time, but it is x's own, which Resize keeps.
+        for (size_t d = 0; d < expression->size(); ++d) {
+          const ShapeElement& e = (*expression)[d];
+          if (e.value) {
+            rule.sizes.push_back(*e.value);
+          } else if (e.tensor == inputs[0] && e.axis == static_cast<int>(d) && d < 2) {
+            rule.sizes.push_back(kSameAsInput);
+          } else {
+            throw Error("the sizes '" + inputs[3] + "' depend on the batch size in a way ConvScope cannot resolve");
+          }
+        }
+      } else {
         throw Error("the sizes '" + inputs[3] + "' are computed at run time; only constant sizes are supported");
-      rule.sizes = *sizes;
+      }
     } else {
       rule.scales = constantScales(request, inputs[2]);
     }
