@@ -89,7 +89,8 @@ class ExportedModel : public ::testing::TestWithParam<Param> {};
 TEST_P(ExportedModel, ReproducesPyTorchsOutputsAndPredictions) {
   const Fixture& f = GetParam().fixture;
   const fs::path folder = f.folder();
-  ASSERT_TRUE(fs::is_regular_file(folder / "model.onnx")) << folder << " is missing: run scripts/export_operator_fixtures.py";
+  ASSERT_TRUE(fs::is_regular_file(folder / "model.onnx"))
+      << folder << " is missing: run scripts/export_operator_fixtures.py";
   std::shared_ptr<const convscope::Model> model;
   try {
     model = convscope::loadOnnxModel(folder / "model.onnx");
@@ -111,8 +112,8 @@ TEST_P(ExportedModel, ReproducesPyTorchsOutputsAndPredictions) {
     ASSERT_FALSE(std::isnan(got[i])) << "element " << i;
     const double error = std::fabs(double{got[i]} - double{expected[i]});
     worst = std::max(worst, error);
-    EXPECT_LE(error, 1e-5 + 1e-5 * std::fabs(double{expected[i]})) << "element " << i << ": got " << got[i]
-                                                                    << ", PyTorch " << expected[i];
+    EXPECT_LE(error, 1e-5 + 1e-5 * std::fabs(double{expected[i]}))
+        << "element " << i << ": got " << got[i] << ", PyTorch " << expected[i];
   }
   const int64_t classes = expected.shape().back();
   for (int64_t n = 0; n < expected.shape()[0]; ++n) {
@@ -188,13 +189,15 @@ TEST(ExportedModelSet, LayerTitlesNameTheNewLayers) {
   const auto model = convscope::loadOnnxModel(kFixtures / "norms-activations-torchscript-op13" / "model.onnx");
   std::string titles;
   for (const std::string& t : convscope::layerTitles(*model)) titles += t + "\n";
-  for (const char* expected : {"batch-norm 1 → 8×15×15", "leaky-relu 1", "elu 1", "global-avg-pool 1 · 12×4×4 → 12×1×1"})
+  for (const char* expected :
+       {"batch-norm 1 → 8×15×15", "leaky-relu 1", "elu 1", "global-avg-pool 1 · 12×4×4 → 12×1×1"})
     EXPECT_NE(titles.find(expected), std::string::npos) << expected << " in\n" << titles;
   const auto grouped = convscope::loadOnnxModel(kFixtures / "grouped-dilated-torchscript-op13" / "model.onnx");
   std::string groupedTitles;
   for (const std::string& t : convscope::layerTitles(*grouped)) groupedTitles += t + "\n";
-  for (const char* expected : {"conv 1 · 8 filters 3×3, 2 groups → 8×13×13", "conv 2 · 8 filters 3×3, depthwise → 8×7×7",
-                               "conv 3 · 6 filters 3×3, dilation 2 → 6×7×7"})
+  for (const char* expected :
+       {"conv 1 · 8 filters 3×3, 2 groups → 8×13×13", "conv 2 · 8 filters 3×3, depthwise → 8×7×7",
+        "conv 3 · 6 filters 3×3, dilation 2 → 6×7×7"})
     EXPECT_NE(groupedTitles.find(expected), std::string::npos) << expected << " in\n" << groupedTitles;
 }
 
