@@ -5,7 +5,8 @@ Each model holds the layers students' CNNs contain beyond the course's (issue 12
 does not follow a Conv, LeakyReLU, ELU, GELU (exact and tanh), Dropout, residual sums, grouped,
 depthwise and dilated Conv, strided Conv, MaxPool with ceil_mode, AdaptiveAvgPool (to
 GlobalAveragePool or ReduceMean), torch.mean, torch.cat, nn.Upsample and F.interpolate (nearest and
-bilinear, with and without align_corners). Every model is exported by the TorchScript exporter
+bilinear, with and without align_corners), and a small Fashion-MNIST classifier with them
+(student-cnn, trained for one epoch on the training set). Every model is exported by the TorchScript exporter
 (dynamo=False, opsets 13 and 17) and the dynamo exporter (dynamo=True, opsets 18 and 20), with a
 free batch dimension, into a folder laid out like an ONNX node test case:
 
@@ -19,7 +20,7 @@ need neither torch nor ONNX Runtime.
 
 Usage (torch, onnx, onnxscript and onnxruntime from PyPI, in a venv that git ignores):
   python3 -m venv .venv-fixtures && .venv-fixtures/bin/pip install torch onnx onnxscript onnxruntime
-  .venv-fixtures/bin/python scripts/export_operator_fixtures.py
+  .venv-fixtures/bin/python scripts/export_operator_fixtures.py [MODEL ...]
 """
 import os
 import shutil
@@ -122,11 +123,67 @@ class Upsampling(nn.Module):
         return self.fc(torch.flatten(y, 1))
 
 
+class StudentCnn(nn.Module):
+    """A Fashion-MNIST classifier as a student would write it after the course: Conv, BatchNorm after
+    the activation, LeakyReLU, a depthwise-separable block, a dilated Conv, two branches
+    concatenated, an Upsample back, GELU, Dropout, AdaptiveAvgPool2d. Trained briefly (one epoch on
+    the training set), so that its feature maps and predictions mean something in the window."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(1, 16, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.depthwise = nn.Conv2d(16, 16, 3, padding=1, stride=2, groups=16)
+        self.pointwise = nn.Conv2d(16, 24, 1)
+        self.dilated = nn.Conv2d(24, 8, 3, padding=2, dilation=2)
+        self.narrow = nn.Conv2d(24, 8, 3, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+        self.mix = nn.Conv2d(16, 32, 3, stride=2, padding=1)
+        self.drop = nn.Dropout(0.2)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = self.bn1(F.leaky_relu(self.stem(x), 0.1))
+        y = F.relu(self.pointwise(F.relu(self.depthwise(y))))
+        y = torch.cat([F.elu(self.dilated(y)), F.gelu(self.narrow(y))], dim=1)
+        y = F.max_pool2d(self.up(y), 2, ceil_mode=True)
+        y = F.gelu(self.mix(self.drop(y)))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(y, 1), 1))
+
+
+FASHION = os.environ.get("CONVSCOPE_DATA", "/usr/share/datasets/fashion-mnist")
+
+
+def read_idx(name):
+    import gzip
+    with gzip.open(os.path.join(FASHION, name), "rb") as f:
+        data = f.read()
+    dims = data[3]
+    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def train_student(model):
+    # Pixels scaled to [0, 1], as ConvScope feeds the data set to a 1x28x28 model.
+    images = torch.from_numpy(read_idx("train-images-idx3-ubyte.gz").astype(np.float32) / 255.0).unsqueeze(1)
+    labels = torch.from_numpy(read_idx("train-labels-idx1-ubyte.gz").astype(np.int64))
+    optimiser = torch.optim.Adam(model.parameters(), lr=2e-3)
+    model.train()
+    order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(12))
+    for start in range(0, len(labels), 128):
+        batch = order[start:start + 128]
+        optimiser.zero_grad()
+        F.cross_entropy(model(images[batch]), labels[batch]).backward()
+        optimiser.step()
+    return model.eval()
+
+
 MODELS = {
     "norms-activations": (NormsAndActivations, (3, 15, 15)),
     "grouped-dilated": (GroupedAndDilated, (4, 13, 13)),
     "concat-branches": (ConcatBranches, (3, 11, 11)),
     "upsampling": (Upsampling, (3, 15, 15)),
+    "student-cnn": (StudentCnn, (1, 28, 28)),
 }
 
 
@@ -162,16 +219,32 @@ def export(model, shape, path, exporter, opset):
 
 
 def main():
-    if os.path.isdir(OUT):
-        shutil.rmtree(OUT)
+    # Arguments: the models to export again (default: all of them).
+    chosen = sys.argv[1:] or list(MODELS)
+    unknown = [name for name in chosen if name not in MODELS]
+    if unknown:
+        sys.exit(f"unknown models {unknown}; known: {list(MODELS)}")
     rng = np.random.default_rng(12)
     for name, (cls, shape) in MODELS.items():
+        if name not in chosen:
+            rng.normal(0.0, 1.0, size=(3, *shape))  # the same draws as a full run, for the next models
+            continue
+        for exporter, opset in EXPORTS:
+            shutil.rmtree(os.path.join(OUT, f"{name}-{exporter}-op{opset}"), ignore_errors=True)
         model = make_model(cls)
-        # Odd maps, negative values and a few outliers.
-        x = rng.normal(0.0, 1.0, size=(3, *shape)).astype(np.float32)
-        x.flat[::37] *= 4.0
+        if cls is StudentCnn:
+            # The first 16 test images, as ConvScope reads them.
+            model = train_student(model)
+            x = (read_idx("t10k-images-idx3-ubyte.gz")[:16].astype(np.float32) / 255.0)[:, None]
+            labels = read_idx("t10k-labels-idx1-ubyte.gz")[:16]
+        else:
+            # Odd maps, negative values and a few outliers.
+            x = rng.normal(0.0, 1.0, size=(3, *shape)).astype(np.float32)
+            x.flat[::37] *= 4.0
         with torch.no_grad():
             expected = model(torch.from_numpy(x)).numpy()
+        if cls is StudentCnn:
+            print(f"student-cnn: {np.mean(expected.argmax(1) == labels):.3f} of the first 16 test images right")
         for exporter, opset in EXPORTS:
             folder = os.path.join(OUT, f"{name}-{exporter}-op{opset}")
             os.makedirs(os.path.join(folder, "test_data_set_0"))

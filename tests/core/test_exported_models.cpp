@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/plan.h"
 #include "app/core/model/layer_titles.h"
@@ -30,7 +31,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kFixtures = fs::path(CONVSCOPE_TEST_DATA_DIR) / "exported" / "operators";
-const std::vector<std::string> kModels = {"norms-activations", "grouped-dilated", "concat-branches", "upsampling"};
+const std::vector<std::string> kModels = {"norms-activations", "grouped-dilated", "concat-branches", "upsampling",
+                                          "student-cnn"};
 const std::vector<std::string> kExports = {"torchscript-op13", "torchscript-op17", "dynamo-op18", "dynamo-op20"};
 
 std::string readFile(const fs::path& path) {
@@ -124,6 +126,27 @@ TEST_P(ExportedModel, ReproducesPyTorchsOutputsAndPredictions) {
   std::printf("%s with %s: max |difference| from PyTorch %.2e\n", f.name().c_str(), GetParam().variant.c_str(), worst);
 }
 
+// On a GPU: the new operators as host round trips, the grouped and dilated convs on a CPU
+// variant, the rest on the GPU, the outputs still PyTorch's. Skips, saying why, without a GPU.
+TEST(ExportedModelOnGpu, ReproducesPyTorchsOutputsWithGpuVariants) {
+  for (const char* id : {"gpu-baseline", "gpu-fused-epilogue"}) {
+    const convscope::ConvVariant& variant = convscope::findConvVariant(id);
+    if (const std::string reason = variant.unavailableReason(); !reason.empty())
+      GTEST_SKIP() << id << " cannot run here: " << reason;
+    for (const Fixture& f : fixtures()) {
+      SCOPED_TRACE(f.name() + " with " + id);
+      const auto model = convscope::loadOnnxModel(f.folder() / "model.onnx");
+      const convscope::Tensor input = readTensor(f.folder() / "test_data_set_0" / "input_0.pb");
+      const convscope::Tensor expected = readTensor(f.folder() / "test_data_set_0" / "output_0.pb");
+      convscope::Engine engine(model, id);
+      const convscope::Tensor got = engine.evaluate({{model->inputs[0].name, input}}).at(model->outputs[0].name);
+      ASSERT_EQ(got.shape(), expected.shape());
+      for (int64_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], expected[i], 1e-4 + 1e-4 * std::fabs(double{expected[i]})) << "element " << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(BothExporters, ExportedModel, ::testing::ValuesIn(params()),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            std::string name = info.param.fixture.name() + "_" + info.param.variant;
@@ -173,6 +196,7 @@ TEST(ExportedModelSet, GpuPlanRunsGroupedAndDilatedLayersOnTheCpuVisibly) {
     EXPECT_EQ(stage.variant.rfind("cpu-", 0), 0u) << stage.variant;
     EXPECT_TRUE(stage.hostRoundTrip);
     EXPECT_FALSE(stage.onGpu);
+    EXPECT_FALSE(stage.fused()) << "a host stage of a GPU plan fuses nothing (its neighbours run on the GPU)";
     EXPECT_TRUE(stage.fallbackReason.find("group") != std::string::npos ||
                 stage.fallbackReason.find("dilat") != std::string::npos)
         << stage.fallbackReason;

@@ -64,7 +64,8 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
     }
     // The activation, then the pooling, that directly follow and read only this chain's output.
     bool activationTaken = false;
-    while (fuse && i + 1 < model.nodes.size()) {
+    // A conv run on the host for a GPU plan stays alone: its neighbours' values live on the GPU.
+    while (fuse && !stage.hostRoundTrip && i + 1 < model.nodes.size()) {
       const Node& previous = model.nodes[i];
       const Node& next = model.nodes[i + 1];
       if (next.inputs.size() != 1 || next.inputs[0] != previous.output || readCount.at(previous.output) != 1) break;
