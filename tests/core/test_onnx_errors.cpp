@@ -458,6 +458,12 @@ TEST(OnnxErrors, MalformedAttributesOfTheNewOperatorsAreRefusedNamingTheNode) {
          b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
        },
        {"computed at run time; only constant scales"}},
+      {"Resize to a size of 0",
+       [](ModelBuilder& b) {
+         b.int64s("sizes", {1, 4, 0, 8});
+         b.node("Resize", {"x", "", "", "sizes"}, {"y"}, "bad");
+       },
+       {"the sizes 'sizes' hold 0; sizes are at least 1"}},
       {"Resize with neither scales nor sizes",
        [](ModelBuilder& b) { b.node("Resize", {"x"}, {"y"}, "bad"); },
        {"exactly one of scales and sizes must be given"}},

@@ -233,6 +233,9 @@ std::unique_ptr<Operator> makeResize(OperatorRequest& request) {
     }
     if (given(3)) {
       if (const std::vector<int64_t>* sizes = request.intConstant(inputs[3])) {
+        for (int64_t size : *sizes)
+          if (size < 1)
+            throw Error("the sizes '" + inputs[3] + "' hold " + std::to_string(size) + "; sizes are at least 1");
         rule.sizes = *sizes;
       } else if (const std::vector<ShapeElement>* expression = request.shapeExpression(inputs[3])) {
         // F.interpolate(size=...) exports Concat(Shape(x)[0:2], [H, W]): the batch is known only at
