@@ -144,6 +144,13 @@ TEST(FeatureMaps, NewLayersOfAStudentsCnnHaveTheirMapsAndTitles) {
         "concat 1 · 2 inputs → 16×14×14", "resize 1 · 16×14×14 → 16×28×28", "global-avg-pool 1 · 32×7×7 → 32×1×1"})
     EXPECT_TRUE(titles.contains(QString::fromUtf8(expected)))
         << expected << " not among " << titles.join(" | ").toStdString();
+  if (const QString folder = qEnvironmentVariable("CONVSCOPE_UI_SHOTS"); !folder.isEmpty())
+    for (int i = 0; i < window->featureMaps()->layerCount(); ++i) {
+      ui::LayerMapsWidget* layer = window->featureMaps()->layer(i);
+      if (layer->title().contains("depthwise") || layer->title().startsWith("resize") ||
+          layer->title().startsWith("concat"))
+        layer->grab().save(folder + QString("/student-layer-%1.png").arg(i));
+    }
 }
 
 TEST(FeatureMaps, ColourMapsAndTheirRanges) {
