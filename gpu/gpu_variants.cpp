@@ -85,8 +85,20 @@ ConvVariant variantOf(const Row& row) {
       throw Error("this build of ConvScope has no CUDA support");
     };
   }
+  // No kernel of the course indexes weights by group or spaces its taps: every row declines
+  // grouped and dilated layers here, before its own shape check, and the plan gives them to a
+  // variant that computes them (shown as a fallback).
+  const auto kernelReason = row.kernel ? row.kernel->unsupportedReason : nullptr;
+  v.unsupportedReason = [kernelReason](const ConvProblem& p) -> std::string {
+    if (p.isGrouped())
+      return "grouped convolution (" + std::to_string(p.group) +
+             " groups): this kernel computes only group 1, every filter reading every input channel";
+    if (p.hasDilation())
+      return "dilated convolution (dilation " + std::to_string(p.dilationHeight) + "x" +
+             std::to_string(p.dilationWidth) + "): this kernel reads adjacent input pixels only";
+    return kernelReason ? kernelReason(p) : std::string();
+  };
   if (const GpuKernel* kernel = row.kernel) {
-    v.unsupportedReason = kernel->unsupportedReason;
     v.launchGeometry = kernel->launchGeometry;
     v.runOnDevice = kernel->run;
     v.fusesStep = kernel->fusesStep;

@@ -42,8 +42,11 @@ std::vector<KernelLaunchGeometry> cudnnGeometry(const ConvProblem&) {
 namespace convscope::gpu {
 namespace {
 
-// cuDNN cannot pad a side by a different amount than the opposite side.
+// cuDNN cannot pad a side by a different amount than the opposite side. cuDNN itself computes
+// groups and dilation, but this launcher's descriptors describe neither: it declines them.
 std::string cudnnUnsupportedReason(const ConvProblem& p) {
+  if (p.isGrouped() || p.hasDilation())
+    return "grouped or dilated convolution: this launcher's cuDNN descriptors set neither groups nor dilation";
   if (p.padTop != p.padBottom || p.padLeft != p.padRight)
     return "cuDNN pads both sides of a dimension equally; this layer pads them differently";
   return {};

@@ -63,6 +63,10 @@ inline void requireValidLaunch(const ConvLaunch& l, const char* kernel) {
   if (!positive || !windowFits)
     throw Error(std::string(kernel) + ": empty or invalid convolution (" + p.describe() + ")");
   if (!l.input || !l.weights || !l.output) throw Error(std::string(kernel) + ": null device pointer");
+  // Every row declines these shapes (gpu_variants.cpp); reaching a kernel would compute garbage.
+  if (p.isGrouped() || p.hasDilation())
+    throw Error(std::string(kernel) + ": grouped or dilated convolution reached a kernel that computes neither (" +
+                p.describe() + ")");
 }
 
 }  // namespace convscope::gpu

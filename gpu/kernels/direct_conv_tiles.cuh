@@ -438,6 +438,9 @@ inline KernelLaunchGeometry tileGeometry(const ConvProblem& p, const TileKernel&
 // runDirectConv<Tile>) as a persistent grid; false, launching nothing, when the shape does not fit.
 template <class Kernel>
 void launchDirectConv(const ConvLaunch& l, DirectConvDeviceState& s, Kernel kernel, const TileKernel& tile) {
+  // Declined by every GPU row (gpu_variants.cpp): these kernels index weights by every channel.
+  if (l.problem.isGrouped() || l.problem.hasDilation())
+    throw Error(tile.name + ": grouped or dilated convolution (" + l.problem.describe() + ") is not computed here");
   DirectConvPlan plan =
       planDirectConv(l.problem, l.input, tile.rows, tile.maps, tile.maxThreads, s.sharedOptin, s.multiprocessors);
   // The variant's unsupportedReason declined such shapes, so the plan gave them to another variant.

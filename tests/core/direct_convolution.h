@@ -1,5 +1,5 @@
 // The convolution written straight from its definition, accumulated in double: the tests'
-// yardstick, independent of every backend's code.
+// yardstick, independent of every backend's code. Groups and dilation as ONNX defines them.
 #pragma once
 
 #include <cstdint>
@@ -19,14 +19,19 @@ inline std::vector<double> directConvolution(const ConvProblem& p, const float* 
       for (int oh = 0; oh < p.outHeight(); ++oh)
         for (int ow = 0; ow < p.outWidth(); ++ow, ++i) {
           double sum = bias ? bias[m] : 0.0;
-          for (int c = 0; c < p.inChannels; ++c)
+          // Output channel m belongs to group m / (M / G) and reads only that group's C / G
+          // input channels; its weights hold C / G channels.
+          const int perGroupIn = p.inChannels / p.group;
+          const int group = m / (p.outChannels / p.group);
+          for (int c = 0; c < perGroupIn; ++c)
             for (int kh = 0; kh < p.kernelHeight; ++kh)
               for (int kw = 0; kw < p.kernelWidth; ++kw) {
-                const int ih = oh * p.strideHeight - p.padTop + kh;
-                const int iw = ow * p.strideWidth - p.padLeft + kw;
+                const int ih = oh * p.strideHeight - p.padTop + kh * p.dilationHeight;
+                const int iw = ow * p.strideWidth - p.padLeft + kw * p.dilationWidth;
                 if (ih < 0 || iw < 0 || ih >= p.inHeight || iw >= p.inWidth) continue;
-                sum += double{x[((int64_t{n} * p.inChannels + c) * p.inHeight + ih) * p.inWidth + iw]} *
-                       w[((int64_t{m} * p.inChannels + c) * p.kernelHeight + kh) * p.kernelWidth + kw];
+                const int channel = group * perGroupIn + c;
+                sum += double{x[((int64_t{n} * p.inChannels + channel) * p.inHeight + ih) * p.inWidth + iw]} *
+                       w[((int64_t{m} * perGroupIn + c) * p.kernelHeight + kh) * p.kernelWidth + kw];
               }
           y[i] = sum;
         }

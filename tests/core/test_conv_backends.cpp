@@ -71,6 +71,27 @@ const std::vector<Trial>& trials() {
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
     std::vector<ConvProblem> problems;
     for (int i = 0; i < 24; ++i) problems.push_back(randomProblem(rng, i % 2 == 1));
+    // Grouped, depthwise and dilated layers (students' models): the CPU variants compute them,
+    // every GPU row declines them (the plan runs them on the CPU).
+    for (int i = 0; i < 8; ++i) {
+      ConvProblem p = randomProblem(rng, true);
+      const int group = std::uniform_int_distribution<int>(1, 4)(rng);
+      if (i % 4 == 0) {
+        p.group = p.inChannels;  // depthwise, with a channel multiplier of 1 or 2
+        p.outChannels = p.inChannels * (1 + i % 8 / 4);
+      } else if (i % 4 != 3) {
+        p.group = group;
+        p.inChannels = group * std::uniform_int_distribution<int>(1, 5)(rng);
+        p.outChannels = group * std::uniform_int_distribution<int>(1, 6)(rng);
+      }
+      if (i % 2 == 1 || i % 4 == 3) {
+        p.dilationHeight = std::uniform_int_distribution<int>(1, 3)(rng);
+        p.dilationWidth = std::uniform_int_distribution<int>(2, 3)(rng);
+        p.inHeight = std::max(p.inHeight, p.kernelExtentHeight());
+        p.inWidth = std::max(p.inWidth, p.kernelExtentWidth());
+      }
+      problems.push_back(p);
+    }
     ConvProblem conv1{7, 1, 48, 48, 12, 7, 7};
     ConvProblem conv2{64, 12, 21, 21, 24, 7, 7};
     problems.push_back(conv1);
@@ -374,6 +395,41 @@ TEST(VariantTable, EveryKernelFileIsOneRowInCourseOrder) {
   }
   EXPECT_EQ(gpuRowFiles, kernelFiles) << "every kernel file has its row, in every build";
   EXPECT_NO_THROW(findConvVariant("cpu-reference"));
+}
+
+// No GPU kernel indexes weights by group or spaces its taps: every GPU row declines grouped and
+// dilated layers, saying which, and the fallback for them is a CPU variant that computes them (the
+// plan then runs that layer on the host). Every CPU row computes them (checked against the
+// formula by ConvVariantCorrectness).
+TEST(VariantTable, GpuRowsDeclineGroupedAndDilatedLayersWhichFallBackToTheCpu) {
+  ConvProblem grouped{2, 8, 13, 13, 12, 3, 3};
+  grouped.group = 4;
+  ConvProblem depthwise{2, 8, 13, 13, 8, 3, 3};
+  depthwise.group = 8;
+  ConvProblem dilated{2, 3, 17, 17, 5, 3, 3};
+  dilated.dilationHeight = dilated.dilationWidth = 2;
+  int gpuRows = 0;
+  for (const ConvVariant& v : convVariants()) {
+    SCOPED_TRACE(v.id);
+    for (const ConvProblem* p : {&grouped, &depthwise, &dilated}) {
+      const std::string reason = v.unsupportedReasonFor(*p);
+      if (!v.runsOnGpu()) {
+        EXPECT_EQ(reason, "") << p->describe();
+        continue;
+      }
+      EXPECT_NE(reason.find(p->isGrouped() ? "group" : "dilat"), std::string::npos) << reason;
+      const ConvVariant& fallback = fallbackConvVariant(v, *p);
+      EXPECT_FALSE(fallback.runsOnGpu()) << fallback.id;
+      EXPECT_EQ(fallback.unsupportedReasonFor(*p), "");
+    }
+    gpuRows += v.runsOnGpu() ? 1 : 0;
+  }
+  EXPECT_GT(gpuRows, 0);
+  // The geometry follows the dilated window: 17 + 0 pads - (2 * 2 + 1) + 1 = 13; the grouped
+  // weights hold C / G channels per filter.
+  EXPECT_EQ(dilated.outHeight(), 13);
+  EXPECT_EQ(grouped.weightElements(), 12 * 2 * 3 * 3);
+  EXPECT_EQ(depthwise.flops(), 2 * depthwise.outputElements() * 9);
 }
 
 // The launch geometry a row reports is what its launcher launches (the launchers read it); here

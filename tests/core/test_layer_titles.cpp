@@ -118,7 +118,10 @@ TEST(LayerTitles, KindsAreNamedForStudentsAndUnknownOnesLowercased) {
   EXPECT_EQ(layerKind("MatMul"), "dense");
   EXPECT_EQ(layerKind("MaxPool"), "max-pool");
   EXPECT_EQ(layerKind("AveragePool"), "avg-pool");
-  EXPECT_EQ(layerKind("LeakyRelu"), "leakyrelu");
+  EXPECT_EQ(layerKind("LeakyRelu"), "leaky-relu");
+  EXPECT_EQ(layerKind("BatchNormalization"), "batch-norm");
+  EXPECT_EQ(layerKind("GlobalAveragePool"), "global-avg-pool");
+  EXPECT_EQ(layerKind("HardSwish"), "hardswish");  // not one ConvScope runs: lowercased
 }
 
 }  // namespace

@@ -5,12 +5,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -274,7 +276,7 @@ TEST(OnnxErrors, FolderInsteadOfFile) {
 // Operators and attributes ConvScope does not implement.
 
 TEST(OnnxErrors, UnknownOperator) {
-  for (const char* op : {"LeakyRelu", "Foo"}) {
+  for (const char* op : {"Selu", "Foo"}) {
     ModelBuilder b;
     b.input("x", {-1, 1, 8, 8}).output("y");
     b.node(op, {"x"}, {"y"}, "mystery");
@@ -286,23 +288,205 @@ TEST(OnnxErrors, UnnamedNodeIsNamedByOperatorAndIndex) {
   ModelBuilder b;
   b.input("x", {-1, 4}).output("y");
   b.node("Relu", {"x"}, {"h"});
-  b.node("Elu", {"h"}, {"y"});
-  EXPECT_TRUE(names(refusal(b.bytes()), {"node 'Elu_1' (Elu)", "not supported"}));
+  b.node("Selu", {"h"}, {"y"});
+  EXPECT_TRUE(names(refusal(b.bytes()), {"node 'Selu_1' (Selu)", "not supported"}));
 }
 
-TEST(OnnxErrors, ConvDilations) {
-  ModelBuilder b = convRelu();
-  setInts(*b.graph().mutable_node(0), "dilations", {2, 2});
-  EXPECT_TRUE(names(refusal(b.bytes()), {"node 'conv' (Conv)", "dilations", "not supported"}));
+TEST(OnnxErrors, ConvDilationsAndGroupsLoadWithTheirShapes) {
+  // Dilation 2 of a 3x3 kernel spans 5 pixels: 8 - 5 + 1 = 4.
+  ModelBuilder dilated = convRelu();
+  setInts(*dilated.graph().mutable_node(0), "dilations", {2, 2});
+  dilated.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  const auto model = convscope::loadOnnxModelFromBytes(dilated.bytes(), kSource);
+  EXPECT_EQ(model->inferShapes({{"x", {1, 1, 8, 8}}}).at("y"), (Shape{1, 4, 4, 4}));
+  // 2 channels in 2 groups, 4 filters of 1 channel each.
+  ModelBuilder grouped;
+  grouped.input("x", {-1, 2, 8, 8}).output("y");
+  grouped.weights("W", {4, 1, 3, 3});
+  setInt(grouped.node("Conv", {"x", "W"}, {"y"}, "grouped"), "group", 2);
+  const auto groupedModel = convscope::loadOnnxModelFromBytes(grouped.bytes(), kSource);
+  EXPECT_EQ(groupedModel->inferShapes({{"x", {1, 2, 8, 8}}}).at("y"), (Shape{1, 4, 6, 6}));
 }
 
-TEST(OnnxErrors, ConvGroups) {
-  // A valid grouped convolution (2 channels in, 2 groups, 4 filters of 1 channel each).
-  ModelBuilder b;
-  b.input("x", {-1, 2, 8, 8}).output("y");
-  b.weights("W", {4, 1, 3, 3});
-  setInt(b.node("Conv", {"x", "W"}, {"y"}, "grouped"), "group", 2);
-  EXPECT_TRUE(names(refusal(b.bytes()), {"node 'grouped' (Conv)", "group", "not supported"}));
+void setString(onnx::NodeProto& node, const std::string& name, const std::string& value) {
+  onnx::AttributeProto& a = *node.add_attribute();
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s(value);
+}
+
+// One node of a new operator with a malformed attribute or input: refused when the model loads,
+// naming the node and the problem.
+struct MalformedCase {
+  const char* what;
+  std::function<void(ModelBuilder&)> build;  // x: N x 4 x 8 x 8 in, y out
+  std::vector<std::string> words;
+};
+
+TEST(OnnxErrors, MalformedAttributesOfTheNewOperatorsAreRefusedNamingTheNode) {
+  const auto conv = [](ModelBuilder& b, const convscope::Shape& w) -> onnx::NodeProto& {
+    b.weights("W", w);
+    return b.node("Conv", {"x", "W"}, {"y"}, "bad");
+  };
+  const std::vector<MalformedCase> cases = {
+      {"Conv group 0",
+       [&](ModelBuilder& b) {
+         setInt(conv(b, {4, 4, 3, 3}), "group", 0);
+       },
+       {"group=0", "invalid"}},
+      {"Conv group that does not divide the channels",
+       [&](ModelBuilder& b) {
+         setInt(conv(b, {6, 1, 3, 3}), "group", 3);
+       },
+       {"group 3 does not divide"}},
+      {"Conv weights of the wrong group width",
+       [&](ModelBuilder& b) {
+         setInt(conv(b, {4, 1, 3, 3}), "group", 2);
+       },
+       {"expect 2 input channels", "per group"}},
+      {"Conv dilation 0",
+       [&](ModelBuilder& b) {
+         setInts(conv(b, {4, 4, 3, 3}), "dilations", {0, 1});
+       },
+       {"dilations [0,1]", "between 1 and"}},
+      {"Conv dilations of 3 values",
+       [&](ModelBuilder& b) {
+         setInts(conv(b, {4, 4, 3, 3}), "dilations", {1, 1, 1});
+       },
+       {"dilations [1,1,1] must have 2 values"}},
+      {"Conv dilated kernel larger than the input",
+       [&](ModelBuilder& b) {
+         setInts(conv(b, {4, 4, 3, 3}), "dilations", {4, 4});
+       },
+       {"kernel 9 is larger than the padded input 8"}},
+      {"LeakyRelu alpha inf",
+       [](ModelBuilder& b) { setFloat(b.node("LeakyRelu", {"x"}, {"y"}, "bad"), "alpha", INFINITY); },
+       {"alpha must be a finite number"}},
+      {"Elu alpha as a string",
+       [](ModelBuilder& b) { setString(b.node("Elu", {"x"}, {"y"}, "bad"), "alpha", "1"); },
+       {"attribute 'alpha' has an unexpected type"}},
+      {"Gelu approximate fast",
+       [](ModelBuilder& b) { setString(b.node("Gelu", {"x"}, {"y"}, "bad"), "approximate", "fast"); },
+       {"approximate 'fast' is not valid"}},
+      {"BatchNormalization training mode",
+       [](ModelBuilder& b) {
+         for (const char* name : {"s", "B", "m", "v"}) b.floats(name, {4}, {1.0f, 1.0f, 1.0f, 1.0f});
+         setInt(b.node("BatchNormalization", {"x", "s", "B", "m", "v"}, {"y"}, "bad"), "training_mode", 1);
+       },
+       {"training_mode=1 is not supported"}},
+      {"BatchNormalization negative epsilon",
+       [](ModelBuilder& b) {
+         for (const char* name : {"s", "B", "m", "v"}) b.floats(name, {4}, {1.0f, 1.0f, 1.0f, 1.0f});
+         setFloat(b.node("BatchNormalization", {"x", "s", "B", "m", "v"}, {"y"}, "bad"), "epsilon", -1.0f);
+       },
+       {"epsilon must be a finite number, at least 0"}},
+      {"BatchNormalization statistics of the wrong length",
+       [](ModelBuilder& b) {
+         for (const char* name : {"s", "B", "m"}) b.floats(name, {4}, {1.0f, 1.0f, 1.0f, 1.0f});
+         b.floats("v", {3}, {1.0f, 1.0f, 1.0f});
+         b.node("BatchNormalization", {"x", "s", "B", "m", "v"}, {"y"}, "bad");
+       },
+       {"var [3] does not match the input's 4 channels"}},
+      {"ReduceMean keepdims 2",
+       [](ModelBuilder& b) { setInt(b.node("ReduceMean", {"x"}, {"y"}, "bad"), "keepdims", 2); },
+       {"keepdims must be 0 or 1"}},
+      {"ReduceMean axis out of range",
+       [](ModelBuilder& b) { setInts(b.node("ReduceMean", {"x"}, {"y"}, "bad"), "axes", {5}); },
+       {"axis 5 is out of range for rank 4"}},
+      {"ReduceMean axis twice",
+       [](ModelBuilder& b) {
+         setInts(b.node("ReduceMean", {"x"}, {"y"}, "bad"), "axes", {2, -2});
+       },
+       {"axis -2 is given twice"}},
+      {"Concat without axis",
+       [](ModelBuilder& b) {
+         b.node("Concat", {"x", "x"}, {"y"}, "bad");
+       },
+       {"attribute axis is required"}},
+      {"Concat axis out of range",
+       [](ModelBuilder& b) {
+         setInt(b.node("Concat", {"x", "x"}, {"y"}, "bad"), "axis", 4);
+       },
+       {"axis 4 is out of range for rank 4"}},
+      {"Concat of shapes that differ off the axis",
+       [](ModelBuilder& b) {
+         b.weights("z", {1, 4, 7, 8});
+         setInt(b.node("Concat", {"x", "z"}, {"y"}, "bad"), "axis", 1);
+       },
+       {"differ outside the concatenation axis 1"}},
+      {"Resize cubic",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, 2, 2});
+         setString(b.node("Resize", {"x", "", "scales"}, {"y"}, "bad"), "mode", "cubic");
+       },
+       {"mode cubic is not supported"}},
+      {"Resize crop and resize",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, 2, 2});
+         setString(b.node("Resize", {"x", "", "scales"}, {"y"}, "bad"), "coordinate_transformation_mode",
+                   "tf_crop_and_resize");
+       },
+       {"coordinate_transformation_mode 'tf_crop_and_resize' is not supported"}},
+      {"Resize nearest_mode up",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, 2, 2});
+         setString(b.node("Resize", {"x", "", "scales"}, {"y"}, "bad"), "nearest_mode", "up");
+       },
+       {"nearest_mode 'up' is not valid"}},
+      {"Resize antialias",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, 0.5f, 0.5f});
+         setInt(b.node("Resize", {"x", "", "scales"}, {"y"}, "bad"), "antialias", 1);
+       },
+       {"antialias=1 is not supported"}},
+      {"Resize negative scale",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, -2, 2});
+         b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
+       },
+       {"scales 'scales' must be positive and finite"}},
+      {"Resize of the channels",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 2, 2, 2});
+         b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
+       },
+       {"only the spatial axes may be resized"}},
+      {"Resize scales computed at run time",
+       [](ModelBuilder& b) {
+         b.floats("two", {4}, {1, 1, 2, 2});
+         b.node("Relu", {"two"}, {"scales"}, "relu");
+         b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
+       },
+       {"computed at run time; only constant scales"}},
+      {"Resize to a size of 0",
+       [](ModelBuilder& b) {
+         b.int64s("sizes", {1, 4, 0, 8});
+         b.node("Resize", {"x", "", "", "sizes"}, {"y"}, "bad");
+       },
+       {"the sizes 'sizes' hold 0; sizes are at least 1"}},
+      {"Resize with neither scales nor sizes",
+       [](ModelBuilder& b) { b.node("Resize", {"x"}, {"y"}, "bad"); },
+       {"exactly one of scales and sizes must be given"}},
+      {"Dropout in training mode",
+       [](ModelBuilder& b) {
+         b.floats("r", {}, {0.5f});
+         onnx::TensorProto& training = *b.graph().add_initializer();
+         training.set_name("t");
+         training.set_data_type(onnx::TensorProto::BOOL);
+         training.add_int32_data(1);
+         b.node("Dropout", {"x", "r", "t"}, {"y"}, "bad");
+       },
+       {"input 't' has element type BOOL"}},
+  };
+  for (const MalformedCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    ModelBuilder b;
+    b.input("x", {-1, 4, 8, 8}).output("y");
+    c.build(b);
+    const std::string message = refusal(b.bytes());
+    EXPECT_NE(message.find("node 'bad' ("), std::string::npos) << message;
+    for (const std::string& word : c.words) EXPECT_NE(message.find(word), std::string::npos) << message;
+  }
 }
 
 TEST(OnnxErrors, MaxPoolStorageOrder) {

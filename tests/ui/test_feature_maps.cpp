@@ -127,6 +127,32 @@ TEST(FeatureMaps, LayerTitlesAreWhatAStudentReadsWithTheOnnxNameInTheTooltip) {
   EXPECT_TRUE(view->layer(0)->onnxName().isEmpty()) << "the input is no ONNX node";
 }
 
+// A student's CNN with the layers beyond the course (tests/data/exported/operators/student-cnn):
+// one map per channel for each of them too, under titles that say what they are.
+TEST(FeatureMaps, NewLayersOfAStudentsCnnHaveTheirMapsAndTitles) {
+  auto window = openWindow();
+  const QString path =
+      QString::fromUtf8(CONVSCOPE_TEST_DATA_DIR) + "/exported/operators/student-cnn-torchscript-op13/model.onnx";
+  ASSERT_TRUE(loadModelAndWait(*window, path));
+  ASSERT_TRUE(waitForInference(*window));
+  expectOneMapPerChannel(*window);
+  QStringList titles;
+  for (int i = 0; i < window->featureMaps()->layerCount(); ++i) titles << window->featureMaps()->layer(i)->title();
+  for (const char* expected :
+       {"leaky-relu 1 → 16×28×28", "batch-norm 1 → 16×28×28", "conv 2 · 16 filters 3×3, depthwise → 16×14×14",
+        "conv 4 · 8 filters 3×3, dilation 2 → 8×14×14", "elu 1 → 8×14×14", "erf 1 → 8×14×14",
+        "concat 1 · 2 inputs → 16×14×14", "resize 1 · 16×14×14 → 16×28×28", "global-avg-pool 1 · 32×7×7 → 32×1×1"})
+    EXPECT_TRUE(titles.contains(QString::fromUtf8(expected)))
+        << expected << " not among " << titles.join(" | ").toStdString();
+  if (const QString folder = qEnvironmentVariable("CONVSCOPE_UI_SHOTS"); !folder.isEmpty())
+    for (int i = 0; i < window->featureMaps()->layerCount(); ++i) {
+      ui::LayerMapsWidget* layer = window->featureMaps()->layer(i);
+      if (layer->title().contains("depthwise") || layer->title().startsWith("resize") ||
+          layer->title().startsWith("concat"))
+        layer->grab().save(folder + QString("/student-layer-%1.png").arg(i));
+    }
+}
+
 TEST(FeatureMaps, ColourMapsAndTheirRanges) {
   const float values[] = {-2.0f, -1.0f, 0.0f, 0.5f};
   const ui::ValueRange plain = ui::displayRange(values, 4, ui::ColourMap::Viridis);

@@ -2,6 +2,8 @@
 // one matrix (im2col) so the whole convolution becomes one large matrix product, which the BLAS
 // runs near the cores' peak. The same idea as the course's GPU unroll kernel, on the CPU. The
 // bias, activation and pooling the plan hands it run on each chunk's product while it is in cache.
+// A grouped convolution is one product per group (its channels unrolled, its filters' rows of the
+// weights); dilation only spaces the taps the unrolling reads.
 #include <omp.h>
 
 #include <algorithm>
@@ -61,9 +63,13 @@ class CpuIm2colGemmConv final : public ConvBackend {
           const int64_t first = c * chunk;
           const int64_t images = std::min<int64_t>(chunk, p.batch - first);
           const int64_t cols = images * pixels;
-          unroll(p, input, first, images, cols, columns);
-          sgemm(false, false, p.outChannels, static_cast<int>(cols), static_cast<int>(rows), 1.0f, weights,
-                static_cast<int>(rows), columns, static_cast<int>(cols), 0.0f, product, static_cast<int>(cols));
+          const int groupOut = p.outChannelsPerGroup();
+          for (int g = 0; g < p.group; ++g) {
+            unroll(p, input, g * p.inChannelsPerGroup(), first, images, cols, columns);
+            sgemm(false, false, groupOut, static_cast<int>(cols), static_cast<int>(rows), 1.0f,
+                  weights + int64_t{g} * groupOut * rows, static_cast<int>(rows), columns, static_cast<int>(cols), 0.0f,
+                  product + int64_t{g} * groupOut * cols, static_cast<int>(cols));
+          }
           // product is [M][image][pixel]; the output wants [image][M][pixel]. The epilogue runs on
           // each plane on the way, while the product is still in this core's cache.
           for (int64_t i = 0; i < images; ++i)
@@ -85,7 +91,7 @@ class CpuIm2colGemmConv final : public ConvBackend {
 
   struct Plan {
     int64_t pixels = 0;  // output pixels per image and channel
-    int64_t rows = 0;    // C x KH x KW: one row of the unrolled matrix per kernel tap
+    int64_t rows = 0;    // C/group x KH x KW: one row of the unrolled matrix per kernel tap
     int64_t chunk = 1;   // images unrolled together
     int64_t chunks = 0;
     int64_t threads = 1;
@@ -96,7 +102,7 @@ class CpuIm2colGemmConv final : public ConvBackend {
   static Plan planFor(const ConvProblem& p) {
     Plan plan;
     plan.pixels = int64_t{p.outHeight()} * p.outWidth();
-    plan.rows = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth;
+    plan.rows = int64_t{p.inChannelsPerGroup()} * p.kernelHeight * p.kernelWidth;
     plan.outChannels = p.outChannels;
     // Each thread unrolls a few images at a time into its own matrix of about 1 MB, small
     // enough to stay in its core's cache between the unroll and the product.
@@ -107,26 +113,28 @@ class CpuIm2colGemmConv final : public ConvBackend {
     return plan;
   }
 
-  // columns[(c,kh,kw)][(image, h, w)] = input value under that kernel tap, 0 in the padding.
-  static void unroll(const ConvProblem& p, const float* input, int64_t first, int64_t images, int64_t cols,
-                     float* columns) {
+  // columns[(c,kh,kw)][(image, h, w)] = input value under that kernel tap, 0 in the padding, for
+  // the channels of one group: c counts from `firstChannel`.
+  static void unroll(const ConvProblem& p, const float* input, int firstChannel, int64_t first, int64_t images,
+                     int64_t cols, float* columns) {
     const int outH = p.outHeight();
     const int outW = p.outWidth();
-    for (int c = 0; c < p.inChannels; ++c)
+    for (int c = 0; c < p.inChannelsPerGroup(); ++c)
       for (int kh = 0; kh < p.kernelHeight; ++kh)
         for (int kw = 0; kw < p.kernelWidth; ++kw) {
           float* row = columns + ((int64_t{c} * p.kernelHeight + kh) * p.kernelWidth + kw) * cols;
           for (int64_t i = 0; i < images; ++i) {
-            const float* plane = input + ((first + i) * p.inChannels + c) * int64_t{p.inHeight} * p.inWidth;
+            const float* plane =
+                input + ((first + i) * p.inChannels + firstChannel + c) * int64_t{p.inHeight} * p.inWidth;
             for (int h = 0; h < outH; ++h) {
-              const int y = h * p.strideHeight + kh - p.padTop;
+              const int y = h * p.strideHeight + kh * p.dilationHeight - p.padTop;
               float* dst = row + (i * outH + h) * outW;
               if (y < 0 || y >= p.inHeight) {
                 std::fill_n(dst, outW, 0.0f);
                 continue;
               }
               for (int w = 0; w < outW; ++w) {
-                const int x = w * p.strideWidth + kw - p.padLeft;
+                const int x = w * p.strideWidth + kw * p.dilationWidth - p.padLeft;
                 dst[w] = (x >= 0 && x < p.inWidth) ? plane[int64_t{y} * p.inWidth + x] : 0.0f;
               }
             }

@@ -57,7 +57,7 @@ dnnl::algorithm eltwiseOf(Activation activation) {
 
 // What the primitives for one chunk size depend on.
 struct KernelKey {
-  std::array<int, 13> problem;  // the ConvProblem's fields, the batch being the chunk's images
+  std::array<int, 16> problem;  // the ConvProblem's fields, the batch being the chunk's images
   bool bias;
   int activation;  // -1: none
   auto operator<=>(const KernelKey&) const = default;
@@ -140,10 +140,11 @@ class CpuOneDnnConv final : public ConvBackend {
   }
 
   ChunkKernels& kernels(const ConvProblem& p, int images, const ConvEpilogue& e) const {
-    const KernelKey key{{images, p.inChannels, p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth,
-                         p.strideHeight, p.strideWidth, p.padTop, p.padLeft, p.padBottom, p.padRight},
-                        e.bias != nullptr,
-                        e.hasActivation ? static_cast<int>(e.activation) : -1};
+    const KernelKey key{
+        {images, p.inChannels, p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth, p.strideHeight,
+         p.strideWidth, p.padTop, p.padLeft, p.padBottom, p.padRight, p.group, p.dilationHeight, p.dilationWidth},
+        e.bias != nullptr,
+        e.hasActivation ? static_cast<int>(e.activation) : -1};
     std::unique_ptr<ChunkKernels>& slot = cache_[key];
     if (!slot) slot = makeKernels(p, images, e);
     return *slot;
@@ -153,11 +154,16 @@ class CpuOneDnnConv final : public ConvBackend {
     auto k = std::make_unique<ChunkKernels>();
     k->images = images;
     const memory::dims src{images, p.inChannels, p.inHeight, p.inWidth};
-    const memory::dims weights{p.outChannels, p.inChannels, p.kernelHeight, p.kernelWidth};
+    // A grouped convolution's weights carry the group as their own leading axis in oneDNN
+    // (goihw): the same bytes as ConvScope's [outChannels][inChannels / group][KH][KW].
+    const memory::dims weights =
+        p.isGrouped()
+            ? memory::dims{p.group, p.outChannelsPerGroup(), p.inChannelsPerGroup(), p.kernelHeight, p.kernelWidth}
+            : memory::dims{p.outChannels, p.inChannels, p.kernelHeight, p.kernelWidth};
     const memory::dims dst{images, p.outChannels, p.outHeight(), p.outWidth()};
     const auto f32 = memory::data_type::f32;
     k->userSrc = memory::desc(src, f32, Tag::nchw);
-    k->userWeights = memory::desc(weights, f32, Tag::oihw);
+    k->userWeights = memory::desc(weights, f32, p.isGrouped() ? Tag::goihw : Tag::oihw);
     k->userDst = memory::desc(dst, f32, Tag::nchw);
     if (e.bias) k->bias = memory::desc({p.outChannels}, f32, Tag::x);
     dnnl::primitive_attr attributes;
@@ -176,7 +182,8 @@ class CpuOneDnnConv final : public ConvBackend {
       const dnnl::convolution_forward::desc desc(
           dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, memory::desc(src, f32, srcTag),
           memory::desc(weights, f32, Tag::any), k->bias, memory::desc(dst, f32, Tag::any),
-          {p.strideHeight, p.strideWidth}, {p.padTop, p.padLeft}, {p.padBottom, p.padRight});
+          {p.strideHeight, p.strideWidth}, {p.dilationHeight - 1, p.dilationWidth - 1},  // oneDNN counts 0 as adjacent
+          {p.padTop, p.padLeft}, {p.padBottom, p.padRight});
       return dnnl::convolution_forward::primitive_desc(desc, attributes, engine_);
     };
     dnnl::convolution_forward::primitive_desc pd = primitiveFor(Tag::nchw);

@@ -130,6 +130,11 @@ const ConvVariant& fallbackConvVariant(const ConvVariant& selected, const ConvPr
     if (computes(*it)) return *it;
   for (auto it = self; it != rows.end(); ++it)
     if (computes(*it)) return *it;
+  // A shape no GPU kernel computes (a grouped or dilated convolution): the nearest CPU variant,
+  // the layer's values copying to the host and back.
+  if (selected.runsOnGpu())
+    for (auto it = std::make_reverse_iterator(self); it != rows.rend(); ++it)
+      if (!it->runsOnGpu() && it->unsupportedReasonFor(problem).empty() && it->unavailableReason().empty()) return *it;
   throw Error("no " + std::string(selected.runsOnGpu() ? "GPU" : "CPU") + " conv variant computes " +
               problem.describe() + ", which " + selected.id + " declines");
 }

@@ -137,7 +137,9 @@ std::string defaultConvVariant();
 
 // Who runs a layer that `selected` declines: the nearest earlier step of the course on the same
 // device (GPU or CPU) that computes `problem` and can run here (when `selected` cannot run here
-// either, by shape alone), else the nearest later one. Throws convscope::Error when none does.
+// either, by shape alone), else the nearest later one; for a GPU variant whose shape no GPU row
+// computes, the nearest CPU variant (the stage then runs on the host). Throws convscope::Error
+// when none does.
 const ConvVariant& fallbackConvVariant(const ConvVariant& selected, const ConvProblem& problem);
 
 }  // namespace convscope

@@ -60,6 +60,8 @@ json problemJson(const ConvProblem& p) {
           {"kernel_width", p.kernelWidth},
           {"stride", {p.strideHeight, p.strideWidth}},
           {"pads", {p.padTop, p.padLeft, p.padBottom, p.padRight}},
+          {"group", p.group},
+          {"dilation", {p.dilationHeight, p.dilationWidth}},
           {"flops", p.flops()}};
 }
 
@@ -78,6 +80,19 @@ ConvProblem problemFromJson(const json& j) {
   p.padLeft = j.at("pads").at(1);
   p.padBottom = j.at("pads").at(2);
   p.padRight = j.at("pads").at(3);
+  // Absent in files written before grouped and dilated convolutions were read.
+  p.group = j.value("group", 1);
+  if (j.contains("dilation")) {
+    p.dilationHeight = j.at("dilation").at(0);
+    p.dilationWidth = j.at("dilation").at(1);
+  }
+  // The group divides the channels in every problem ConvScope writes; any other would divide by
+  // zero or index past the weights wherever the problem is described.
+  if (p.group < 1 || p.inChannels % p.group != 0 || p.outChannels % p.group != 0 || p.dilationHeight < 1 ||
+      p.dilationWidth < 1)
+    throw Error("a layer's problem has group " + std::to_string(p.group) + " or dilation " +
+                std::to_string(p.dilationHeight) + "x" + std::to_string(p.dilationWidth) +
+                " that does not fit its channels");
   return p;
 }
 

@@ -76,6 +76,8 @@ ChainNetwork read(const Model& model) {
     const Node& conv = chain.take(&flops);
     ChainConv layer;
     layer.problem = *conv.op->convProblem(in);
+    if (layer.problem.isGrouped() || layer.problem.hasDilation())
+      throw Error(ChainReader::describe(conv) + " is grouped or dilated");
     layer.weights = conv.inputs[1];
     layer.bias = conv.inputs.size() > 2 ? conv.inputs[2] : "";
     skipIdentities(chain, &flops);

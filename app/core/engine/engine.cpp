@@ -99,7 +99,7 @@ MemoryEstimate Engine::estimateFor(const std::map<std::string, Shape>& inputShap
     const Node& last = model.nodes[stage.nodes.back()];
     const int64_t out = bytesOf(shapes.at(last.output));
     int64_t workspace = 0;
-    if (stage.hasConv && !onGpu_) {
+    if (stage.hasConv && !stage.onGpu) {
       std::vector<Shape> in;
       for (const std::string& name : first.inputs) in.push_back(shapes.at(name));
       workspace = hostBackend(stage.variant).workspaceBytes(*first.op->convProblem(in));
@@ -268,7 +268,8 @@ class Engine::HostEvaluation final : public Engine::Evaluation {
 
 class Engine::DeviceEvaluation final : public Engine::Evaluation {
  public:
-  explicit DeviceEvaluation(Engine& engine) : device_(*engine.device_), values_(engine.deviceWeights_) {
+  explicit DeviceEvaluation(Engine& engine)
+      : engine_(engine), device_(*engine.device_), values_(engine.deviceWeights_) {
     device_.beginRun();
   }
 
@@ -318,6 +319,7 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
   }
 
   void runOp(const Node& node, const ConvVariant* convVariant) override {
+    if (convVariant && !convVariant->runsOnGpu()) return runConvOnHost(node, *convVariant);
     DeviceRun run{device_, [&](const ConvProblem& problem, const float* x, const float* w, float* y) {
                     if (!convVariant) throw Error("internal: a convolution outside a conv stage");
                     timings_.push_back(
@@ -335,6 +337,29 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
     timings_.push_back(device_.timed(
         [&] { variant.runOnDevice(device_, problem, in[0]->data(), in[1]->data(), out.data(), withBias); }));
     values_[output] = std::move(out);
+  }
+
+  // A conv the plan gave to a CPU variant (no GPU variant computes its shape): the inputs come to
+  // the host, the variant runs there, the output goes back; the op time covers the round trip.
+  void runConvOnHost(const Node& node, const ConvVariant& variant) {
+    struct HostConv final : ConvExecutor {
+      ConvBackend* backend = nullptr;
+      void convolve(const ConvProblem& problem, const float* x, const float* w, float* y) override {
+        backend->forward(problem, x, w, y);
+      }
+    } conv;
+    conv.backend = &engine_.hostBackend(variant.id);
+    timings_.push_back(device_.timed([&] {
+      std::vector<Tensor> host;
+      for (const DeviceTensor* in : inputsOf(node)) {
+        host.emplace_back(in->shape);
+        device_.download(*in, host.back().data());
+      }
+      std::vector<const Tensor*> pointers;
+      for (const Tensor& t : host) pointers.push_back(&t);
+      const Tensor out = node.op->run(pointers, conv);
+      values_[node.output] = device_.upload(out.data(), out.shape());
+    }));
   }
 
   Shape shapeOf(const std::string& name) const override { return values_.at(name).shape; }
@@ -363,6 +388,7 @@ class Engine::DeviceEvaluation final : public Engine::Evaluation {
     return in;
   }
 
+  Engine& engine_;
   Device& device_;
   std::map<std::string, DeviceTensor> values_;
   std::vector<int> timings_;  // the conv stages'

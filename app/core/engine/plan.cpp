@@ -82,9 +82,14 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
       stage.fallbackReason += ", and not this network: " + plan.wholeNetworkDeclined;
     if (!stage.fallbackReason.empty()) runner = &fallbackConvVariant(selected, *problem);
     stage.variant = runner->id;
+    if (plan.onGpu && !runner->runsOnGpu()) {
+      stage.onGpu = false;
+      stage.hostRoundTrip = true;
+    }
     // The activation, then the pooling, that directly follow and read only this chain's output.
     bool activationTaken = false;
-    while (fuse && i + 1 < model.nodes.size()) {
+    // A conv run on the host for a GPU plan stays alone: its neighbours' values live on the GPU.
+    while (fuse && !stage.hostRoundTrip && i + 1 < model.nodes.size()) {
       const Node& previous = model.nodes[i];
       const Node& next = model.nodes[i + 1];
       if (next.inputs.size() != 1 || next.inputs[0] != previous.output || readCount.at(previous.output) != 1) break;
@@ -127,6 +132,7 @@ std::vector<std::string> Plan::describe(const Model& model) const {
       if (stage.fused()) line << ", fused in one kernel";
       if (!stage.fallbackReason.empty())
         line << " -- fallback: " << selectedVariant << " declined this layer (" << stage.fallbackReason << ")";
+      if (stage.hostRoundTrip) line << "; on the CPU, its inputs copied to the host and its output back";
     } else if (stage.hostRoundTrip) {
       line << "CPU -- fallback: no GPU kernel for " << model.nodes[stage.nodes[0]].opType
            << "; its inputs are copied to the host and its output back";

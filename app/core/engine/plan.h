@@ -21,7 +21,8 @@ struct PlanStage {
   std::string variant;         // hasConv: the variant that runs it
   std::string fallbackReason;  // set when the selected variant declined this conv
   bool onGpu = false;          // where this stage runs
-  // On a GPU plan, an op without a GPU kernel: its inputs go to the host and its output comes back.
+  // On a GPU plan, an op without a GPU kernel, or a conv that no GPU variant computes (run by a
+  // CPU variant): its inputs go to the host and its output comes back.
   bool hostRoundTrip = false;
   // Every node of the model in one kernel of a whole-network variant (step 13).
   bool wholeNetwork = false;

@@ -29,12 +29,36 @@ int64_t valuesPerImage(const Shape& shape) {
 }  // namespace
 
 std::string layerKind(const std::string& opType) {
-  static const std::map<std::string, std::string> kinds = {
-      {"Conv", "conv"},         {"Gemm", "dense"},           {"MatMul", "dense"},
-      {"MaxPool", "max-pool"},  {"AveragePool", "avg-pool"}, {"Relu", "relu"},
-      {"Tanh", "tanh"},         {"Sigmoid", "sigmoid"},      {"Softmax", "softmax"},
-      {"Flatten", "flatten"},   {"Reshape", "reshape"},      {"Add", "add"},
-      {"Identity", "identity"}, {"Constant", "constant"}};
+  static const std::map<std::string, std::string> kinds = {{"Conv", "conv"},
+                                                           {"Gemm", "dense"},
+                                                           {"MatMul", "dense"},
+                                                           {"MaxPool", "max-pool"},
+                                                           {"AveragePool", "avg-pool"},
+                                                           {"Relu", "relu"},
+                                                           {"Tanh", "tanh"},
+                                                           {"Sigmoid", "sigmoid"},
+                                                           {"Softmax", "softmax"},
+                                                           {"Flatten", "flatten"},
+                                                           {"Reshape", "reshape"},
+                                                           {"Add", "add"},
+                                                           {"Identity", "identity"},
+                                                           {"Constant", "constant"},
+                                                           // The layers of students' CNNs beyond the course's.
+                                                           {"BatchNormalization", "batch-norm"},
+                                                           {"LeakyRelu", "leaky-relu"},
+                                                           {"Elu", "elu"},
+                                                           {"Gelu", "gelu"},
+                                                           {"Erf", "erf"},
+                                                           {"Sub", "sub"},
+                                                           {"Mul", "mul"},
+                                                           {"Div", "div"},
+                                                           {"Pow", "pow"},
+                                                           {"Dropout", "dropout"},
+                                                           {"GlobalAveragePool", "global-avg-pool"},
+                                                           {"ReduceMean", "mean"},
+                                                           {"Concat", "concat"},
+                                                           {"Resize", "resize"},
+                                                           {"Upsample", "upsample"}};
   if (const auto it = kinds.find(opType); it != kinds.end()) return it->second;
   std::string lower = opType;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -62,14 +86,29 @@ std::vector<std::string> layerTitles(const Model& model) {
     if (node.opType == "Conv" && node.inputs.size() >= 2) {
       const Shape& w = shapes.at(node.inputs[1]);  // filters x channels x kernel height x kernel width
       title += " · " + std::to_string(w[0]) + (w[0] == 1 ? " filter " : " filters ") + std::to_string(w[2]) + "×" +
-               std::to_string(w[3]) + " → " + imageShape(out);
+               std::to_string(w[3]);
+      // What makes it other than the course's convolution: spaced taps, channels in groups.
+      std::vector<Shape> in;
+      for (const std::string& name : node.inputs) in.push_back(shapes.at(name));
+      if (const std::optional<ConvProblem> p = node.op->convProblem(in)) {
+        if (p->hasDilation())
+          title += ", dilation " + (p->dilationHeight == p->dilationWidth
+                                        ? std::to_string(p->dilationHeight)
+                                        : std::to_string(p->dilationHeight) + "×" + std::to_string(p->dilationWidth));
+        if (p->isGrouped())
+          title += p->group == p->inChannels ? ", depthwise" : ", " + std::to_string(p->group) + " groups";
+      }
+      title += " → " + imageShape(out);
     } else if (node.opType == "Gemm" && in && in->size() == 2 && out.size() == 2 && out[0] > 0) {
       // A is M x K, or K x M with transA: either way K values for each of the M images of the output.
       title += " · " + std::to_string(elementCount(*in) / out[0]) + " → " + std::to_string(out[1]);
     } else if ((node.opType == "Gemm" || node.opType == "MatMul") && in) {
       title += " · " + std::to_string(valuesPerImage(*in)) + " → " + std::to_string(valuesPerImage(out));
+    } else if (node.opType == "Concat" && node.inputs.size() > 1) {
+      title += " · " + std::to_string(node.inputs.size()) + " inputs → " + imageShape(out);
     } else if (in && (node.opType == "MaxPool" || node.opType == "AveragePool" || node.opType == "Flatten" ||
-                      node.opType == "Reshape")) {
+                      node.opType == "Reshape" || node.opType == "GlobalAveragePool" || node.opType == "ReduceMean" ||
+                      node.opType == "Resize" || node.opType == "Upsample")) {
       title += " · " + imageShape(*in) + " → " + imageShape(out);
     } else {
       title += " → " + imageShape(out);

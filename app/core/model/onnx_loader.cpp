@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <sstream>
@@ -238,6 +239,7 @@ class Loader {
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       fail(where + ": operator domain '" + node.domain() + "' is not supported (only the standard ONNX operators)");
     if (node.op_type() == "Constant") return readConstant(node, where, model);
+    if (foldsShapeArithmetic(node, where, model)) return;
 
     std::vector<std::string> inputs(node.input().begin(), node.input().end());
     while (!inputs.empty() && inputs.back().empty()) inputs.pop_back();
@@ -264,6 +266,14 @@ class Loader {
                             [this](const std::string& value) -> const std::vector<int64_t>* {
                               const auto it = ints_.find(value);
                               return it == ints_.end() ? nullptr : &it->second;
+                            },
+                            [&model](const std::string& value) -> const Tensor* {
+                              const auto it = model.weights.find(value);
+                              return it == model.weights.end() ? nullptr : &it->second;
+                            },
+                            [this](const std::string& value) -> const std::vector<ShapeElement>* {
+                              const auto it = shapeValues_.find(value);
+                              return it == shapeValues_.end() ? nullptr : &it->second;
                             }};
     std::unique_ptr<Operator> op;
     try {
@@ -274,6 +284,10 @@ class Loader {
     if (const std::vector<std::string> unread = attributes.unread(); !unread.empty())
       fail(where + ": attribute '" + unread.front() + "' is not supported");
     for (const std::string& input : inputs)
+      if (shapeValues_.count(input))
+        fail(where + ": input '" + input +
+             "' is computed from the batch size; only Resize's sizes may be (ConvScope runs float32 tensors)");
+    for (const std::string& input : inputs)
       if (ints_.count(input))
         fail(where + ": int64 input '" + input + "' is not supported here; ConvScope runs float32 tensors");
 
@@ -282,8 +296,119 @@ class Loader {
     model.nodes.push_back(Node{name, node.op_type(), inputs, node.output(0), std::move(op)});
   }
 
+  // Shape, and Slice and Concat of int64 vectors, evaluated while loading: the exporters compute
+  // F.interpolate's output size as Concat(Slice(Shape(x), 0, 2), [H, W]). A vector known whole
+  // becomes an int64 constant; one holding the batch keeps, for that element, which dimension of
+  // which tensor it is (the operator that reads it decides whether it can take that).
+  bool foldsShapeArithmetic(const onnx::NodeProto& node, const std::string& where, Model& model) {
+    const std::string& op = node.op_type();
+    const auto isIntVector = [&](const std::string& name) { return ints_.count(name) || shapeValues_.count(name); };
+    if (op == "Shape") {
+      if (node.input_size() != 1 || node.output_size() != 1) fail(where + ": Shape takes one input and one output");
+      return foldShape(node, where, model), true;
+    }
+    if (op == "Slice" && node.input_size() >= 3 && isIntVector(node.input(0))) return foldSlice(node, where), true;
+    if (op == "Concat" && node.input_size() >= 1) {
+      for (const std::string& input : node.input())
+        if (!isIntVector(input)) return false;
+      return foldConcat(node, where), true;
+    }
+    return false;
+  }
+
+  std::vector<ShapeElement> elementsOf(const std::string& name) const {
+    if (const auto it = shapeValues_.find(name); it != shapeValues_.end()) return it->second;
+    std::vector<ShapeElement> elements;
+    for (int64_t v : ints_.at(name)) elements.push_back({v, "", 0});
+    return elements;
+  }
+
+  void storeShapeValue(const onnx::NodeProto& node, const std::string& where, std::vector<ShapeElement> elements) {
+    const std::string& out = node.output(0);
+    claimName(out, where, "the output of " + where);
+    available_.insert(out);
+    bool known = true;
+    for (const ShapeElement& e : elements) known = known && e.value.has_value();
+    if (known) {
+      std::vector<int64_t> values;
+      for (const ShapeElement& e : elements) values.push_back(*e.value);
+      ints_[out] = std::move(values);
+    } else {
+      shapeValues_[out] = std::move(elements);
+    }
+  }
+
+  void foldShape(const onnx::NodeProto& node, const std::string& where, Model& model) {
+    const std::string& x = node.input(0);
+    Attributes attributes = readAttributes(node, where);
+    int64_t start = attributes.getInt("start", 0);
+    std::optional<int64_t> end;
+    if (attributes.has("end")) end = attributes.getInt("end", 0);
+    if (const std::vector<std::string> unread = attributes.unread(); !unread.empty())
+      fail(where + ": attribute '" + unread.front() + "' is not supported");
+    // The shape with a batch of 1 and of 2: dimensions that differ follow the batch.
+    std::vector<Shape> shapes;
+    for (const int64_t batch : {1, 2}) {
+      std::map<std::string, Shape> inputShapes;
+      for (const ValueInfo& input : model.inputs) {
+        Shape s = input.shape;
+        for (int64_t& d : s) d = d < 0 ? batch : d;
+        inputShapes[input.name] = s;
+      }
+      const std::map<std::string, Shape> all = model.inferShapes(inputShapes);
+      const auto it = all.find(x);
+      if (it == all.end()) fail(where + ": input '" + x + "' is not a float tensor; only shapes of tensors are read");
+      shapes.push_back(it->second);
+    }
+    const int64_t rank = static_cast<int64_t>(shapes[0].size());
+    const auto clampAxis = [rank](int64_t axis) { return std::clamp<int64_t>(axis < 0 ? axis + rank : axis, 0, rank); };
+    start = clampAxis(start);
+    const int64_t stop = clampAxis(end.value_or(rank));
+    std::vector<ShapeElement> elements;
+    for (int64_t d = start; d < stop; ++d) {
+      if (shapes[0][d] == shapes[1][d])
+        elements.push_back({shapes[0][d], "", 0});
+      else
+        elements.push_back({std::nullopt, x, static_cast<int>(d)});
+    }
+    storeShapeValue(node, where, std::move(elements));
+  }
+
+  void foldSlice(const onnx::NodeProto& node, const std::string& where) {
+    const std::vector<ShapeElement> data = elementsOf(node.input(0));
+    const auto constant = [&](int k, const char* what) -> std::vector<int64_t> {
+      if (node.input_size() <= k || node.input(k).empty()) return {};
+      const auto it = ints_.find(node.input(k));
+      if (it == ints_.end()) fail(where + ": the " + std::string(what) + " of a Slice of a shape must be constant");
+      return it->second;
+    };
+    const std::vector<int64_t> starts = constant(1, "starts"), ends = constant(2, "ends"), axes = constant(3, "axes"),
+                               steps = constant(4, "steps");
+    if (starts.size() != 1 || ends.size() != 1 ||
+        (!axes.empty() && (axes.size() != 1 || (axes[0] != 0 && axes[0] != -1))) ||
+        (!steps.empty() && steps != std::vector<int64_t>{1}))
+      fail(where + ": only a one-axis, step-1 Slice of a shape vector is supported");
+    const int64_t size = static_cast<int64_t>(data.size());
+    const auto clampIndex = [size](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + size : i, 0, size); };
+    std::vector<ShapeElement> elements;
+    for (int64_t i = clampIndex(starts[0]); i < clampIndex(ends[0]); ++i)
+      elements.push_back(data[static_cast<size_t>(i)]);
+    storeShapeValue(node, where, std::move(elements));
+  }
+
+  void foldConcat(const onnx::NodeProto& node, const std::string& where) {
+    Attributes attributes = readAttributes(node, where);
+    const int64_t axis = attributes.getInt("axis", 0);
+    if (axis != 0 && axis != -1) fail(where + ": a Concat of shape vectors must have axis 0");
+    std::vector<ShapeElement> elements;
+    for (const std::string& input : node.input())
+      for (const ShapeElement& e : elementsOf(input)) elements.push_back(e);
+    storeShapeValue(node, where, std::move(elements));
+  }
+
   const onnx::ModelProto& proto_;
   std::string source_;
+  std::map<std::string, std::vector<ShapeElement>> shapeValues_;
   std::set<std::string> available_;
   std::map<std::string, std::vector<int64_t>> ints_;
   std::map<std::string, int> otherTypes_;

@@ -83,6 +83,15 @@ class Operator {
   }
 };
 
+// One element of an int64 vector the loader computed from shapes (Shape -> Slice -> Concat, as
+// the exporters write F.interpolate's output size): a constant, or where it depends on the batch,
+// which dimension of which tensor it is.
+struct ShapeElement {
+  std::optional<int64_t> value;
+  std::string tensor;  // when !value: the tensor whose dimension this is
+  int axis = 0;
+};
+
 struct OperatorRequest {
   std::string opType;
   int opset = 0;
@@ -93,6 +102,11 @@ struct OperatorRequest {
   size_t outputCount = 1;
   // The value of an int64 constant (initializer or Constant node), or nullptr.
   std::function<const std::vector<int64_t>*(const std::string&)> intConstant;
+  // The value of a float constant (initializer or Constant node: Resize's scales), or nullptr.
+  std::function<const Tensor*(const std::string&)> floatConstant;
+  // The value of an int64 vector computed from shapes at load time, some elements known only at
+  // run time (the batch); nullptr when `name` is no such vector.
+  std::function<const std::vector<ShapeElement>*(const std::string&)> shapeExpression;
 };
 
 // Throws convscope::Error with the reason (unsupported attribute value, wrong input count ...).

@@ -1,5 +1,7 @@
 // Conv: the layer the whole course is about. Shapes and bias live here; the multiply-accumulate
-// itself goes to the selected conv backend through the engine's ConvExecutor.
+// itself goes to the selected conv backend through the engine's ConvExecutor. Grouped (depthwise)
+// and dilated convolutions are ConvProblems too: the variants that cannot compute them decline
+// them, and the plan shows who runs them instead.
 #include "app/core/model/operators/operator_families.h"
 #include "app/core/model/operators/window2d.h"
 #include "app/core/util/checked_math.h"
@@ -10,7 +12,7 @@ namespace {
 
 class ConvOp final : public Operator {
  public:
-  explicit ConvOp(Window2d window) : window_(window) {}
+  ConvOp(Window2d window, int group) : window_(window), group_(group) {}
 
   Shape outputShape(const std::vector<Shape>& in) const override { return shapeOf(problem(in)); }
 
@@ -59,7 +61,7 @@ class ConvOp final : public Operator {
     const ConvProblem p = problem(in);
     const std::string what = "the FLOP count of " + p.describe();
     int64_t flops = checkedMul(2, elementCount(out), what);
-    for (int64_t factor : {int64_t{p.inChannels}, int64_t{p.kernelHeight}, int64_t{p.kernelWidth}})
+    for (int64_t factor : {int64_t{p.inChannelsPerGroup()}, int64_t{p.kernelHeight}, int64_t{p.kernelWidth}})
       flops = checkedMul(flops, factor, what);
     return checkedAdd(flops, in.size() > 2 ? elementCount(out) : 0, what);
   }
@@ -79,8 +81,12 @@ class ConvOp final : public Operator {
       for (int64_t d : *s)
         if (d > (int64_t{1} << 24))
           throw Error("dimension " + std::to_string(d) + " of " + shapeToString(*s) + " is too large");
-    if (w[1] != x[1])
-      throw Error("weights " + shapeToString(w) + " expect " + std::to_string(w[1]) + " input channels but the input " +
+    if (x[1] % group_ != 0 || w[0] % group_ != 0)
+      throw Error("group " + std::to_string(group_) + " does not divide the input's " + std::to_string(x[1]) +
+                  " channels and the weights' " + std::to_string(w[0]) + " filters");
+    if (w[1] * group_ != x[1])
+      throw Error("weights " + shapeToString(w) + " expect " + std::to_string(w[1] * group_) + " input channels (" +
+                  std::to_string(w[1]) + " per group, group " + std::to_string(group_) + ") but the input " +
                   shapeToString(x) + " has " + std::to_string(x[1]));
     if (window_.kernelHeight && (w[2] != window_.kernelHeight || w[3] != window_.kernelWidth))
       throw Error("kernel_shape does not match the weights " + shapeToString(w));
@@ -89,8 +95,13 @@ class ConvOp final : public Operator {
     if (in.size() > 2 && (in[2].size() != 1 || in[2][0] != w[0]))
       throw Error("bias " + shapeToString(in[2]) + " does not match " + std::to_string(w[0]) +
                   " output channels; it must have shape [" + std::to_string(w[0]) + "]");
-    const Window2d::Resolved r =
-        window_.resolve(static_cast<int>(x[2]), static_cast<int>(x[3]), static_cast<int>(w[2]), static_cast<int>(w[3]));
+    // The window spans (k - 1) * dilation + 1 input pixels; the pads and the output size follow it.
+    const int64_t extentH = (w[2] - 1) * window_.dilationHeight + 1;
+    const int64_t extentW = (w[3] - 1) * window_.dilationWidth + 1;
+    if (extentH > (int64_t{1} << 24) || extentW > (int64_t{1} << 24))
+      throw Error("the dilated kernel of " + shapeToString(w) + " is too large");
+    const Window2d::Resolved r = window_.resolve(static_cast<int>(x[2]), static_cast<int>(x[3]),
+                                                 static_cast<int>(extentH), static_cast<int>(extentW));
     ConvProblem p;
     p.batch = static_cast<int>(x[0]);
     p.inChannels = static_cast<int>(x[1]);
@@ -105,10 +116,14 @@ class ConvOp final : public Operator {
     p.padLeft = r.padLeft;
     p.padBottom = r.padBottom;
     p.padRight = r.padRight;
+    p.group = group_;
+    p.dilationHeight = window_.dilationHeight;
+    p.dilationWidth = window_.dilationWidth;
     return p;
   }
 
   Window2d window_;
+  int group_;
 };
 
 }  // namespace
@@ -116,8 +131,9 @@ class ConvOp final : public Operator {
 std::unique_ptr<Operator> makeConv(OperatorRequest& request) {
   requireInputCount(request, 2, 3);
   const int64_t group = request.attributes.getInt("group", 1);
-  if (group != 1) throw Error("attribute group=" + std::to_string(group) + " is not supported (only group 1)");
-  return std::make_unique<ConvOp>(Window2d::read(request.attributes, false, false));
+  if (group < 1 || group > (int64_t{1} << 24))
+    throw Error("attribute group=" + std::to_string(group) + " is invalid (it must be at least 1)");
+  return std::make_unique<ConvOp>(Window2d::read(request.attributes, false, false, true), static_cast<int>(group));
 }
 
 }  // namespace convscope::ops

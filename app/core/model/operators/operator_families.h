@@ -12,7 +12,15 @@ std::unique_ptr<Operator> makeMaxPool(OperatorRequest& request);
 std::unique_ptr<Operator> makeAveragePool(OperatorRequest& request);
 std::unique_ptr<Operator> makeGemm(OperatorRequest& request);
 std::unique_ptr<Operator> makeMatMul(OperatorRequest& request);
-std::unique_ptr<Operator> makeAdd(OperatorRequest& request);
+std::unique_ptr<Operator> makeArithmetic(OperatorRequest& request);      // Add, Sub, Mul, Div, Pow
+std::unique_ptr<Operator> makeScalarFunction(OperatorRequest& request);  // LeakyRelu, Elu, Gelu, Erf
+std::unique_ptr<Operator> makeDropout(OperatorRequest& request);
+std::unique_ptr<Operator> makeBatchNormalization(OperatorRequest& request);
+std::unique_ptr<Operator> makeGlobalAveragePool(OperatorRequest& request);
+std::unique_ptr<Operator> makeReduceMean(OperatorRequest& request);
+std::unique_ptr<Operator> makeConcat(OperatorRequest& request);
+std::unique_ptr<Operator> makeResize(OperatorRequest& request);
+std::unique_ptr<Operator> makeUpsample(OperatorRequest& request);
 std::unique_ptr<Operator> makeActivation(OperatorRequest& request);  // Relu, Tanh, Sigmoid, Identity
 std::unique_ptr<Operator> makeSoftmax(OperatorRequest& request);
 std::unique_ptr<Operator> makeFlatten(OperatorRequest& request);

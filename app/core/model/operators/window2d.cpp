@@ -25,7 +25,7 @@ void requireInRange(const std::vector<int64_t>& values, const char* name, int64_
 
 }  // namespace
 
-Window2d Window2d::read(Attributes& attributes, bool kernelRequired, bool allowCeil) {
+Window2d Window2d::read(Attributes& attributes, bool kernelRequired, bool allowCeil, bool allowDilation) {
   Window2d window;
   const std::vector<int64_t> kernel = attributes.getInts("kernel_shape", {});
   if (kernel.empty() && kernelRequired) throw Error("attribute kernel_shape is required");
@@ -41,8 +41,12 @@ Window2d Window2d::read(Attributes& attributes, bool kernelRequired, bool allowC
   window.strideHeight = static_cast<int>(strides[0]);
   window.strideWidth = static_cast<int>(strides[1]);
   const std::vector<int64_t> dilations = attributes.getInts("dilations", {1, 1});
-  if (dilations != std::vector<int64_t>{1, 1})
+  if (!allowDilation && dilations != std::vector<int64_t>{1, 1})
     throw Error("attribute dilations " + list(dilations) + " is not supported (only dilation 1)");
+  if (dilations.size() != 2) throw Error("dilations " + list(dilations) + " must have 2 values for a 2-D window");
+  requireInRange(dilations, "dilations", 1);
+  window.dilationHeight = static_cast<int>(dilations[0]);
+  window.dilationWidth = static_cast<int>(dilations[1]);
   window.autoPad = attributes.getString("auto_pad", "NOTSET");
   if (window.autoPad != "NOTSET" && window.autoPad != "VALID" && window.autoPad != "SAME_UPPER" &&
       window.autoPad != "SAME_LOWER")

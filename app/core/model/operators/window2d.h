@@ -1,6 +1,6 @@
 // The sliding-window geometry shared by Conv, MaxPool and AveragePool: kernel, strides, explicit
-// pads or auto_pad, ceil mode. Only 2-D windows with dilation 1 are supported; anything else is
-// refused when the model loads.
+// pads or auto_pad, ceil mode, and (Conv only) dilation. Only 2-D windows are supported, and
+// dilated pooling windows are not; anything else is refused when the model loads.
 #pragma once
 
 #include <array>
@@ -15,6 +15,8 @@ struct Window2d {
   int kernelWidth = 0;
   int strideHeight = 1;
   int strideWidth = 1;
+  int dilationHeight = 1;
+  int dilationWidth = 1;
   std::array<int, 4> pads{0, 0, 0, 0};  // ONNX order: top, left, bottom, right
   std::string autoPad = "NOTSET";
   bool ceilMode = false;
@@ -24,10 +26,12 @@ struct Window2d {
     int outHeight, outWidth;
   };
 
-  // Reads kernel_shape, strides, pads, auto_pad, dilations (and ceil_mode when `allowCeil`).
-  static Window2d read(Attributes& attributes, bool kernelRequired, bool allowCeil);
+  // Reads kernel_shape, strides, pads, auto_pad, dilations (and ceil_mode when `allowCeil`);
+  // dilations other than 1 only when `allowDilation`.
+  static Window2d read(Attributes& attributes, bool kernelRequired, bool allowCeil, bool allowDilation = false);
 
-  // Pads and output size for an input of inHeight x inWidth and the given kernel.
+  // Pads and output size for an input of inHeight x inWidth and the given kernel (for a dilated
+  // kernel: the rows and columns it spans).
   Resolved resolve(int inHeight, int inWidth, int kernelH, int kernelW) const;
 };
 

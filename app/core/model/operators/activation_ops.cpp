@@ -1,0 +1,116 @@
+// The activations students' CNNs use beyond the course's three: LeakyRelu, Elu, Gelu (both of
+// its forms) and Erf (the older exporter writes Gelu as x * 0.5 * (1 + erf(x / sqrt 2))), and
+// Dropout, which at inference passes its input through. They have no GPU kernel: on a GPU plan
+// they are host round trips, which the plan shows.
+#include <cmath>
+
+#include "app/core/model/operators/operator_families.h"
+#include "app/core/util/error.h"
+
+namespace convscope::ops {
+namespace {
+
+enum class Function { LeakyRelu, Elu, GeluErf, GeluTanh, Erf };
+
+class ScalarFunctionOp final : public Operator {
+ public:
+  ScalarFunctionOp(Function function, float alpha) : function_(function), alpha_(alpha) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override { return in[0]; }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    const Tensor& x = *in[0];
+    Tensor out(x.shape());
+    const float* src = x.data();
+    float* dst = out.data();
+    const int64_t n = x.size();
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (int64_t i = 0; i < n; ++i) dst[i] = apply(src[i]);
+    return out;
+  }
+
+  int64_t flops(const std::vector<Shape>&, const Shape& out) const override {
+    // Gelu's and Erf's few multiplications and a transcendental function each; an estimate.
+    const bool costly = function_ == Function::GeluErf || function_ == Function::GeluTanh;
+    return elementCount(out) * (costly ? 8 : 1);
+  }
+
+ private:
+  float apply(float x) const {
+    // In double, so that the float result is the correctly rounded function, as PyTorch's is to
+    // within its own rounding.
+    const double v = x;
+    switch (function_) {
+      case Function::LeakyRelu:
+        return x >= 0.0f ? x : static_cast<float>(alpha_ * v);
+      case Function::Elu:
+        return x > 0.0f ? x : static_cast<float>(alpha_ * std::expm1(v));
+      case Function::GeluErf:
+        return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+      case Function::GeluTanh: {
+        const double inner = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+        return static_cast<float>(0.5 * v * (1.0 + std::tanh(inner)));
+      }
+      case Function::Erf:
+        return static_cast<float>(std::erf(v));
+    }
+    return x;
+  }
+
+  Function function_;
+  float alpha_;
+};
+
+// Dropout at inference: the identity (ONNX: output = input unless training_mode is true).
+class DropoutOp final : public Operator {
+ public:
+  Shape outputShape(const std::vector<Shape>& in) const override { return in[0]; }
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override { return *in[0]; }
+  bool hasDeviceKernel() const override { return true; }
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun&) const override {
+    return *in[0];  // device tensors are never written after creation
+  }
+  int64_t flops(const std::vector<Shape>&, const Shape&) const override { return 0; }
+};
+
+void requireFinite(float value, const std::string& name) {
+  if (!std::isfinite(value)) throw Error("attribute " + name + " must be a finite number");
+}
+
+}  // namespace
+
+std::unique_ptr<Operator> makeScalarFunction(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
+  const std::string& op = request.opType;
+  Attributes& a = request.attributes;
+  if (op == "LeakyRelu" || op == "Elu") {
+    const float alpha = a.getFloat("alpha", op == "LeakyRelu" ? 0.01f : 1.0f);
+    requireFinite(alpha, "alpha");
+    return std::make_unique<ScalarFunctionOp>(op == "LeakyRelu" ? Function::LeakyRelu : Function::Elu, alpha);
+  }
+  if (op == "Gelu") {
+    const std::string approximate = a.getString("approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      throw Error("attribute approximate '" + approximate + "' is not valid (none or tanh)");
+    return std::make_unique<ScalarFunctionOp>(approximate == "tanh" ? Function::GeluTanh : Function::GeluErf, 0.0f);
+  }
+  return std::make_unique<ScalarFunctionOp>(Function::Erf, 0.0f);
+}
+
+std::unique_ptr<Operator> makeDropout(OperatorRequest& request) {
+  requireInputCount(request, 1, 3);
+  // Opset 12+: ratio and training_mode are inputs. A ratio is harmless at inference; a
+  // training_mode input (a bool) is refused by the loader as a non-float input, and the old
+  // attribute form too: only inference is run.
+  if (request.attributes.has("is_test") && request.attributes.getInt("is_test", 1) != 1)
+    throw Error("attribute is_test=0 asks for training-mode dropout; only inference is supported");
+  const float ratio = request.attributes.getFloat("ratio", 0.5f);
+  if (!(ratio >= 0.0f && ratio < 1.0f)) throw Error("attribute ratio must lie in [0, 1)");
+  request.attributes.getInt("seed", 0);  // randomness of training mode only
+  if (request.inputs.size() == 3)
+    throw Error("a training_mode input is not supported (only inference; export the model in eval mode)");
+  // A ratio input (constant or not) is read by no one: it changes nothing at inference.
+  return std::make_unique<DropoutOp>();
+}
+
+}  // namespace convscope::ops

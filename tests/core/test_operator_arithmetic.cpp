@@ -1,0 +1,186 @@
+// The arithmetic of the operators students' CNNs add, against their definitions written here in
+// double precision, on data with edges (negatives, zeros, large magnitudes, odd sizes). Gelu has
+// no ONNX conformance case in libonnx-testdata 1.12; the others are checked here as well as by
+// those cases, on shapes of CNNs (N x C x H x W, batch > 1).
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/core/engine/engine.h"
+#include "app/core/model/onnx_loader.h"
+#include "tests/core/model_builder.h"
+
+namespace {
+
+using convscope::Shape;
+using convscope::Tensor;
+using convscope::testing::ModelBuilder;
+using convscope::testing::setFloat;
+using convscope::testing::setInt;
+using convscope::testing::setInts;
+
+// Values with edges: negatives, exact zeros, magnitudes to 40 (where exp and erf saturate).
+Tensor edgyInput(const Shape& shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  Tensor t(shape);
+  for (int64_t i = 0; i < t.size(); ++i) t[i] = normal(rng);
+  for (int64_t i = 0; i < t.size(); i += 11) t[i] = 0.0f;
+  for (int64_t i = 5; i < t.size(); i += 17) t[i] = (i % 2 ? -40.0f : 40.0f);
+  return t;
+}
+
+Tensor run(const ModelBuilder& b, const Tensor& x, int opset = 17) {
+  ModelBuilder copy = b;
+  copy.proto().mutable_opset_import(0)->set_version(opset);
+  const auto model = convscope::loadOnnxModelFromBytes(copy.bytes(), "arithmetic.onnx");
+  convscope::Engine engine(model, "cpu-reference");
+  return engine.evaluate({{"x", x}}).at("y");
+}
+
+void expectNear(const Tensor& got, const std::vector<double>& want, double tolerance) {
+  ASSERT_EQ(static_cast<size_t>(got.size()), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[static_cast<int64_t>(i)], want[i], tolerance * (1.0 + std::fabs(want[i]))) << "element " << i;
+}
+
+void expectElementwise(const ModelBuilder& b, const std::function<double(double)>& f) {
+  const Tensor x = edgyInput({3, 5, 7, 9}, 1);
+  const Tensor y = run(b, x);
+  std::vector<double> want;
+  for (int64_t i = 0; i < x.size(); ++i) want.push_back(f(x[i]));
+  expectNear(y, want, 1e-6);
+}
+
+ModelBuilder oneNode(const std::string& op) {
+  ModelBuilder b;
+  b.input("x", {-1, 5, 7, 9}).output("y");
+  b.node(op, {"x"}, {"y"}, "node");
+  return b;
+}
+
+TEST(OperatorArithmetic, GeluExactAndTanh) {
+  ModelBuilder exact = oneNode("Gelu");
+  expectElementwise(exact, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); });
+  ModelBuilder tanhForm = oneNode("Gelu");
+  onnx::AttributeProto& a = *tanhForm.graph().mutable_node(0)->add_attribute();
+  a.set_name("approximate");
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s("tanh");
+  expectElementwise(tanhForm, [](double v) {
+    return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+  });
+}
+
+TEST(OperatorArithmetic, LeakyReluAndElu) {
+  ModelBuilder leaky = oneNode("LeakyRelu");
+  setFloat(*leaky.graph().mutable_node(0), "alpha", 0.2f);
+  expectElementwise(leaky, [](double v) { return v >= 0 ? v : double{0.2f} * v; });
+  expectElementwise(oneNode("LeakyRelu"), [](double v) { return v >= 0 ? v : double{0.01f} * v; });
+  ModelBuilder elu = oneNode("Elu");
+  setFloat(*elu.graph().mutable_node(0), "alpha", 0.7f);
+  expectElementwise(elu, [](double v) { return v > 0 ? v : double{0.7f} * (std::exp(v) - 1.0); });
+}
+
+TEST(OperatorArithmetic, BatchNormalizationPerChannel) {
+  ModelBuilder b;
+  b.input("x", {-1, 5, 7, 9}).output("y");
+  const std::vector<float> scale{0.5f, -1.0f, 2.0f, 1.0f, 0.0f}, bias{0.1f, 0.0f, -3.0f, 1.0f, 2.0f},
+      mean{0.0f, 1.0f, -2.0f, 0.5f, 3.0f}, var{1.0f, 0.25f, 4.0f, 0.0f, 1.0f};
+  b.floats("s", {5}, scale);
+  b.floats("B", {5}, bias);
+  b.floats("m", {5}, mean);
+  b.floats("v", {5}, var);
+  setFloat(b.node("BatchNormalization", {"x", "s", "B", "m", "v"}, {"y"}, "bn"), "epsilon", 1e-3f);
+  const Tensor x = edgyInput({3, 5, 7, 9}, 2);
+  std::vector<double> want;
+  for (int64_t i = 0; i < x.size(); ++i) {
+    const size_t c = static_cast<size_t>(i / 63 % 5);
+    want.push_back((x[i] - double{mean[c]}) / std::sqrt(double{var[c]} + double{1e-3f}) * scale[c] + bias[c]);
+  }
+  expectNear(run(b, x, 15), want, 1e-6);
+}
+
+TEST(OperatorArithmetic, GlobalAveragePoolAndReduceMeanOverOddMaps) {
+  const Tensor x = edgyInput({3, 5, 7, 9}, 3);
+  std::vector<double> want(15, 0.0);
+  for (int64_t i = 0; i < x.size(); ++i) want[static_cast<size_t>(i / 63)] += x[i] / 63.0;
+  ModelBuilder global = oneNode("GlobalAveragePool");
+  const Tensor pooled = run(global, x);
+  EXPECT_EQ(pooled.shape(), (Shape{3, 5, 1, 1}));
+  expectNear(pooled, want, 1e-6);
+  // Opset 13: axes an attribute; opset 18: a constant input. Both as the exporters write them.
+  ModelBuilder attribute = oneNode("ReduceMean");
+  setInts(*attribute.graph().mutable_node(0), "axes", {-1, 2});
+  setInt(*attribute.graph().mutable_node(0), "keepdims", 0);
+  const Tensor reduced13 = run(attribute, x, 13);
+  EXPECT_EQ(reduced13.shape(), (Shape{3, 5}));
+  expectNear(reduced13, want, 1e-6);
+  ModelBuilder input;
+  input.input("x", {-1, 5, 7, 9}).output("y");
+  input.int64s("axes", {2, 3});
+  input.node("ReduceMean", {"x", "axes"}, {"y"}, "mean");
+  const Tensor reduced18 = run(input, x, 18);
+  EXPECT_EQ(reduced18.shape(), (Shape{3, 5, 1, 1}));
+  expectNear(reduced18, want, 1e-6);
+}
+
+TEST(OperatorArithmetic, ConcatAlongChannels) {
+  ModelBuilder b;
+  b.input("x", {-1, 5, 7, 9}).output("y");
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Tanh", {"x"}, {"t"}, "tanh");
+  setInt(b.node("Concat", {"x", "t", "r"}, {"y"}, "cat"), "axis", -3);
+  const Tensor x = edgyInput({3, 5, 7, 9}, 4);
+  const Tensor y = run(b, x);
+  ASSERT_EQ(y.shape(), (Shape{3, 15, 7, 9}));
+  for (int64_t n = 0; n < 3; ++n)
+    for (int64_t c = 0; c < 15; ++c)
+      for (int64_t i = 0; i < 63; ++i) {
+        const float got = y[(n * 15 + c) * 63 + i];
+        const float source = x[(n * 5 + c % 5) * 63 + i];
+        if (c < 5)
+          ASSERT_EQ(got, source);
+        else if (c < 10)
+          ASSERT_NEAR(got, std::tanh(double{source}), 1e-6);
+        else
+          ASSERT_EQ(got, std::max(0.0f, source));
+      }
+}
+
+// Bilinear x2 with half-pixel centres, PyTorch's align_corners=False, on a 3x5 map: the output
+// (i + 0.5) / 2 - 0.5 in input coordinates, clamped to the edge.
+TEST(OperatorArithmetic, ResizeBilinearHalfPixel) {
+  ModelBuilder b;
+  b.input("x", {-1, 2, 3, 5}).output("y");
+  b.floats("scales", {4}, {1, 1, 2, 2});
+  onnx::NodeProto& node = b.node("Resize", {"x", "", "scales"}, {"y"}, "up");
+  onnx::AttributeProto& mode = *node.add_attribute();
+  mode.set_name("mode");
+  mode.set_type(onnx::AttributeProto::STRING);
+  mode.set_s("linear");
+  const Tensor x = edgyInput({2, 2, 3, 5}, 5);
+  const Tensor y = run(b, x);
+  ASSERT_EQ(y.shape(), (Shape{2, 2, 6, 10}));
+  const auto source = [](int64_t i, int64_t in) { return std::clamp((i + 0.5) / 2.0 - 0.5, 0.0, double(in - 1)); };
+  std::vector<double> want;
+  for (int64_t p = 0; p < 4; ++p)
+    for (int64_t h = 0; h < 6; ++h)
+      for (int64_t w = 0; w < 10; ++w) {
+        const double sy = source(h, 3), sx = source(w, 5);
+        const int64_t y0 = static_cast<int64_t>(sy), x0 = static_cast<int64_t>(sx);
+        const int64_t y1 = std::min<int64_t>(y0 + 1, 2), x1 = std::min<int64_t>(x0 + 1, 4);
+        const auto at = [&](int64_t r, int64_t c) { return double{x[p * 15 + r * 5 + c]}; };
+        const double fy = sy - y0, fx = sx - x0;
+        want.push_back((1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x1)) +
+                       fy * ((1 - fx) * at(y1, x0) + fx * at(y1, x1)));
+      }
+  expectNear(y, want, 1e-6);
+}
+
+}  // namespace
