@@ -94,9 +94,9 @@ std::vector<KernelDiagnostic> parseErrors(const std::string& log, const std::str
                        : contractDetail.find("non-__global__") != std::string::npos
                            ? "convscope_conv is not a __global__ kernel"
                            : "convscope_conv is not what the contract asks (" + contractDetail + ")";
-    errors.push_back({file, 0,
-                      "breaks the contract (docs/your-kernel.md): " + what + "; it must be declared as " +
-                          kUserKernelSignature});
+    errors.push_back(
+        {file, 0,
+         "breaks the contract (docs/your-kernel.md): " + what + "; it must be declared as " + kUserKernelSignature});
   }
   if (errors.empty()) errors.push_back({file, 0, "did not compile:\n" + log});
   return errors;
@@ -144,8 +144,8 @@ std::mutex& installedMutex() {
   static std::mutex mutex;
   return mutex;
 }
-std::vector<std::pair<std::string, std::shared_ptr<LoadedUserKernel>>>& installed() {
-  static std::vector<std::pair<std::string, std::shared_ptr<LoadedUserKernel>>> kernels;
+std::vector<std::pair<std::string, std::shared_ptr<LoadedUserKernel> > >& installed() {
+  static std::vector<std::pair<std::string, std::shared_ptr<LoadedUserKernel> > > kernels;
   return kernels;
 }
 
@@ -156,9 +156,9 @@ void launchUserKernel(LoadedUserKernel& loaded, Device& device, const ConvProble
   if (const std::string reason = loaded.launch.unsupportedReason(p); !reason.empty())
     throw Error(loaded.file + ": " + reason);
   const KernelLaunchGeometry g = loaded.launch.geometry(p);
-  ConvShape shape{p.batch,        p.inChannels,  p.inHeight,     p.inWidth,       p.outChannels,
-                  p.outHeight(),  p.outWidth(),  p.kernelHeight, p.kernelWidth,   p.strideHeight,
-                  p.strideWidth,  p.padTop,      p.padLeft};
+  ConvShape shape{p.batch,       p.inChannels, p.inHeight,     p.inWidth,     p.outChannels,
+                  p.outHeight(), p.outWidth(), p.kernelHeight, p.kernelWidth, p.strideHeight,
+                  p.strideWidth, p.padTop,     p.padLeft};
   void* args[] = {&input, &weights, &output, &shape};
   const cudaKernel_t kernel = loaded.get();
   CONVSCOPE_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(g.gridX, g.gridY, g.gridZ),
@@ -168,7 +168,9 @@ void launchUserKernel(LoadedUserKernel& loaded, Device& device, const ConvProble
 
 }  // namespace
 
-std::string userKernelCompilerUnavailableReason() { return {}; }
+std::string userKernelCompilerUnavailableReason() {
+  return {};
+}
 
 CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
   CompiledUserKernel kernel;
@@ -186,9 +188,8 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
     kernel.errors.push_back({file, 0, "NVRTC could not create a program from it"});
     return kernel;
   }
-  const std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owner(&program, [](nvrtcProgram* p) {
-    nvrtcDestroyProgram(p);
-  });
+  const std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owner(&program,
+                                                                     [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
   nvrtcAddNameExpression(program, kUserKernelName);
   const std::string arch = "--gpu-architecture=" + kernel.architecture;
   const char* options[] = {arch.c_str(), "--std=c++17", "--pre-include=convscope_kernel.h", "-lineinfo"};
@@ -220,8 +221,7 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
 }
 
 const ConvVariant& installUserKernel(const CompiledUserKernel& compiled) {
-  if (!compiled.ok())
-    throw Error(compiled.source.path.string() + " did not compile:\n" + compiled.errorText());
+  if (!compiled.ok()) throw Error(compiled.source.path.string() + " did not compile:\n" + compiled.errorText());
   const std::lock_guard lock(installedMutex());
   for (auto& [id, loaded] : installed())
     if (id == compiled.source.id) {

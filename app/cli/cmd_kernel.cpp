@@ -72,8 +72,8 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
     return 1;
   }
   std::cout << file.string() << ": compiled for " << kernel.architecture << " (kernel " << kernel.loweredName
-            << ", block " << source.launch.blockX << "x" << source.launch.blockY << ", tile "
-            << source.launch.tileWidth << "x" << source.launch.tileHeight << ")\n";
+            << ", block " << source.launch.blockX << "x" << source.launch.blockY << ", tile " << source.launch.tileWidth
+            << "x" << source.launch.tileHeight << ")\n";
   if (const GpuInfo& gpu = gpuInfo(); !gpu.usable) {
     std::cout << "not checked: cannot run the kernel here: " << gpu.unusableReason << "\n";
     return 0;
@@ -88,9 +88,7 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   job.model = args.value("model").value_or(defaultModelPath());
   job.data = args.value("data").value_or(defaultDataFolder().string());
   job.timeLimitSeconds = args.intValue("timeout", 120, 1);
-  const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) {
-    std::cerr << line;
-  });
+  const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
   std::cout << result.report;
   return result.passed ? 0 : 1;
 }
@@ -100,9 +98,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
   const std::filesystem::path out = args.value("json").value_or("");
   if (out.empty()) throw Error("kernel run-isolated: --json OUT is required");
   json result = {{"file", file.string()}};
-  const auto write = [&] {
-    std::ofstream(out) << result.dump(2);
-  };
+  const auto write = [&] { std::ofstream(out) << result.dump(2); };
   try {
     const UserKernelSource source = readUserKernelSource(file);
     result["id"] = source.id;
@@ -128,9 +124,14 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       result["shapesChecked"] = check.checked.size();
       if (check.firstWrong) {
         const ConvMismatch& m = *check.firstWrong;
-        result["firstWrong"] = {{"n", m.n},        {"m", m.m},          {"h", m.h},
-                                {"w", m.w},        {"expected", m.expected}, {"got", m.got},
-                                {"allowed", m.allowed}, {"shape", m.problem.describe()}};
+        result["firstWrong"] = {{"n", m.n},
+                                {"m", m.m},
+                                {"h", m.h},
+                                {"w", m.w},
+                                {"expected", m.expected},
+                                {"got", m.got},
+                                {"allowed", m.allowed},
+                                {"shape", m.problem.describe()}};
       }
       write();
       if (!check.passed() || args.has("no-network")) return check.passed() ? 0 : 1;
@@ -146,7 +147,8 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
                       {"accuracy", run.labelled ? double(run.correct) / run.labelled : 0.0}};
       json fallbacks = json::array();
       for (const ConvLayerTime& t : run.convTimes)
-        if (t.variant != row.id) fallbacks.push_back(t.problem.describe() + " ran on " + t.variant + ": " + t.fallbackReason);
+        if (t.variant != row.id)
+          fallbacks.push_back(t.problem.describe() + " ran on " + t.variant + ": " + t.fallbackReason);
       network["fallbacks"] = fallbacks;
       if (const auto card = readModelCard(model)) network["courseCorrect"] = card->testCorrect;
       result["network"] = network;
@@ -199,9 +201,9 @@ int runKernel(const std::vector<std::string>& tokens) {
   if (verb == "check")
     return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data"}, {"no-network"}));
   if (verb == "run-isolated")
-    return runIsolated(file, Args(rest, {"task", "json", "shapes", "seed", "model", "data", "batches", "repeats",
-                                         "warmups"},
-                                  {"no-network"}));
+    return runIsolated(file,
+                       Args(rest, {"task", "json", "shapes", "seed", "model", "data", "batches", "repeats", "warmups"},
+                            {"no-network"}));
   throw Error("kernel: unknown verb '" + verb + "' (check; see --help)");
 }
 

@@ -42,7 +42,8 @@ extern "C" __global__ void convscope_conv(const float* input, const float* weigh
     if (h < s.outHeight && w < s.outWidth) {
       const float* k = weights + (m * s.inChannels + c) * s.kernelHeight * s.kernelWidth;
       for (int p = 0; p < s.kernelHeight; ++p)
-        for (int q = 0; q < s.kernelWidth; ++q) sum += patch[threadIdx.y + p][threadIdx.x + q] * k[p * s.kernelWidth + q];
+        for (int q = 0; q < s.kernelWidth; ++q)
+          sum += patch[threadIdx.y + p][threadIdx.x + q] * k[p * s.kernelWidth + q];
     }
     __syncthreads();  // before the next channel overwrites the patch
   }

@@ -26,9 +26,9 @@ struct ConvMismatch {
 
 struct ConvCheckResult {
   uint64_t seed = 0;
-  std::vector<ConvProblem> checked;         // shapes the kernel computed correctly
-  std::vector<std::string> declined;        // shapes it declined, with its reason
-  std::optional<ConvMismatch> firstWrong;   // set: the check failed on checked.size()-th shape
+  std::vector<ConvProblem> checked;        // shapes the kernel computed correctly
+  std::vector<std::string> declined;       // shapes it declined, with its reason
+  std::optional<ConvMismatch> firstWrong;  // set: the check failed on checked.size()-th shape
   bool passed() const { return !firstWrong && !checked.empty(); }
   std::string summary() const;
 };

@@ -33,8 +33,10 @@ std::string explainCudaError(const std::string& message) {
       message.find("illegal address") != std::string::npos)
     return "the kernel read or wrote outside its buffers (illegal memory access): " + message;
   if (message.find("misaligned") != std::string::npos) return "the kernel made a misaligned access: " + message;
-  if (message.find("too many resources") != std::string::npos || message.find("invalid configuration") != std::string::npos)
-    return "the launch geometry (CONVSCOPE_BLOCK_X x CONVSCOPE_BLOCK_Y, shared memory) does not fit the GPU: " + message;
+  if (message.find("too many resources") != std::string::npos ||
+      message.find("invalid configuration") != std::string::npos)
+    return "the launch geometry (CONVSCOPE_BLOCK_X x CONVSCOPE_BLOCK_Y, shared memory) does not fit the GPU: " +
+           message;
   return message;
 }
 
@@ -52,12 +54,13 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   const std::filesystem::path out = resultPath();
   const uint64_t seed =
       job.seed != 0 ? job.seed : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  std::vector<std::string> argv = {job.program.string(), "kernel", "run-isolated", job.file.string(), "--json",
-                                   out.string()};
+  std::vector<std::string> argv = {job.program.string(), "kernel", "run-isolated",
+                                   job.file.string(),    "--json", out.string()};
   if (!job.model.empty()) argv.insert(argv.end(), {"--model", job.model.string()});
   if (!job.data.empty()) argv.insert(argv.end(), {"--data", job.data.string()});
   if (job.task == UserKernelJob::Task::Check) {
-    argv.insert(argv.end(), {"--task", "check", "--shapes", std::to_string(job.shapes), "--seed", std::to_string(seed)});
+    argv.insert(argv.end(),
+                {"--task", "check", "--shapes", std::to_string(job.shapes), "--seed", std::to_string(seed)});
     if (!job.network) argv.push_back("--no-network");
   } else {
     argv.insert(argv.end(), {"--task", "bench", "--repeats", std::to_string(job.repeats), "--warmups",

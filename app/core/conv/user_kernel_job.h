@@ -34,11 +34,11 @@ struct UserKernelJob {
 };
 
 struct UserKernelJobResult {
-  bool passed = false;     // check: every shape right and the network ran; bench: timed
-  std::string stage;       // where it stopped: "compile", "check", "network", "bench", "done"
-  std::string failure;     // what went wrong, in words, when !passed
-  bool processDied = false;  // the child faulted or was stopped at the time limit
-  std::string summary;     // the check's one line
+  bool passed = false;                    // check: every shape right and the network ran; bench: timed
+  std::string stage;                      // where it stopped: "compile", "check", "network", "bench", "done"
+  std::string failure;                    // what went wrong, in words, when !passed
+  bool processDied = false;               // the child faulted or was stopped at the time limit
+  std::string summary;                    // the check's one line
   std::optional<std::string> firstWrong;  // "wrong output at [n=..][m=..][h=..][w=..] ..."
   int firstWrongN = -1, firstWrongM = -1, firstWrongH = -1, firstWrongW = -1;
   double expected = 0.0, got = 0.0;

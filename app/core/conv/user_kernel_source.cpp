@@ -27,7 +27,9 @@ const MacroRule kRules[] = {
     {"CONVSCOPE_MAX_STRIDE", false, 1, 1024, &UserKernelLaunch::maxStride},
 };
 
-int ceilDiv(int a, int b) { return (a + b - 1) / b; }
+int ceilDiv(int a, int b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace
 

@@ -10,11 +10,11 @@
 namespace convscope {
 
 struct ChildOutcome {
-  bool started = false;   // false: exec failed (output says why)
-  bool timedOut = false;  // killed at the time limit
-  bool cancelled = false; // killed because keepGoing said stop
-  int signal = 0;         // the signal that ended it (SIGSEGV, SIGKILL...), 0 when it exited
-  int exitCode = -1;      // when it exited
+  bool started = false;    // false: exec failed (output says why)
+  bool timedOut = false;   // killed at the time limit
+  bool cancelled = false;  // killed because keepGoing said stop
+  int signal = 0;          // the signal that ended it (SIGSEGV, SIGKILL...), 0 when it exited
+  int exitCode = -1;       // when it exited
   double seconds = 0.0;
   std::string output;  // its stdout and stderr, interleaved
 
