@@ -25,9 +25,8 @@ namespace {
 const std::filesystem::path kTemplates = std::filesystem::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels";
 const std::filesystem::path kKernels = std::filesystem::path(CONVSCOPE_TEST_DATA_DIR) / "kernels";
 
-#define SKIP_WITHOUT_NVRTC()                                                                            \
-  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) \
-  GTEST_SKIP() << reason
+#define SKIP_WITHOUT_NVRTC() \
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason
 
 TEST(UserKernelCompile, TheTemplatesCompile) {
   SKIP_WITHOUT_NVRTC();
@@ -92,7 +91,8 @@ TEST(UserKernelSource, ReadsTheLaunchMacrosAndRefusesMalformedOnes) {
                                                      "#define CONVSCOPE_BLOCK_Y 32\n"
                                                      "#define CONVSCOPE_TILE_WIDTH (16 * 2)\n");
   ASSERT_EQ(bad.problems.size(), 3u);
-  EXPECT_EQ(bad.problems[0].text(), "bad.cu:4: CONVSCOPE_TILE_WIDTH is '(16 * 2)'; it must be a whole number from 1 to 4096");
+  EXPECT_EQ(bad.problems[0].text(),
+            "bad.cu:4: CONVSCOPE_TILE_WIDTH is '(16 * 2)'; it must be a whole number from 1 to 4096");
   EXPECT_NE(bad.problems[1].text().find("bad.cu: the launch geometry macro CONVSCOPE_TILE_HEIGHT is missing"),
             std::string::npos);
   EXPECT_EQ(bad.problems[2].line, 3);  // 64 x 32 = 2048 threads
@@ -128,7 +128,8 @@ class OffByOneHaloConv final : public ConvBackend {
  public:
   void forward(const ConvProblem& p, const float* input, const float* weights, float* output) override {
     std::vector<float> cut(input, input + p.inputElements());
-    for (int64_t row = 0; row < int64_t{p.batch} * p.inChannels * p.inHeight; ++row) cut[row * p.inWidth + p.inWidth - 1] = 0;
+    for (int64_t row = 0; row < int64_t{p.batch} * p.inChannels * p.inHeight; ++row)
+      cut[row * p.inWidth + p.inWidth - 1] = 0;
     reference_->forward(p, cut.data(), weights, output);
   }
 
@@ -201,10 +202,9 @@ TEST(ConvCheck, AnUnwrittenElementFailsAsNaN) {
 
 TEST(ConvCheck, DeclinedShapesAreSkippedAndSaid) {
   const auto conv = createConvBackend("cpu-reference");
-  const ConvCheckResult result =
-      checkConvAgainstReference(*conv, randomCheckShapes(5, 8), 5, [](const ConvProblem& p) {
-        return p.hasStride() ? std::string("strided") : std::string();
-      });
+  const ConvCheckResult result = checkConvAgainstReference(*conv, randomCheckShapes(5, 8), 5, [](const ConvProblem& p) {
+    return p.hasStride() ? std::string("strided") : std::string();
+  });
   EXPECT_TRUE(result.passed()) << result.summary();
   for (const ConvProblem& p : result.checked) EXPECT_FALSE(p.hasStride());
   for (const std::string& d : result.declined) EXPECT_NE(d.find("strided"), std::string::npos);

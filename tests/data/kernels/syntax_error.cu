@@ -6,6 +6,5 @@
 #define CONVSCOPE_TILE_HEIGHT 16
 
 extern "C" __global__ void convscope_conv(const float* input, const float* weights, float* output, ConvShape s) {
-  float x = input[0] * weights[0]
-  output[0] = x + s.batch;
+  float x = input[0] * weights[0] output[0] = x + s.batch;
 }

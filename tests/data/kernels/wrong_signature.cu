@@ -5,7 +5,6 @@
 #define CONVSCOPE_TILE_WIDTH 16
 #define CONVSCOPE_TILE_HEIGHT 16
 
-extern "C" __global__ void convscope_conv(const float* input, const float* weights, float* output,
-                                          const ConvShape* s) {
+extern "C" __global__ void convscope_conv(const float* input, const float* weights, float* output, const ConvShape* s) {
   output[0] = input[0] * weights[0] + s->batch;
 }
