@@ -48,9 +48,9 @@ TEST(UserKernelCompile, ASyntaxErrorGivesItsFileAndLine) {
   ASSERT_FALSE(kernel.ok());
   ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
   EXPECT_EQ(kernel.errors[0].file, file.string());
-  EXPECT_EQ(kernel.errors[0].line, 10);  // the statement after the missing ';'
+  EXPECT_EQ(kernel.errors[0].line, 11);  // the statement after the missing ';'
   EXPECT_NE(kernel.errors[0].message.find("expected a \";\""), std::string::npos) << kernel.errors[0].message;
-  EXPECT_EQ(kernel.errors[0].text().rfind(file.string() + ":10: error: ", 0), 0u) << kernel.errors[0].text();
+  EXPECT_EQ(kernel.errors[0].text().rfind(file.string() + ":11: error: ", 0), 0u) << kernel.errors[0].text();
 }
 
 TEST(UserKernelCompile, AWrongSignatureSaysWhatTheContractAsks) {

@@ -20,8 +20,8 @@ KernelPipelineJob::~KernelPipelineJob() {
 QString KernelPipelineJob::defaultProgram() {
   if (const QString env = qEnvironmentVariable("CONVSCOPE_CLI"); !env.isEmpty()) return env;
   const QString dir = QCoreApplication::applicationDirPath();
-  for (const QString& candidate : {dir + "/convscope-cli", dir + "/../cli/convscope-cli", dir + "/../app/cli/convscope-cli",
-                                   dir + "/../../app/cli/convscope-cli"})
+  for (const QString& candidate : {dir + "/convscope-cli", dir + "/../cli/convscope-cli",
+                                   dir + "/../app/cli/convscope-cli", dir + "/../../app/cli/convscope-cli"})
     if (QFileInfo(candidate).isExecutable()) return QFileInfo(candidate).canonicalFilePath();
   return dir + "/convscope-cli";
 }
@@ -101,7 +101,8 @@ void KernelPipelineJob::submitCompile() {
         result.summary = tr("%n error(s); the first: %1", "", static_cast<int>(kernel.errors.size()))
                              .arg(QString::fromStdString(first.text()));
         result.details = QString::fromStdString(kernel.errorText());
-        if (!kernel.log.empty()) result.details += tr("\nThe compiler's output:\n") + QString::fromStdString(kernel.log);
+        if (!kernel.log.empty())
+          result.details += tr("\nThe compiler's output:\n") + QString::fromStdString(kernel.log);
       }
     } catch (const std::exception& e) {
       result.summary = tr("cannot read it");

@@ -50,9 +50,10 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   rerun_->setEnabled(false);
   fileLabel_->setWordWrap(true);
   fileLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  fileLabel_->setText(tr("Write your own convolution kernel: copy examples/kernels/naive_conv.cu or tiled_conv.cu, "
-                         "open it here, and every save is compiled, checked against a double-precision reference "
-                         "and timed beside the course's variants (docs/your-kernel.md)."));
+  fileLabel_->setText(
+      tr("Write your own convolution kernel: copy examples/kernels/naive_conv.cu or tiled_conv.cu, "
+         "open it here, and every save is compiled, checked against a double-precision reference "
+         "and timed beside the course's variants (docs/your-kernel.md)."));
   details_->setReadOnly(true);
   details_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   details_->setPlaceholderText(tr("Compiler errors and the check's report appear here."));
@@ -111,8 +112,8 @@ QLabel*& UserKernelPanel::statusOf(KernelStep step) {
 }
 
 void UserKernelPanel::openFileDialog() {
-  const QString path =
-      QFileDialog::getOpenFileName(this, tr("Open your kernel"), QFileInfo(file_).absolutePath(), tr("CUDA kernels (*.cu)"));
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open your kernel"), QFileInfo(file_).absolutePath(),
+                                                    tr("CUDA kernels (*.cu)"));
   if (!path.isEmpty()) openKernel(path);
 }
 
