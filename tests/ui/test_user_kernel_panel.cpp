@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <QComboBox>
+#include <QFileInfo>
 #include <QStandardItemModel>
 
 #include "app/core/engine/gpu_platform.h"
@@ -70,6 +71,14 @@ TEST(UserKernelPanel, OpeningAKernelCompilesItAndSaysWhyItCannotRunHere) {
   EXPECT_TRUE(text.startsWith("Your kernel: my_conv.cu")) << text.toStdString();
   EXPECT_FALSE(enabled);
   EXPECT_FALSE(window->selectVariant("user-my_conv"));
+
+  // The tab exports as the other views do.
+  for (const QString name : {"steps.png", "steps.pdf"}) {
+    const QString path = dir.filePath(name);
+    EXPECT_EQ(panel->exportTo(path), QString()) << name.toStdString();
+    EXPECT_GT(QFileInfo(path).size(), 1000) << name.toStdString();
+  }
+  EXPECT_GT(distinctColours(QImage(dir.filePath("steps.png"))), 8);
 }
 
 TEST(UserKernelPanel, ASyntaxErrorShowsItsLineAndASaveRecompiles) {
@@ -82,7 +91,8 @@ TEST(UserKernelPanel, ASyntaxErrorShowsItsLineAndASaveRecompiles) {
   ASSERT_TRUE(waitForSteps(*panel, 60000));
   EXPECT_EQ(panel->stepText(ui::KernelStep::Compile),
             QString("Compile: ✘ 1 error(s); the first: mine.cu:11: error: expected a \";\""));
-  EXPECT_TRUE(panel->detailsText().contains(file + ":11: error: expected a \";\"")) << panel->detailsText().toStdString();
+  EXPECT_TRUE(panel->detailsText().contains(file + ":11: error: expected a \";\""))
+      << panel->detailsText().toStdString();
   EXPECT_EQ(panel->stepText(ui::KernelStep::Check), QString("Check: –"));  // never reached
 
   // The student fixes it and saves: the watcher runs the steps again.

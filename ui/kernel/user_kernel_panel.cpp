@@ -1,5 +1,6 @@
 #include "ui/kernel/user_kernel_panel.h"
 
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFileSystemWatcher>
@@ -55,7 +56,7 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
          "open it here, and every save is compiled, checked against a double-precision reference "
          "and timed beside the course's variants (docs/your-kernel.md)."));
   details_->setReadOnly(true);
-  details_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  useMonospaceFont();
   details_->setPlaceholderText(tr("Compiler errors and the check's report appear here."));
 
   auto* buttons = new QHBoxLayout;
@@ -105,6 +106,18 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   connect(pipeline_, &KernelPipelineJob::checked, this,
           [this](const QString& id, bool, const QString& why) { emit variantReady(id, name_, why); });
   connect(pipeline_, &KernelPipelineJob::timed, this, &UserKernelPanel::timed);
+}
+
+void UserKernelPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) useMonospaceFont();  // presentation mode on or off
+}
+
+// The compiler's text in a fixed-width font at the size of the rest (large in presentation mode).
+void UserKernelPanel::useMonospaceFont() {
+  QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  fixed.setPointSizeF(font().pointSizeF() > 0 ? font().pointSizeF() : fixed.pointSizeF());
+  if (details_->font() != fixed) details_->setFont(fixed);
 }
 
 QLabel*& UserKernelPanel::statusOf(KernelStep step) {

@@ -44,7 +44,11 @@ class UserKernelPanel : public QWidget {
   void variantReady(const QString& id, const QString& displayName, const QString& unavailableReason);
   void timed(std::shared_ptr<const BenchmarkReport> report);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  void useMonospaceFont();
   void run();
   void showStarted(KernelStep step);
   void showFinished(const KernelStepResult& result);
