@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -82,7 +83,16 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   job.task = UserKernelJob::Task::Check;
   job.file = file;
   job.shapes = args.intValue("shapes", 12, 1);
-  if (const auto seed = args.value("seed")) job.seed = std::stoull(*seed);
+  if (const auto seed = args.value("seed")) {
+    size_t used = 0;
+    try {
+      job.seed = std::stoull(*seed, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != seed->size() || job.seed == 0)
+      throw Error("--seed: '" + *seed + "' is not a positive whole number");
+  }
   job.program = thisProgram();
   job.network = !args.has("no-network");
   job.model = args.value("model").value_or(defaultModelPath());
@@ -181,8 +191,10 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
   } catch (const std::exception& e) {
     result["error"] = e.what();
     write();
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    std::cerr << "error: " << e.what() << "\n" << std::flush;
+    // After a fault the CUDA context is broken: leave without the destructors and the runtime's
+    // teardown, which must not keep this process alive past its result.
+    std::_Exit(1);
   }
 }
 

@@ -79,14 +79,16 @@ void KernelPipelineJob::submitCompile() {
   submit(KernelStep::Compile, [this, file](JobContext&) -> std::function<void()> {
     KernelStepResult result{KernelStep::Compile};
     QString id, name;
+    std::shared_ptr<const gpu::CompiledUserKernel> image;
     try {
       const UserKernelSource source = readUserKernelSource(file.toStdString());
-      const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
+      auto compiledHere = std::make_shared<gpu::CompiledUserKernel>(gpu::compileUserKernel(source));
+      const gpu::CompiledUserKernel& kernel = *compiledHere;
       result.ok = kernel.ok();
       if (kernel.ok()) {
-        const ConvVariant& row = gpu::installUserKernel(kernel);
-        id = QString::fromStdString(row.id);
-        name = QString::fromStdString(row.displayName);
+        image = compiledHere;
+        id = QString::fromStdString(source.id);
+        name = QString::fromStdString(source.displayName);
         result.summary = tr("compiled for %1 · block %2×%3 · tile %4×%5")
                              .arg(QString::fromStdString(kernel.architecture))
                              .arg(source.launch.blockX)
@@ -108,10 +110,11 @@ void KernelPipelineJob::submitCompile() {
       result.summary = tr("cannot read it");
       result.details = QString::fromUtf8(e.what());
     }
-    return [this, result, id, name] {
+    return [this, result, id, name, image] {
       emit stepFinished(result);
       if (!result.ok) return;
       id_ = id;
+      compiled_ = image;
       emit compiled(id, name);
       submitCheck();
     };
@@ -132,15 +135,28 @@ void KernelPipelineJob::submitCheck() {
   job.model = modelPath_.toStdString();
   job.data = dataFolder_.toStdString();
   job.timeLimitSeconds = checkSeconds_;
-  submit(KernelStep::Check, [this, job](JobContext& context) -> std::function<void()> {
+  const std::shared_ptr<const gpu::CompiledUserKernel> image = compiled_;
+  submit(KernelStep::Check, [this, job, image](JobContext& context) -> std::function<void()> {
     context.progress(-1, tr("Checking your kernel"));
     const UserKernelJobResult r = runUserKernelJob(job, {}, [&context] { return !context.cancelled(); });
     KernelStepResult result{KernelStep::Check, r.passed};
-    if (r.passed) {
+    // Checked in its own process: now its row may run here (selected in the window). On this
+    // thread, so no live inference runs between the install and the end of this job.
+    if (r.passed && image) {
+      try {
+        gpu::installUserKernel(*image);
+      } catch (const std::exception& e) {
+        result.ok = false;
+        result.summary = tr("passed, but cannot be added here: %1").arg(QString::fromUtf8(e.what()));
+      }
+    }
+    if (result.ok) {
       result.summary = tr("passed %1 random shapes").arg(r.shapesChecked);
       if (r.accuracy)
         result.summary += tr(" · test-set accuracy %1%").arg(*r.accuracy * 100, 0, 'f', 2) +
                           (r.courseAccuracy ? tr(" (course: %1%)").arg(*r.courseAccuracy * 100, 0, 'f', 2) : QString());
+    } else if (r.passed) {
+      // the install failed: summary set above
     } else if (r.firstWrong) {
       result.summary = tr("wrong at [n=%1][m=%2][h=%3][w=%4]: expected %5, got %6")
                            .arg(r.firstWrongN)

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <QObject>
+#include <QPointer>
 #include <QString>
 
 #include <memory>
 
 #include "app/core/engine/benchmark.h"
+#include "gpu/user_kernel.h"
 #include "ui/jobs/job_runner.h"
 
 namespace convscope::ui {
@@ -51,8 +53,8 @@ class KernelPipelineJob : public QObject {
  signals:
   void stepStarted(KernelStep step);
   void stepFinished(const KernelStepResult& result);
-  // The kernel compiled and its row is in the table (addUserConvVariant): `id` can be selected once
-  // `checked` says it passed.
+  // The kernel compiled. Its row joins the table (installUserKernel) only once its check passed,
+  // on the worker thread before `checked`: the window never runs code that was not checked.
   void compiled(const QString& id, const QString& displayName);
   // `why`: empty when it passed, else why it may not be selected.
   void checked(const QString& id, bool passed, const QString& why);
@@ -64,7 +66,8 @@ class KernelPipelineJob : public QObject {
   void submitTime();
   void submit(KernelStep step, std::function<std::function<void()>(JobContext&)> work);
 
-  JobRunner* jobs_;
+  QPointer<JobRunner> jobs_;                                 // the window may destroy the runner first
+  std::shared_ptr<const gpu::CompiledUserKernel> compiled_;  // the last compile, installed when checked
   JobRunner::JobId job_ = 0;
   quint64 generation_ = 0;
   QString file_, id_;
