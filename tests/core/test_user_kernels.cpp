@@ -9,6 +9,7 @@
 #include <csignal>
 #include <limits>
 #include <regex>
+#include <tuple>
 
 #include "app/core/conv/conv_check.h"
 #include "app/core/conv/cpu_backends.h"
@@ -251,22 +252,47 @@ TEST(UserRows, JoinTheTableAfterItWasReadAndStayFindable) {
   testing::expectError([&] { addUserConvVariant(clash); }, {"cpu-reference", "course variant"});
 }
 
-TEST(UserKernelCheckCommand, CompilesAndSaysWhyItCannotRunWithoutAGpu) {
-  if (gpuInfo().usable) GTEST_SKIP() << "a GPU is usable here: tests/gpu/test_user_kernels_gpu.cpp checks on it";
-  const std::string command =
-      std::string(CONVSCOPE_CLI_PATH) + " kernel check " + (kTemplates / "tiled_conv.cu").string() + " 2>&1";
+// `convscope-cli kernel check FILE`: its exit code and everything it printed.
+std::pair<int, std::string> kernelCheck(const std::filesystem::path& file) {
+  const std::string command = std::string(CONVSCOPE_CLI_PATH) + " kernel check " + file.string() + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
+  if (!pipe) return {-1, "popen failed"};
   std::string output;
   char buffer[512];
   while (fgets(buffer, sizeof buffer, pipe)) output += buffer;
   const int status = pclose(pipe);
+  return {WEXITSTATUS(status), output};
+}
+
+TEST(UserKernelCheckCommand, PrintsCompileErrorsWithFileAndLineAndTheCompilersText) {
+  SKIP_WITHOUT_NVRTC();
+  const std::filesystem::path syntax = kKernels / "syntax_error.cu";
+  auto [code, output] = kernelCheck(syntax);
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find(syntax.string() + ": compile FAILED"), std::string::npos) << output;
+  EXPECT_NE(output.find(syntax.string() + ":11: error: expected a \";\""), std::string::npos) << output;
+  EXPECT_NE(output.find("The compiler's output:"), std::string::npos) << output;
+  std::tie(code, output) = kernelCheck(kKernels / "wrong_signature.cu");
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("breaks the contract (docs/your-kernel.md): convscope_conv has the wrong parameters"),
+            std::string::npos)
+      << output;
+  std::tie(code, output) = kernelCheck(kKernels / "no_such_file.cu");
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("cannot read the kernel file '" + (kKernels / "no_such_file.cu").string() + "'"),
+            std::string::npos)
+      << output;
+}
+
+TEST(UserKernelCheckCommand, CompilesAndSaysWhyItCannotRunWithoutAGpu) {
+  if (gpuInfo().usable) GTEST_SKIP() << "a GPU is usable here: tests/gpu/test_user_kernels_gpu.cpp checks on it";
+  const auto [code, output] = kernelCheck(kTemplates / "tiled_conv.cu");
   if (gpu::userKernelCompilerUnavailableReason().empty()) {
-    EXPECT_EQ(WEXITSTATUS(status), 0) << output;
+    EXPECT_EQ(code, 0) << output;
     EXPECT_NE(output.find("compiled for compute_75"), std::string::npos) << output;
     EXPECT_NE(output.find("not checked: cannot run the kernel here"), std::string::npos) << output;
   } else {
-    EXPECT_EQ(WEXITSTATUS(status), 1) << output;
+    EXPECT_EQ(code, 1) << output;
     EXPECT_NE(output.find("cannot compile kernels"), std::string::npos) << output;
   }
 }
