@@ -4,6 +4,7 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
+#include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
 #include "app/core/util/error.h"
@@ -14,6 +15,7 @@ namespace {
 constexpr const char* kHelp =
     R"(usage: convscope-cli bench [--model FILE.onnx] [--variants all|ID,ID...] [--batches 100,1000,10000]
                           [--repeats R] [--warmups W] [--json OUT.json] [--csv OUT.csv] [--data DIR]
+                          [--kernel FILE.cu ...] [--timeout SECONDS]
 
 Times every variant at every batch size, the course's way: the first N test images as one batch,
 W warm-up inferences, then R timed ones. Per conv layer: op time (median, min, max; CUDA events
@@ -21,9 +23,12 @@ on the GPU, per-op setup included), GFLOP/s and GB/s; per run: inference and upl
 accuracy, and the end-to-end time: the same images as 8-bit pixels in pinned host memory to
 probabilities in host memory (on a GPU only the bytes are copied, and resized there; batches up
 to 1,024 replay a CUDA graph). Progress goes to stderr; the JSON schema is in docs/benchmark-json.md.
-  --variants all    every variant that can run here (default), or a comma-separated list
+  --variants all    every variant that can run here (default), or a comma-separated list;
+                    with --kernel the default is the preferred course variant, "none" skips them
   --batches LIST    batch sizes (default 100,1000,10000)
   --repeats R       timed repetitions (default 10); --warmups W (default 2)
+  --kernel FILE.cu  also time your own kernel (docs/your-kernel.md), in a child process with a time
+                    limit (--timeout, default 600 s); its runs join the course's, named after the file
 )";
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -53,11 +58,15 @@ int runBench(const std::vector<std::string>& tokens) {
     std::cout << kHelp;
     return 0;
   }
-  const Args args(tokens, {"model", "variants", "batches", "repeats", "warmups", "json", "csv", "data"}, {});
+  const Args args(
+      tokens, {"model", "variants", "batches", "repeats", "warmups", "json", "csv", "data", "kernel", "timeout"}, {});
   BenchmarkOptions options;
   options.model = args.value("model").value_or(defaultModelPath());
-  const std::string variants = args.value("variants").value_or("all");
-  if (variants == "all") {
+  const std::vector<std::string> kernels = args.values("kernel");
+  // With --kernel and no --variants: the kernel beside the course's default, not every variant.
+  const std::string variants = args.value("variants").value_or(kernels.empty() ? "all" : defaultConvVariant());
+  if (variants == "none") {
+  } else if (variants == "all") {
     for (const ConvVariant& v : convVariants())
       if (v.unavailableReason().empty()) options.variants.push_back(v.id);
   } else {
@@ -74,10 +83,32 @@ int runBench(const std::vector<std::string>& tokens) {
   options.warmups = args.intValue("warmups", 2, 0);
 
   const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
-  const BenchmarkReport report = runBenchmark(options, images, [](const std::string& message) {
+  const auto progress = [](const std::string& message) {
     std::cerr << "bench: " << message << "\n";
     return true;
-  });
+  };
+  BenchmarkReport report = options.variants.empty() ? BenchmarkReport{} : runBenchmark(options, images, progress);
+  for (const std::string& kernel : kernels) {
+    UserKernelJob job;
+    job.task = UserKernelJob::Task::Bench;
+    job.program = thisProgram();
+    job.file = kernel;
+    job.batches = options.batches;
+    job.repeats = options.repeats;
+    job.warmups = options.warmups;
+    job.model = options.model;
+    job.data = args.value("data").value_or(defaultDataFolder().string());
+    job.timeLimitSeconds = args.intValue("timeout", 600, 1);
+    std::cerr << "bench: timing " << kernel << " in a child process\n";
+    const UserKernelJobResult result = runUserKernelJob(job, {});
+    if (!result.benchmark) throw Error(kernel + ": " + (result.failure.empty() ? result.childOutput : result.failure));
+    if (report.runs.empty()) {
+      const std::vector<BenchmarkRun> none;
+      report = *result.benchmark;
+      report.runs = none;
+    }
+    for (const BenchmarkRun& run : result.benchmark->runs) report.runs.push_back(run);
+  }
 
   std::printf("Device: %s (driver %s, CUDA runtime %s, cuDNN %s); host: %s\n", report.device.c_str(),
               report.driver.c_str(), report.cudaRuntime.c_str(), report.cudnn.empty() ? "-" : report.cudnn.c_str(),

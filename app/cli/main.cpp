@@ -15,6 +15,7 @@ Commands:
   variants   list every convolution kernel variant and whether it can run here
   bench      time variants at several batch sizes; write JSON and CSV
   profile    the course's kernel table (time per kernel and copy) for one inference
+  kernel     your own conv kernel: 'kernel check FILE.cu' compiles and checks it
 
 Run 'convscope-cli <command> --help' for a command's options.
 )";
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     if (command == "variants") return convscope::cli::runVariants(rest);
     if (command == "bench") return convscope::cli::runBench(rest);
     if (command == "profile") return convscope::cli::runProfile(rest);
+    if (command == "kernel") return convscope::cli::runKernel(rest);
     std::cerr << "convscope-cli: unknown command '" << command << "'\n\n" << kUsage;
     return 2;
   } catch (const convscope::Error& e) {

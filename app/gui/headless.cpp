@@ -12,6 +12,7 @@
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/export.h"
 #include "ui/inference/inference_controller.h"
+#include "ui/kernel/user_kernel_panel.h"
 
 namespace convscope::gui {
 namespace {
@@ -24,7 +25,8 @@ void printError(const QString& message) {
 void settle(MainWindow& window, int timeoutMs) {
   QElapsedTimer timer;
   timer.start();
-  while ((window.loading() || window.inference()->busy()) && timer.elapsed() < timeoutMs) {
+  while ((window.loading() || window.inference()->busy() || window.userKernel()->pipeline()->running()) &&
+         timer.elapsed() < timeoutMs) {
     QApplication::processEvents(QEventLoop::AllEvents, 20);
     QThread::msleep(2);
   }

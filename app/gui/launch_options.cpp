@@ -31,7 +31,8 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   for (const auto& option :
        {help, version, screenshot, plot, out, model, image, index, variant, tab, bench, presentation, size})
     parser.addOption(option);
-  parser.addPositionalArgument("files", "Models (.onnx), images or benchmark JSON files to open.", "[files...]");
+  parser.addPositionalArgument(
+      "files", "Models (.onnx), images, benchmark JSON files or your own kernels (.cu) to open.", "[files...]");
 
   if (!parser.parse(arguments)) {
     *message = parser.errorText();

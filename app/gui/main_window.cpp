@@ -38,6 +38,7 @@
 #include "ui/jobs/job_runner.h"
 #include "ui/jobs/model_load_job.h"
 #include "ui/jobs/test_set_load_job.h"
+#include "ui/kernel/user_kernel_panel.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/model/model_picker.h"
 #include "ui/model/model_summary_view.h"
@@ -79,6 +80,7 @@ MainWindow::MainWindow(Options options)
       prediction_(new ui::PredictionPanel(this)),
       timing_(new ui::TimingPanel(jobs_, this)),
       profile_(new ui::ProfilePanel(jobs_, this)),
+      userKernel_(new ui::UserKernelPanel(jobs_, this)),
       summary_(new ui::ModelSummaryView(this)),
       tabs_(new QTabWidget(this)),
       columns_(new QSplitter(Qt::Horizontal, this)),
@@ -135,6 +137,7 @@ void MainWindow::buildLayout() {
   tabs_->addTab(timing_, tr("Timing"));
   tabs_->addTab(profile_, tr("Profile"));
   tabs_->addTab(summary_, tr("Model"));
+  tabs_->addTab(userKernel_, tr("Your kernel"));
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
@@ -157,6 +160,10 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Open &model…"), QKeySequence::Open, modelPicker_, &ui::ModelPicker::openFileDialog);
   file->addAction(tr("Open &image…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::openImageDialog);
   file->addAction(tr("Open &benchmark JSON…"), QKeySequence(tr("Ctrl+B")), this, &MainWindow::openBenchmarkDialog);
+  file->addAction(tr("Open your &kernel…"), this, [this] {
+    selectTab("kernel");
+    userKernel_->openFileDialog();
+  });
   QMenu* recent = file->addMenu(tr("&Recent files"));
   connect(recent, &QMenu::aboutToShow, this, [this, recent] { recent_->fillMenu(recent); });
   file->addSeparator();
@@ -222,6 +229,18 @@ void MainWindow::connectWidgets() {
   connect(modelLoader_, &ui::ModelLoadJob::progressed, this, showLoadProgress);
   connect(testSetLoader_, &ui::TestSetLoadJob::progressed, this, showLoadProgress);
   connect(recent_, &ui::RecentFiles::fileChosen, this, &MainWindow::openFile);
+  // A student's kernel: selectable once it passed its check; its timings join the Timing tab's.
+  connect(userKernel_, &ui::UserKernelPanel::variantReady, variants_, &ui::VariantSelector::setUserVariant);
+  connect(userKernel_, &ui::UserKernelPanel::timed, this, [this](std::shared_ptr<const BenchmarkReport> kernel) {
+    if (!kernel || kernel->runs.empty()) return;
+    auto merged = std::make_shared<BenchmarkReport>(timing_->report() ? *timing_->report() : *kernel);
+    if (timing_->report()) {
+      // Its earlier runs give way to the new ones.
+      std::erase_if(merged->runs, [&](const BenchmarkRun& run) { return run.variant == kernel->runs.front().variant; });
+      merged->runs.insert(merged->runs.end(), kernel->runs.begin(), kernel->runs.end());
+    }
+    timing_->setReport(merged, tr("with your kernel"));
+  });
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     profile_->setVariant(id);
@@ -346,6 +365,7 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   summary_->setModel(*model_, card_);
   summary_->showPlan(*model_, variants_->currentVariant().toStdString());
   timing_->setModelPath(modelPath_);
+  userKernel_->pipeline()->setModelPath(modelPath_);
   profile_->setModel(model_);
   inference_->setModel(model_);
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
@@ -402,6 +422,11 @@ bool MainWindow::openFile(const QString& path) {
     return true;
   }
   if (suffix == "json") return openBenchmark(path);
+  if (suffix == "cu") {  // a student's kernel (docs/your-kernel.md)
+    userKernel_->openKernel(path);
+    selectTab("kernel");
+    return true;
+  }
   return openImage(path);
 }
 
@@ -440,7 +465,7 @@ bool MainWindow::selectVariant(const QString& id) {
 }
 
 QStringList MainWindow::tabNames() {
-  return {"explore", "draw", "timing", "profile", "model"};
+  return {"explore", "draw", "timing", "profile", "model", "kernel"};
 }
 
 bool MainWindow::selectTab(const QString& name) {

@@ -37,6 +37,7 @@ class PredictionPanel;
 class ProfilePanel;
 class RecentFiles;
 class TimingPanel;
+class UserKernelPanel;
 class VariantSelector;
 }  // namespace convscope::ui
 
@@ -96,6 +97,7 @@ class MainWindow : public QMainWindow {
   ui::PredictionPanel* prediction() const { return prediction_; }
   ui::TimingPanel* timing() const { return timing_; }
   ui::ProfilePanel* profile() const { return profile_; }
+  ui::UserKernelPanel* userKernel() const { return userKernel_; }
   ui::ModelSummaryView* modelSummary() const { return summary_; }
   QString deviceText() const;
 
@@ -160,6 +162,7 @@ class MainWindow : public QMainWindow {
   ui::PredictionPanel* prediction_;
   ui::TimingPanel* timing_;
   ui::ProfilePanel* profile_;
+  ui::UserKernelPanel* userKernel_;
   ui::ModelSummaryView* summary_;
   QTabWidget* tabs_;
   QSplitter* columns_;

@@ -108,6 +108,8 @@ std::vector<Speedup> speedups(const BenchmarkReport& report, int layer, int batc
 QString variantDisplayName(const std::string& variantId) {
   for (const ConvVariant& v : convVariants())
     if (v.id == variantId) return QString::fromStdString(v.displayName);
+  for (const ConvVariant* v : userConvVariants())  // a student's kernel: its file's name
+    if (v->id == variantId) return QString::fromStdString(v->displayName);
   return QString::fromStdString(variantId);
 }
 

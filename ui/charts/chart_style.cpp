@@ -74,6 +74,10 @@ QColor variantColour(const std::string& variantId) {
   const auto& variants = convVariants();
   for (size_t i = 0; i < variants.size(); ++i)
     if (variants[i].id == variantId) return colours[i % std::size(colours)];
+  // Students' kernels take the colours after the course's rows.
+  const std::vector<const ConvVariant*> users = userConvVariants();
+  for (size_t i = 0; i < users.size(); ++i)
+    if (users[i]->id == variantId) return colours[(variants.size() + i) % std::size(colours)];
   return QColor(0x999999);
 }
 

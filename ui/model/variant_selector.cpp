@@ -53,6 +53,26 @@ bool VariantSelector::setCurrentVariant(const QString& id) {
   return true;
 }
 
+void VariantSelector::setUserVariant(const QString& id, const QString& displayName, const QString& unavailableReason) {
+  int index = combo_->findData(id);
+  const QString text = unavailableReason.isEmpty() ? tr("Your kernel: %1").arg(displayName)
+                                                   : tr("Your kernel: %1  (%2)").arg(displayName, unavailableReason);
+  if (index < 0) {
+    const QSignalBlocker quiet(combo_);  // adding an item never changes the choice
+    combo_->addItem(text, id);
+    index = combo_->count() - 1;
+  } else {
+    combo_->setItemText(index, text);
+  }
+  auto* items = qobject_cast<QStandardItemModel*>(combo_->model());
+  items->item(index)->setEnabled(unavailableReason.isEmpty());
+  items->item(index)->setToolTip(unavailableReason.isEmpty() ? tr("Your kernel, checked: %1").arg(displayName)
+                                                             : tr("Not selectable: %1").arg(unavailableReason));
+  // A kernel that stopped passing is deselected: the window must not run it.
+  if (!unavailableReason.isEmpty() && combo_->currentIndex() == index)
+    setCurrentVariant(QString::fromStdString(defaultConvVariant()));
+}
+
 void VariantSelector::selectNext() {
   step(1);
 }

@@ -22,6 +22,11 @@ class VariantSelector : public QWidget {
   QComboBox* combo() const { return combo_; }
   QString descriptionText() const;
 
+  // A student's kernel (docs/your-kernel.md), after the course's rows: added the first time, updated
+  // after. Selectable only when `unavailableReason` is empty (it passed its check), so that the
+  // window never runs a kernel that has not been checked in a child process.
+  void setUserVariant(const QString& id, const QString& displayName, const QString& unavailableReason);
+
   // Compact: the choice alone, the text under it hidden (presentation mode needs the room).
   void setCompact(bool compact);
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
+#include <mutex>
 
 #include "app/core/conv/cpu_backends.h"
 #include "app/core/engine/gpu_platform.h"
@@ -22,6 +24,18 @@ std::vector<ConvVariant>& table() {
 std::atomic<bool>& tableRead() {
   static std::atomic<bool> read{false};
   return read;
+}
+
+// Students' rows: a deque, whose push_back never moves the rows already there, so references
+// handed out stay valid while more are added.
+std::deque<ConvVariant>& userRows() {
+  static std::deque<ConvVariant> rows;
+  return rows;
+}
+
+std::mutex& userRowsMutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
 // A backend for a GPU row: the harness's host pointers copied to a fresh GPU device and back. The
@@ -93,11 +107,35 @@ const std::vector<ConvVariant>& convVariants() {
   return table();
 }
 
+const ConvVariant& addUserConvVariant(ConvVariant variant) {
+  for (const ConvVariant& row : convVariants())
+    if (row.id == variant.id) throw Error("the id '" + variant.id + "' is a course variant's");
+  if (variant.requirements.gpu ? !variant.runOnDevice : !variant.createHostBackend)
+    throw Error("conv variant '" + variant.id + "' has no way to run");
+  const std::lock_guard lock(userRowsMutex());
+  for (const ConvVariant& row : userRows())
+    if (row.id == variant.id) throw Error("a kernel with the id '" + variant.id + "' was added already");
+  variant.courseOrder = convVariants().empty() ? 0 : convVariants().back().courseOrder + 1;
+  userRows().push_back(std::move(variant));
+  return userRows().back();
+}
+
+std::vector<const ConvVariant*> userConvVariants() {
+  const std::lock_guard lock(userRowsMutex());
+  std::vector<const ConvVariant*> rows;
+  for (const ConvVariant& row : userRows()) rows.push_back(&row);
+  return rows;
+}
+
 const ConvVariant& findConvVariant(const std::string& id) {
   std::string known;
   for (const ConvVariant& v : convVariants()) {
     if (v.id == id) return v;
     known += (known.empty() ? "" : ", ") + v.id;
+  }
+  for (const ConvVariant* v : userConvVariants()) {
+    if (v->id == id) return *v;
+    known += ", " + v->id;
   }
   throw Error("unknown kernel variant '" + id + "' (known: " + known + ")");
 }

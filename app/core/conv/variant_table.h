@@ -8,6 +8,12 @@
 // the GPU rows in gpu/gpu_variants.cpp, each pointing at its kernel file gpu/kernels/NN_name.cu,
 // registered when a program that links gpu/ starts. Adding a GPU variant: one kernel file and its
 // row. Tests add rows of their own.
+//
+// Students' kernels (docs/your-kernel.md) are rows too, but added while the program runs: the
+// course's rows are fixed before the table is first read (convVariants()), and user rows live in
+// a list of their own after them (userConvVariants()), added with addUserConvVariant(). Both are
+// found by findConvVariant(), so the engine, the planner and the benchmark run a user row like
+// any other.
 #pragma once
 
 #include <cstdint>
@@ -122,10 +128,19 @@ struct ConvVariant {
 // table has been read already (references to rows must stay valid). Not thread-safe.
 void registerConvVariant(ConvVariant variant);
 
-// Every row, in course order.
+// Every row of the course, in course order (user rows are not among them: userConvVariants()).
 const std::vector<ConvVariant>& convVariants();
 
-// Throws convscope::Error listing the known ids when `id` is not one of them.
+// Adds a student's kernel as a row at run time, after the course's (its courseOrder is ignored).
+// Rows are never moved or removed, so the returned reference stays valid; to recompile a file,
+// keep its row and change what its runOnDevice calls. Throws convscope::Error when the id is
+// taken (by a course or user row) or the row has no way to run. Thread-safe.
+const ConvVariant& addUserConvVariant(ConvVariant variant);
+
+// The user rows, in the order they were added; the pointers stay valid. Thread-safe.
+std::vector<const ConvVariant*> userConvVariants();
+
+// A course or user row. Throws convscope::Error listing the known ids when `id` is neither.
 const ConvVariant& findConvVariant(const std::string& id);
 
 // A backend on host pointers for any variant (a GPU variant copies to the GPU and back: the

@@ -1,0 +1,53 @@
+// The check a student's kernel passes before ConvScope times it (docs/your-kernel.md): the
+// kernel against a double-precision loop on fresh random shapes, with the output poisoned (NaN)
+// first so that an element the kernel never writes fails, and NaN never passes. The first wrong
+// element is reported with its coordinates and both values.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/core/conv/conv_backend.h"
+#include "app/core/conv/conv_problem.h"
+
+namespace convscope {
+
+struct ConvMismatch {
+  ConvProblem problem;
+  int n = 0, m = 0, h = 0, w = 0;  // output[n][m][h][w]
+  double expected = 0.0;           // the double-precision reference
+  float got = 0.0f;
+  double allowed = 0.0;  // the largest difference that passes
+  std::string text() const;
+};
+
+struct ConvCheckResult {
+  uint64_t seed = 0;
+  std::vector<ConvProblem> checked;        // shapes the kernel computed correctly
+  std::vector<std::string> declined;       // shapes it declined, with its reason
+  std::optional<ConvMismatch> firstWrong;  // set: the check failed on checked.size()-th shape
+  bool passed() const { return !firstWrong && !checked.empty(); }
+  std::string summary() const;
+};
+
+// `count` shapes from `seed`: odd sizes that are multiples of no tile, batches of 1 to 3, 1 to 5
+// channels in, 1 to 6 out, kernels 1x1 to 5x5 (some not square), padding 0 to 2 and strides 1 and
+// 2. The first is always the course's shape, cut small (a 5x5 kernel over a 1-channel image).
+std::vector<ConvProblem> randomCheckShapes(uint64_t seed, int count);
+
+// An element passes when |got - expected| <= relative x (sum of |input x weight| over its
+// window), which bounds FP32 rounding; relative 3e-5 holds for the hundreds of products a window
+// of these shapes sums.
+inline constexpr double kUserKernelRelativeTolerance = 3e-5;
+
+// Runs `conv` on every shape (inputs and weights uniform in [-1, 1] with a few outliers of +-8)
+// and stops at the first wrong element. `unsupported(problem)` non-empty: the shape is declined
+// and skipped. `keepGoing` false: stop early (cancel).
+ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<ConvProblem>& shapes, uint64_t seed,
+                                          const std::function<std::string(const ConvProblem&)>& unsupported = {},
+                                          const std::function<bool()>& keepGoing = {});
+
+}  // namespace convscope

@@ -1,0 +1,59 @@
+// The parent's side of running a student's kernel: ConvScope starts `convscope-cli kernel
+// run-isolated` as a child process with a time limit and reads back its result file. A kernel
+// that faults or never ends ends that process only; the result then says what happened (an
+// illegal memory access, the time limit). The CLI and the window both run kernels this way.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/core/engine/benchmark.h"
+
+namespace convscope {
+
+struct UserKernelJob {
+  enum class Task { Check, Bench };
+  Task task = Task::Check;
+  std::filesystem::path program;  // convscope-cli
+  std::filesystem::path file;     // the kernel file
+  // Check: `shapes` random shapes from `seed` (0: a fresh one from the clock), then the network on
+  // the test set unless !network.
+  int shapes = 12;
+  uint64_t seed = 0;
+  bool network = true;
+  // Bench: the course's measurement (runBenchmark) at these batches.
+  std::vector<int> batches = {100, 1000, 10000};
+  int repeats = 10;
+  int warmups = 2;
+  std::filesystem::path model, data;
+  double timeLimitSeconds = 120.0;
+};
+
+struct UserKernelJobResult {
+  bool passed = false;                    // check: every shape right and the network ran; bench: timed
+  std::string stage;                      // where it stopped: "compile", "check", "network", "bench", "done"
+  std::string failure;                    // what went wrong, in words, when !passed
+  bool processDied = false;               // the child faulted or was stopped at the time limit
+  std::string summary;                    // the check's one line
+  std::optional<std::string> firstWrong;  // "wrong output at [n=..][m=..][h=..][w=..] ..."
+  int firstWrongN = -1, firstWrongM = -1, firstWrongH = -1, firstWrongW = -1;
+  double expected = 0.0, got = 0.0;
+  int shapesChecked = 0;
+  std::optional<double> accuracy;        // the network with the kernel, on the test set
+  std::optional<double> courseAccuracy;  // the course's FP32 variants' (the model card's)
+  std::vector<std::string> fallbacks;    // layers the kernel declined, and who ran them
+  std::optional<BenchmarkReport> benchmark;
+  std::string report;  // all of the above for people, several lines
+  std::string childOutput;
+};
+
+// Runs `job` in a child process; `progress(line)` receives the child's output as it comes (after
+// it ends). `keepGoing` false: the child is killed (cancel). Never throws for what the kernel does.
+UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::function<void(const std::string&)>& progress,
+                                     const std::function<bool()>& keepGoing = {});
+
+}  // namespace convscope

@@ -1,0 +1,144 @@
+#include "app/core/conv/user_kernel_source.h"
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "app/core/util/error.h"
+
+namespace convscope {
+namespace {
+
+struct MacroRule {
+  const char* name;
+  bool required;
+  int least, most;
+  int UserKernelLaunch::*field;
+};
+
+// The macros of the contract. Block sizes up to CUDA's 1024 threads per block.
+const MacroRule kRules[] = {
+    {"CONVSCOPE_BLOCK_X", true, 1, 1024, &UserKernelLaunch::blockX},
+    {"CONVSCOPE_BLOCK_Y", true, 1, 1024, &UserKernelLaunch::blockY},
+    {"CONVSCOPE_TILE_WIDTH", true, 1, 4096, &UserKernelLaunch::tileWidth},
+    {"CONVSCOPE_TILE_HEIGHT", true, 1, 4096, &UserKernelLaunch::tileHeight},
+    {"CONVSCOPE_MAX_KERNEL", false, 1, 1024, &UserKernelLaunch::maxKernel},
+    {"CONVSCOPE_MAX_STRIDE", false, 1, 1024, &UserKernelLaunch::maxStride},
+};
+
+int ceilDiv(int a, int b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+std::string KernelDiagnostic::text() const {
+  return line > 0 ? file + ":" + std::to_string(line) + ": " + message : file + ": " + message;
+}
+
+std::string UserKernelLaunch::unsupportedReason(const ConvProblem& problem) const {
+  if (maxKernel > 0 && (problem.kernelHeight > maxKernel || problem.kernelWidth > maxKernel))
+    return "the kernel file handles kernels up to " + std::to_string(maxKernel) + "x" + std::to_string(maxKernel) +
+           " (CONVSCOPE_MAX_KERNEL)";
+  if (maxStride > 0 && (problem.strideHeight > maxStride || problem.strideWidth > maxStride))
+    return "the kernel file handles strides up to " + std::to_string(maxStride) + " (CONVSCOPE_MAX_STRIDE)";
+  const int64_t planes = int64_t{problem.batch} * problem.outChannels;
+  if (planes > 65535)
+    return "batch x output channels = " + std::to_string(planes) + " exceeds the grid's 65,535 z blocks";
+  return {};
+}
+
+KernelLaunchGeometry UserKernelLaunch::geometry(const ConvProblem& problem) const {
+  KernelLaunchGeometry g;
+  g.kernel = kUserKernelName;
+  g.gridX = ceilDiv(problem.outWidth(), tileWidth);
+  g.gridY = ceilDiv(problem.outHeight(), tileHeight);
+  g.gridZ = problem.batch * problem.outChannels;
+  g.blockX = blockX;
+  g.blockY = blockY;
+  g.tileWidth = tileWidth;
+  g.tileHeight = tileHeight;
+  g.mapping = "blockIdx.x, blockIdx.y: a " + std::to_string(tileWidth) + "x" + std::to_string(tileHeight) +
+              " output tile; blockIdx.z: image x output channel (the file's CONVSCOPE_* macros)";
+  return g;
+}
+
+UserKernelSource parseUserKernelSource(const std::filesystem::path& path, const std::string& text) {
+  UserKernelSource source;
+  source.path = path;
+  source.text = text;
+  source.displayName = path.filename().string();
+  source.id = "user-" + path.stem().string();
+  const std::string file = path.string();
+
+  // #define NAME value, at the start of a line. The value must be a plain whole number: ConvScope
+  // reads it without a preprocessor.
+  static const std::regex define(R"(^\s*#\s*define\s+(CONVSCOPE_[A-Z_]+)\b\s*(.*?)\s*(//.*)?$)");
+  std::map<std::string, std::pair<int, std::string>> found;  // name -> line, value text
+  std::istringstream lines(text);
+  int number = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    std::smatch m;
+    if (std::regex_match(line, m, define)) found[m[1].str()] = {number, m[2].str()};
+  }
+  for (const MacroRule& rule : kRules) {
+    const auto it = found.find(rule.name);
+    if (it == found.end()) {
+      if (rule.required)
+        source.problems.push_back({file, 0,
+                                   std::string("the launch geometry macro ") + rule.name +
+                                       " is missing (the contract, docs/your-kernel.md: #define " + rule.name +
+                                       " <whole number>)"});
+      continue;
+    }
+    const auto& [line, value] = it->second;
+    size_t used = 0;
+    long parsed = -1;
+    try {
+      parsed = std::stol(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size() || parsed < rule.least || parsed > rule.most) {
+      source.problems.push_back({file, line,
+                                 std::string(rule.name) + " is '" + value + "'; it must be a whole number from " +
+                                     std::to_string(rule.least) + " to " + std::to_string(rule.most)});
+      continue;
+    }
+    source.launch.*rule.field = static_cast<int>(parsed);
+  }
+  if (source.launch.blockX > 0 && source.launch.blockY > 0 && source.launch.blockX * source.launch.blockY > 1024)
+    source.problems.push_back({file, found["CONVSCOPE_BLOCK_Y"].first,
+                               "a block of " + std::to_string(source.launch.blockX) + " x " +
+                                   std::to_string(source.launch.blockY) +
+                                   " threads exceeds CUDA's 1,024 threads per block"});
+  return source;
+}
+
+UserKernelSource readUserKernelSource(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read the kernel file '" + path.string() + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseUserKernelSource(path, text.str());
+}
+
+ConvVariant userKernelVariantRow(const UserKernelSource& source) {
+  ConvVariant v;
+  v.id = source.id;
+  v.displayName = source.displayName;
+  v.description = "Your kernel, compiled at run time from " + source.path.string() + ".";
+  v.courseStep = "Your own kernel";
+  v.sourceFile = source.path.string();
+  v.requirements.gpu = true;
+  const UserKernelLaunch launch = source.launch;
+  v.unsupportedReason = [launch](const ConvProblem& problem) { return launch.unsupportedReason(problem); };
+  v.launchGeometry = [launch](const ConvProblem& problem) {
+    return std::vector<KernelLaunchGeometry>{launch.geometry(problem)};
+  };
+  return v;
+}
+
+}  // namespace convscope

@@ -1,0 +1,101 @@
+#include "app/core/util/child_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace convscope {
+
+std::string ChildOutcome::describe(double timeLimitSeconds) const {
+  if (!started) return "could not be started";
+  if (timedOut) return "stopped at the time limit of " + std::to_string(static_cast<int>(timeLimitSeconds)) + " s";
+  if (cancelled) return "cancelled";
+  if (signal != 0) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  return "exited with code " + std::to_string(exitCode);
+}
+
+ChildOutcome runChildProcess(const std::vector<std::string>& argv, double timeLimitSeconds,
+                             const std::function<bool()>& keepGoing) {
+  ChildOutcome outcome;
+  int pipeFds[2];
+  if (argv.empty() || pipe2(pipeFds, O_CLOEXEC) != 0) {
+    outcome.output = argv.empty() ? "no program given" : std::string("pipe: ") + std::strerror(errno);
+    return outcome;
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    outcome.output = std::string("fork: ") + std::strerror(errno);
+    close(pipeFds[0]);
+    close(pipeFds[1]);
+    return outcome;
+  }
+  if (pid == 0) {
+    // Its own process group, so that killing it also ends anything it started.
+    setpgid(0, 0);
+    dup2(pipeFds[1], STDOUT_FILENO);
+    dup2(pipeFds[1], STDERR_FILENO);
+    execv(args[0], args.data());
+    const std::string message = std::string("cannot run ") + args[0] + ": " + std::strerror(errno) + "\n";
+    (void)!write(STDERR_FILENO, message.data(), message.size());
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here, so the group exists before the first kill whatever runs first
+  close(pipeFds[1]);
+  outcome.started = true;
+  bool open = true;
+  int status = 0;
+  bool reaped = false;
+  while (!reaped) {
+    if (open) {
+      pollfd fd{pipeFds[0], POLLIN, 0};
+      if (poll(&fd, 1, 50) > 0) {
+        char buffer[4096];
+        const ssize_t got = read(pipeFds[0], buffer, sizeof buffer);
+        if (got > 0)
+          outcome.output.append(buffer, static_cast<size_t>(got));
+        else if (got == 0 || errno != EINTR)
+          open = false;
+      }
+    } else {
+      usleep(20000);
+    }
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      reaped = true;
+      break;
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const bool overTime = elapsed > timeLimitSeconds;
+    const bool stop = keepGoing && !keepGoing();
+    if (overTime || stop) {
+      outcome.timedOut = overTime;
+      outcome.cancelled = !overTime;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      reaped = true;
+    }
+  }
+  // What the child wrote just before it ended.
+  if (open) {
+    fcntl(pipeFds[0], F_SETFL, O_NONBLOCK);
+    char buffer[4096];
+    for (ssize_t got; (got = read(pipeFds[0], buffer, sizeof buffer)) > 0;) outcome.output.append(buffer, size_t(got));
+  }
+  close(pipeFds[0]);
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (WIFSIGNALED(status) && !outcome.timedOut && !outcome.cancelled) outcome.signal = WTERMSIG(status);
+  if (WIFEXITED(status)) outcome.exitCode = WEXITSTATUS(status);
+  return outcome;
+}
+
+}  // namespace convscope

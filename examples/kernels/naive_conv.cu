@@ -1,0 +1,32 @@
+// A naive convolution kernel to copy and change (docs/your-kernel.md): one thread per output
+// element, every input and weight read straight from global memory. ConvScope compiles this
+// file, checks it against a double-precision reference, and times it beside the course's kernels.
+#include "convscope_kernel.h"
+
+// The launch geometry, read by ConvScope: a block of CONVSCOPE_BLOCK_X x CONVSCOPE_BLOCK_Y
+// threads computes a CONVSCOPE_TILE_WIDTH x CONVSCOPE_TILE_HEIGHT patch of one output map; the
+// grid covers every patch (x: columns, y: rows) of every (image, output channel) pair (z).
+#define CONVSCOPE_BLOCK_X 16
+#define CONVSCOPE_BLOCK_Y 16
+#define CONVSCOPE_TILE_WIDTH 16
+#define CONVSCOPE_TILE_HEIGHT 16
+
+extern "C" __global__ void convscope_conv(const float* input, const float* weights, float* output, ConvShape s) {
+  const int w = blockIdx.x * CONVSCOPE_TILE_WIDTH + threadIdx.x;
+  const int h = blockIdx.y * CONVSCOPE_TILE_HEIGHT + threadIdx.y;
+  const int n = blockIdx.z / s.outChannels;
+  const int m = blockIdx.z % s.outChannels;
+  if (h >= s.outHeight || w >= s.outWidth) return;  // the last patch may hang over the map's edge
+
+  float sum = 0.0f;
+  for (int c = 0; c < s.inChannels; ++c)
+    for (int p = 0; p < s.kernelHeight; ++p)
+      for (int q = 0; q < s.kernelWidth; ++q) {
+        const int y = h * s.strideHeight - s.padTop + p;
+        const int x = w * s.strideWidth - s.padLeft + q;
+        if (y < 0 || y >= s.inHeight || x < 0 || x >= s.inWidth) continue;  // padding: zero
+        sum += input[((n * s.inChannels + c) * s.inHeight + y) * s.inWidth + x] *
+               weights[((m * s.inChannels + c) * s.kernelHeight + p) * s.kernelWidth + q];
+      }
+  output[((n * s.outChannels + m) * s.outHeight + h) * s.outWidth + w] = sum;
+}

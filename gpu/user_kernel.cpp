@@ -1,0 +1,256 @@
+#include "gpu/user_kernel.h"
+
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "app/core/engine/gpu_platform.h"
+#include "app/core/util/error.h"
+
+#ifdef CONVSCOPE_HAVE_CUDA
+#include <nvrtc.h>
+
+#include "examples/kernels/convscope_kernel.h"
+#include "gpu/conv_kernel.h"
+#include "gpu/cuda_check.h"
+#include "gpu/user_kernel_header.inc"  // kConvScopeKernelHeader: examples/kernels/convscope_kernel.h, generated
+#endif
+
+namespace convscope::gpu {
+
+std::string CompiledUserKernel::errorText() const {
+  std::string text;
+  for (const KernelDiagnostic& e : errors) text += e.text() + "\n";
+  return text;
+}
+
+#ifndef CONVSCOPE_HAVE_CUDA
+
+std::string userKernelCompilerUnavailableReason() {
+  return "this build of ConvScope has no CUDA toolkit, so it cannot compile kernels (rebuild with "
+         "-DCONVSCOPE_WITH_CUDA=ON)";
+}
+
+CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
+  CompiledUserKernel kernel;
+  kernel.source = source;
+  kernel.errors.push_back({source.path.filename().string(), 0, userKernelCompilerUnavailableReason()});
+  return kernel;
+}
+
+const ConvVariant& installUserKernel(const CompiledUserKernel& kernel) {
+  throw Error(kernel.source.path.string() + ": " + userKernelCompilerUnavailableReason());
+}
+
+#else
+
+namespace {
+
+// Appended to the student's file: the contract's signature, checked by the compiler. Its errors
+// name the file "convscope-contract", which compileUserKernel turns into the contract's words.
+constexpr const char* kContractCheck = R"(
+#line 1 "convscope-contract"
+namespace convscope_contract {
+template <class A, class B> struct same { static const bool value = false; };
+template <class A> struct same<A, A> { static const bool value = true; };
+static_assert(same<decltype(&convscope_conv), void (*)(const float*, const float*, float*, ConvShape)>::value,
+              "convscope_conv has the wrong parameters");
+}
+)";
+
+std::string nvrtcLog(nvrtcProgram program) {
+  size_t size = 0;
+  nvrtcGetProgramLogSize(program, &size);
+  std::string log(size, '\0');
+  if (size > 0) nvrtcGetProgramLog(program, log.data());
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  return log;
+}
+
+// NVRTC's "file(line): error: text" lines, the contract's turned into what the contract asks.
+std::vector<KernelDiagnostic> parseErrors(const std::string& log, const std::string& file) {
+  std::vector<KernelDiagnostic> errors;
+  static const std::regex line(R"(^(.*)\((\d+)\): (?:catastrophic )?error[^:]*: (.*)$)");
+  std::istringstream in(log);
+  bool contractBroken = false;
+  std::string contractDetail;
+  for (std::string text; std::getline(in, text);) {
+    std::smatch m;
+    if (!std::regex_match(text, m, line)) continue;
+    // The contract's check, and NVRTC's lookup of the kernel's name (__nv_name_map).
+    if (m[1].str() == "convscope-contract" || m[1].str() == "__nv_name_map") {
+      if (!contractBroken) contractDetail = m[3].str();
+      contractBroken = true;
+      continue;
+    }
+    errors.push_back({m[1].str(), std::stoi(m[2].str()), "error: " + m[3].str()});
+  }
+  if (contractBroken) {
+    std::string what = contractDetail.find("\"convscope_conv\" is undefined") != std::string::npos
+                           ? "it has no kernel named convscope_conv"
+                       : contractDetail.find("wrong parameters") != std::string::npos
+                           ? "convscope_conv has the wrong parameters"
+                       : contractDetail.find("non-__global__") != std::string::npos
+                           ? "convscope_conv is not a __global__ kernel"
+                           : "convscope_conv is not what the contract asks (" + contractDetail + ")";
+    errors.push_back(
+        {file, 0,
+         "breaks the contract (docs/your-kernel.md): " + what + "; it must be declared as " + kUserKernelSignature});
+  }
+  if (errors.empty()) errors.push_back({file, 0, "did not compile:\n" + log});
+  return errors;
+}
+
+std::string targetArchitecture() {
+  const GpuInfo& gpu = gpuInfo();
+  if (gpu.usable) return "sm_" + std::to_string(gpu.computeMajor) + std::to_string(gpu.computeMinor);
+  return "compute_75";
+}
+
+// What the row runs: the latest compiled image, loaded into the process's CUDA context the first
+// time it is launched after a (re)compile.
+struct LoadedUserKernel {
+  std::mutex mutex;
+  std::string file;
+  UserKernelLaunch launch;
+  std::vector<char> image;
+  std::string loweredName;
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+
+  cudaKernel_t get() {
+    if (!kernel) {
+      CONVSCOPE_CUDA_CHECK(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+      CONVSCOPE_CUDA_CHECK(cudaLibraryGetKernel(&kernel, library, loweredName.c_str()));
+    }
+    return kernel;
+  }
+  void replace(const CompiledUserKernel& compiled) {
+    if (library) {
+      // The old code may still be running on some stream.
+      cudaDeviceSynchronize();
+      cudaLibraryUnload(library);
+    }
+    library = nullptr;
+    kernel = nullptr;
+    launch = compiled.source.launch;
+    image = compiled.image;
+    loweredName = compiled.loweredName;
+  }
+};
+
+std::mutex& installedMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::vector<std::pair<std::string, std::shared_ptr<LoadedUserKernel> > >& installed() {
+  static std::vector<std::pair<std::string, std::shared_ptr<LoadedUserKernel> > > kernels;
+  return kernels;
+}
+
+void launchUserKernel(LoadedUserKernel& loaded, Device& device, const ConvProblem& p, const float* input,
+                      const float* weights, float* output, const ConvEpilogue& epilogue) {
+  if (!epilogue.empty()) throw Error("internal: an epilogue was planned for a student's kernel, which fuses nothing");
+  const std::lock_guard lock(loaded.mutex);
+  if (const std::string reason = loaded.launch.unsupportedReason(p); !reason.empty())
+    throw Error(loaded.file + ": " + reason);
+  const KernelLaunchGeometry g = loaded.launch.geometry(p);
+  ConvShape shape{p.batch,       p.inChannels, p.inHeight,     p.inWidth,     p.outChannels,
+                  p.outHeight(), p.outWidth(), p.kernelHeight, p.kernelWidth, p.strideHeight,
+                  p.strideWidth, p.padTop,     p.padLeft};
+  void* args[] = {&input, &weights, &output, &shape};
+  const cudaKernel_t kernel = loaded.get();
+  CONVSCOPE_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(g.gridX, g.gridY, g.gridZ),
+                                        dim3(g.blockX, g.blockY, 1), args, 0, contextOf(device).stream()));
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+std::string userKernelCompilerUnavailableReason() {
+  return {};
+}
+
+CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
+  CompiledUserKernel kernel;
+  kernel.source = source;
+  // The path as given, so that errors read "path/file.cu:12: ..." wherever the file lives.
+  const std::string file = source.path.string();
+  kernel.errors = source.problems;
+  kernel.architecture = targetArchitecture();
+
+  const std::string text = source.text + kContractCheck;
+  const char* headerSources[] = {kConvScopeKernelHeader};
+  const char* headerNames[] = {"convscope_kernel.h"};
+  nvrtcProgram program = nullptr;
+  if (nvrtcCreateProgram(&program, text.c_str(), file.c_str(), 1, headerSources, headerNames) != NVRTC_SUCCESS) {
+    kernel.errors.push_back({file, 0, "NVRTC could not create a program from it"});
+    return kernel;
+  }
+  const std::unique_ptr<nvrtcProgram, void (*)(nvrtcProgram*)> owner(&program,
+                                                                     [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
+  nvrtcAddNameExpression(program, kUserKernelName);
+  const std::string arch = "--gpu-architecture=" + kernel.architecture;
+  const char* options[] = {arch.c_str(), "--std=c++17", "--pre-include=convscope_kernel.h", "-lineinfo"};
+  const nvrtcResult compiled = nvrtcCompileProgram(program, 4, options);
+  kernel.log = nvrtcLog(program);
+  if (compiled != NVRTC_SUCCESS) {
+    for (KernelDiagnostic& e : parseErrors(kernel.log, file)) kernel.errors.push_back(std::move(e));
+    return kernel;
+  }
+  const char* lowered = nullptr;
+  if (nvrtcGetLoweredName(program, kUserKernelName, &lowered) != NVRTC_SUCCESS || !lowered) {
+    kernel.errors.push_back({file, 0,
+                             std::string("breaks the contract (docs/your-kernel.md): convscope_conv is not a "
+                                         "__global__ kernel; it must be declared as ") +
+                                 kUserKernelSignature});
+    return kernel;
+  }
+  kernel.loweredName = lowered;
+  size_t size = 0;
+  const bool cubin = kernel.architecture.rfind("sm_", 0) == 0;
+  if (cubin ? nvrtcGetCUBINSize(program, &size) : nvrtcGetPTXSize(program, &size)) {
+    kernel.errors.push_back({file, 0, "NVRTC compiled it but returned no code"});
+    return kernel;
+  }
+  kernel.image.resize(size);
+  if (cubin ? nvrtcGetCUBIN(program, kernel.image.data()) : nvrtcGetPTX(program, kernel.image.data()))
+    kernel.errors.push_back({file, 0, "NVRTC compiled it but returned no code"});
+  return kernel;
+}
+
+const ConvVariant& installUserKernel(const CompiledUserKernel& compiled) {
+  if (!compiled.ok()) throw Error(compiled.source.path.string() + " did not compile:\n" + compiled.errorText());
+  const std::lock_guard lock(installedMutex());
+  for (auto& [id, loaded] : installed())
+    if (id == compiled.source.id) {
+      const std::lock_guard kernelLock(loaded->mutex);
+      loaded->replace(compiled);
+      return findConvVariant(id);
+    }
+  auto loaded = std::make_shared<LoadedUserKernel>();
+  loaded->file = compiled.source.path.filename().string();
+  loaded->replace(compiled);
+  ConvVariant row = userKernelVariantRow(compiled.source);
+  // The row reads the shape limits and geometry of the latest compile, not the first one.
+  row.unsupportedReason = [loaded](const ConvProblem& p) {
+    const std::lock_guard kernelLock(loaded->mutex);
+    return loaded->launch.unsupportedReason(p);
+  };
+  row.launchGeometry = [loaded](const ConvProblem& p) {
+    const std::lock_guard kernelLock(loaded->mutex);
+    return std::vector<KernelLaunchGeometry>{loaded->launch.geometry(p)};
+  };
+  row.runOnDevice = [loaded](Device& device, const ConvProblem& p, const float* input, const float* weights,
+                             float* output, const ConvEpilogue& epilogue) {
+    launchUserKernel(*loaded, device, p, input, weights, output, epilogue);
+  };
+  const ConvVariant& added = addUserConvVariant(std::move(row));
+  installed().emplace_back(compiled.source.id, loaded);
+  return added;
+}
+
+#endif
+
+}  // namespace convscope::gpu

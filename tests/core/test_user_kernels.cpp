@@ -1,0 +1,301 @@
+// Students' kernels without a GPU (what CI runs): the contract's templates compile with NVRTC, a
+// syntax error comes back with its file and line, a file that breaks the contract gets a message
+// that says what the contract asks; the launch macros are read and refused when malformed; the
+// check finds an off-by-one halo (in a CPU twin of tests/data/kernels/off_by_one_halo.cu) at the
+// coordinates it must; the child process is stopped at its time limit; user rows join the table.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <csignal>
+#include <limits>
+#include <regex>
+#include <tuple>
+
+#include "app/core/conv/conv_check.h"
+#include "app/core/conv/cpu_backends.h"
+#include "app/core/conv/user_kernel_source.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/engine/gpu_platform.h"
+#include "app/core/util/child_process.h"
+#include "gpu/user_kernel.h"
+#include "tests/core/test_support.h"
+
+namespace convscope {
+namespace {
+
+const std::filesystem::path kTemplates = std::filesystem::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels";
+const std::filesystem::path kKernels = std::filesystem::path(CONVSCOPE_TEST_DATA_DIR) / "kernels";
+
+#define SKIP_WITHOUT_NVRTC() \
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason
+
+TEST(UserKernelCompile, TheTemplatesCompile) {
+  SKIP_WITHOUT_NVRTC();
+  for (const char* name : {"naive_conv.cu", "tiled_conv.cu"}) {
+    SCOPED_TRACE(name);
+    const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(readUserKernelSource(kTemplates / name));
+    EXPECT_TRUE(kernel.ok()) << kernel.errorText() << kernel.log;
+    EXPECT_FALSE(kernel.image.empty());
+    EXPECT_EQ(kernel.loweredName, "convscope_conv");  // extern "C": the name as written
+    EXPECT_EQ(kernel.source.launch.blockX, 16);
+    EXPECT_EQ(kernel.source.launch.tileHeight, 16);
+  }
+}
+
+TEST(UserKernelCompile, ASyntaxErrorGivesItsFileAndLine) {
+  SKIP_WITHOUT_NVRTC();
+  const std::filesystem::path file = kKernels / "syntax_error.cu";
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(readUserKernelSource(file));
+  ASSERT_FALSE(kernel.ok());
+  ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
+  EXPECT_EQ(kernel.errors[0].file, file.string());
+  EXPECT_EQ(kernel.errors[0].line, 11);  // the statement after the missing ';'
+  EXPECT_NE(kernel.errors[0].message.find("expected a \";\""), std::string::npos) << kernel.errors[0].message;
+  EXPECT_EQ(kernel.errors[0].text().rfind(file.string() + ":11: error: ", 0), 0u) << kernel.errors[0].text();
+}
+
+TEST(UserKernelCompile, AWrongSignatureSaysWhatTheContractAsks) {
+  SKIP_WITHOUT_NVRTC();
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(readUserKernelSource(kKernels / "wrong_signature.cu"));
+  ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
+  const std::string text = kernel.errors[0].text();
+  EXPECT_NE(text.find("wrong_signature.cu"), std::string::npos) << text;
+  EXPECT_NE(text.find("breaks the contract"), std::string::npos) << text;
+  EXPECT_NE(text.find("convscope_conv has the wrong parameters"), std::string::npos) << text;
+  EXPECT_NE(text.find(kUserKernelSignature), std::string::npos) << text;
+}
+
+TEST(UserKernelCompile, AMissingOrNonGlobalKernelSaysSo) {
+  SKIP_WITHOUT_NVRTC();
+  std::string text = readUserKernelSource(kTemplates / "naive_conv.cu").text;
+  const std::string renamed = std::regex_replace(text, std::regex("convscope_conv\\("), "my_conv(");
+  gpu::CompiledUserKernel kernel = gpu::compileUserKernel(parseUserKernelSource("renamed.cu", renamed));
+  ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
+  EXPECT_NE(kernel.errors[0].message.find("no kernel named convscope_conv"), std::string::npos) << kernel.errorText();
+
+  const std::string device = std::regex_replace(text, std::regex("extern \"C\" __global__"), "__device__");
+  kernel = gpu::compileUserKernel(parseUserKernelSource("device.cu", device));
+  ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
+  EXPECT_NE(kernel.errors[0].message.find("not a __global__ kernel"), std::string::npos) << kernel.errorText();
+}
+
+TEST(UserKernelSource, ReadsTheLaunchMacrosAndRefusesMalformedOnes) {
+  const UserKernelSource tiled = readUserKernelSource(kTemplates / "tiled_conv.cu");
+  EXPECT_TRUE(tiled.ok());
+  EXPECT_EQ(tiled.id, "user-tiled_conv");
+  EXPECT_EQ(tiled.launch.maxKernel, 7);
+  EXPECT_EQ(tiled.launch.maxStride, 1);
+
+  const UserKernelSource bad = parseUserKernelSource("bad.cu",
+                                                     "// a kernel\n"
+                                                     "#define CONVSCOPE_BLOCK_X 64\n"
+                                                     "#define CONVSCOPE_BLOCK_Y 32\n"
+                                                     "#define CONVSCOPE_TILE_WIDTH (16 * 2)\n");
+  ASSERT_EQ(bad.problems.size(), 3u);
+  EXPECT_EQ(bad.problems[0].text(),
+            "bad.cu:4: CONVSCOPE_TILE_WIDTH is '(16 * 2)'; it must be a whole number from 1 to 4096");
+  EXPECT_NE(bad.problems[1].text().find("bad.cu: the launch geometry macro CONVSCOPE_TILE_HEIGHT is missing"),
+            std::string::npos);
+  EXPECT_EQ(bad.problems[2].line, 3);  // 64 x 32 = 2048 threads
+  EXPECT_NE(bad.problems[2].message.find("1,024 threads"), std::string::npos);
+}
+
+TEST(UserKernelSource, GeometryCoversEveryOutputAndLimitsAreDeclined) {
+  UserKernelLaunch launch;
+  launch.blockX = 8;
+  launch.blockY = 4;
+  launch.tileWidth = 8;
+  launch.tileHeight = 8;
+  launch.maxKernel = 3;
+  ConvProblem p;
+  p.batch = 3;
+  p.outChannels = 5;
+  p.inHeight = 21;  // 17 x 19 outputs with a 5x5 kernel... declined below; 3x3: 19 x 21
+  p.inWidth = 23;
+  p.kernelHeight = p.kernelWidth = 3;
+  const KernelLaunchGeometry g = launch.geometry(p);
+  EXPECT_EQ(g.gridX, 3);  // ceil(21 / 8)
+  EXPECT_EQ(g.gridY, 3);  // ceil(19 / 8)
+  EXPECT_EQ(g.gridZ, 15);
+  EXPECT_EQ(g.threadsPerBlock(), 32);
+  EXPECT_TRUE(launch.unsupportedReason(p).empty());
+  p.kernelHeight = p.kernelWidth = 5;
+  EXPECT_NE(launch.unsupportedReason(p).find("CONVSCOPE_MAX_KERNEL"), std::string::npos);
+}
+
+// The CPU twin of tests/data/kernels/off_by_one_halo.cu: the reference convolution with the
+// input's last column read as zero.
+class OffByOneHaloConv final : public ConvBackend {
+ public:
+  void forward(const ConvProblem& p, const float* input, const float* weights, float* output) override {
+    std::vector<float> cut(input, input + p.inputElements());
+    for (int64_t row = 0; row < int64_t{p.batch} * p.inChannels * p.inHeight; ++row)
+      cut[row * p.inWidth + p.inWidth - 1] = 0;
+    reference_->forward(p, cut.data(), weights, output);
+  }
+
+ private:
+  std::unique_ptr<ConvBackend> reference_ = createConvBackend("cpu-reference");
+};
+
+// Leaves the last output element alone: the poisoned NaN must fail.
+class ForgetsTheLastElementConv final : public ConvBackend {
+ public:
+  void forward(const ConvProblem& p, const float* input, const float* weights, float* output) override {
+    std::vector<float> all(static_cast<size_t>(p.outputElements()));
+    reference_->forward(p, input, weights, all.data());
+    std::copy(all.begin(), all.end() - 1, output);
+  }
+
+ private:
+  std::unique_ptr<ConvBackend> reference_ = createConvBackend("cpu-reference");
+};
+
+TEST(ConvCheck, TheReferencePassesOnRandomShapesThatNoTileDivides) {
+  const std::vector<ConvProblem> shapes = randomCheckShapes(20261124, 12);
+  ASSERT_EQ(shapes.size(), 12u);
+  bool strided = false, padded = false;
+  for (const ConvProblem& p : shapes) {
+    EXPECT_NE(p.inWidth % 2, 0) << p.describe();
+    strided |= p.hasStride();
+    padded |= p.hasPadding();
+  }
+  EXPECT_TRUE(strided);
+  EXPECT_TRUE(padded);
+  const auto conv = createConvBackend("cpu-im2col-gemm");
+  const ConvCheckResult result = checkConvAgainstReference(*conv, shapes, 20261124);
+  EXPECT_TRUE(result.passed()) << result.summary();
+  EXPECT_EQ(result.checked.size(), 12u);
+}
+
+TEST(ConvCheck, AnOffByOneHaloFailsAtTheFirstOutputWhoseWindowReachesTheLastColumn) {
+  for (const uint64_t seed : {1ull, 7ull, 20261124ull}) {
+    const std::vector<ConvProblem> shapes = randomCheckShapes(seed, 6);
+    OffByOneHaloConv conv;
+    const ConvCheckResult result = checkConvAgainstReference(conv, shapes, seed);
+    ASSERT_TRUE(result.firstWrong) << result.summary();
+    // The first shape (no padding, stride 1): the window of output column w covers input columns
+    // w..w+K-1, so the last column is first reached at w = outWidth - 1, in row 0 of map 0.
+    const ConvMismatch& m = *result.firstWrong;
+    EXPECT_EQ(m.problem.describe(), shapes[0].describe());
+    EXPECT_EQ(m.n, 0);
+    EXPECT_EQ(m.m, 0);
+    EXPECT_EQ(m.h, 0);
+    EXPECT_EQ(m.w, shapes[0].outWidth() - 1);
+    EXPECT_GT(std::fabs(m.got - m.expected), m.allowed);
+    EXPECT_NE(m.text().find("[n=0][m=0][h=0][w=" + std::to_string(shapes[0].outWidth() - 1) + "]"), std::string::npos);
+  }
+}
+
+TEST(ConvCheck, AnUnwrittenElementFailsAsNaN) {
+  ForgetsTheLastElementConv conv;
+  const std::vector<ConvProblem> shapes = randomCheckShapes(3, 2);
+  const ConvCheckResult result = checkConvAgainstReference(conv, shapes, 3);
+  ASSERT_TRUE(result.firstWrong);
+  const ConvProblem& p = shapes[0];
+  EXPECT_EQ(result.firstWrong->n, p.batch - 1);
+  EXPECT_EQ(result.firstWrong->m, p.outChannels - 1);
+  EXPECT_EQ(result.firstWrong->h, p.outHeight() - 1);
+  EXPECT_EQ(result.firstWrong->w, p.outWidth() - 1);
+  EXPECT_TRUE(std::isnan(result.firstWrong->got));
+  EXPECT_NE(result.firstWrong->text().find("NaN"), std::string::npos);
+}
+
+TEST(ConvCheck, DeclinedShapesAreSkippedAndSaid) {
+  const auto conv = createConvBackend("cpu-reference");
+  const ConvCheckResult result = checkConvAgainstReference(*conv, randomCheckShapes(5, 8), 5, [](const ConvProblem& p) {
+    return p.hasStride() ? std::string("strided") : std::string();
+  });
+  EXPECT_TRUE(result.passed()) << result.summary();
+  for (const ConvProblem& p : result.checked) EXPECT_FALSE(p.hasStride());
+  for (const std::string& d : result.declined) EXPECT_NE(d.find("strided"), std::string::npos);
+}
+
+TEST(ChildProcess, StopsAChildAtItsTimeLimit) {
+  const ChildOutcome outcome = runChildProcess({"/bin/sh", "-c", "echo started; sleep 30"}, 1.0);
+  EXPECT_TRUE(outcome.timedOut);
+  EXPECT_FALSE(outcome.succeeded());
+  EXPECT_LT(outcome.seconds, 10.0);
+  EXPECT_NE(outcome.output.find("started"), std::string::npos);
+  EXPECT_EQ(outcome.describe(1.0), "stopped at the time limit of 1 s");
+}
+
+TEST(ChildProcess, ReportsASignalAndAnExitCode) {
+  const ChildOutcome faulted = runChildProcess({"/bin/sh", "-c", "kill -SEGV $$"}, 10.0);
+  EXPECT_EQ(faulted.signal, SIGSEGV);
+  EXPECT_NE(faulted.describe(10).find("signal 11"), std::string::npos);
+  const ChildOutcome exited = runChildProcess({"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, 10.0);
+  EXPECT_EQ(exited.exitCode, 3);
+  EXPECT_EQ(exited.signal, 0);
+  EXPECT_NE(exited.output.find("out"), std::string::npos);
+  EXPECT_NE(exited.output.find("err"), std::string::npos);
+  const ChildOutcome missing = runChildProcess({"/nonexistent/program"}, 10.0);
+  EXPECT_EQ(missing.exitCode, 127);
+  EXPECT_NE(missing.output.find("cannot run /nonexistent/program"), std::string::npos);
+}
+
+TEST(UserRows, JoinTheTableAfterItWasReadAndStayFindable) {
+  const size_t courseRows = convVariants().size();  // the table is read: course rows are fixed now
+  UserKernelSource source = parseUserKernelSource("/tmp/mine.cu", "");
+  ConvVariant row = userKernelVariantRow(source);
+  row.requirements.gpu = false;  // a host row, so that this test runs without a GPU
+  row.createHostBackend = [] { return createConvBackend("cpu-reference"); };
+  const ConvVariant& added = addUserConvVariant(row);
+  EXPECT_EQ(&findConvVariant("user-mine"), &added);
+  EXPECT_EQ(convVariants().size(), courseRows);
+  ASSERT_FALSE(userConvVariants().empty());
+  EXPECT_EQ(userConvVariants().back(), &added);
+  EXPECT_GT(added.courseOrder, convVariants().back().courseOrder);
+  testing::expectError([&] { addUserConvVariant(row); }, {"user-mine", "added already"});
+  ConvVariant clash = row;
+  clash.id = "cpu-reference";
+  testing::expectError([&] { addUserConvVariant(clash); }, {"cpu-reference", "course variant"});
+}
+
+// `convscope-cli kernel check FILE`: its exit code and everything it printed.
+std::pair<int, std::string> kernelCheck(const std::filesystem::path& file) {
+  const std::string command = std::string(CONVSCOPE_CLI_PATH) + " kernel check " + file.string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string output;
+  char buffer[512];
+  while (fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  const int status = pclose(pipe);
+  return {WEXITSTATUS(status), output};
+}
+
+TEST(UserKernelCheckCommand, PrintsCompileErrorsWithFileAndLineAndTheCompilersText) {
+  SKIP_WITHOUT_NVRTC();
+  const std::filesystem::path syntax = kKernels / "syntax_error.cu";
+  auto [code, output] = kernelCheck(syntax);
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find(syntax.string() + ": compile FAILED"), std::string::npos) << output;
+  EXPECT_NE(output.find(syntax.string() + ":11: error: expected a \";\""), std::string::npos) << output;
+  EXPECT_NE(output.find("The compiler's output:"), std::string::npos) << output;
+  std::tie(code, output) = kernelCheck(kKernels / "wrong_signature.cu");
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("breaks the contract (docs/your-kernel.md): convscope_conv has the wrong parameters"),
+            std::string::npos)
+      << output;
+  std::tie(code, output) = kernelCheck(kKernels / "no_such_file.cu");
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("cannot read the kernel file '" + (kKernels / "no_such_file.cu").string() + "'"),
+            std::string::npos)
+      << output;
+}
+
+TEST(UserKernelCheckCommand, CompilesAndSaysWhyItCannotRunWithoutAGpu) {
+  if (gpuInfo().usable) GTEST_SKIP() << "a GPU is usable here: tests/gpu/test_user_kernels_gpu.cpp checks on it";
+  const auto [code, output] = kernelCheck(kTemplates / "tiled_conv.cu");
+  if (gpu::userKernelCompilerUnavailableReason().empty()) {
+    EXPECT_EQ(code, 0) << output;
+    EXPECT_NE(output.find("compiled for compute_75"), std::string::npos) << output;
+    EXPECT_NE(output.find("not checked: cannot run the kernel here"), std::string::npos) << output;
+  } else {
+    EXPECT_EQ(code, 1) << output;
+    EXPECT_NE(output.find("cannot compile kernels"), std::string::npos) << output;
+  }
+}
+
+}  // namespace
+}  // namespace convscope

@@ -1,0 +1,79 @@
+// A student's kernel through its three steps, each a job of the JobRunner: compile (NVRTC, in
+// this process: compiling runs none of the student's code), then check and then time, each in a
+// child process with a time limit (runUserKernelJob), so that a kernel that faults or never ends
+// takes down that process, not the window. Each step's result arrives as a signal on the GUI
+// thread; a step runs only when the one before it succeeded. start() again (the file was saved)
+// cancels the steps in progress, killing a child that runs, and begins anew.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+#include <memory>
+
+#include "app/core/engine/benchmark.h"
+#include "gpu/user_kernel.h"
+#include "ui/jobs/job_runner.h"
+
+namespace convscope::ui {
+
+enum class KernelStep { Compile, Check, Time };
+
+struct KernelStepResult {
+  KernelStep step = KernelStep::Compile;
+  bool ok = false;
+  bool skipped = false;  // it could not run here (no GPU, no NVRTC): `summary` says why
+  QString summary;       // one line
+  QString details;       // compiler errors, the check's report, the child's last words
+};
+
+class KernelPipelineJob : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit KernelPipelineJob(JobRunner* jobs, QObject* parent = nullptr);
+  ~KernelPipelineJob() override;  // cancels the step in progress
+
+  // The model and the test set the check's network run and the timing use; the program that runs
+  // the kernel in a child process (convscope-cli; by default found next to this program).
+  void setModelPath(const QString& path) { modelPath_ = path; }
+  void setDataFolder(const QString& folder) { dataFolder_ = folder; }
+  void setProgram(const QString& program) { program_ = program; }
+  void setTimeLimits(double checkSeconds, double timingSeconds);
+  void setTimingRepeats(int repeats, int warmups);
+
+  void start(const QString& file);
+  void cancel();
+  bool running() const { return job_ != 0; }
+
+  // convscope-cli beside this program (or in ../cli/, the build tree), or $CONVSCOPE_CLI.
+  static QString defaultProgram();
+
+ signals:
+  void stepStarted(KernelStep step);
+  void stepFinished(const KernelStepResult& result);
+  // The kernel compiled. Its row joins the table (installUserKernel) only once its check passed,
+  // on the worker thread before `checked`: the window never runs code that was not checked.
+  void compiled(const QString& id, const QString& displayName);
+  // `why`: empty when it passed, else why it may not be selected.
+  void checked(const QString& id, bool passed, const QString& why);
+  void timed(std::shared_ptr<const BenchmarkReport> report);
+
+ private:
+  void submitCompile();
+  void submitCheck();
+  void submitTime();
+  void submit(KernelStep step, std::function<std::function<void()>(JobContext&)> work);
+
+  QPointer<JobRunner> jobs_;                                 // the window may destroy the runner first
+  std::shared_ptr<const gpu::CompiledUserKernel> compiled_;  // the last compile, installed when checked
+  JobRunner::JobId job_ = 0;
+  quint64 generation_ = 0;
+  QString file_, id_;
+  QString modelPath_, dataFolder_, program_;
+  double checkSeconds_ = 120, timingSeconds_ = 600;
+  int repeats_ = 10, warmups_ = 2;
+};
+
+}  // namespace convscope::ui
