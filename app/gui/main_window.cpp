@@ -29,6 +29,9 @@
 #include "ui/common/presentation_mode.h"
 #include "ui/common/recent_files.h"
 #include "ui/common/shortcut_priority.h"
+#include "ui/explain/conv_arithmetic_view.h"
+#include "ui/explain/kernel_weights_view.h"
+#include "ui/failures/confusion_view.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/input/dataset_browser.h"
 #include "ui/input/drawing_panel.h"
@@ -80,6 +83,9 @@ MainWindow::MainWindow(Options options)
       timing_(new ui::TimingPanel(jobs_, this)),
       profile_(new ui::ProfilePanel(jobs_, this)),
       summary_(new ui::ModelSummaryView(this)),
+      arithmetic_(new ui::ConvArithmeticView(this)),
+      weights_(new ui::KernelWeightsView(this)),
+      confusion_(new ui::ConfusionView(jobs_, this)),
       tabs_(new QTabWidget(this)),
       columns_(new QSplitter(Qt::Horizontal, this)),
       explore_(new QSplitter(Qt::Horizontal, this)),
@@ -110,6 +116,7 @@ MainWindow::MainWindow(Options options)
   testSetLoader_->load(dataFolder);
   inference_->setVariant(variants_->currentVariant().toStdString());
   profile_->setVariant(variants_->currentVariant());
+  confusion_->setVariant(variants_->currentVariant());
   restoreSettings();
   if (!modelLoading()) loadModel(defaultModelPath());
   updateBusy();
@@ -135,6 +142,9 @@ void MainWindow::buildLayout() {
   tabs_->addTab(timing_, tr("Timing"));
   tabs_->addTab(profile_, tr("Profile"));
   tabs_->addTab(summary_, tr("Model"));
+  tabs_->addTab(arithmetic_, tr("Arithmetic"));
+  tabs_->addTab(weights_, tr("Weights"));
+  tabs_->addTab(confusion_, tr("Where it fails"));
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
@@ -225,6 +235,7 @@ void MainWindow::connectWidgets() {
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     profile_->setVariant(id);
+    confusion_->setVariant(id);
     if (model_) summary_->showPlan(*model_, id.toStdString());
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
@@ -268,6 +279,13 @@ void MainWindow::connectWidgets() {
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
   connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
   connect(profile_, &ui::ProfilePanel::errorOccurred, this, &MainWindow::showError);
+  connect(arithmetic_, &ui::ConvArithmeticView::errorOccurred, this, &MainWindow::showError);
+  connect(weights_, &ui::KernelWeightsView::errorOccurred, this, &MainWindow::showError);
+  connect(confusion_, &ui::ConfusionView::errorOccurred, this, &MainWindow::showError);
+  // A test image chosen among the mistakes opens where its maps and probabilities are.
+  connect(confusion_, &ui::ConfusionView::testImageChosen, this, [this](int index) {
+    if (selectTestImage(index)) tabs_->setCurrentWidget(explore_);
+  });
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) { showLeftColumnFor(tabs_->widget(i)); });
   connect(timing_, &ui::TimingPanel::statusMessage, this,
           [this](const QString& text) { statusBar()->showMessage(text, 6000); });
@@ -278,6 +296,7 @@ void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
   input_->setImageSet(testSet_);
   timing_->setImageSet(testSet_);
   profile_->setImageSet(testSet_);
+  confusion_->setImageSet(testSet_);
   prediction_->setClassNames(classNames());
   statusBar()->showMessage(tr("Test set loaded: %n image(s)", "", testSet_->count()), 4000);
   updateBusy();
@@ -347,6 +366,9 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   summary_->showPlan(*model_, variants_->currentVariant().toStdString());
   timing_->setModelPath(modelPath_);
   profile_->setModel(model_);
+  arithmetic_->setModel(model_);
+  weights_->setModel(model_);
+  confusion_->setModel(model_);
   inference_->setModel(model_);
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
   dismissProblem(Problem::Model);
@@ -440,18 +462,15 @@ bool MainWindow::selectVariant(const QString& id) {
 }
 
 QStringList MainWindow::tabNames() {
-  return {"explore", "draw", "timing", "profile", "model"};
+  return {"explore", "draw", "timing", "profile", "model", "arithmetic", "weights", "confusion"};
 }
 
 bool MainWindow::selectTab(const QString& name) {
   const int tab = tabNames().indexOf(name.toLower());
   if (tab < 0) return false;
-  if (name == "draw") {
-    tabs_->setCurrentWidget(explore_);
-    input_->showSource(ui::InputPanel::Source::Drawing);
-  } else {
-    tabs_->setCurrentIndex(tab == 0 ? 0 : tab - 1);
-  }
+  const QList<QWidget*> widgets = {explore_, explore_, timing_, profile_, summary_, arithmetic_, weights_, confusion_};
+  tabs_->setCurrentWidget(widgets[tab]);
+  if (tabNames()[tab] == "draw") input_->showSource(ui::InputPanel::Source::Drawing);
   return true;
 }
 
@@ -478,7 +497,8 @@ void MainWindow::setPresentation(bool on) {
 void MainWindow::showLeftColumnFor(QWidget* tab) {
   // Model, variant and picture feed the maps and the profile; the Timing tab has its own
   // variants. On a projector its charts need the whole width, so the column makes way there.
-  left_->setVisible(!(presentation() && tab == timing_));
+  // The weights and the confusion matrix need no picture, and want the width as much.
+  left_->setVisible(!(presentation() && (tab == timing_ || tab == weights_ || tab == confusion_)));
 }
 
 bool MainWindow::presentation() const {
@@ -497,6 +517,7 @@ void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome
   dismissProblem(Problem::Inference);
   maps_->setOutcome(outcome);
   prediction_->setOutcome(outcome);
+  arithmetic_->setOutcome(outcome);
   timeLabel_->setText(tr("%1 ms per picture").arg(outcome->pictureSeconds * 1e3, 0, 'f', 1));
   if (!firstShown_) {
     firstShown_ = true;
@@ -550,7 +571,7 @@ void MainWindow::showShortcuts() {
          "<tr><td>Ctrl+Down / Ctrl+Up</td><td>next / previous kernel variant</td></tr>"
          "<tr><td>Ctrl+D / Ctrl+T</td><td>draw / browse the test set</td></tr>"
          "<tr><td>Ctrl+Z, Delete</td><td>undo a stroke, clear the drawing</td></tr>"
-         "<tr><td>Ctrl+1 … Ctrl+4</td><td>the tabs</td></tr>"
+         "<tr><td>Ctrl+1 … Ctrl+7</td><td>the tabs</td></tr>"
          "<tr><td>F5</td><td>presentation mode, full screen (F5 again: back)</td></tr>"
          "<tr><td>Ctrl+O / Ctrl+I / Ctrl+B</td><td>open a model / an image / a benchmark JSON</td></tr>"
          "<tr><td>Ctrl+E</td><td>export the feature maps</td></tr>"

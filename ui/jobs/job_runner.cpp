@@ -41,6 +41,8 @@ std::string jobKindName(JobKind kind) {
       return "model load";
     case JobKind::TestSetLoad:
       return "test-set load";
+    case JobKind::TestSetEvaluation:
+      return "test-set evaluation";
   }
   return "job";
 }

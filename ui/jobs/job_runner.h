@@ -34,9 +34,9 @@ class QThread;
 
 namespace convscope::ui {
 
-enum class JobKind { LiveInference, Sweep, Profile, ModelLoad, TestSetLoad };
+enum class JobKind { LiveInference, Sweep, Profile, ModelLoad, TestSetLoad, TestSetEvaluation };
 
-// "live inference", "sweep", "profile", "model load", "test-set load".
+// "live inference", "sweep", "profile", "model load", "test-set load", "test-set evaluation".
 std::string jobKindName(JobKind kind);
 
 class JobRunner;
