@@ -497,8 +497,10 @@ void MainWindow::setPresentation(bool on) {
 void MainWindow::showLeftColumnFor(QWidget* tab) {
   // Model, variant and picture feed the maps and the profile; the Timing tab has its own
   // variants. On a projector its charts need the whole width, so the column makes way there.
-  // The weights and the confusion matrix need no picture, and want the width as much.
-  left_->setVisible(!(presentation() && (tab == timing_ || tab == weights_ || tab == confusion_)));
+  // The views that show why want the width as much: the picture for the arithmetic is chosen in
+  // the first tab, and the weights and the confusion matrix need none.
+  left_->setVisible(
+      !(presentation() && (tab == timing_ || tab == arithmetic_ || tab == weights_ || tab == confusion_)));
 }
 
 bool MainWindow::presentation() const {

@@ -85,7 +85,8 @@ ConvArithmeticView::ConvArithmeticView(QWidget* parent)
   split->addWidget(left);
   split->addWidget(scroll_);
   split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(1, 3);
+  split->setSizes({250, 750});
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);

@@ -54,7 +54,8 @@ void ConvProductsCanvas::clear() {
 }
 
 int ConvProductsCanvas::labelWidth() const {
-  return fontMetrics().horizontalAdvance(tr("channel 000")) + 8;
+  const int last = breakdown_ ? breakdown_->problem.inChannels - 1 : 0;
+  return fontMetrics().horizontalAdvance(tr("channel %1").arg(last)) + 10;
 }
 
 int ConvProductsCanvas::headerHeight() const {
@@ -63,10 +64,10 @@ int ConvProductsCanvas::headerHeight() const {
 
 int ConvProductsCanvas::cellSizeFor(int width) const {
   if (!breakdown_) return 16;
-  const int sumWidth = fontMetrics().horizontalAdvance("Σ = -0.000000") + 12;
-  const int available = width - labelWidth() - 3 * kGap - sumWidth;
+  // The channel's sum goes under its products, so the three grids share the whole width.
+  const int available = width - labelWidth() - 2 * kGap - 8;
   const int cells = 3 * breakdown_->problem.kernelWidth;
-  return std::clamp(available / std::max(1, cells), 10, 64);
+  return std::clamp(available / std::max(1, cells), 10, 72);
 }
 
 int ConvProductsCanvas::cellSize() const {
@@ -74,7 +75,7 @@ int ConvProductsCanvas::cellSize() const {
 }
 
 int ConvProductsCanvas::rowHeight(int cell) const {
-  return breakdown_ ? cell * breakdown_->problem.kernelHeight + 10 : 0;
+  return breakdown_ ? cell * breakdown_->problem.kernelHeight + fontMetrics().height() + 12 : 0;
 }
 
 int ConvProductsCanvas::heightForWidth(int width) const {
@@ -175,8 +176,10 @@ void ConvProductsCanvas::paintEvent(QPaintEvent*) {
     const QRect weights = gridRect(c, Weight, cell), products = gridRect(c, Product, cell);
     painter.drawText(QRect(first.right(), first.top(), kGap, first.height()), Qt::AlignCenter, "×");
     painter.drawText(QRect(weights.right(), first.top(), kGap, first.height()), Qt::AlignCenter, "=");
-    painter.drawText(QRect(products.right() + 8, first.top(), width() - products.right() - 8, first.height()),
-                     Qt::AlignLeft | Qt::AlignVCenter, "Σ = " + QString::number(b.channelSums[static_cast<size_t>(c)], 'g', 5));
+    painter.drawText(
+        QRect(first.left(), products.bottom() + 2, products.right() - first.left(), fontMetrics().height() + 4),
+        Qt::AlignRight | Qt::AlignTop,
+        tr("channel %1: Σ = %2").arg(c).arg(QString::number(b.channelSums[static_cast<size_t>(c)], 'g', 6)));
   }
 }
 

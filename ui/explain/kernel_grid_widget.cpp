@@ -32,15 +32,29 @@ void KernelGridWidget::setWeights(const Tensor& weights) {
   update();
 }
 
+int KernelGridWidget::columns() const {
+  return transposed() ? filters_ : inputs_;
+}
+
 int KernelGridWidget::cellSize() const {
-  // Tiles about 40 pixels wide (56 on a projector) whatever the kernel: a 3x3 kernel's cells are
-  // large, a 7x7 kernel's small, and at least 3 pixels so every weight stays visible.
-  const int tile = presentationMode() ? 56 : 40;
+  // Tiles at least 40 pixels wide (56 on a projector) whatever the kernel, up to twice that where
+  // the width allows; at least 3 pixels a cell so every weight stays visible.
+  const int smallest = presentationMode() ? 56 : 40;
+  int tile = smallest;
+  if (availableWidth_ > 0 && columns() > 0)
+    tile = std::clamp((availableWidth_ - labelWidth()) / columns() - kSpacing, smallest, 2 * smallest);
   return std::max(3, tile / std::max(1, kernelWidth_));
 }
 
+void KernelGridWidget::setAvailableWidth(int pixels) {
+  if (pixels == availableWidth_) return;
+  availableWidth_ = pixels;
+  updateGeometry();
+  update();
+}
+
 int KernelGridWidget::labelWidth() const {
-  return fontMetrics().horizontalAdvance(tr("filter 00")) + 8;
+  return fontMetrics().horizontalAdvance(transposed() ? tr("in 0") : tr("filter 00")) + 8;
 }
 
 int KernelGridWidget::headerHeight() const {
@@ -51,13 +65,14 @@ QRect KernelGridWidget::tileRect(int filter, int channel) const {
   const int cell = cellSize();
   const int w = kernelWidth_ * cell, h = kernelHeight_ * cell;
   // At least as wide as the column's label, so "in 10" does not run into "in 11".
-  const int column = std::max(w, fontMetrics().horizontalAdvance(tr("in 00"))) + kSpacing;
-  return {labelWidth() + channel * column, headerHeight() + filter * (h + kSpacing), w, h};
+  const int column = std::max(w, fontMetrics().horizontalAdvance(transposed() ? tr("f 00") : tr("in 00"))) + kSpacing;
+  const int col = transposed() ? filter : channel, row = transposed() ? channel : filter;
+  return {labelWidth() + col * column, headerHeight() + row * (h + kSpacing), w, h};
 }
 
 QSize KernelGridWidget::sizeHint() const {
   if (filters_ == 0) return {10, 10};
-  const QRect last = tileRect(filters_ - 1, inputs_ - 1);
+  const QRect last = tileRect(filters_ - 1, inputs_ - 1);  // the bottom-right tile either way
   return {last.right() + kSpacing + 1, last.bottom() + kSpacing + 1};
 }
 
@@ -96,18 +111,24 @@ void KernelGridWidget::paintEvent(QPaintEvent*) {
   if (filters_ == 0) return;
   QPainter painter(this);
   painter.setPen(palette().color(QPalette::WindowText));
-  for (int c = 0; c < inputs_; ++c) {
-    const QRect r = tileRect(0, c);
+  for (int col = 0; col < columns(); ++col) {
+    const QRect r = transposed() ? tileRect(col, 0) : tileRect(0, col);
     painter.drawText(QRect(r.left(), 0, r.width() + kSpacing, headerHeight()), Qt::AlignLeft | Qt::AlignVCenter,
-                     tr("in %1").arg(c));
+                     transposed() ? tr("f %1").arg(col) : tr("in %1").arg(col));
   }
   const ValueRange range{-extent_, extent_};
   const int plane = kernelHeight_ * kernelWidth_;
+  if (transposed()) {
+    const QRect first = tileRect(0, 0);
+    painter.drawText(QRect(0, first.top(), labelWidth() - 6, first.height()), Qt::AlignRight | Qt::AlignVCenter,
+                     tr("in 0"));
+  }
   for (int f = 0; f < filters_; ++f) {
     const QRect first = tileRect(f, 0);
     painter.setPen(palette().color(QPalette::WindowText));
-    painter.drawText(QRect(0, first.top(), labelWidth() - 6, first.height()), Qt::AlignRight | Qt::AlignVCenter,
-                     tr("filter %1").arg(f));
+    if (!transposed())
+      painter.drawText(QRect(0, first.top(), labelWidth() - 6, first.height()), Qt::AlignRight | Qt::AlignVCenter,
+                       tr("filter %1").arg(f));
     for (int c = 0; c < inputs_; ++c) {
       const float* kernel = weights_.data() + (int64_t{f} * inputs_ + c) * plane;
       const QRect r = tileRect(f, c);

@@ -57,19 +57,19 @@ void KernelWeightsView::setModel(std::shared_ptr<const Model> model) {
     for (int index : convNodeIndices(*model_)) {
       const Node& node = model_->nodes[static_cast<size_t>(index)];
       const auto weights = node.inputs.size() > 1 ? model_->weights.find(node.inputs[1]) : model_->weights.end();
-      if (weights == model_->weights.end() || weights->second.rank() != 4) continue;  // computed weights: nothing to draw
+      if (weights == model_->weights.end() || weights->second.rank() != 4)
+        continue;  // computed weights: nothing to draw
       auto* grid = new KernelGridWidget(content_);
       grid->setWeights(weights->second);
       const std::string& name = names[static_cast<size_t>(index)];
-      auto* title = new QLabel(
-          tr("<b>%1</b> — %2 filters × %3 input channel(s), %4×%5; colours from %6 to %7")
-              .arg(QString::fromStdString(name.empty() ? node.name : name))
-              .arg(grid->filterCount())
-              .arg(grid->inputChannelCount())
-              .arg(weights->second.dim(2))
-              .arg(weights->second.dim(3))
-              .arg(formatValue(-grid->extent()), formatValue(grid->extent())),
-          content_);
+      auto* title = new QLabel(tr("<b>%1</b> — %2 filters × %3 input channel(s), %4×%5; colours from %6 to %7")
+                                   .arg(QString::fromStdString(name.empty() ? node.name : name))
+                                   .arg(grid->filterCount())
+                                   .arg(grid->inputChannelCount())
+                                   .arg(weights->second.dim(2))
+                                   .arg(weights->second.dim(3))
+                                   .arg(formatValue(-grid->extent()), formatValue(grid->extent())),
+                               content_);
       title->setToolTip(tr("ONNX node %1").arg(QString::fromStdString(node.name)));
       layout->addWidget(title);
       layout->addWidget(grid);
@@ -80,13 +80,25 @@ void KernelWeightsView::setModel(std::shared_ptr<const Model> model) {
   }
   layout->addStretch();
   scroll_->setWidget(content_);  // deletes the previous content
+  fitGrids();
   if (!model_)
     message_->setText(tr("No model is loaded."));
   else if (grids_.empty())
-    message_->setText(tr("The model %1 has no conv layer with stored weights.").arg(QString::fromStdString(model_->name)));
+    message_->setText(
+        tr("The model %1 has no conv layer with stored weights.").arg(QString::fromStdString(model_->name)));
   else
     message_->clear();
   message_->setVisible(!message_->text().isEmpty());
+}
+
+void KernelWeightsView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitGrids();
+}
+
+void KernelWeightsView::fitGrids() {
+  const int width = scroll_->viewport()->width() - 24;  // the content's margins
+  for (KernelGridWidget* grid : grids_) grid->setAvailableWidth(width);
 }
 
 QString KernelWeightsView::layerTitle(int i) const {

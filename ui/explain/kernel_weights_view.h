@@ -35,6 +35,9 @@ class KernelWeightsView : public QWidget {
  signals:
   void errorOccurred(const QString& message);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   std::shared_ptr<const Model> model_;
   QLabel* readout_;
@@ -43,6 +46,7 @@ class KernelWeightsView : public QWidget {
   QWidget* content_ = nullptr;
   std::vector<KernelGridWidget*> grids_;
   std::vector<QLabel*> titles_;
+  void fitGrids();
 };
 
 }  // namespace convscope::ui

@@ -120,13 +120,14 @@ void ConfusionMatrixWidget::paintEvent(QPaintEvent*) {
     }
     painter.setPen(text);
     painter.drawText(QRect(g.labelWidth + classes * g.cell + 6, g.headerHeight + t * g.cell, 2 * g.cell, g.cell),
-                     Qt::AlignLeft | Qt::AlignVCenter, QString("%1 %").arg(100.0 * matrix_->classAccuracy(t), 0, 'f', 1));
+                     Qt::AlignLeft | Qt::AlignVCenter,
+                     QString("%1 %").arg(100.0 * matrix_->classAccuracy(t), 0, 'f', 1));
   }
   if (selectedTrue_ >= 0 && selectedPredicted_ >= 0) {
     painter.setPen(QPen(palette().color(QPalette::Highlight), 3));
-    painter.drawRect(QRect(g.labelWidth + selectedPredicted_ * g.cell, g.headerHeight + selectedTrue_ * g.cell, g.cell,
-                           g.cell)
-                         .adjusted(1, 1, -2, -2));
+    painter.drawRect(
+        QRect(g.labelWidth + selectedPredicted_ * g.cell, g.headerHeight + selectedTrue_ * g.cell, g.cell, g.cell)
+            .adjusted(1, 1, -2, -2));
   }
 }
 
@@ -144,9 +145,8 @@ void ConfusionMatrixWidget::mouseMoveEvent(QMouseEvent* event) {
     return;
   }
   const auto name = [this](int c) { return c < names_.size() ? names_[c] : QString::number(c); };
-  setToolTip(tr("%1 images of %2 classified as %3; click to list them")
-                 .arg(matrix_->count(t, p))
-                 .arg(name(t), name(p)));
+  setToolTip(
+      tr("%1 images of %2 classified as %3; click to list them").arg(matrix_->count(t, p)).arg(name(t), name(p)));
 }
 
 void ConfusionMatrixWidget::changeEvent(QEvent* event) {

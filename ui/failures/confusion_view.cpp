@@ -87,14 +87,13 @@ ConfusionView::ConfusionView(JobRunner* jobs, QWidget* parent)
     });
     for (int c : order)
       lines << QString("%1 %2 %").arg(className(c)).arg(100.0 * image.probabilities[static_cast<size_t>(c)], 0, 'f', 1);
-    probabilities_->setText(tr("Test image #%1, a %2: %3").arg(image.index).arg(className(image.label), lines.join(", ")));
+    probabilities_->setText(
+        tr("Test image #%1, a %2: %3").arg(image.index).arg(className(image.label), lines.join(", ")));
   });
-  connect(list_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
-    emit testImageChosen(item->data(Qt::UserRole).toInt());
-  });
-  connect(list_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
-    emit testImageChosen(item->data(Qt::UserRole).toInt());
-  });
+  connect(list_, &QListWidget::itemActivated, this,
+          [this](QListWidgetItem* item) { emit testImageChosen(item->data(Qt::UserRole).toInt()); });
+  connect(list_, &QListWidget::itemClicked, this,
+          [this](QListWidgetItem* item) { emit testImageChosen(item->data(Qt::UserRole).toInt()); });
   connect(job_, &TestSetEvaluationJob::progressed, this, [this](int percent, const QString& message) {
     if (percent >= 0) progress_->setValue(percent);
     status_->setText(message);
@@ -183,10 +182,9 @@ void ConfusionView::useEvaluation(std::shared_ptr<const TestSetEvaluation> evalu
   // An evaluation of a model or variant no longer selected is not shown.
   if (evaluation->model != model_ || evaluation->variant != variant_.toStdString() || evaluation->images != images_)
     return evaluateIfStale();
-  const int classes = static_cast<int>(std::max<size_t>(evaluation->images->classNames().size(),
-                                                        evaluation->run.images.empty()
-                                                            ? 1
-                                                            : evaluation->run.images.front().probabilities.size()));
+  const int classes = static_cast<int>(
+      std::max<size_t>(evaluation->images->classNames().size(),
+                       evaluation->run.images.empty() ? 1 : evaluation->run.images.front().probabilities.size()));
   try {
     matrix_ = std::make_shared<const ConfusionMatrix>(evaluation->run, classes);
   } catch (const std::exception& e) {
@@ -219,9 +217,10 @@ void ConfusionView::showCell(int trueClass, int predicted) {
   if (!matrix_) return;
   matrixWidget_->setSelectedCell(trueClass, predicted);
   const std::vector<int>& cell = matrix_->cell(trueClass, predicted);
-  fillList(cell, trueClass == predicted
-                     ? tr("%1 %2 image(s) classified right").arg(cell.size()).arg(className(trueClass))
-                     : tr("%1 %2 image(s) taken for %3").arg(cell.size()).arg(className(trueClass), className(predicted)));
+  fillList(cell,
+           trueClass == predicted
+               ? tr("%1 %2 image(s) classified right").arg(cell.size()).arg(className(trueClass))
+               : tr("%1 %2 image(s) taken for %3").arg(cell.size()).arg(className(trueClass), className(predicted)));
 }
 
 void ConfusionView::showMisclassified() {
@@ -232,7 +231,7 @@ void ConfusionView::showMisclassified() {
     const ImageClassification& image = evaluation_->run.images[i];
     if (image.label != ImageSet::kNoLabel && image.label != image.predicted) wrong.push_back(static_cast<int>(i));
   }
-  fillList(wrong, tr("All %1 misclassified images, the most confident mistakes first").arg(wrong.size()));
+  fillList(wrong, tr("All %1 mistakes, the most confident first").arg(wrong.size()));
 }
 
 void ConfusionView::fillList(const std::vector<int>& runPositions, const QString& title) {
@@ -254,16 +253,23 @@ void ConfusionView::fillList(const std::vector<int>& runPositions, const QString
                             ? image.probabilities[static_cast<size_t>(image.label)]
                             : 0.0f;
     auto* item = new QListWidgetItem(
-        QIcon(QPixmap::fromImage(DatasetModel::toQImage(evaluation_->images->image(image.index)))),
-        tr("#%1  %2 → %3\n%3 %4 %, %2 %5 %")
+        // Scaled here: an icon never enlarges its pixmap, and 28 x 28 pixels are too small to judge.
+        QIcon(QPixmap::fromImage(DatasetModel::toQImage(evaluation_->images->image(image.index))
+                                     .scaled(list_->iconSize(), Qt::KeepAspectRatio, Qt::FastTransformation))),
+        // Two short lines, to fit a narrow column: the truth, then what the model said and how sure.
+        tr("#%1 %2\n→ %3 %4 %")
             .arg(image.index)
             .arg(className(image.label))
             .arg(className(image.predicted))
-            .arg(100.0 * confidence(order[k]), 0, 'f', 1)
-            .arg(100.0 * truth, 0, 'f', 1),
+            .arg(100.0 * confidence(order[k]), 0, 'f', 1),
         list_);
     item->setData(Qt::UserRole, image.index);
-    item->setToolTip(tr("Click to open test image #%1 in the Explore tab").arg(image.index));
+    item->setToolTip(tr("Test image #%1, a %2: %3 %4 %, %2 %5 %. Click to open it in the Explore tab")
+                         .arg(image.index)
+                         .arg(className(image.label))
+                         .arg(className(image.predicted))
+                         .arg(100.0 * confidence(order[k]), 0, 'f', 1)
+                         .arg(100.0 * truth, 0, 'f', 1));
     listed_.push_back(image.index);
   }
 }

@@ -29,7 +29,8 @@ void TestSetEvaluationJob::start(std::shared_ptr<const Model> model, const std::
     evaluation->variant = variant;
     evaluation->deviceName = engine.deviceName();
     evaluation->images = images;
-    context.progress(0, tr("Classifying %1 test images with %2…").arg(images->count()).arg(QString::fromStdString(variant)));
+    context.progress(
+        0, tr("Classifying %1 test images with %2…").arg(images->count()).arg(QString::fromStdString(variant)));
     evaluation->run = classify(engine, *images, 0, images->count(), 256, [&](int done, int total) {
       context.progress(static_cast<int>(100LL * done / total),
                        tr("Classified %1 of %2 test images").arg(done).arg(total));

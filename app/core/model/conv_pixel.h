@@ -21,10 +21,10 @@ struct ConvPixelBreakdown {
   int y = 0;
   int x = 0;
   // [inChannels][kernelHeight][kernelWidth], row-major, like the weights of one filter.
-  std::vector<double> inputs;    // 0 where the window covers padding
-  std::vector<bool> padding;     // true where the window covers padding
+  std::vector<double> inputs;  // 0 where the window covers padding
+  std::vector<bool> padding;   // true where the window covers padding
   std::vector<double> weights;
-  std::vector<double> products;  // inputs * weights
+  std::vector<double> products;     // inputs * weights
   std::vector<double> channelSums;  // per input channel, the sum of its products
   double productSum = 0.0;
   bool hasBias = false;
