@@ -12,6 +12,7 @@
 
 #include <cmath>
 
+#include "app/core/conv/variant_table.h"
 #include "app/core/model/layer_titles.h"
 #include "ui/common/export.h"
 #include "ui/explain/conv_products_canvas.h"
@@ -48,6 +49,9 @@ ConvArithmeticView::ConvArithmeticView(QWidget* parent)
       canvas_(new ConvProductsCanvas(content_)),
       timer_(new QTimer(this)) {
   layers_->setToolTip(tr("The conv layer whose arithmetic is shown"));
+  // Its long titles must not set the window's minimum width (a small screen in presentation mode).
+  layers_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  layers_->setMinimumContentsLength(14);
   filter_->setPrefix(tr("filter "));
   filter_->setToolTip(tr("The output channel: which of the layer's filters"));
   animate_->setCheckable(true);
@@ -257,6 +261,21 @@ QString ConvArithmeticView::equationText() const {
   text += tr("<br>The layer's output at this pixel (the map in the Explore tab): <b>%1</b> (difference %2)")
               .arg(exact(*layerValue_))
               .arg(QString::number(std::abs(b.result() - *layerValue_), 'g', 2));
+  // The sum above is exact (double); a variant that multiplies in reduced precision lands near it,
+  // not on it, and the student should know that the difference is the variant's, not a mistake.
+  if (outcome_)
+    for (const ConvLayerTime& layer : outcome_->convTimes)
+      if (layer.node == b.node && !layer.variant.empty()) {
+        try {
+          const ConvVariant& variant = findConvVariant(layer.variant);
+          if (variant.arithmetic != "FP32")
+            text += tr("<br><i>%1 computed this layer with %2 products: expect a difference of about %3 of the "
+                       "values' size.</i>")
+                        .arg(QString::fromStdString(variant.displayName), QString::fromStdString(variant.arithmetic))
+                        .arg(variant.relativeTolerance, 0, 'g', 1);
+        } catch (const std::exception&) {  // a row unknown here: nothing to add
+        }
+      }
   return text;
 }
 

@@ -39,8 +39,8 @@ ConfusionMatrixWidget::Geometry ConfusionMatrixWidget::geometry() const {
   g.labelWidth = widest + 10;
   g.headerHeight = 2 * metrics.height() + 8;  // "predicted" over the column numbers
   const int classes = matrix_ ? matrix_->classes() : 10;
-  // Square cells as large as the widget allows, never smaller than a four-digit count.
-  const int minimum = metrics.horizontalAdvance("0000") + 8;
+  // Square cells as large as the widget allows, never smaller than a three-digit count.
+  const int minimum = metrics.horizontalAdvance("000") + 4;
   const int byWidth = (width() - g.labelWidth - 8) / (classes + 2);  // the accuracy column is two cells wide
   const int byHeight = (height() - g.headerHeight - 8) / classes;
   g.cell = std::max(minimum, std::min(byWidth, byHeight));
@@ -52,8 +52,10 @@ QSize ConfusionMatrixWidget::sizeHint() const {
 }
 
 QSize ConfusionMatrixWidget::minimumSizeHint() const {
+  // Room for three-digit counts: a class of a thousand test images that are all right is the
+  // exception, and a small screen in presentation mode must still take the window.
   const QFontMetrics metrics = fontMetrics();
-  const int cell = metrics.horizontalAdvance("0000") + 8;
+  const int cell = metrics.horizontalAdvance("000") + 4;
   const int classes = matrix_ ? matrix_->classes() : 10;
   return {metrics.horizontalAdvance(tr("true class")) + 10 + (classes + 2) * cell,
           2 * metrics.height() + 8 + classes * cell};
