@@ -91,6 +91,12 @@ TEST(WhyViews, ArithmeticOfAClickedPixelEqualsTheLayerOutputAndArrowKeysStepTheW
     for (int i = 0; i < w; ++i) QTest::keyClick(map, Qt::Key_Right);  // stops at the edge
     expectArithmeticMatches(*window, h / 2 + 1, w - 1);
   }
+  // Conv 2 reads twelve channels: a row each, all of them in the (scrollable) breakdown.
+  view->selectConvLayer(1);
+  QCoreApplication::processEvents();
+  ui::ConvProductsCanvas* canvas = view->canvas();
+  EXPECT_GE(canvas->height(), 12 * 7 * canvas->cellSize());
+
   // The same value as the Explore tab's map reads out under the pointer.
   view->selectConvLayer(0);
   view->selectFilter(5);
@@ -217,6 +223,15 @@ TEST(WhyViews, ConfusionMatrixCoversTheTestSetAndItsDiagonalIsTheClassifiersAccu
   EXPECT_DOUBLE_EQ(diagonal / 10000.0, reference.accuracy());
   EXPECT_TRUE(view->statusText().contains(QString("%1 of 10000").arg(reference.correct)))
       << view->statusText().toStdString();
+  // Each class's accuracy beside its row, counted here image by image.
+  for (int t = 0; t < matrix->classes(); ++t) {
+    int images = 0, right = 0;
+    for (const ImageClassification& c : reference.images) {
+      images += c.label == t;
+      right += c.label == t && c.predicted == t;
+    }
+    EXPECT_EQ(view->matrixWidget()->accuracyText(t), QString("%1 %").arg(100.0 * right / images, 0, 'f', 1)) << t;
+  }
 
   // Without a chosen cell: every mistake, the most confident first.
   EXPECT_EQ(static_cast<int>(view->listedImages().size()), std::min(2000, 10000 - reference.correct));
@@ -228,6 +243,20 @@ TEST(WhyViews, ConfusionMatrixCoversTheTestSetAndItsDiagonalIsTheClassifiersAccu
     const float confidence = c.probabilities[static_cast<size_t>(c.predicted)];
     EXPECT_LE(confidence, previous + 1e-6f);
     previous = confidence;
+  }
+
+  // Choosing a mistake shows its ten probabilities, largest first.
+  view->imageList()->setCurrentRow(0);
+  {
+    const ImageClassification& c = reference.images[static_cast<size_t>(view->listedImages()[0])];
+    const QString top =
+        QString("%1 %2 %")
+            .arg(QString::fromStdString(window->testSet()->classNames()[static_cast<size_t>(c.predicted)]))
+            .arg(100.0 * c.probabilities[static_cast<size_t>(c.predicted)], 0, 'f', 1);
+    EXPECT_TRUE(view->probabilitiesText().contains(QString("#%1").arg(c.index)))
+        << view->probabilitiesText().toStdString();
+    EXPECT_EQ(view->probabilitiesText().indexOf(top), view->probabilitiesText().indexOf(": ") + 2)
+        << view->probabilitiesText().toStdString() << " should start with " << top.toStdString();
   }
 
   // A click on the largest confusion lists exactly its images.

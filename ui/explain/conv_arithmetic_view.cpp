@@ -225,9 +225,9 @@ void ConvArithmeticView::refresh() {
   try {
     breakdown_ = explainConvPixel(*model_, *node, *input, channel, y, x);
   } catch (const std::exception& e) {
-    const QString error = QString::fromStdString(e.what());
-    showMessage(error);
-    emit errorOccurred(error);
+    // Said here, in the tab, not in the window's banner: a model whose weights are computed at
+    // run time is no error of the picture's, and its other tabs work.
+    showMessage(QString::fromStdString(e.what()));
     return;
   }
   layerValue_ = plane[int64_t{y} * width + x];

@@ -82,6 +82,10 @@ QString ConfusionMatrixWidget::cellText(int trueClass, int predicted) const {
   return matrix_ ? QString::number(matrix_->count(trueClass, predicted)) : QString();
 }
 
+QString ConfusionMatrixWidget::accuracyText(int trueClass) const {
+  return matrix_ ? QString("%1 %").arg(100.0 * matrix_->classAccuracy(trueClass), 0, 'f', 1) : QString();
+}
+
 void ConfusionMatrixWidget::paintEvent(QPaintEvent*) {
   if (!matrix_) return;
   QPainter painter(this);
@@ -94,7 +98,8 @@ void ConfusionMatrixWidget::paintEvent(QPaintEvent*) {
   painter.drawText(QRect(g.labelWidth, 0, classes * g.cell, metrics.height() + 4), Qt::AlignCenter,
                    tr("predicted class →"));
   painter.drawText(QRect(0, 0, g.labelWidth, g.headerHeight), Qt::AlignLeft | Qt::AlignBottom, tr("true class ↓"));
-  painter.drawText(QRect(g.labelWidth + classes * g.cell + 6, 0, 2 * g.cell, g.headerHeight),
+  const int accuracyLeft = g.labelWidth + classes * g.cell + 6;
+  painter.drawText(QRect(accuracyLeft, 0, std::max(2 * g.cell, width() - accuracyLeft), g.headerHeight),
                    Qt::AlignLeft | Qt::AlignBottom, tr("accuracy"));
   for (int c = 0; c < classes; ++c) {
     const QString name = c < names_.size() ? names_[c] : QString::number(c);
@@ -122,8 +127,7 @@ void ConfusionMatrixWidget::paintEvent(QPaintEvent*) {
     }
     painter.setPen(text);
     painter.drawText(QRect(g.labelWidth + classes * g.cell + 6, g.headerHeight + t * g.cell, 2 * g.cell, g.cell),
-                     Qt::AlignLeft | Qt::AlignVCenter,
-                     QString("%1 %").arg(100.0 * matrix_->classAccuracy(t), 0, 'f', 1));
+                     Qt::AlignLeft | Qt::AlignVCenter, accuracyText(t));
   }
   if (selectedTrue_ >= 0 && selectedPredicted_ >= 0) {
     painter.setPen(QPen(palette().color(QPalette::Highlight), 3));

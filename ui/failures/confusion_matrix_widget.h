@@ -28,6 +28,8 @@ class ConfusionMatrixWidget : public QWidget {
   QPoint pointOf(int trueClass, int predicted) const;
   // The text drawn in a cell: its count.
   QString cellText(int trueClass, int predicted) const;
+  // The text drawn beside a row: the class's accuracy ("87.1 %").
+  QString accuracyText(int trueClass) const;
 
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;

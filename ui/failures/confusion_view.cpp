@@ -278,6 +278,10 @@ QString ConfusionView::listTitle() const {
   return listTitle_->text();
 }
 
+QString ConfusionView::probabilitiesText() const {
+  return probabilities_->text();
+}
+
 QString ConfusionView::statusText() const {
   return status_->text();
 }

@@ -51,6 +51,8 @@ class ConfusionView : public QWidget {
   // Test-set indices of the images listed, in list order.
   std::vector<int> listedImages() const { return listed_; }
   QString listTitle() const;
+  // All ten probabilities of the image chosen in the list, largest first.
+  QString probabilitiesText() const;
   QString statusText() const;
 
   ConfusionMatrixWidget* matrixWidget() const { return matrixWidget_; }
