@@ -282,6 +282,13 @@ void MainWindow::connectWidgets() {
   connect(arithmetic_, &ui::ConvArithmeticView::errorOccurred, this, &MainWindow::showError);
   connect(weights_, &ui::KernelWeightsView::errorOccurred, this, &MainWindow::showError);
   connect(confusion_, &ui::ConfusionView::errorOccurred, this, &MainWindow::showError);
+  // A pixel clicked on an enlarged conv map: its arithmetic, in this window.
+  connect(maps_, &ui::FeatureMapView::convPixelChosen, this, [this](const QString& node, int channel, int y, int x) {
+    if (!arithmetic_->showPixel(node, channel, y, x)) return;
+    tabs_->setCurrentWidget(arithmetic_);
+    raise();
+    activateWindow();
+  });
   // A test image chosen among the mistakes opens where its maps and probabilities are.
   connect(confusion_, &ui::ConfusionView::testImageChosen, this, [this](int index) {
     if (selectTestImage(index)) tabs_->setCurrentWidget(explore_);

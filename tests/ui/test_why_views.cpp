@@ -28,6 +28,7 @@
 #include "ui/input/input_panel.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
+#include "ui/maps/map_zoom_dialog.h"
 #include "ui/model/variant_selector.h"
 
 namespace convscope::testing {
@@ -106,6 +107,33 @@ TEST(WhyViews, ArithmeticOfAClickedPixelEqualsTheLayerOutputAndArrowKeysStepTheW
   QTest::mouseMove(conv, conv->pointOf(5, 20, 13));
   EXPECT_TRUE(window->featureMaps()->readout().contains(QString::number(*view->layerValue(), 'g', 3)))
       << window->featureMaps()->readout().toStdString();
+}
+
+TEST(WhyViews, AClickOnAPixelOfAnEnlargedConvMapOpensItsArithmetic) {
+  auto window = openWindow();
+  ui::LayerMapsWidget* conv2 = nullptr;
+  for (int i = 0; i < window->featureMaps()->layerCount(); ++i)
+    if (window->featureMaps()->layer(i)->title().startsWith("conv 2")) conv2 = window->featureMaps()->layer(i);
+  ASSERT_NE(conv2, nullptr);
+  QTest::mouseClick(conv2, Qt::LeftButton, {}, conv2->pointOf(9, 3, 14));  // enlarges filter 9
+  ui::MapZoomDialog* zoom = window->featureMaps()->zoomDialog();
+  ASSERT_NE(zoom, nullptr);
+  ui::LayerMapsWidget* enlarged = zoom->mapWidget();
+  QTest::mouseClick(enlarged, Qt::LeftButton, {}, enlarged->pointOf(9, 0, 14));  // the top edge
+  ui::ConvArithmeticView* view = window->arithmetic();
+  EXPECT_TRUE(view->isVisible()) << "the Arithmetic tab is shown";
+  EXPECT_EQ(view->convLayer(), 1);
+  ASSERT_TRUE(view->breakdown().has_value());
+  EXPECT_EQ(view->breakdown()->outChannel, 9);
+  expectArithmeticMatches(*window, 0, 14);
+  // A map that is no conv layer's (the pooling after it) offers nothing: the tab stays.
+  window->selectTab("explore");
+  ui::LayerMapsWidget* pool = window->featureMaps()->layer(3);
+  ASSERT_TRUE(pool->title().contains("pool")) << pool->title().toStdString();
+  QTest::mouseClick(pool, Qt::LeftButton, {}, pool->pointOf(2, 1, 1));
+  QTest::mouseClick(zoom->mapWidget(), Qt::LeftButton, {}, zoom->mapWidget()->pointOf(2, 1, 1));
+  EXPECT_FALSE(view->isVisible());
+  EXPECT_EQ(view->breakdown()->outChannel, 9);
 }
 
 TEST(WhyViews, ArithmeticOnAPaddedModelCountsThePaddingAndStillMatches) {

@@ -171,6 +171,18 @@ void ConvArithmeticView::selectPixel(int y, int x) {
   picker_->pick(y, x);
 }
 
+bool ConvArithmeticView::showPixel(const QString& node, int channel, int y, int x) {
+  if (!model_) return false;
+  for (int i = 0; i < convLayerCount(); ++i)
+    if (model_->nodes[static_cast<size_t>(convNodes_[static_cast<size_t>(i)])].name == node.toStdString()) {
+      selectConvLayer(i);
+      selectFilter(channel);
+      selectPixel(y, x);
+      return true;
+    }
+  return false;
+}
+
 void ConvArithmeticView::stepForward() {
   if (picker_->mapWidth() == 0) return;
   int x = picker_->pickedX() + 1, y = picker_->pickedY();

@@ -43,6 +43,9 @@ class ConvArithmeticView : public QWidget {
   int convLayer() const;
   void selectFilter(int outChannel);
   void selectPixel(int y, int x);
+  // Conv node `node`'s filter `channel` at (y, x): what a click on an enlarged map asks for. False
+  // when the model has no such conv node.
+  bool showPixel(const QString& node, int channel, int y, int x);
   // The breakdown shown; nullopt while there is none (no model, no picture, or a problem: message()).
   const std::optional<ConvPixelBreakdown>& breakdown() const { return breakdown_; }
   // The value the layer produced at the pixel, as the Explore tab's map shows it.
