@@ -226,7 +226,7 @@ ClassificationRun classifyAll(gui::MainWindow& window) {
 }
 
 std::shared_ptr<const ConfusionMatrix> waitForMatrix(ui::ConfusionView& view) {
-  EXPECT_TRUE(QTest::qWaitFor([&] { return view.matrix() != nullptr; }, 400000)) << view.statusText().toStdString();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return view.matrix() != nullptr; }, 100000)) << view.statusText().toStdString();
   return view.matrix();
 }
 
@@ -314,7 +314,7 @@ TEST(WhyViews, ConfusionMatrixCoversTheTestSetAndItsDiagonalIsTheClassifiersAccu
   EXPECT_EQ(window->inference()->lastOutcome()->topClass(), worstPredicted);
 }
 
-TEST(WhyViews, ConfusionEvaluationCanBeCancelledAndIsRedoneForANewModel) {
+TEST(WhyViews, ConfusionEvaluationCanBeCancelledAndIsRedoneForANewModelOrVariant) {
   auto window = openWindow();
   ui::ConfusionView* view = window->confusion();
   window->selectTab("confusion");
@@ -326,13 +326,20 @@ TEST(WhyViews, ConfusionEvaluationCanBeCancelledAndIsRedoneForANewModel) {
   EXPECT_TRUE(view->statusText().startsWith("Cancelled")) << view->statusText().toStdString();
   EXPECT_FALSE(view->progressBar()->isVisible());
 
-  // A new model while the tab is shown: its own matrix, computed at once.
+  // A new model while the tab is shown: its own matrix, computed at once; a new variant while
+  // that runs replaces it.
   ASSERT_TRUE(loadModelAndWait(*window, modelPath("course-low")));
+  EXPECT_TRUE(view->running());
+  const QString variant = "cpu-im2col-gemm";
+  ASSERT_NE(window->variantSelector()->currentVariant(), variant);
+  ASSERT_TRUE(window->selectVariant(variant));
   EXPECT_TRUE(view->running());
   const auto matrix = waitForMatrix(*view);
   ASSERT_NE(matrix, nullptr);
   EXPECT_EQ(view->evaluation()->model, window->model());
+  EXPECT_EQ(view->evaluation()->variant, variant.toStdString());
   EXPECT_EQ(matrix->total(), 10000);
+  EXPECT_FALSE(view->running()) << "the superseded evaluation is still running";
   EXPECT_TRUE(view->statusText().startsWith("course-low")) << view->statusText().toStdString();
 }
 

@@ -140,7 +140,8 @@ void ConfusionView::invalidate() {
   list_->clear();
   listTitle_->clear();
   probabilities_->clear();
-  if (running()) cancel();
+  // Stopped now when the tab is hidden; when it is shown, evaluateIfStale() below supersedes it.
+  if (running() && !isVisible()) cancel();
   if (!model_)
     status_->setText(tr("No model is loaded."));
   else if (!images_)
@@ -156,7 +157,10 @@ void ConfusionView::showEvent(QShowEvent* event) {
 }
 
 void ConfusionView::evaluateIfStale() {
-  if (!evaluation_ && !running() && model_ && images_ && images_->count() > 0 && !variant_.isEmpty()) evaluate();
+  // Not again for what is being classified already; a job for an older model or variant is
+  // superseded by the new one (TestSetEvaluationJob::start cancels it).
+  const bool runningForThis = running() && runningModel_ == model_ && runningVariant_ == variant_;
+  if (!evaluation_ && !runningForThis && model_ && images_ && images_->count() > 0 && !variant_.isEmpty()) evaluate();
 }
 
 void ConfusionView::evaluate() {
@@ -164,6 +168,8 @@ void ConfusionView::evaluate() {
   setBusy(true);
   progress_->setValue(0);
   status_->setText(tr("Classifying the test set with %1…").arg(variant_));
+  runningModel_ = model_;
+  runningVariant_ = variant_;
   job_->start(model_, variant_.toStdString(), images_);
 }
 

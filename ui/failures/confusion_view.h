@@ -83,6 +83,8 @@ class ConfusionView : public QWidget {
   std::shared_ptr<const TestSetEvaluation> evaluation_;
   std::shared_ptr<const ConfusionMatrix> matrix_;
   std::vector<int> listed_;
+  std::shared_ptr<const Model> runningModel_;  // what the job in progress classifies with
+  QString runningVariant_;
 
   QLabel* status_;
   QPushButton* evaluate_;
