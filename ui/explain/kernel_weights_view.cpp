@@ -71,6 +71,7 @@ void KernelWeightsView::setModel(std::shared_ptr<const Model> model) {
                                    .arg(formatValue(-grid->extent()), formatValue(grid->extent())),
                                content_);
       title->setToolTip(tr("ONNX node %1").arg(QString::fromStdString(node.name)));
+      title->setWordWrap(true);  // a narrow window scrolls the filters, never the title
       layout->addWidget(title);
       layout->addWidget(grid);
       connect(grid, &KernelGridWidget::hovered, readout_, &QLabel::setText);
