@@ -13,6 +13,7 @@
 #include "ui/common/export.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/kernel/user_kernel_panel.h"
+#include "ui/jobs/job_runner.h"
 
 namespace convscope::gui {
 namespace {
@@ -29,6 +30,18 @@ void settle(MainWindow& window, int timeoutMs) {
          timer.elapsed() < timeoutMs) {
     QApplication::processEvents(QEventLoop::AllEvents, 20);
     QThread::msleep(2);
+  }
+  for (int i = 0; i < 5; ++i) QApplication::processEvents(QEventLoop::AllEvents, 20);
+}
+
+// Jobs other than the picture's inference: the Where-it-fails tab classifies the whole test set
+// when it is shown, which takes longer than one picture.
+void waitForJobs(MainWindow& window, int timeoutMs) {
+  QElapsedTimer timer;
+  timer.start();
+  while (!window.jobs()->idle() && timer.elapsed() < timeoutMs) {
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(5);
   }
   for (int i = 0; i < 5; ++i) QApplication::processEvents(QEventLoop::AllEvents, 20);
 }
@@ -97,6 +110,7 @@ int takeScreenshot(const LaunchOptions& options, qint64 startMilliseconds) {
   window.resize(options.size);
   window.show();
   settle(window, 30000);
+  waitForJobs(window, 300000);
   const QString inferenceError =
       window.inference()->busy() ? QString("the inference did not finish in 30 s") : QString();
   const QPixmap shot = window.grab();

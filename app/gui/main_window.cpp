@@ -29,6 +29,9 @@
 #include "ui/common/presentation_mode.h"
 #include "ui/common/recent_files.h"
 #include "ui/common/shortcut_priority.h"
+#include "ui/explain/conv_arithmetic_view.h"
+#include "ui/explain/kernel_weights_view.h"
+#include "ui/failures/confusion_view.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/input/dataset_browser.h"
 #include "ui/input/drawing_panel.h"
@@ -82,6 +85,9 @@ MainWindow::MainWindow(Options options)
       profile_(new ui::ProfilePanel(jobs_, this)),
       userKernel_(new ui::UserKernelPanel(jobs_, this)),
       summary_(new ui::ModelSummaryView(this)),
+      arithmetic_(new ui::ConvArithmeticView(this)),
+      weights_(new ui::KernelWeightsView(this)),
+      confusion_(new ui::ConfusionView(jobs_, this)),
       tabs_(new QTabWidget(this)),
       columns_(new QSplitter(Qt::Horizontal, this)),
       explore_(new QSplitter(Qt::Horizontal, this)),
@@ -112,6 +118,7 @@ MainWindow::MainWindow(Options options)
   testSetLoader_->load(dataFolder);
   inference_->setVariant(variants_->currentVariant().toStdString());
   profile_->setVariant(variants_->currentVariant());
+  confusion_->setVariant(variants_->currentVariant());
   restoreSettings();
   if (!modelLoading()) loadModel(defaultModelPath());
   updateBusy();
@@ -138,6 +145,9 @@ void MainWindow::buildLayout() {
   tabs_->addTab(profile_, tr("Profile"));
   tabs_->addTab(summary_, tr("Model"));
   tabs_->addTab(userKernel_, tr("Your kernel"));
+  tabs_->addTab(arithmetic_, tr("Arithmetic"));
+  tabs_->addTab(weights_, tr("Weights"));
+  tabs_->addTab(confusion_, tr("Where it fails"));
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
@@ -244,6 +254,7 @@ void MainWindow::connectWidgets() {
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     profile_->setVariant(id);
+    confusion_->setVariant(id);
     if (model_) summary_->showPlan(*model_, id.toStdString());
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
@@ -287,6 +298,20 @@ void MainWindow::connectWidgets() {
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
   connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
   connect(profile_, &ui::ProfilePanel::errorOccurred, this, &MainWindow::showError);
+  connect(arithmetic_, &ui::ConvArithmeticView::errorOccurred, this, &MainWindow::showError);
+  connect(weights_, &ui::KernelWeightsView::errorOccurred, this, &MainWindow::showError);
+  connect(confusion_, &ui::ConfusionView::errorOccurred, this, &MainWindow::showError);
+  // A pixel clicked on an enlarged conv map: its arithmetic, in this window.
+  connect(maps_, &ui::FeatureMapView::convPixelChosen, this, [this](const QString& node, int channel, int y, int x) {
+    if (!arithmetic_->showPixel(node, channel, y, x)) return;
+    tabs_->setCurrentWidget(arithmetic_);
+    raise();
+    activateWindow();
+  });
+  // A test image chosen among the mistakes opens where its maps and probabilities are.
+  connect(confusion_, &ui::ConfusionView::testImageChosen, this, [this](int index) {
+    if (selectTestImage(index)) tabs_->setCurrentWidget(explore_);
+  });
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) { showLeftColumnFor(tabs_->widget(i)); });
   connect(timing_, &ui::TimingPanel::statusMessage, this,
           [this](const QString& text) { statusBar()->showMessage(text, 6000); });
@@ -297,6 +322,7 @@ void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
   input_->setImageSet(testSet_);
   timing_->setImageSet(testSet_);
   profile_->setImageSet(testSet_);
+  confusion_->setImageSet(testSet_);
   prediction_->setClassNames(classNames());
   statusBar()->showMessage(tr("Test set loaded: %n image(s)", "", testSet_->count()), 4000);
   updateBusy();
@@ -367,6 +393,9 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   timing_->setModelPath(modelPath_);
   userKernel_->pipeline()->setModelPath(modelPath_);
   profile_->setModel(model_);
+  arithmetic_->setModel(model_);
+  weights_->setModel(model_);
+  confusion_->setModel(model_);
   inference_->setModel(model_);
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
   dismissProblem(Problem::Model);
@@ -465,18 +494,16 @@ bool MainWindow::selectVariant(const QString& id) {
 }
 
 QStringList MainWindow::tabNames() {
-  return {"explore", "draw", "timing", "profile", "model", "kernel"};
+  return {"explore", "draw", "timing", "profile", "model", "kernel", "arithmetic", "weights", "confusion"};
 }
 
 bool MainWindow::selectTab(const QString& name) {
   const int tab = tabNames().indexOf(name.toLower());
   if (tab < 0) return false;
-  if (name == "draw") {
-    tabs_->setCurrentWidget(explore_);
-    input_->showSource(ui::InputPanel::Source::Drawing);
-  } else {
-    tabs_->setCurrentIndex(tab == 0 ? 0 : tab - 1);
-  }
+  const QList<QWidget*> widgets = {explore_, explore_,    timing_,  profile_,  summary_,
+                                   userKernel_, arithmetic_, weights_, confusion_};
+  tabs_->setCurrentWidget(widgets[tab]);
+  if (tabNames()[tab] == "draw") input_->showSource(ui::InputPanel::Source::Drawing);
   return true;
 }
 
@@ -503,7 +530,10 @@ void MainWindow::setPresentation(bool on) {
 void MainWindow::showLeftColumnFor(QWidget* tab) {
   // Model, variant and picture feed the maps and the profile; the Timing tab has its own
   // variants. On a projector its charts need the whole width, so the column makes way there.
-  left_->setVisible(!(presentation() && tab == timing_));
+  // The views that show why want the width as much: the picture for the arithmetic is chosen in
+  // the first tab, and the weights and the confusion matrix need none.
+  left_->setVisible(
+      !(presentation() && (tab == timing_ || tab == arithmetic_ || tab == weights_ || tab == confusion_)));
 }
 
 bool MainWindow::presentation() const {
@@ -522,6 +552,7 @@ void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome
   dismissProblem(Problem::Inference);
   maps_->setOutcome(outcome);
   prediction_->setOutcome(outcome);
+  arithmetic_->setOutcome(outcome);
   timeLabel_->setText(tr("%1 ms per picture").arg(outcome->pictureSeconds * 1e3, 0, 'f', 1));
   if (!firstShown_) {
     firstShown_ = true;
@@ -575,7 +606,7 @@ void MainWindow::showShortcuts() {
          "<tr><td>Ctrl+Down / Ctrl+Up</td><td>next / previous kernel variant</td></tr>"
          "<tr><td>Ctrl+D / Ctrl+T</td><td>draw / browse the test set</td></tr>"
          "<tr><td>Ctrl+Z, Delete</td><td>undo a stroke, clear the drawing</td></tr>"
-         "<tr><td>Ctrl+1 … Ctrl+4</td><td>the tabs</td></tr>"
+         "<tr><td>Ctrl+1 … Ctrl+7</td><td>the tabs</td></tr>"
          "<tr><td>F5</td><td>presentation mode, full screen (F5 again: back)</td></tr>"
          "<tr><td>Ctrl+O / Ctrl+I / Ctrl+B</td><td>open a model / an image / a benchmark JSON</td></tr>"
          "<tr><td>Ctrl+E</td><td>export the feature maps</td></tr>"

@@ -23,11 +23,14 @@ class QSplitter;
 class QTabWidget;
 
 namespace convscope::ui {
+class ConfusionView;
+class ConvArithmeticView;
 class ErrorBanner;
 class FeatureMapView;
 class InferenceController;
 class InputPanel;
 class JobRunner;
+class KernelWeightsView;
 class ModelLoadJob;
 class TestSetLoadJob;
 class PictureFileLoader;
@@ -78,7 +81,7 @@ class MainWindow : public QMainWindow {
   bool selectTestImage(int index);
   bool selectVariant(const QString& id);
   bool selectTab(const QString& name);
-  static QStringList tabNames();  // explore, draw, timing, profile, model
+  static QStringList tabNames();  // explore, draw, timing, profile, model, arithmetic, weights, confusion
   void setPresentation(bool on);
   bool presentation() const;
 
@@ -99,6 +102,9 @@ class MainWindow : public QMainWindow {
   ui::ProfilePanel* profile() const { return profile_; }
   ui::UserKernelPanel* userKernel() const { return userKernel_; }
   ui::ModelSummaryView* modelSummary() const { return summary_; }
+  ui::ConvArithmeticView* arithmetic() const { return arithmetic_; }
+  ui::KernelWeightsView* kernelWeights() const { return weights_; }
+  ui::ConfusionView* confusion() const { return confusion_; }
   QString deviceText() const;
 
  signals:
@@ -164,6 +170,9 @@ class MainWindow : public QMainWindow {
   ui::ProfilePanel* profile_;
   ui::UserKernelPanel* userKernel_;
   ui::ModelSummaryView* summary_;
+  ui::ConvArithmeticView* arithmetic_;
+  ui::KernelWeightsView* weights_;
+  ui::ConfusionView* confusion_;
   QTabWidget* tabs_;
   QSplitter* columns_;
   QWidget* left_ = nullptr;

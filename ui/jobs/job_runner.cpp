@@ -43,6 +43,8 @@ std::string jobKindName(JobKind kind) {
       return "test-set load";
     case JobKind::UserKernel:
       return "your kernel";
+    case JobKind::TestSetEvaluation:
+      return "test-set evaluation";
   }
   return "job";
 }

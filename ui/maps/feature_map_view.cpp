@@ -157,7 +157,14 @@ QString FeatureMapView::readout() const {
 }
 
 void FeatureMapView::enlarge(int layer, int channel) {
-  if (!zoom_) zoom_ = new MapZoomDialog(this);
+  if (!zoom_) {
+    zoom_ = new MapZoomDialog(this);
+    connect(zoom_, &MapZoomDialog::pixelClicked, this, [this](int layer, int channel, int y, int x) {
+      if (!outcome_ || layer < 0 || layer >= static_cast<int>(outcome_->layers.size())) return;
+      const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer)];
+      if (output.opType == "Conv") emit convPixelChosen(QString::fromStdString(output.node), channel, y, x);
+    });
+  }
   zoom_->showMap(outcome_, layer, channel, map_);
 }
 

@@ -51,6 +51,8 @@ class FeatureMapView : public QWidget {
 
  signals:
   void errorOccurred(const QString& message);
+  // A pixel of a conv layer's enlarged map was clicked: show how that layer computes it.
+  void convPixelChosen(const QString& node, int channel, int y, int x);
 
  protected:
   void resizeEvent(QResizeEvent* event) override;

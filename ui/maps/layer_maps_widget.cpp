@@ -242,8 +242,10 @@ void LayerMapsWidget::mouseMoveEvent(QMouseEvent* event) {
 
 void LayerMapsWidget::mousePressEvent(QMouseEvent* event) {
   int channel = 0, y = 0, x = 0;
-  if (event->button() == Qt::LeftButton && hit(event->position().toPoint(), &channel, &y, &x))
+  if (event->button() == Qt::LeftButton && hit(event->position().toPoint(), &channel, &y, &x)) {
     emit mapClicked(layer_, channel);
+    emit pixelClicked(layer_, channel, y, x);
+  }
 }
 
 void LayerMapsWidget::leaveEvent(QEvent*) {

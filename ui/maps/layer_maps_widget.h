@@ -49,6 +49,8 @@ class LayerMapsWidget : public QWidget {
  signals:
   void hovered(const QString& description);
   void mapClicked(int layer, int channel);
+  // The same click, with the cell under it (the enlarged map offers that pixel's arithmetic).
+  void pixelClicked(int layer, int channel, int y, int x);
 
  protected:
   void paintEvent(QPaintEvent* event) override;

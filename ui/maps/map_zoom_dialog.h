@@ -1,5 +1,6 @@
 // One feature map enlarged, in a window of its own beside the main one (not modal), with the
-// value under the pointer. It follows new pictures: while the user draws, the map updates.
+// value under the pointer. It follows new pictures: while the user draws, the map updates. A
+// click on a pixel of a conv layer's map asks for that pixel's arithmetic.
 #pragma once
 
 #include <QDialog>
@@ -28,9 +29,15 @@ class MapZoomDialog : public QDialog {
   int layer() const { return layer_; }
   int channel() const { return channel_; }
 
+ signals:
+  void pixelClicked(int layer, int channel, int y, int x);
+
  private:
+  QString hint() const;
+
   LayerMapsWidget* map_;
   QLabel* readout_;
+  bool conv_ = false;
   int layer_ = -1;
   int channel_ = -1;
 };

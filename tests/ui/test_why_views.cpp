@@ -1,0 +1,390 @@
+// The views that show why: the Arithmetic tab (one conv output pixel computed term by term), the
+// Weights tab (every filter as signed colours) and the Where-it-fails tab (the confusion matrix
+// over the whole test set and the images behind it). Each is driven as a user would, and what it
+// shows is checked against an independent computation: the engine's own captured layer output,
+// the weights in the model file, and a classification of the test set run here with the same
+// classify() the CLI uses.
+#include <gtest/gtest.h>
+
+#include <QFileInfo>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+
+#include <cmath>
+
+#include "app/core/engine/classifier.h"
+#include "app/core/model/conv_pixel.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/common/presentation_mode.h"
+#include "ui/explain/conv_arithmetic_view.h"
+#include "ui/explain/conv_products_canvas.h"
+#include "ui/explain/kernel_grid_widget.h"
+#include "ui/explain/kernel_weights_view.h"
+#include "ui/explain/pixel_picker_map.h"
+#include "ui/failures/confusion_matrix_widget.h"
+#include "ui/failures/confusion_view.h"
+#include "ui/input/dataset_browser.h"
+#include "ui/input/input_panel.h"
+#include "ui/maps/feature_map_view.h"
+#include "ui/maps/layer_maps_widget.h"
+#include "ui/maps/map_zoom_dialog.h"
+#include "ui/model/variant_selector.h"
+
+namespace convscope::testing {
+namespace {
+
+struct PresentationOff {
+  ~PresentationOff() { ui::setPresentationMode(false); }
+};
+
+// The captured output of the conv layer the view shows, at the pixel it shows: what the Explore
+// tab's map of that layer holds.
+float engineOutputAt(gui::MainWindow& window, const ui::ConvArithmeticView& view) {
+  const auto outcome = window.inference()->lastOutcome();
+  const int node = convNodeIndices(*window.model())[static_cast<size_t>(view.convLayer())];
+  const std::string& name = window.model()->nodes[static_cast<size_t>(node)].name;
+  for (const LayerOutput& layer : outcome->layers)
+    if (layer.node == name) {
+      const ConvPixelBreakdown& b = *view.breakdown();
+      const int height = static_cast<int>(layer.value.dim(2)), width = static_cast<int>(layer.value.dim(3));
+      return layer.value[(int64_t{b.outChannel} * height + b.y) * width + b.x];
+    }
+  ADD_FAILURE() << "layer " << name << " was not captured";
+  return NAN;
+}
+
+void expectArithmeticMatches(gui::MainWindow& window, int y, int x) {
+  ui::ConvArithmeticView* view = window.arithmetic();
+  SCOPED_TRACE("layer " + std::to_string(view->convLayer()) + " pixel y " + std::to_string(y) + ", x " +
+               std::to_string(x));
+  ASSERT_TRUE(view->breakdown().has_value()) << view->message().toStdString();
+  EXPECT_EQ(view->breakdown()->y, y);
+  EXPECT_EQ(view->breakdown()->x, x);
+  const float expected = engineOutputAt(window, *view);
+  EXPECT_NEAR(view->breakdown()->result(), expected, 1e-5);
+  ASSERT_TRUE(view->layerValue().has_value());
+  EXPECT_EQ(*view->layerValue(), expected);
+  EXPECT_TRUE(view->equationText().contains(QString::number(view->breakdown()->result(), 'g', 8)))
+      << view->equationText().toStdString();
+}
+
+TEST(WhyViews, ArithmeticOfAClickedPixelEqualsTheLayerOutputAndArrowKeysStepTheWindow) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectTab("arithmetic"));
+  ui::ConvArithmeticView* view = window->arithmetic();
+  ASSERT_EQ(view->convLayerCount(), 2);  // course-high: two conv layers
+  for (int layer = 0; layer < view->convLayerCount(); ++layer) {
+    view->selectConvLayer(layer);
+    view->selectFilter(layer == 0 ? 5 : 17);
+    ui::PixelPickerMap* map = view->picker();
+    const int h = map->mapHeight(), w = map->mapWidth();
+    ASSERT_GT(h, 0);
+    // Corners and edges, where the window reaches the input's border, and the middle.
+    for (const auto& [y, x] : std::vector<std::pair<int, int>>{{0, 0}, {h - 1, w - 1}, {0, w - 1}, {h / 2, w / 3}}) {
+      QTest::mouseClick(map, Qt::LeftButton, {}, map->pointOf(y, x));
+      expectArithmeticMatches(*window, y, x);
+    }
+    QTest::keyClick(map, Qt::Key_Left);
+    expectArithmeticMatches(*window, h / 2, w / 3 - 1);
+    QTest::keyClick(map, Qt::Key_Down);
+    expectArithmeticMatches(*window, h / 2 + 1, w / 3 - 1);
+    for (int i = 0; i < w; ++i) QTest::keyClick(map, Qt::Key_Right);  // stops at the edge
+    expectArithmeticMatches(*window, h / 2 + 1, w - 1);
+  }
+  // Conv 2 reads twelve channels: a row each, all of them in the (scrollable) breakdown.
+  view->selectConvLayer(1);
+  QCoreApplication::processEvents();
+  ui::ConvProductsCanvas* canvas = view->canvas();
+  EXPECT_GE(canvas->height(), 12 * 7 * canvas->cellSize());
+
+  // The same value as the Explore tab's map reads out under the pointer.
+  view->selectConvLayer(0);
+  view->selectFilter(5);
+  view->selectPixel(20, 13);
+  window->selectTab("explore");
+  ui::LayerMapsWidget* conv = window->featureMaps()->layer(1);
+  QTest::mouseMove(conv, conv->pointOf(5, 20, 13));
+  EXPECT_TRUE(window->featureMaps()->readout().contains(QString::number(*view->layerValue(), 'g', 3)))
+      << window->featureMaps()->readout().toStdString();
+}
+
+TEST(WhyViews, AClickOnAPixelOfAnEnlargedConvMapOpensItsArithmetic) {
+  auto window = openWindow();
+  ui::LayerMapsWidget* conv2 = nullptr;
+  for (int i = 0; i < window->featureMaps()->layerCount(); ++i)
+    if (window->featureMaps()->layer(i)->title().startsWith("conv 2")) conv2 = window->featureMaps()->layer(i);
+  ASSERT_NE(conv2, nullptr);
+  QTest::mouseClick(conv2, Qt::LeftButton, {}, conv2->pointOf(9, 3, 14));  // enlarges filter 9
+  ui::MapZoomDialog* zoom = window->featureMaps()->zoomDialog();
+  ASSERT_NE(zoom, nullptr);
+  ui::LayerMapsWidget* enlarged = zoom->mapWidget();
+  QTest::mouseClick(enlarged, Qt::LeftButton, {}, enlarged->pointOf(9, 0, 14));  // the top edge
+  ui::ConvArithmeticView* view = window->arithmetic();
+  EXPECT_TRUE(view->isVisible()) << "the Arithmetic tab is shown";
+  EXPECT_EQ(view->convLayer(), 1);
+  ASSERT_TRUE(view->breakdown().has_value());
+  EXPECT_EQ(view->breakdown()->outChannel, 9);
+  expectArithmeticMatches(*window, 0, 14);
+  // A map that is no conv layer's (the pooling after it) offers nothing: the tab stays.
+  window->selectTab("explore");
+  ui::LayerMapsWidget* pool = window->featureMaps()->layer(3);
+  ASSERT_TRUE(pool->title().contains("pool")) << pool->title().toStdString();
+  QTest::mouseClick(pool, Qt::LeftButton, {}, pool->pointOf(2, 1, 1));
+  QTest::mouseClick(zoom->mapWidget(), Qt::LeftButton, {}, zoom->mapWidget()->pointOf(2, 1, 1));
+  EXPECT_FALSE(view->isVisible());
+  EXPECT_EQ(view->breakdown()->outChannel, 9);
+}
+
+TEST(WhyViews, ArithmeticOnAPaddedModelCountsThePaddingAndStillMatches) {
+  auto window = openWindow();
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("lenet5")));
+  ASSERT_TRUE(waitForInference(*window));
+  ASSERT_TRUE(window->selectTab("arithmetic"));
+  ui::ConvArithmeticView* view = window->arithmetic();
+  ASSERT_GT(view->convLayerCount(), 0);
+  bool sawPadding = false;
+  for (int layer = 0; layer < view->convLayerCount(); ++layer) {
+    view->selectConvLayer(layer);
+    const int h = view->picker()->mapHeight(), w = view->picker()->mapWidth();
+    for (const auto& [y, x] : std::vector<std::pair<int, int>>{{0, 0}, {h - 1, w - 1}, {h / 2, 0}, {h / 2, w / 2}}) {
+      view->selectPixel(y, x);
+      expectArithmeticMatches(*window, y, x);
+      for (bool p : view->breakdown()->padding) sawPadding = sawPadding || p;
+    }
+  }
+  // lenet5's first conv keeps 28 x 28 with pads 2: its corner windows hang over the padding.
+  EXPECT_EQ(view->breakdown().has_value(), true);
+  EXPECT_TRUE(sawPadding) << "no checked window covered padding: is lenet5's first conv still padded?";
+}
+
+TEST(WhyViews, AnimationStepsTheWindowAcrossTheMap) {
+  auto window = openWindow();
+  window->selectTab("arithmetic");
+  ui::ConvArithmeticView* view = window->arithmetic();
+  view->selectPixel(3, view->picker()->mapWidth() - 1);
+  view->stepForward();  // wraps to the next row
+  expectArithmeticMatches(*window, 4, 0);
+  view->animateButton()->click();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return view->breakdown() && view->breakdown()->x >= 2; }, 5000));
+  view->animateButton()->click();
+  const int stoppedAt = view->breakdown()->x;
+  QTest::qWait(500);
+  EXPECT_EQ(view->breakdown()->x, stoppedAt) << "the animation goes on after it was stopped";
+  expectArithmeticMatches(*window, 4, stoppedAt);
+}
+
+TEST(WhyViews, WeightsShowEveryFilterOfEveryConvLayerInItsSignedColour) {
+  auto window = openWindow();
+  window->selectTab("weights");
+  for (const char* name : {"course-high", "lenet5"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(loadModelAndWait(*window, modelPath(name)));
+    ui::KernelWeightsView* view = window->kernelWeights();
+    const std::vector<int> convs = convNodeIndices(*window->model());
+    ASSERT_EQ(view->layerCount(), static_cast<int>(convs.size()));
+    for (int i = 0; i < view->layerCount(); ++i) {
+      const Node& node = window->model()->nodes[static_cast<size_t>(convs[static_cast<size_t>(i)])];
+      const Tensor& w = window->model()->weights.at(node.inputs[1]);
+      ui::KernelGridWidget* grid = view->layer(i);
+      EXPECT_EQ(grid->filterCount(), w.dim(0));
+      EXPECT_EQ(grid->inputChannelCount(), w.dim(1));
+      float extent = 0.0f;
+      for (float v : w.values()) extent = std::max(extent, std::abs(v));
+      EXPECT_EQ(grid->extent(), extent);
+      // Laid out at the size it asks for (queued after the model arrives), as on screen.
+      EXPECT_TRUE(QTest::qWaitFor([&] { return grid->size() == grid->sizeHint(); }, 5000));
+      const QImage picture = grid->grab().toImage();
+      int checked = 0;
+      for (int f = 0; f < grid->filterCount(); ++f)
+        for (int c = 0; c < grid->inputChannelCount(); ++c)
+          for (int ky = 0; ky < w.dim(2); ++ky)
+            for (int kx = 0; kx < w.dim(3); ++kx) {
+              const float v = w[((int64_t{f} * w.dim(1) + c) * w.dim(2) + ky) * w.dim(3) + kx];
+              if (std::abs(v) < 0.15f * extent) continue;  // near white: the sign is not what the eye reads
+              const QColor colour = picture.pixelColor(grid->pointOf(f, c, ky, kx) * picture.devicePixelRatio());
+              if (v > 0)
+                EXPECT_GT(colour.red(), colour.blue()) << "positive weight " << v << " not red";
+              else
+                EXPECT_GT(colour.blue(), colour.red()) << "negative weight " << v << " not blue";
+              ++checked;
+            }
+      EXPECT_GT(checked, 10) << "extent " << extent;
+      // The pointer reads the weight under it.
+      QTest::mouseMove(grid, grid->pointOf(1, 0, 2, 3));
+      const float v = w[((int64_t{1} * w.dim(1)) * w.dim(2) + 2) * w.dim(3) + 3];
+      EXPECT_TRUE(view->readout().contains(QString::number(v, 'g', 5))) << view->readout().toStdString();
+      EXPECT_TRUE(view->readout().contains("filter 1, input channel 0, kernel row 2, column 3"));
+    }
+  }
+}
+
+// Classifies the whole test set here, with the code the CLI's classify command runs.
+ClassificationRun classifyAll(gui::MainWindow& window) {
+  Engine engine(window.model(), window.variantSelector()->currentVariant().toStdString());
+  return classify(engine, *window.testSet(), 0, window.testSet()->count());
+}
+
+std::shared_ptr<const ConfusionMatrix> waitForMatrix(ui::ConfusionView& view) {
+  EXPECT_TRUE(QTest::qWaitFor([&] { return view.matrix() != nullptr; }, 100000)) << view.statusText().toStdString();
+  return view.matrix();
+}
+
+TEST(WhyViews, ConfusionMatrixCoversTheTestSetAndItsDiagonalIsTheClassifiersAccuracy) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectTab("confusion"));  // showing the tab starts the evaluation
+  ui::ConfusionView* view = window->confusion();
+  EXPECT_TRUE(view->running());
+  const auto matrix = waitForMatrix(*view);
+  ASSERT_NE(matrix, nullptr);
+  ASSERT_EQ(window->testSet()->count(), 10000);
+  int sum = 0, diagonal = 0;
+  for (int t = 0; t < matrix->classes(); ++t)
+    for (int p = 0; p < matrix->classes(); ++p) {
+      sum += matrix->count(t, p);
+      if (t == p) diagonal += matrix->count(t, p);
+      EXPECT_EQ(view->matrixWidget()->cellText(t, p), QString::number(matrix->count(t, p)));
+    }
+  EXPECT_EQ(sum, 10000);
+  const ClassificationRun reference = classifyAll(*window);
+  EXPECT_EQ(reference.labelled, 10000);
+  EXPECT_DOUBLE_EQ(diagonal / 10000.0, reference.accuracy());
+  EXPECT_TRUE(view->statusText().contains(QString("%1 of 10000").arg(reference.correct)))
+      << view->statusText().toStdString();
+  // Each class's accuracy beside its row, counted here image by image.
+  for (int t = 0; t < matrix->classes(); ++t) {
+    int images = 0, right = 0;
+    for (const ImageClassification& c : reference.images) {
+      images += c.label == t;
+      right += c.label == t && c.predicted == t;
+    }
+    EXPECT_EQ(view->matrixWidget()->accuracyText(t), QString("%1 %").arg(100.0 * right / images, 0, 'f', 1)) << t;
+  }
+
+  // Without a chosen cell: every mistake, the most confident first.
+  EXPECT_EQ(static_cast<int>(view->listedImages().size()), std::min(2000, 10000 - reference.correct));
+  EXPECT_TRUE(view->listTitle().contains(QString::number(10000 - reference.correct)));
+  float previous = 2.0f;
+  for (int index : view->listedImages()) {
+    const ImageClassification& c = reference.images[static_cast<size_t>(index)];
+    EXPECT_NE(c.predicted, c.label) << "#" << index;
+    const float confidence = c.probabilities[static_cast<size_t>(c.predicted)];
+    EXPECT_LE(confidence, previous + 1e-6f);
+    previous = confidence;
+  }
+
+  // Choosing a mistake shows its ten probabilities, largest first.
+  view->imageList()->setCurrentRow(0);
+  {
+    const ImageClassification& c = reference.images[static_cast<size_t>(view->listedImages()[0])];
+    const QString top =
+        QString("%1 %2 %")
+            .arg(QString::fromStdString(window->testSet()->classNames()[static_cast<size_t>(c.predicted)]))
+            .arg(100.0 * c.probabilities[static_cast<size_t>(c.predicted)], 0, 'f', 1);
+    EXPECT_TRUE(view->probabilitiesText().contains(QString("#%1").arg(c.index)))
+        << view->probabilitiesText().toStdString();
+    EXPECT_EQ(view->probabilitiesText().indexOf(top), view->probabilitiesText().indexOf(": ") + 2)
+        << view->probabilitiesText().toStdString() << " should start with " << top.toStdString();
+  }
+
+  // A click on the largest confusion lists exactly its images.
+  int worstTrue = 0, worstPredicted = 1;
+  for (int t = 0; t < matrix->classes(); ++t)
+    for (int p = 0; p < matrix->classes(); ++p)
+      if (t != p && matrix->count(t, p) > matrix->count(worstTrue, worstPredicted)) worstTrue = t, worstPredicted = p;
+  QTest::mouseClick(view->matrixWidget(), Qt::LeftButton, {}, view->matrixWidget()->pointOf(worstTrue, worstPredicted));
+  int expectedInCell = 0;
+  for (const ImageClassification& c : reference.images)
+    expectedInCell += c.label == worstTrue && c.predicted == worstPredicted;
+  ASSERT_EQ(static_cast<int>(view->listedImages().size()), expectedInCell);
+  ASSERT_GT(expectedInCell, 0);
+  for (int index : view->listedImages()) {
+    EXPECT_EQ(window->testSet()->label(index), worstTrue);
+    EXPECT_EQ(reference.images[static_cast<size_t>(index)].predicted, worstPredicted);
+  }
+
+  // Choosing one opens it in the Explore tab, where the engine's class for it is the mistake.
+  const int chosen = view->listedImages()[1];
+  QListWidget* list = view->imageList();
+  QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualItemRect(list->item(1)).center());
+  EXPECT_EQ(window->inputPanel()->browser()->currentImage(), chosen);
+  ASSERT_TRUE(waitForInference(*window));
+  EXPECT_TRUE(window->featureMaps()->isVisible());
+  EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, chosen);
+  EXPECT_EQ(window->inference()->lastOutcome()->topClass(), worstPredicted);
+}
+
+TEST(WhyViews, ConfusionEvaluationCanBeCancelledAndIsRedoneForANewModelOrVariant) {
+  auto window = openWindow();
+  ui::ConfusionView* view = window->confusion();
+  window->selectTab("confusion");
+  ASSERT_TRUE(view->running());
+  EXPECT_TRUE(view->progressBar()->isVisible());
+  view->cancelButton()->click();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return !view->running(); }, 60000));
+  EXPECT_EQ(view->matrix(), nullptr);
+  EXPECT_TRUE(view->statusText().startsWith("Cancelled")) << view->statusText().toStdString();
+  EXPECT_FALSE(view->progressBar()->isVisible());
+
+  // A new model while the tab is shown: its own matrix, computed at once; a new variant while
+  // that runs replaces it.
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("course-low")));
+  EXPECT_TRUE(view->running());
+  const QString variant = "cpu-im2col-gemm";
+  ASSERT_NE(window->variantSelector()->currentVariant(), variant);
+  ASSERT_TRUE(window->selectVariant(variant));
+  EXPECT_TRUE(view->running());
+  const auto matrix = waitForMatrix(*view);
+  ASSERT_NE(matrix, nullptr);
+  EXPECT_EQ(view->evaluation()->model, window->model());
+  EXPECT_EQ(view->evaluation()->variant, variant.toStdString());
+  EXPECT_EQ(matrix->total(), 10000);
+  EXPECT_FALSE(view->running()) << "the superseded evaluation is still running";
+  EXPECT_TRUE(view->statusText().startsWith("course-low")) << view->statusText().toStdString();
+}
+
+TEST(WhyViews, EachViewExportsToPngAndPdfAndGrowsInPresentationMode) {
+  PresentationOff restore;
+  auto window = openWindow();
+  window->selectTab("arithmetic");
+  QTemporaryDir dir;
+  const int arithmeticFont = window->arithmetic()->canvas()->fontInfo().pixelSize();
+  const int matrixFont = window->confusion()->matrixWidget()->fontInfo().pixelSize();
+  const int kernelCell = window->kernelWeights()->layer(0)->cellSize();
+  for (const QString& suffix : QStringList{"png", "pdf"}) {
+    const QString arithmetic = dir.filePath("arithmetic." + suffix), weights = dir.filePath("weights." + suffix),
+                  confusion = dir.filePath("confusion." + suffix);
+    EXPECT_EQ(window->arithmetic()->exportTo(arithmetic), QString());
+    EXPECT_EQ(window->kernelWeights()->exportTo(weights), QString());
+    EXPECT_EQ(window->confusion()->exportTo(confusion), QString());
+    for (const QString& path : {arithmetic, weights, confusion})
+      EXPECT_GT(QFileInfo(path).size(), 1000) << path.toStdString();
+  }
+  const QImage png(dir.filePath("weights.png"));
+  EXPECT_GT(distinctColours(png), 50);
+  EXPECT_FALSE(window->arithmetic()->exportTo(dir.filePath("arithmetic.txt")).isEmpty());
+
+  window->setPresentation(true);
+  QCoreApplication::processEvents();
+  EXPECT_GT(window->kernelWeights()->layer(0)->cellSize(), kernelCell);
+  // Larger figures everywhere, and the arithmetic's cells still large enough for their numbers.
+  EXPECT_GT(window->arithmetic()->canvas()->fontInfo().pixelSize(), arithmeticFont);
+  EXPECT_GT(window->confusion()->matrixWidget()->fontInfo().pixelSize(), matrixFont);
+  EXPECT_GE(window->arithmetic()->canvas()->cellSize(), 28);
+}
+
+TEST(WhyViews, HeadlessScreenshotsOfTheThreeTabs) {
+  QTemporaryDir dir;
+  for (const QString& tab : QStringList{"arithmetic", "weights", "confusion"}) {
+    const QString path = dir.filePath(tab + ".png");
+    const ProcessResult result =
+        runProgram(CONVSCOPE_GUI_PATH, {"--screenshot", path, "--tab", tab, "--size", "1024x700"}, 600000);
+    EXPECT_EQ(result.exitCode, 0) << result.output.toStdString();
+    const QImage shot(path);
+    EXPECT_EQ(shot.size(), QSize(1024, 700));
+    EXPECT_GT(distinctColours(shot), 20) << tab.toStdString();
+  }
+}
+
+}  // namespace
+}  // namespace convscope::testing
