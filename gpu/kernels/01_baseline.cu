@@ -59,6 +59,7 @@ std::vector<KernelLaunchGeometry> baselineGeometry(const ConvProblem& p) {
   g.kernel = "conv_baseline";
   g.gridX = flatGrid((p.outputElements() + kThreads - 1) / kThreads);
   g.blockX = kThreads;
+  g.order = BlockOrder::kFlatOutput;
   g.mapping =
       "thread t of block b computes output b*256+t of the flat N x M x H x W output, width fastest "
       "(grid-stride beyond the grid)";

@@ -138,6 +138,7 @@ std::vector<KernelLaunchGeometry> tiledSharedGeometry(const ConvProblem& p) {
   g.blockY = kTile;
   g.tileHeight = kTile;
   g.tileWidth = kTile;
+  g.order = BlockOrder::kMapTiles;
   g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
   g.mapping =
       "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "

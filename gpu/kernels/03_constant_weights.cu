@@ -147,6 +147,7 @@ std::vector<KernelLaunchGeometry> constantWeightsGeometry(const ConvProblem& p) 
   g.blockY = kTile;
   g.tileHeight = kTile;
   g.tileWidth = kTile;
+  g.order = BlockOrder::kMapTiles;
   g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
   g.mapping =
       "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "

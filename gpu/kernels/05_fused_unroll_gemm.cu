@@ -165,6 +165,7 @@ KernelLaunchGeometry matmulGeometry(const char* kernel, int64_t cols, int outCha
   g.blockX = kThreads;
   g.tileHeight = rows.rowsPerTile;  // output maps per block
   g.tileWidth = kTileCols;          // columns (image, output pixel) per block
+  g.order = BlockOrder::kMatrixTiles;
   g.sharedBytes = int64_t{kTileK} * (kTileCols + rows.rowsPerTile) * static_cast<int64_t>(sizeof(float));
   g.mapping = "one block per (" + std::to_string(rows.rowsPerTile) + " output maps x " + std::to_string(kTileCols) +
               " columns) tile of the output matrix (columns: one per output pixel of each image; the tile of unrolled "

@@ -133,6 +133,7 @@ KernelLaunchGeometry geometryOf(const ConvProblem& p, const EpilogueArgs& e) {
   g.kernel = "conv_fused_epilogue";
   g.gridX = flatGrid((int64_t{p.batch} * p.outChannels * e.outHeight * e.outWidth + kThreads - 1) / kThreads);
   g.blockX = kThreads;
+  g.order = BlockOrder::kFlatOutput;  // over the pooled output when it pools
   g.mapping =
       "thread t of block b computes output b*256+t of the flat N x M x H x W output of the last op it "
       "applies (the pooling's when it has one), from the conv values of its window, with bias and "
