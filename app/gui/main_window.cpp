@@ -29,6 +29,7 @@
 #include "ui/common/presentation_mode.h"
 #include "ui/common/recent_files.h"
 #include "ui/common/shortcut_priority.h"
+#include "ui/gpumap/gpu_mapping_panel.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/input/dataset_browser.h"
 #include "ui/input/drawing_panel.h"
@@ -43,6 +44,7 @@
 #include "ui/model/model_summary_view.h"
 #include "ui/model/variant_selector.h"
 #include "ui/profile/profile_panel.h"
+#include "ui/roofline/roofline_panel.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
 
@@ -135,6 +137,12 @@ void MainWindow::buildLayout() {
   tabs_->addTab(timing_, tr("Timing"));
   tabs_->addTab(profile_, tr("Profile"));
   tabs_->addTab(summary_, tr("Model"));
+  gpuMapping_ = new ui::GpuMappingPanel(this);
+  roofline_ = new ui::RooflinePanel(this);
+  tabs_->addTab(gpuMapping_, tr("GPU mapping"));
+  tabs_->addTab(roofline_, tr("Roofline"));
+  connect(gpuMapping_, &ui::GpuMappingPanel::errorOccurred, this, &MainWindow::showError);
+  connect(roofline_, &ui::RooflinePanel::errorOccurred, this, &MainWindow::showError);
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
@@ -347,6 +355,11 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   summary_->showPlan(*model_, variants_->currentVariant().toStdString());
   timing_->setModelPath(modelPath_);
   profile_->setModel(model_);
+  try {
+    gpuMapping_->setModel(*model_);
+  } catch (const std::exception& e) {
+    showError(QString::fromStdString(e.what()));
+  }
   inference_->setModel(model_);
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
   dismissProblem(Problem::Model);
@@ -391,6 +404,7 @@ bool MainWindow::openBenchmark(const QString& path) {
     return false;
   }
   recent_->add(path);
+  roofline_->addReport(timing_->report(), QFileInfo(path).fileName());
   tabs_->setCurrentWidget(timing_);
   return true;
 }
@@ -440,7 +454,7 @@ bool MainWindow::selectVariant(const QString& id) {
 }
 
 QStringList MainWindow::tabNames() {
-  return {"explore", "draw", "timing", "profile", "model"};
+  return {"explore", "draw", "timing", "profile", "model", "gpu-mapping", "roofline", "staircase"};
 }
 
 bool MainWindow::selectTab(const QString& name) {
@@ -449,6 +463,9 @@ bool MainWindow::selectTab(const QString& name) {
   if (name == "draw") {
     tabs_->setCurrentWidget(explore_);
     input_->showSource(ui::InputPanel::Source::Drawing);
+  } else if (name == "roofline" || name == "staircase") {  // one tab, two sub-tabs
+    tabs_->setCurrentWidget(roofline_);
+    roofline_->showStaircase(name == "staircase");
   } else {
     tabs_->setCurrentIndex(tab == 0 ? 0 : tab - 1);
   }
@@ -478,7 +495,7 @@ void MainWindow::setPresentation(bool on) {
 void MainWindow::showLeftColumnFor(QWidget* tab) {
   // Model, variant and picture feed the maps and the profile; the Timing tab has its own
   // variants. On a projector its charts need the whole width, so the column makes way there.
-  left_->setVisible(!(presentation() && tab == timing_));
+  left_->setVisible(!(presentation() && (tab == timing_ || tab == roofline_ || tab == gpuMapping_)));
 }
 
 bool MainWindow::presentation() const {

@@ -24,6 +24,8 @@ class QTabWidget;
 
 namespace convscope::ui {
 class ErrorBanner;
+class GpuMappingPanel;
+class RooflinePanel;
 class FeatureMapView;
 class InferenceController;
 class InputPanel;
@@ -77,7 +79,7 @@ class MainWindow : public QMainWindow {
   bool selectTestImage(int index);
   bool selectVariant(const QString& id);
   bool selectTab(const QString& name);
-  static QStringList tabNames();  // explore, draw, timing, profile, model
+  static QStringList tabNames();  // explore, draw, timing, profile, model, gpu-mapping, roofline, staircase
   void setPresentation(bool on);
   bool presentation() const;
 
@@ -97,6 +99,8 @@ class MainWindow : public QMainWindow {
   ui::TimingPanel* timing() const { return timing_; }
   ui::ProfilePanel* profile() const { return profile_; }
   ui::ModelSummaryView* modelSummary() const { return summary_; }
+  ui::GpuMappingPanel* gpuMapping() const { return gpuMapping_; }
+  ui::RooflinePanel* roofline() const { return roofline_; }
   QString deviceText() const;
 
  signals:
@@ -172,6 +176,8 @@ class MainWindow : public QMainWindow {
   QAction* presentationAction_;
   bool presenting_ = false;  // the menu's check mark flips before its slot runs: not a record of the mode
   Qt::WindowStates stateBeforePresentation_ = Qt::WindowNoState;
+  ui::GpuMappingPanel* gpuMapping_ = nullptr;  // made in buildLayout
+  ui::RooflinePanel* roofline_ = nullptr;
 };
 
 }  // namespace convscope::gui

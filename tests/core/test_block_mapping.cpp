@@ -204,7 +204,7 @@ TEST(BlockMapping, MapTilesAreTheTiledKernelsBlocksMapFastest) {
   EXPECT_EQ(b.input.left, 1 * 16 * 1 - 2);
   EXPECT_EQ(b.input.right - b.input.left + 1, 15 * 1 + 5);
   EXPECT_TRUE(b.inputStagedInShared);
-  EXPECT_EQ(b.pixelsInMap, 11 * 2);  // the right-hand partial tile: 11 rows x 2 columns
+  EXPECT_EQ(b.pixelsInMap, 11 * 2);                   // the right-hand partial tile: 11 rows x 2 columns
   EXPECT_EQ(b.block, ((2 * 1 + 0) * 2 + 1) * 7 + 3);  // (image 2, tile row 0, tile column 1, map 3)
 }
 
@@ -212,8 +212,7 @@ TEST(BlockMapping, MatrixTilesAreTheUnrollGemmBlocksForAnyMapCount) {
   for (int maps : {5, 12, 24, 33, 64, 100}) {
     SCOPED_TRACE(maps);
     const ConvProblem p = oddProblem(maps);
-    for (int gridX : {3, 100000})
-      expectSameOwners(p, matrixLaunch(maps, gridX), simulateMatrix(p, gridX));
+    for (int gridX : {3, 100000}) expectSameOwners(p, matrixLaunch(maps, gridX), simulateMatrix(p, gridX));
   }
 }
 

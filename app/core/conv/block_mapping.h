@@ -19,10 +19,10 @@ struct PixelRect {
 };
 
 struct BlockUnderPixel {
-  bool described = false;  // false: the geometry does not say (BlockOrder::kNotDescribed)
-  int64_t block = -1;      // the block's place in the kernel's list of blocks
-  int64_t blockIdxX = -1;  // the blockIdx.x that runs it: block % gridX (grid-stride)
-  int64_t pass = 0;        // which grid-stride pass: block / gridX
+  bool described = false;         // false: the geometry does not say (BlockOrder::kNotDescribed)
+  int64_t block = -1;             // the block's place in the kernel's list of blocks
+  int64_t blockIdxX = -1;         // the blockIdx.x that runs it: block % gridX (grid-stride)
+  int64_t pass = 0;               // which grid-stride pass: block / gridX
   int threadX = -1, threadY = 0;  // the thread: (x, y) of the tile, or t of a 1-D block
   // The block's part of this pixel's output map (n, m), in output pixels: a tile, or the rows a
   // run of flat outputs touches (then `pixelsInMap` says how many of them are the block's).
@@ -56,8 +56,8 @@ SmLimits hopperSmLimits();
 struct OccupancyEstimate {
   int blocksPerSm = 0;
   int64_t warpsPerSm = 0;
-  double occupancy = 0.0;   // active warps over the SM's maximum
-  std::string limitedBy;    // "threads", "shared memory", "blocks per SM"
+  double occupancy = 0.0;  // active warps over the SM's maximum
+  std::string limitedBy;   // "threads", "shared memory", "blocks per SM"
 };
 OccupancyEstimate estimateOccupancy(const KernelLaunchGeometry& launch, const SmLimits& sm);
 
