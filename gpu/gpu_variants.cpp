@@ -84,6 +84,7 @@ ConvVariant variantOf(const Row& row) {
     v.launchGeometry = kernel->launchGeometry;
     v.runOnDevice = kernel->run;
     v.fusesStep = kernel->fusesStep;
+    v.kernelHandle = kernel->kernelHandle;
   } else {
     // Never called: without CUDA there is no GPU, so the row is unavailable.
     v.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {

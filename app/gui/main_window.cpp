@@ -233,6 +233,7 @@ void MainWindow::connectWidgets() {
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     profile_->setVariant(id);
+    gpuMapping_->setVariant(0, id.toStdString());  // the mapping's left side follows a GPU variant
     if (model_) summary_->showPlan(*model_, id.toStdString());
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);

@@ -75,8 +75,13 @@ void launchBaseline(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle baselineHandle(const ConvProblem&, size_t) {
+  return {reinterpret_cast<const void*>(&conv_baseline), 0};
+}
+
 }  // namespace
 
-extern const GpuKernel kBaselineKernel{nullptr, baselineGeometry, runWithoutEpilogue<launchBaseline>};
+extern const GpuKernel kBaselineKernel{nullptr, baselineGeometry, runWithoutEpilogue<launchBaseline>, nullptr,
+                                       baselineHandle};
 
 }  // namespace convscope::gpu

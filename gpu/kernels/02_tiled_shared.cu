@@ -163,9 +163,13 @@ void launchTiledShared(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle tiledSharedHandle(const ConvProblem& p, size_t) {
+  return {reinterpret_cast<const void*>(&conv_tiled_shared<kTile>), tiledSharedGeometry(p).front().sharedBytes};
+}
+
 }  // namespace
 
 extern const GpuKernel kTiledSharedKernel{tiledSharedUnsupported, tiledSharedGeometry,
-                                          runWithoutEpilogue<launchTiledShared>};
+                                          runWithoutEpilogue<launchTiledShared>, nullptr, tiledSharedHandle};
 
 }  // namespace convscope::gpu

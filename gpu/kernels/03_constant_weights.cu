@@ -179,9 +179,14 @@ void launchConstantWeights(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle constantWeightsHandle(const ConvProblem& p, size_t) {
+  return {reinterpret_cast<const void*>(&conv_constant_weights<kTile>), constantWeightsGeometry(p).front().sharedBytes};
+}
+
 }  // namespace
 
 extern const GpuKernel kConstantWeightsKernel{constantWeightsUnsupported, constantWeightsGeometry,
-                                              runWithoutEpilogue<launchConstantWeights>};
+                                              runWithoutEpilogue<launchConstantWeights>, nullptr,
+                                              constantWeightsHandle};
 
 }  // namespace convscope::gpu

@@ -259,9 +259,23 @@ void launchUnrollGemm(const ConvLaunch& l) {
   }
 }
 
+// The instantiation launchMatmul picks for `rowsPerTile` maps per block.
+template <int TileRows = 4>
+const void* matmulFunction(int rowsPerTile) {
+  if constexpr (TileRows < kMaxTileRows) {
+    if (rowsPerTile > TileRows) return matmulFunction<TileRows + 4>(rowsPerTile);
+  }
+  return reinterpret_cast<const void*>(&conv_unroll_matmul<TileRows>);
+}
+
+KernelHandle unrollGemmHandle(const ConvProblem& p, size_t index) {
+  if (index == 0) return {reinterpret_cast<const void*>(&conv_unroll_input), 0};
+  return {matmulFunction(rowTilingOf(p.outChannels).rowsPerTile), 0};
+}
+
 }  // namespace
 
 extern const GpuKernel kUnrollGemmKernel{unrollGemmUnsupported, unrollGemmGeometry,
-                                         runWithoutEpilogue<launchUnrollGemm>};
+                                         runWithoutEpilogue<launchUnrollGemm>, nullptr, unrollGemmHandle};
 
 }  // namespace convscope::gpu

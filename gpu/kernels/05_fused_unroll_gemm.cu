@@ -198,9 +198,23 @@ void launchFusedUnrollGemm(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+// The instantiation launchMatmul picks for `rowsPerTile` maps per block.
+template <int TileRows = 4>
+const void* matmulFunction(int rowsPerTile) {
+  if constexpr (TileRows < kMaxTileRows) {
+    if (rowsPerTile > TileRows) return matmulFunction<TileRows + 4>(rowsPerTile);
+  }
+  return reinterpret_cast<const void*>(&conv_fused_unroll_matmul<TileRows>);
+}
+
+KernelHandle fusedUnrollGemmHandle(const ConvProblem& p, size_t index) {
+  (void)index;  // one launch
+  return {matmulFunction(rowTilingOf(p.outChannels).rowsPerTile), 0};
+}
+
 }  // namespace
 
-extern const GpuKernel kFusedUnrollGemmKernel{nullptr, fusedUnrollGemmGeometry,
-                                              runWithoutEpilogue<launchFusedUnrollGemm>};
+extern const GpuKernel kFusedUnrollGemmKernel{
+    nullptr, fusedUnrollGemmGeometry, runWithoutEpilogue<launchFusedUnrollGemm>, nullptr, fusedUnrollGemmHandle};
 
 }  // namespace convscope::gpu

@@ -159,8 +159,13 @@ void runFusedEpilogue(Device& device, const ConvProblem& p, const float* input, 
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle fusedEpilogueHandle(const ConvProblem&, size_t) {
+  return {reinterpret_cast<const void*>(&conv_fused_epilogue), 0};
+}
+
 }  // namespace
 
-extern const GpuKernel kFusedEpilogueKernel{nullptr, fusedEpilogueGeometry, runFusedEpilogue};
+extern const GpuKernel kFusedEpilogueKernel{nullptr, fusedEpilogueGeometry, runFusedEpilogue, nullptr,
+                                            fusedEpilogueHandle};
 
 }  // namespace convscope::gpu

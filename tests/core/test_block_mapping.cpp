@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "app/core/conv/block_mapping.h"
 #include "app/core/conv/variant_table.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/util/error.h"
 
 namespace convscope {
@@ -304,6 +306,38 @@ TEST(BlockMapping, RealRowsLaunchWhatTheSimulationsAssume) {
     }
   }
   EXPECT_EQ(checked, 6);
+}
+
+// On a GPU, the runtime reports every described kernel's registers and occupancy; its blocks per
+// SM never exceed what threads alone allow (the estimate's bound).
+TEST(BlockMapping, TheCudaRuntimeReportsTheKernelsOccupancy) {
+  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  const ConvProblem p = oddProblem(24);
+  int checked = 0;
+  for (const ConvVariant& v : convVariants()) {
+    if (!v.launchGeometry || !v.kernelHandle || !v.unsupportedReasonFor(p).empty()) continue;
+    const std::vector<KernelLaunchGeometry> launches = v.launchGeometry(p);
+    for (size_t i = 0; i < launches.size(); ++i) {
+      SCOPED_TRACE(v.id + " " + launches[i].kernel);
+      const std::optional<KernelOccupancy> o =
+          kernelOccupancy(v.kernelHandle(p, i), static_cast<int>(launches[i].threadsPerBlock()));
+      ASSERT_TRUE(o.has_value());
+      EXPECT_GT(o->registersPerThread, 0);
+      EXPECT_LE(o->registersPerThread, 255);
+      EXPECT_GE(o->blocksPerSm, 1);
+      EXPECT_LE(o->blocksPerSm, estimateOccupancy(launches[i], hopperSmLimits()).blocksPerSm);
+      EXPECT_GT(o->occupancy, 0.0);
+      EXPECT_LE(o->occupancy, 1.0);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 6);
+}
+
+TEST(BlockMapping, NoOccupancyIsReportedWithoutAGpu) {
+  if (gpuInfo().usable) GTEST_SKIP() << "a GPU is here: the test above checks what it reports";
+  int anything = 0;
+  EXPECT_FALSE(kernelOccupancy(KernelHandle{&anything, 0}, 256).has_value());
 }
 
 }  // namespace

@@ -28,7 +28,8 @@ namespace convscope::testing {
 namespace {
 
 const QString kGui = QStringLiteral(CONVSCOPE_GUI_PATH);
-const QString kH100Bench = QStringLiteral(CONVSCOPE_SOURCE_DIR) + "/docs/results/2026-11-23-beyond-the-course/bench-h100.json";
+const QString kH100Bench =
+    QStringLiteral(CONVSCOPE_SOURCE_DIR) + "/docs/results/2026-11-23-beyond-the-course/bench-h100.json";
 
 // A GPU row of this test, in every build: 4x4 output tiles, map fastest (as the tiled kernels
 // order their blocks), so the mapping view has geometry to draw without CUDA. It never runs.
@@ -149,9 +150,10 @@ TEST(Roofline, PointsAreTheJsonsLayersAtTheirIntensityAndFlopRate) {
       const double n = p["batch"].toDouble(), c = p["in_channels"].toDouble(), m = p["out_channels"].toDouble();
       const double k = p["kernel_height"].toDouble() * p["kernel_width"].toDouble();
       const double outPixels = p["out_height"].toDouble() * p["out_width"].toDouble();
-      const double written = layer.toObject().contains("output_elements") ? layer["output_elements"].toDouble()
-                                                                          : n * m * outPixels;
-      const double compulsory = 4.0 * (n * c * p["in_height"].toDouble() * p["in_width"].toDouble() + m * c * k + written);
+      const double written =
+          layer.toObject().contains("output_elements") ? layer["output_elements"].toDouble() : n * m * outPixels;
+      const double compulsory =
+          4.0 * (n * c * p["in_height"].toDouble() * p["in_width"].toDouble() + m * c * k + written);
       const double median = layer["op_time_s"]["median"].toDouble();
       // The JSON's own GB/s counts the same compulsory bytes.
       EXPECT_NEAR(compulsory / median / 1e9, layer["gbytes_per_s"].toDouble(), 1e-6 * layer["gbytes_per_s"].toDouble());
@@ -187,7 +189,8 @@ TEST(Roofline, PointsAreTheJsonsLayersAtTheirIntensityAndFlopRate) {
   EXPECT_EQ(chart->selectedPoint(), index);
   const ui::RooflinePoint& p = chart->points()[index].point;
   EXPECT_TRUE(panel.selectionText()->text().contains(QString::fromStdString(p.node)));
-  EXPECT_TRUE(panel.selectionText()->text().contains(QString("×%1 of its floor").arg(p.timesFloor, 0, 'f', p.timesFloor < 10 ? 1 : 0)))
+  EXPECT_TRUE(panel.selectionText()->text().contains(
+      QString("×%1 of its floor").arg(p.timesFloor, 0, 'f', p.timesFloor < 10 ? 1 : 0)))
       << panel.selectionText()->text().toStdString();
 
   // One layer only.

@@ -116,8 +116,8 @@ void RooflineChart::rebuild() {
       if (x.isEmpty()) continue;
       QCPGraph* graph = addGraph();
       graph->setLineStyle(QCPGraph::lsNone);
-      graph->setScatterStyle(QCPScatterStyle(machineShape(static_cast<int>(m)), variantColour(variant),
-                                             variantColour(variant), 9));
+      graph->setScatterStyle(
+          QCPScatterStyle(machineShape(static_cast<int>(m)), variantColour(variant), variantColour(variant), 9));
       graph->setData(x, y);
       graph->setName(variantDisplayName(variant));
       // The legend names each variant once (its colour) and each machine once (its shape, below).
@@ -130,12 +130,14 @@ void RooflineChart::rebuild() {
   }
   const double left = std::pow(10.0, std::floor(std::log10(lowI / 2.0)));
   const double right = std::pow(10.0, std::ceil(std::log10(highI * 2.0)));
-  // The roofs: bandwidth × intensity up to each peak.
+  // The roofs: bandwidth × intensity up to each peak, named by machine where several have them.
+  int machinesWithRoofs = 0;
+  for (const RooflineMachine& machine : machines_) machinesWithRoofs += ceilingsFor(machine.report->device).known();
   for (size_t m = 0; m < machines_.size(); ++m) {
     const DeviceCeilings ceilings = ceilingsFor(machines_[m].report->device);
     if (!ceilings.known()) continue;
     const std::pair<double, QString> peaks[] = {{ceilings.fp32FlopsPerSecond, tr("FP32")},
-                                                {ceilings.tf32FlopsPerSecond, tr("TF32 tensor cores")}};
+                                                {ceilings.tf32FlopsPerSecond, tr("TF32")}};
     for (const auto& [peak, name] : peaks) {
       if (peak <= 0.0) continue;
       const double ridge = peak / ceilings.bytesPerSecond;
@@ -144,8 +146,8 @@ void RooflineChart::rebuild() {
                     {left * ceilings.bytesPerSecond / 1e9, peak / 1e9, peak / 1e9});
       QPen pen(palette().color(QPalette::Text), 1.5, name == tr("FP32") ? Qt::SolidLine : Qt::DashLine);
       roof->setPen(pen);
-      roof->setName(tr("%1 roof, %2: %3 GB/s, %4 TFLOP/s")
-                        .arg(machines_[m].label, name)
+      roof->setName(tr("%1roof, %2: %3 GB/s, %4 TFLOP/s")
+                        .arg(machinesWithRoofs > 1 ? machines_[m].label + " " : QString(), name)
                         .arg(ceilings.bytesPerSecond / 1e9, 0, 'f', 0)
                         .arg(peak / 1e12, 0, 'f', 1));
       ++roofs_;
@@ -174,12 +176,13 @@ void RooflineChart::rebuild() {
     lowF = 1.0;
     highF = 1000.0;
   }
-  yAxis->setRange(std::pow(10.0, std::floor(std::log10(lowF / 2.0))), std::pow(10.0, std::ceil(std::log10(highF * 2.0))));
+  yAxis->setRange(std::pow(10.0, std::floor(std::log10(lowF / 2.0))),
+                  std::pow(10.0, std::ceil(std::log10(highF * 2.0))));
   if (machines_.empty())
     titleParts_ = {tr("Roofline: open a benchmark JSON")};
   else
-    titleParts_ = {tr("Roofline of %1").arg(layer_ >= 0 ? convLayerLabel(*machines_.front().report, layer_)
-                                                         : tr("every conv layer")),
+    titleParts_ = {tr("Roofline of %1")
+                       .arg(layer_ >= 0 ? convLayerLabel(*machines_.front().report, layer_) : tr("every conv layer")),
                    tr("× of floor beside each point")};
   if (selected_ >= 0 && static_cast<size_t>(selected_) < points_.size()) selectPoint(selected_);
   restyle();
@@ -217,7 +220,8 @@ QString RooflineChart::pointText(int index) const {
                      .arg(p.point.flopsPerSecond / 1e9, 0, 'f', 1)
                      .arg(p.point.seconds * 1e3, 0, 'g', 4);
   if (p.point.timesFloor > 0.0)
-    text += tr("\n%1 of its floor (%2 ms)").arg(timesText(p.point.timesFloor)).arg(p.point.floorSeconds * 1e3, 0, 'g', 4);
+    text +=
+        tr("\n%1 of its floor (%2 ms)").arg(timesText(p.point.timesFloor)).arg(p.point.floorSeconds * 1e3, 0, 'g', 4);
   if (p.point.variant != p.point.runVariant)
     text += tr("\nfell back from %1").arg(variantDisplayName(p.point.runVariant));
   return text;
@@ -280,10 +284,8 @@ bool RooflineChart::event(QEvent* event) {
 
 void RooflineChart::changeEvent(QEvent* event) {
   QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) {
-    restyle();
-    replot(rpQueuedReplot);
-  }
+  // The roofs and the machines' markers take the palette's text colour: drawn again.
+  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) rebuild();
 }
 
 void RooflineChart::resizeEvent(QResizeEvent* event) {

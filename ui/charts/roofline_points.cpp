@@ -15,8 +15,9 @@ DeviceCeilings ceilingsFor(const std::string& device) {
     c.bytesPerSecond = 2924e9;
     c.fp32FlopsPerSecond = 66.9e12;
     c.tf32FlopsPerSecond = 494.7e12;
-    c.source = QStringLiteral("copy bandwidth measured on the lent H100, FLOP peaks from the datasheet "
-                              "(docs/performance.md)");
+    c.source = QStringLiteral(
+        "copy bandwidth measured on the lent H100, FLOP peaks from the datasheet "
+        "(docs/performance.md)");
   } else {
     c.source = QStringLiteral("no ceilings known for this device: points only");
   }

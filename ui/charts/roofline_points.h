@@ -37,13 +37,13 @@ struct RooflinePoint {
   int layer = 0;  // conv layer index in the run
   std::string node;
   int batch = 0;
-  double flops = 0.0;         // the conv's, multiply-add = 2 (problem.flops)
-  double bytes = 0.0;         // compulsory (input, weights, output written) + the variant's scratch traffic
-  double seconds = 0.0;       // median op time
-  double intensity = 0.0;     // flops / bytes, FLOP per byte
+  double flops = 0.0;           // the conv's, multiply-add = 2 (problem.flops)
+  double bytes = 0.0;           // compulsory (input, weights, output written) + the variant's scratch traffic
+  double seconds = 0.0;         // median op time
+  double intensity = 0.0;       // flops / bytes, FLOP per byte
   double flopsPerSecond = 0.0;  // flops / seconds
-  double floorSeconds = 0.0;  // 0 when the device's ceilings are unknown
-  double timesFloor = 0.0;    // seconds / floorSeconds, 0 when unknown
+  double floorSeconds = 0.0;    // 0 when the device's ceilings are unknown
+  double timesFloor = 0.0;      // seconds / floorSeconds, 0 when unknown
 };
 
 // The compulsory bytes of a layer as the JSON's gbytes_per_s counts them: input, weights and
@@ -52,7 +52,6 @@ double compulsoryBytes(const LayerBenchmark& layer);
 
 // Every layer of every run at `batch` (every batch when 0), in the report's order; layers
 // without a positive op time are left out.
-std::vector<RooflinePoint> rooflinePoints(const BenchmarkReport& report, const DeviceCeilings& ceilings,
-                                          int batch = 0);
+std::vector<RooflinePoint> rooflinePoints(const BenchmarkReport& report, const DeviceCeilings& ceilings, int batch = 0);
 
 }  // namespace convscope::ui

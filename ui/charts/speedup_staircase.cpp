@@ -41,8 +41,7 @@ void SpeedupStaircase::setReport(std::shared_ptr<const BenchmarkReport> report, 
   batch_ = batch;
   if (report_) {
     const std::vector<int> batches = batchesIn(*report_);
-    if (!batches.empty() && std::find(batches.begin(), batches.end(), batch_) == batches.end())
-      batch_ = batches.back();
+    if (!batches.empty() && std::find(batches.begin(), batches.end(), batch_) == batches.end()) batch_ = batches.back();
   }
   rebuild();
 }
@@ -67,9 +66,8 @@ void SpeedupStaircase::rebuild() {
     const Speedup& s = steps_[i];
     const double key = static_cast<double>(i + 1);
     names->addTick(key, variantDisplayName(s.variant));
-    labels_ << (i == 0 || s.overPrevious <= 0.0
-                    ? times(s.overBaseline)
-                    : tr("%1 / %2").arg(times(s.overBaseline), times(s.overPrevious)));
+    labels_ << (i == 0 || s.overPrevious <= 0.0 ? times(s.overBaseline)
+                                                : tr("%1 / %2").arg(times(s.overBaseline), times(s.overPrevious)));
     if (s.overBaseline <= 0.0) continue;
     // One bar per step in its variant's colour: QCPBars has one brush, so each step is its own.
     auto* step = i == 0 ? bars : new QCPBars(yAxis, xAxis);
@@ -94,7 +92,8 @@ void SpeedupStaircase::rebuild() {
     titleParts_ = {tr("Speed-up staircase: open a benchmark JSON")};
   else
     titleParts_ = {tr("Speed-up per course step, %1").arg(convLayerLabel(*report_, layer_)),
-                   tr("%1, batch %2").arg(machine_).arg(batch_), tr("labels: over %1 / over the step before").arg(baseName)};
+                   tr("%1, batch %2").arg(machine_).arg(batch_),
+                   tr("labels: over %1 / over the step before").arg(baseName)};
   restyle();
   replot(rpQueuedReplot);
 }

@@ -46,7 +46,8 @@ GpuMappingPanel::GpuMappingPanel(QWidget* parent)
   for (int side = 0; side < 2; ++side) {
     variantChoices_[side] = new QComboBox(sides_);
     for (const std::string& id : gpuVariants)
-      variantChoices_[side]->addItem(QString::fromStdString(findConvVariant(id).displayName), QString::fromStdString(id));
+      variantChoices_[side]->addItem(QString::fromStdString(findConvVariant(id).displayName),
+                                     QString::fromStdString(id));
     views_[side] = new GpuMappingView(sides_);
     figures_[side] = new QLabel(sides_);
     figures_[side]->setWordWrap(true);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "app/core/engine/gpu_platform.h"
 
@@ -46,10 +47,15 @@ GpuMappingView::GpuMappingView(QWidget* parent) : QWidget(parent) {
 }
 
 void GpuMappingView::setLayer(const ConvProblem& problem, const QString& layerName) {
+  const bool first = !hasProblem_;
   problem_ = problem;
   hasProblem_ = true;
   layerName_ = layerName;
   map_ = std::clamp(map_, 0, problem.outChannels - 1);
+  if (first) {  // start in the middle of the map, away from the edges' partial blocks
+    oh_ = problem.outHeight() / 2;
+    ow_ = problem.outWidth() / 2;
+  }
   oh_ = std::clamp(oh_, 0, problem.outHeight() - 1);
   ow_ = std::clamp(ow_, 0, problem.outWidth() - 1);
   rebuild();
@@ -81,6 +87,7 @@ void GpuMappingView::setPixel(int oh, int ow) {
 void GpuMappingView::rebuild() {
   launches_.clear();
   launchIndex_ = -1;
+  row_ = nullptr;
   unavailable_.clear();
   blockOfPixel_.clear();
   if (!hasProblem_ || variant_.empty()) {
@@ -94,12 +101,14 @@ void GpuMappingView::rebuild() {
     } else if (!v->runsOnGpu()) {
       unavailable_ = tr("%1 runs on the CPU: no thread blocks to draw").arg(QString::fromStdString(v->displayName));
     } else if (!v->launchGeometry) {
-      unavailable_ = tr("This build has no CUDA, so it lacks the kernels' launch geometry (build with "
-                        "CONVSCOPE_WITH_CUDA=ON; no GPU is needed to draw it).");
+      unavailable_ =
+          tr("This build has no CUDA, so it lacks the kernels' launch geometry (build with "
+             "CONVSCOPE_WITH_CUDA=ON; no GPU is needed to draw it).");
     } else if (const std::string reason = v->unsupportedReasonFor(problem_); !reason.empty()) {
       unavailable_ = tr("%1 does not run this layer: %2")
                          .arg(QString::fromStdString(v->displayName), QString::fromStdString(reason));
     } else {
+      row_ = v;
       launches_ = v->launchGeometry(problem_);
       for (size_t i = 0; i < launches_.size() && launchIndex_ < 0; ++i)
         if (launches_[i].order != BlockOrder::kNotDescribed) launchIndex_ = static_cast<int>(i);
@@ -131,8 +140,7 @@ void GpuMappingView::updateSelection() {
   lines << tr("%1 · %2").arg(layerName_, QString::fromStdString(p.describe()));
   if (launchIndex_ < 0) {
     lines << unavailable_;
-    for (const KernelLaunchGeometry& g : launches_)
-      lines << geometryLine(g) << QString::fromStdString(g.mapping);
+    for (const KernelLaunchGeometry& g : launches_) lines << geometryLine(g) << QString::fromStdString(g.mapping);
     figures_ = lines.join('\n');
     return;
   }
@@ -167,15 +175,26 @@ void GpuMappingView::updateSelection() {
                .arg(in.right - in.left + 1)
                .arg(selection_.inputStagedInShared ? tr(", staged in shared memory with its halo")
                                                    : tr(", from global memory"));
-  const OccupancyEstimate occupancy = estimateOccupancy(g, hopperSmLimits());
-  const GpuInfo& gpu = gpuInfo();
-  lines << tr("Occupancy, estimated from threads and shared memory against %1 limits: %2 blocks per SM, %3% "
-              "(limited by %4); registers unknown here%5")
-               .arg(QString::fromStdString(hopperSmLimits().name))
-               .arg(occupancy.blocksPerSm)
-               .arg(occupancy.occupancy * 100.0, 0, 'f', 0)
-               .arg(QString::fromStdString(occupancy.limitedBy))
-               .arg(gpu.usable ? tr(" (the profiler reports them)") : tr(" (no GPU on this machine)"));
+  // Measured by the CUDA runtime where a GPU and the kernel's handle exist, else estimated.
+  const KernelHandle handle =
+      row_ && row_->kernelHandle ? row_->kernelHandle(p, static_cast<size_t>(launchIndex_)) : KernelHandle{};
+  if (const std::optional<KernelOccupancy> measured = kernelOccupancy(handle, static_cast<int>(g.threadsPerBlock()))) {
+    lines << tr("Registers: %1 per thread; occupancy: %2 blocks per SM, %3% (CUDA occupancy API, %4)")
+                 .arg(measured->registersPerThread)
+                 .arg(measured->blocksPerSm)
+                 .arg(measured->occupancy * 100.0, 0, 'f', 0)
+                 .arg(QString::fromStdString(gpuInfo().name));
+  } else {
+    const OccupancyEstimate occupancy = estimateOccupancy(g, hopperSmLimits());
+    lines << tr("Occupancy, estimated from threads and shared memory against %1 limits: %2 blocks per SM, %3% "
+                "(limited by %4); registers unknown here%5")
+                 .arg(QString::fromStdString(hopperSmLimits().name))
+                 .arg(occupancy.blocksPerSm)
+                 .arg(occupancy.occupancy * 100.0, 0, 'f', 0)
+                 .arg(QString::fromStdString(occupancy.limitedBy))
+                 .arg(gpuInfo().usable ? tr(" (the runtime does not report this kernel)")
+                                       : tr(" (no GPU on this machine)"));
+  }
   const LoadsPerOutput loads = globalLoadsPerOutput(p, g);
   const double depth = double{1} * p.inChannels * p.kernelHeight * p.kernelWidth;
   lines << tr("Per output: %1 input loads and %2 weight loads from memory, %3 FLOPs")
@@ -202,14 +221,14 @@ GpuMappingView::Layout GpuMappingView::layout() const {
   const double caption = metrics.height() * 1.4;
   const bool matrix = launch().order == BlockOrder::kMatrixTiles;
   const QRectF area = QRectF(rect()).adjusted(6, caption, -6, -6);
-  const double matrixHeight = matrix ? std::max(60.0, area.height() * 0.22) : 0.0;
-  const QRectF maps = area.adjusted(0, 0, 0, -(matrix ? matrixHeight + caption : 0.0));
+  const double matrixHeight = matrix ? std::max(90.0, area.height() * 0.42) : 0.0;
+  const QRectF maps = area.adjusted(0, 0, 0, -(matrix ? matrixHeight + 8.0 : 0.0));
   const int inHeight = p.inHeight + p.padTop + p.padBottom;
   const int inWidth = p.inWidth + p.padLeft + p.padRight;
   const double gap = 16.0;
   // One cell size for both planes, so the input tile and the output patch compare by eye.
-  const double cell = std::min((maps.width() - gap) / (inWidth + p.outWidth()),
-                               maps.height() / std::max(inHeight, p.outHeight()));
+  const double cell =
+      std::min((maps.width() - gap) / (inWidth + p.outWidth()), maps.height() / std::max(inHeight, p.outHeight()));
   l.inputCell = l.outputCell = std::max(1.0, cell);
   l.input = QRectF(maps.left(), maps.top(), inWidth * l.inputCell, inHeight * l.inputCell);
   l.output = QRectF(l.input.right() + gap, maps.top(), p.outWidth() * l.outputCell, p.outHeight() * l.outputCell);
@@ -243,11 +262,21 @@ void GpuMappingView::mousePressEvent(QMouseEvent* event) {
 
 void GpuMappingView::keyPressEvent(QKeyEvent* event) {
   switch (event->key()) {
-    case Qt::Key_Left: setPixel(oh_, ow_ - 1); break;
-    case Qt::Key_Right: setPixel(oh_, ow_ + 1); break;
-    case Qt::Key_Up: setPixel(oh_ - 1, ow_); break;
-    case Qt::Key_Down: setPixel(oh_ + 1, ow_); break;
-    default: QWidget::keyPressEvent(event); return;
+    case Qt::Key_Left:
+      setPixel(oh_, ow_ - 1);
+      break;
+    case Qt::Key_Right:
+      setPixel(oh_, ow_ + 1);
+      break;
+    case Qt::Key_Up:
+      setPixel(oh_ - 1, ow_);
+      break;
+    case Qt::Key_Down:
+      setPixel(oh_ + 1, ow_);
+      break;
+    default:
+      QWidget::keyPressEvent(event);
+      return;
   }
 }
 
@@ -277,13 +306,14 @@ void GpuMappingView::paintEvent(QPaintEvent*) {
   for (int y = 0; y < inHeight; ++y)
     for (int x = 0; x < inWidth; ++x)
       if (y < p.padTop || y >= p.padTop + p.inHeight || x < p.padLeft || x >= p.padLeft + p.inWidth)
-        painter.fillRect(QRectF(l.input.left() + x * l.inputCell, l.input.top() + y * l.inputCell, l.inputCell,
-                                l.inputCell),
-                         paddingColour);
+        painter.fillRect(
+            QRectF(l.input.left() + x * l.inputCell, l.input.top() + y * l.inputCell, l.inputCell, l.inputCell),
+            paddingColour);
   // Input rows/columns are drawn with the padding at 0: input row r sits at r + padTop.
   auto inputRect = [&](const PixelRect& r) {
     const double top = std::max(0, r.top + p.padTop), left = std::max(0, r.left + p.padLeft);
-    const double bottom = std::min(inHeight - 1, r.bottom + p.padTop), right = std::min(inWidth - 1, r.right + p.padLeft);
+    const double bottom = std::min(inHeight - 1, r.bottom + p.padTop),
+                 right = std::min(inWidth - 1, r.right + p.padLeft);
     return QRectF(l.input.left() + left * l.inputCell, l.input.top() + top * l.inputCell,
                   (right - left + 1) * l.inputCell, (bottom - top + 1) * l.inputCell);
   };
@@ -336,42 +366,70 @@ void GpuMappingView::paintEvent(QPaintEvent*) {
   painter.fillRect(cellOf(oh_, ow_), threadMark);
 
   if (l.matrix.isEmpty()) return;
-  // The matrix product: output rows are maps, columns (image, pixel) flat; the column tiles of
-  // the grid, the block's tile and this pixel's column.
+  // The matrix product the GEMM variants compute, drawn as a schematic (not to scale): W
+  // (maps x C*K*K) times X_unroll (C*K*K x columns, a column per (image, pixel)) gives the output
+  // (maps x columns). The grid's tiles cut the output; the selected block's tile, the W rows and
+  // the X_unroll columns it reads, and this pixel's row and column are marked.
   const KernelLaunchGeometry& g = launch();
+  const double depth = double{1} * p.inChannels * p.kernelHeight * p.kernelWidth;
   const double columns = double{1} * p.batch * outHeight * outWidth;
+  const double columnTiles = std::ceil(columns / g.tileWidth);
+  const double mapTiles = std::ceil(double{1} * p.outChannels / g.tileHeight);
   const QRectF m = l.matrix;
-  painter.drawText(QRectF(m.left(), m.top() - caption, m.width(), caption), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("output matrix: %1 maps × %2 columns (image, row, column); a block's tile: %3 × %4")
+  const double gap = 6.0;
+  const double wWidth = m.width() * 0.16;
+  const double xHeight = (m.height() - caption - gap) * 0.45;
+  const QRectF wRect(m.left(), m.top() + caption + xHeight + gap, wWidth, m.height() - caption - xHeight - gap);
+  const QRectF xRect(m.left() + wWidth + gap, m.top() + caption, m.width() - wWidth - gap, xHeight);
+  const QRectF outRect(xRect.left(), wRect.top(), xRect.width(), wRect.height());
+  painter.drawText(QRectF(m.left(), m.top(), m.width(), caption), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("W (%1×%2) · X_unroll (%2×%3) = output; a block computes a %4×%5 tile")
                        .arg(p.outChannels)
+                       .arg(static_cast<int64_t>(depth))
                        .arg(static_cast<int64_t>(columns))
                        .arg(g.tileHeight)
                        .arg(g.tileWidth));
-  painter.fillRect(m, palette().color(QPalette::AlternateBase));
-  const double columnTiles = std::ceil(columns / g.tileWidth);
-  const double mapTiles = std::ceil(double{1} * p.outChannels / g.tileHeight);
-  const double tileW = m.width() * g.tileWidth / (columnTiles * g.tileWidth);
-  const double tileH = m.height() / mapTiles;
+  for (const QRectF& r : {wRect, xRect, outRect}) painter.fillRect(r, palette().color(QPalette::AlternateBase));
+  const double columnWidth = outRect.width() / (columnTiles * g.tileWidth);  // per matrix column
+  const double mapHeight = outRect.height() / (mapTiles * g.tileHeight);     // per output map
   painter.setPen(QPen(palette().color(QPalette::Mid), 1));
   if (columnTiles <= 400)
-    for (int t = 1; t < columnTiles; ++t) painter.drawLine(QPointF(m.left() + t * tileW, m.top()), QPointF(m.left() + t * tileW, m.bottom()));
-  for (int t = 1; t < mapTiles; ++t) painter.drawLine(QPointF(m.left(), m.top() + t * tileH), QPointF(m.right(), m.top() + t * tileH));
+    for (int t = 1; t < columnTiles; ++t) {
+      const double x = outRect.left() + t * g.tileWidth * columnWidth;
+      painter.drawLine(QPointF(x, xRect.top()), QPointF(x, xRect.bottom()));
+      painter.drawLine(QPointF(x, outRect.top()), QPointF(x, outRect.bottom()));
+    }
+  for (int t = 1; t < mapTiles; ++t) {
+    const double y = outRect.top() + t * g.tileHeight * mapHeight;
+    painter.drawLine(QPointF(wRect.left(), y), QPointF(outRect.right(), y));
+  }
   if (selection_.described) {
     const int64_t columnTile = selection_.block / static_cast<int64_t>(mapTiles);
     const int64_t mapTile = selection_.block % static_cast<int64_t>(mapTiles);
-    const QRectF tile(m.left() + columnTile * tileW, m.top() + mapTile * tileH, std::max(2.0, tileW), tileH);
+    const double x0 = outRect.left() + columnTile * g.tileWidth * columnWidth;
+    const double tileWidth = std::max(2.0, g.tileWidth * columnWidth);
+    const double y0 = outRect.top() + mapTile * g.tileHeight * mapHeight;
+    const double tileHeight = g.tileHeight * mapHeight;
+    QColor band = blockMark;
+    band.setAlpha(70);
+    painter.fillRect(QRectF(x0, xRect.top(), tileWidth, xRect.height()), band);   // the X_unroll columns it reads
+    painter.fillRect(QRectF(wRect.left(), y0, wRect.width(), tileHeight), band);  // the W rows it reads
+    const QRectF tile(x0, y0, tileWidth, tileHeight);
     painter.fillRect(tile, blockMark.lighter(140));
     painter.setPen(QPen(blockMark, 2));
     painter.drawRect(tile);
-    const double column = double{1} * oh_ * outWidth + ow_;
-    const double x = m.left() + (column + 0.5) * m.width() / (columnTiles * g.tileWidth);
-    const double y = m.top() + (map_ + 0.5) * m.height() / (mapTiles * g.tileHeight);
+    const double column = double{1} * oh_ * outWidth + ow_;  // image 0's columns come first
+    const double x = outRect.left() + (column + 0.5) * columnWidth;
+    const double y = outRect.top() + (map_ + 0.5) * mapHeight;
     painter.setPen(QPen(threadMark, 2));
-    painter.drawLine(QPointF(x, m.top()), QPointF(x, m.bottom()));
-    painter.drawLine(QPointF(m.left(), y), QPointF(m.right(), y));
+    painter.drawLine(QPointF(x, xRect.top()), QPointF(x, outRect.bottom()));
+    painter.drawLine(QPointF(wRect.left(), y), QPointF(outRect.right(), y));
   }
   painter.setPen(QPen(text, 1));
-  painter.drawRect(m);
+  for (const QRectF& r : {wRect, xRect, outRect}) painter.drawRect(r);
+  painter.drawText(wRect.adjusted(2, 2, -2, -2), Qt::AlignLeft | Qt::AlignTop, tr("W"));
+  painter.drawText(xRect.adjusted(4, 2, -4, -2), Qt::AlignLeft | Qt::AlignTop, tr("X_unroll"));
+  painter.drawText(outRect.adjusted(4, 2, -4, -2), Qt::AlignLeft | Qt::AlignTop, tr("output"));
 }
 
 }  // namespace convscope::ui

@@ -75,6 +75,7 @@ class GpuMappingView : public QWidget {
   int oh_ = 0, ow_ = 0;
   std::vector<KernelLaunchGeometry> launches_;
   int launchIndex_ = -1;
+  const ConvVariant* row_ = nullptr;  // the variant drawn, when it has a launch
   QString unavailable_;
   std::vector<int64_t> blockOfPixel_;  // the block of every pixel of the map drawn
   BlockUnderPixel selection_;

@@ -65,6 +65,13 @@ struct KernelLaunchGeometry {
   int64_t blocks() const { return int64_t{gridX} * gridY * gridZ; }
 };
 
+// A kernel as the CUDA runtime knows it, for its occupancy API: the __global__ function (opaque
+// here: the core names no CUDA) and the dynamic shared memory it is launched with.
+struct KernelHandle {
+  const void* function = nullptr;
+  int64_t dynamicSharedBytes = 0;
+};
+
 struct ConvVariant {
   std::string id;           // what users type: --variant <id>
   std::string displayName;  // what charts and the GUI show
@@ -99,6 +106,9 @@ struct ConvVariant {
   std::function<std::string(const ConvProblem&)> unsupportedReason;
   // How it launches `problem` on a GPU; null for CPU variants.
   std::function<std::vector<KernelLaunchGeometry>(const ConvProblem&)> launchGeometry;
+  // GPU variants of a CUDA build: the kernel of launch `index` of launchGeometry(problem), for
+  // the occupancy the CUDA runtime reports (gpu_platform.h); null, or a null function: unknown.
+  std::function<KernelHandle(const ConvProblem&, size_t index)> kernelHandle;
   // CPU variants: the backend on host pointers.
   std::function<std::unique_ptr<ConvBackend>()> createHostBackend;
   // GPU variants: enqueue the convolution on `device` (device pointers). With an epilogue, only
