@@ -30,7 +30,7 @@ ConvProblem oddProblem(int outChannels) {
   ConvProblem p;
   p.batch = 3;
   p.inChannels = 5;
-  p.inHeight = 23;
+  p.inHeight = 41;
   p.inWidth = 19;
   p.outChannels = outChannels;
   p.kernelHeight = 3;
@@ -194,7 +194,7 @@ TEST(BlockMapping, FlatOutputIsTheBaselineKernelsLoopWithGridStride) {
 }
 
 TEST(BlockMapping, MapTilesAreTheTiledKernelsBlocksMapFastest) {
-  const ConvProblem p = oddProblem(7);  // 11x18 output: partial 16x16 tiles in both directions
+  const ConvProblem p = oddProblem(7);  // 20x18 output: 2x2 tiles of 16x16, partial in both directions
   for (int gridX : {5, 4096}) {
     SCOPED_TRACE(gridX);
     expectSameOwners(p, tileLaunch(16, gridX), simulateTiles(p, 16, gridX));
@@ -206,8 +206,8 @@ TEST(BlockMapping, MapTilesAreTheTiledKernelsBlocksMapFastest) {
   EXPECT_EQ(b.input.left, 1 * 16 * 1 - 2);
   EXPECT_EQ(b.input.right - b.input.left + 1, 15 * 1 + 5);
   EXPECT_TRUE(b.inputStagedInShared);
-  EXPECT_EQ(b.pixelsInMap, 11 * 2);                   // the right-hand partial tile: 11 rows x 2 columns
-  EXPECT_EQ(b.block, ((2 * 1 + 0) * 2 + 1) * 7 + 3);  // (image 2, tile row 0, tile column 1, map 3)
+  EXPECT_EQ(b.pixelsInMap, 16 * 2);                   // the top right-hand tile, partial: 16 rows x 2 columns
+  EXPECT_EQ(b.block, ((2 * 2 + 0) * 2 + 1) * 7 + 3);  // (image 2 of 2x2 tiles, tile row 0, tile column 1, map 3)
 }
 
 TEST(BlockMapping, MatrixTilesAreTheUnrollGemmBlocksForAnyMapCount) {

@@ -118,6 +118,15 @@ TEST(GpuMappingView, TheBlockUnderThePointerIsTheOneTheLaunchAssigns) {
     const int64_t flat = (0 * maps + 5) * outHeight * outWidth + 7 * outWidth + 11;
     EXPECT_EQ(baseline->selection().block, flat / 256);
     EXPECT_EQ(baseline->selection().threadX, flat % 256);
+    // The fused unroll + GEMM: 512-column tiles of the (maps x image-pixels) output, map tile
+    // fastest; 24 maps make one tile of 24 (gpu/kernels/05_fused_unroll_gemm.cu).
+    ASSERT_TRUE(panel->setVariant(1, "gpu-fused-unroll-gemm"));
+    QTest::mouseClick(baseline, Qt::LeftButton, {}, baseline->outputPixelCentre(9, 4));
+    const int64_t column = 9 * outWidth + 4;
+    EXPECT_EQ(baseline->launch().tileHeight, 24);
+    EXPECT_EQ(baseline->selection().block, column / 512 * 1 + 5 / 24);
+    EXPECT_EQ(baseline->selection().threadX, column % 512 % 128);
+    EXPECT_TRUE(panel->figures(1)->text().contains("W (24×588)")) << panel->figures(1)->text().toStdString();
   }
 
   QTemporaryDir dir;
