@@ -80,6 +80,8 @@ RooflinePanel::RooflinePanel(QWidget* parent)
   });
   connect(machineChoice_, &QComboBox::currentIndexChanged, this, &RooflinePanel::updateStaircase);
   connect(chart_, &RooflineChart::pointSelected, this, [this](int, const QString& text) { selection_->setText(text); });
+  // What a clicked point is: a line of the roofline's, not of the staircase's.
+  connect(views_, &QTabWidget::currentChanged, this, [this](int index) { selection_->setVisible(index == 0); });
   refresh();
 }
 
