@@ -58,12 +58,12 @@ GpuMappingPanel::GpuMappingPanel(QWidget* parent)
     grid->addWidget(figures_[side], 2, side);
     connect(variantChoices_[side], &QComboBox::currentIndexChanged, this, [this, side] {
       views_[side]->setVariant(variantChoices_[side]->currentData().toString().toStdString());
-      figures_[side]->setText(views_[side]->figuresText());
+      showFigures(side);
     });
     // One pixel for both sides: the comparison is of the same work.
     connect(views_[side], &GpuMappingView::pixelChanged, this, [this, side](int oh, int ow) {
       views_[1 - side]->setPixel(oh, ow);
-      for (int s = 0; s < 2; ++s) figures_[s]->setText(views_[s]->figuresText());
+      for (int s = 0; s < 2; ++s) showFigures(s);
     });
   }
   grid->setRowStretch(1, 3);
@@ -85,7 +85,7 @@ GpuMappingPanel::GpuMappingPanel(QWidget* parent)
   connect(map_, &QSpinBox::valueChanged, this, [this](int map) {
     for (int side = 0; side < 2; ++side) {
       views_[side]->setMap(map);
-      figures_[side]->setText(views_[side]->figuresText());
+      showFigures(side);
     }
   });
   connect(exportButton, &QPushButton::clicked, this, &GpuMappingPanel::exportAsked);
@@ -123,7 +123,7 @@ bool GpuMappingPanel::setVariant(int side, const std::string& variantId) {
   if (index < 0) return false;
   variantChoices_[side]->setCurrentIndex(index);
   views_[side]->setVariant(variantId);
-  figures_[side]->setText(views_[side]->figuresText());
+  showFigures(side);
   return true;
 }
 
@@ -147,8 +147,13 @@ void GpuMappingPanel::showLayer() {
   for (int side = 0; side < 2; ++side) {
     views_[side]->setLayer(problem, name);
     views_[side]->setMap(map_->value());
-    figures_[side]->setText(views_[side]->figuresText());
+    showFigures(side);
   }
+}
+
+void GpuMappingPanel::showFigures(int side) {
+  figures_[side]->setText(views_[side]->figuresText());
+  figures_[side]->setToolTip(views_[side]->mappingText());
 }
 
 QString GpuMappingPanel::exportTo(const QString& path) {

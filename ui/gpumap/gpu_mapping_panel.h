@@ -48,6 +48,7 @@ class GpuMappingPanel : public QWidget {
 
  private:
   void showLayer();
+  void showFigures(int side);  // the view's figures, its mapping words as their tooltip
   void exportAsked();
 
   std::vector<std::pair<std::string, ConvProblem>> layers_;

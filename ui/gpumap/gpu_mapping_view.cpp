@@ -131,6 +131,7 @@ void GpuMappingView::rebuild() {
 
 void GpuMappingView::updateSelection() {
   selection_ = {};
+  mapping_.clear();
   QStringList lines;
   if (!hasProblem_) {
     figures_ = unavailable_;
@@ -202,14 +203,13 @@ void GpuMappingView::updateSelection() {
                .arg(loads.weights, 0, 'g', 4)
                .arg(2.0 * depth, 0, 'g', 6);
   if (g.order == BlockOrder::kMatrixTiles)
-    lines << tr("As a matrix product: W (%1×%2) · X_unroll (%2×%3) = output (%1×%3); a block computes a %4×%5 "
-                "tile of it")
+    lines << tr("As a matrix product: W (%1×%2) · X_unroll (%2×%3) = output (%1×%3)")
                  .arg(p.outChannels)
                  .arg(static_cast<int64_t>(depth))
-                 .arg(int64_t{p.batch} * p.outHeight() * p.outWidth())
-                 .arg(g.tileHeight)
-                 .arg(g.tileWidth);
-  lines << QString::fromStdString(g.mapping);
+                 .arg(int64_t{p.batch} * p.outHeight() * p.outWidth());
+  // The launcher's own words: the panel shows them as the figures' tooltip, where a small screen
+  // has no room for them.
+  mapping_ = QString::fromStdString(g.mapping);
   figures_ = lines.join('\n');
 }
 
@@ -293,10 +293,16 @@ void GpuMappingView::paintEvent(QPaintEvent*) {
   }
   const ConvProblem& p = problem_;
   const double caption = QFontMetrics(font()).height() * 1.4;
-  painter.drawText(QRectF(l.input.left(), l.input.top() - caption, l.input.width() + 200, caption),
-                   Qt::AlignLeft | Qt::AlignVCenter, tr("input (padding shaded)"));
-  painter.drawText(QRectF(l.output.left(), l.output.top() - caption, l.output.width() + 200, caption),
-                   Qt::AlignLeft | Qt::AlignVCenter, tr("output map %1: blocks").arg(map_));
+  // Captions as wide as their planes (the output's to the widget's edge), elided on a small screen.
+  const QFontMetrics metrics(font());
+  const QRectF inputCaption(l.input.left(), l.input.top() - caption, l.output.left() - l.input.left() - 4, caption);
+  const QRectF outputCaption(l.output.left(), l.output.top() - caption, width() - l.output.left() - 4, caption);
+  painter.drawText(
+      inputCaption, Qt::AlignLeft | Qt::AlignVCenter,
+      metrics.elidedText(tr("input (padding shaded)"), Qt::ElideRight, static_cast<int>(inputCaption.width())));
+  painter.drawText(outputCaption, Qt::AlignLeft | Qt::AlignVCenter,
+                   metrics.elidedText(tr("output map %1: blocks").arg(map_), Qt::ElideRight,
+                                      static_cast<int>(outputCaption.width())));
 
   // The input plane, its padding shaded, the block's input and this pixel's window outlined.
   const int inHeight = p.inHeight + p.padTop + p.padBottom;
@@ -383,12 +389,13 @@ void GpuMappingView::paintEvent(QPaintEvent*) {
   const QRectF xRect(m.left() + wWidth + gap, m.top() + caption, m.width() - wWidth - gap, xHeight);
   const QRectF outRect(xRect.left(), wRect.top(), xRect.width(), wRect.height());
   painter.drawText(QRectF(m.left(), m.top(), m.width(), caption), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("W (%1×%2) · X_unroll (%2×%3) = output; a block computes a %4×%5 tile")
-                       .arg(p.outChannels)
-                       .arg(static_cast<int64_t>(depth))
-                       .arg(static_cast<int64_t>(columns))
-                       .arg(g.tileHeight)
-                       .arg(g.tileWidth));
+                   metrics.elidedText(tr("W (%1×%2) · X_unroll (%2×%3) = output; a block computes a %4×%5 tile")
+                                          .arg(p.outChannels)
+                                          .arg(static_cast<int64_t>(depth))
+                                          .arg(static_cast<int64_t>(columns))
+                                          .arg(g.tileHeight)
+                                          .arg(g.tileWidth),
+                                      Qt::ElideRight, static_cast<int>(m.width())));
   for (const QRectF& r : {wRect, xRect, outRect}) painter.fillRect(r, palette().color(QPalette::AlternateBase));
   const double columnWidth = outRect.width() / (columnTiles * g.tileWidth);  // per matrix column
   const double mapHeight = outRect.height() / (mapTiles * g.tileHeight);     // per output map

@@ -40,6 +40,7 @@ class GpuMappingView : public QWidget {
   const KernelLaunchGeometry& launch() const { return launches_.at(static_cast<size_t>(launchIndex_)); }
   const BlockUnderPixel& selection() const { return selection_; }
   QString figuresText() const { return figures_; }
+  QString mappingText() const { return mapping_; }  // the launch's mapping in the launcher's words
   // Where output pixel (oh, ow) is drawn, for pointing at it (tests click there).
   QPoint outputPixelCentre(int oh, int ow) const;
 
@@ -80,6 +81,7 @@ class GpuMappingView : public QWidget {
   std::vector<int64_t> blockOfPixel_;  // the block of every pixel of the map drawn
   BlockUnderPixel selection_;
   QString figures_;
+  QString mapping_;
 };
 
 }  // namespace convscope::ui
