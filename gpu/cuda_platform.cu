@@ -65,13 +65,32 @@ std::string cudnnVersion() {
 #endif
 }
 
+std::optional<KernelOccupancy> occupancy(const KernelHandle& kernel, int threadsPerBlock) {
+  cudaFuncAttributes attributes{};
+  int blocks = 0;
+  cudaDeviceProp props{};
+  if (cudaFuncGetAttributes(&attributes, kernel.function) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel.function, threadsPerBlock,
+                                                    static_cast<size_t>(kernel.dynamicSharedBytes)) != cudaSuccess ||
+      cudaGetDeviceProperties(&props, 0) != cudaSuccess) {
+    cudaGetLastError();  // leave no sticky error for the engine's next call
+    return std::nullopt;
+  }
+  KernelOccupancy o;
+  o.registersPerThread = attributes.numRegs;
+  o.blocksPerSm = blocks;
+  const int warpsPerBlock = (threadsPerBlock + props.warpSize - 1) / props.warpSize;
+  o.occupancy = static_cast<double>(blocks) * warpsPerBlock * props.warpSize / props.maxThreadsPerMultiProcessor;
+  return o;
+}
+
 const bool installed = [] {
   installGpuPlatform({[] {
                         GpuInfo info = query();
                         info.cudnnVersion = cudnnVersion();  // the library's, GPU or not
                         return info;
                       },
-                      makeCudaDevice});
+                      makeCudaDevice, occupancy});
   return true;
 }();
 

@@ -23,6 +23,8 @@ struct GpuKernel {
   // Whether it fuses `step` after a conv of this shape (ConvVariant::fusesStep). nullptr: every
   // step its row lists.
   bool (*fusesStep)(const ConvProblem& problem, const EpilogueStep& step) = nullptr;
+  // The __global__ function of launch `index` (ConvVariant::kernelHandle). nullptr: not given.
+  KernelHandle (*kernelHandle)(const ConvProblem& problem, size_t index) = nullptr;
 };
 
 // What a whole-network kernel file gives its row besides its GpuKernel: ConvVariant's

@@ -4,6 +4,7 @@
 // then add its two lines here (the declaration and the row), as step 10 was. Plain C++: a build without CUDA still
 // lists every step of the course (unavailable, saying why), so that legends, the selector and
 // benchmark files from a GPU machine read the same there.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -56,7 +57,16 @@ struct Row {
   double relativeTolerance = 1e-5;
   bool wholeNetwork = false;  // its kernel runs whole networks, through `network`
   const GpuNetworkKernel* network = nullptr;
+  int64_t (*scratchBytes)(const ConvProblem&) = nullptr;  // ConvVariant::scratchBytes
 };
+
+// The unroll kernel writes X_unroll (C*K*K rows x N*H_out*W_out columns) to global memory and the
+// matrix multiply reads it back: at least twice its size beyond the compulsory traffic.
+int64_t unrolledMatrixTraffic(const ConvProblem& p) {
+  const int64_t rows = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth;
+  const int64_t cols = int64_t{p.batch} * p.outHeight() * p.outWidth();
+  return 2 * rows * cols * static_cast<int64_t>(sizeof(float));
+}
 
 ConvVariant variantOf(const Row& row) {
   ConvVariant v;
@@ -98,10 +108,12 @@ ConvVariant variantOf(const Row& row) {
              std::to_string(p.dilationWidth) + "): this kernel reads adjacent input pixels only";
     return kernelReason ? kernelReason(p) : std::string();
   };
+  if (row.scratchBytes) v.scratchBytes = row.scratchBytes;
   if (const GpuKernel* kernel = row.kernel) {
     v.launchGeometry = kernel->launchGeometry;
     v.runOnDevice = kernel->run;
     v.fusesStep = kernel->fusesStep;
+    v.kernelHandle = kernel->kernelHandle;
   } else {
     // Never called: without CUDA there is no GPU, so the row is unavailable.
     v.runOnDevice = [](Device&, const ConvProblem&, const float*, const float*, float*, const ConvEpilogue&) {
@@ -124,11 +136,20 @@ const bool registered = [] {
        "Shared-memory input tiles, with the weights in constant memory, broadcast to a whole warp in one read.",
        "Weight matrix in constant memory", "gpu/kernels/03_constant_weights.cu",
        CONVSCOPE_KERNEL_OF(kConstantWeightsKernel)},
-      {"gpu-unroll-gemm", "GPU unroll + GEMM",
+      {"gpu-unroll-gemm",
+       "GPU unroll + GEMM",
        "An unroll kernel writes the im2col matrix to global memory; a shared-memory tiled matrix multiply does the "
        "rest.",
-       "Input unrolling + tiled matrix multiply", "gpu/kernels/04_unroll_gemm.cu",
-       CONVSCOPE_KERNEL_OF(kUnrollGemmKernel)},
+       "Input unrolling + tiled matrix multiply",
+       "gpu/kernels/04_unroll_gemm.cu",
+       CONVSCOPE_KERNEL_OF(kUnrollGemmKernel),
+       false,
+       false,
+       {},
+       0,
+       "FP32",
+       1e-5,
+       unrolledMatrixTraffic},
       {"gpu-fused-unroll-gemm", "GPU fused unroll + GEMM",
        "The unroll happens while the matrix-multiply tiles are loaded: no unrolled matrix in global memory.",
        "Kernel fusion for unrolling and matrix multiply", "gpu/kernels/05_fused_unroll_gemm.cu",

@@ -84,7 +84,8 @@ QString applyLaunchOptions(MainWindow& window, const LaunchOptions& options) {
   if (!options.model.isEmpty()) window.loadModel(options.model);
   if (!waitForLoads(window) && !options.model.isEmpty()) return window.lastError();
   if (!options.variant.isEmpty() && !window.selectVariant(options.variant)) return window.lastError();
-  if (!options.bench.isEmpty() && !window.openBenchmark(options.bench)) return window.lastError();
+  for (const QString& bench : options.benches)
+    if (!window.openBenchmark(bench)) return window.lastError();
   for (const QString& file : options.files) {
     if (!window.openFile(file) || !waitForLoads(window)) return window.lastError();
     if (const QString error = waitForPicture(window); !error.isEmpty()) return error;

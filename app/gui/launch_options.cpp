@@ -25,7 +25,9 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   const QCommandLineOption index("index", "The test image to classify (0-9999).", "N");
   const QCommandLineOption variant("variant", "The kernel variant (see 'convscope-cli variants').", "V");
   const QCommandLineOption tab("tab", "The tab to show: " + MainWindow::tabNames().join(", ") + ".", "T");
-  const QCommandLineOption bench("bench", "A benchmark JSON to open in the timing tab.", "BENCH.json");
+  const QCommandLineOption bench(
+      "bench", "A benchmark JSON to open in the timing tab and on the roofline; repeat it to compare machines.",
+      "BENCH.json");
   const QCommandLineOption presentation("presentation", "Start in presentation mode (large fonts, high contrast).");
   const QCommandLineOption size("size", "Window size for --screenshot (default 1440x900).", "WxH");
   for (const auto& option :
@@ -53,7 +55,7 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   options->image = parser.value(image);
   options->variant = parser.value(variant);
   options->tab = parser.value(tab).toLower();
-  options->bench = parser.value(bench);
+  options->benches = parser.values(bench);
   options->presentation = parser.isSet(presentation);
   options->files = parser.positionalArguments();
 

@@ -18,7 +18,7 @@ struct LaunchOptions {
   int index = -1;  // test image
   QString variant;
   QString tab;
-  QString bench;  // a benchmark JSON to open in the timing tab
+  QStringList benches;  // benchmark JSONs to open: each on the roofline, the last in the timing tab
   bool presentation = false;
   QSize size{1440, 900};
   QStringList files;  // positional: models, images or benchmarks to open

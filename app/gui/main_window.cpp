@@ -32,6 +32,7 @@
 #include "ui/explain/conv_arithmetic_view.h"
 #include "ui/explain/kernel_weights_view.h"
 #include "ui/failures/confusion_view.h"
+#include "ui/gpumap/gpu_mapping_panel.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/input/dataset_browser.h"
 #include "ui/input/drawing_panel.h"
@@ -47,6 +48,7 @@
 #include "ui/model/model_summary_view.h"
 #include "ui/model/variant_selector.h"
 #include "ui/profile/profile_panel.h"
+#include "ui/roofline/roofline_panel.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
 
@@ -148,6 +150,12 @@ void MainWindow::buildLayout() {
   tabs_->addTab(arithmetic_, tr("Arithmetic"));
   tabs_->addTab(weights_, tr("Weights"));
   tabs_->addTab(confusion_, tr("Where it fails"));
+  gpuMapping_ = new ui::GpuMappingPanel(this);
+  roofline_ = new ui::RooflinePanel(this);
+  tabs_->addTab(gpuMapping_, tr("GPU mapping"));
+  tabs_->addTab(roofline_, tr("Roofline"));
+  connect(gpuMapping_, &ui::GpuMappingPanel::errorOccurred, this, &MainWindow::showError);
+  connect(roofline_, &ui::RooflinePanel::errorOccurred, this, &MainWindow::showError);
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
@@ -255,6 +263,7 @@ void MainWindow::connectWidgets() {
     inference_->setVariant(id.toStdString());
     profile_->setVariant(id);
     confusion_->setVariant(id);
+    gpuMapping_->setVariant(0, id.toStdString());  // the mapping's left side follows a GPU variant
     if (model_) summary_->showPlan(*model_, id.toStdString());
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
@@ -396,6 +405,11 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   arithmetic_->setModel(model_);
   weights_->setModel(model_);
   confusion_->setModel(model_);
+  try {
+    gpuMapping_->setModel(*model_);
+  } catch (const std::exception& e) {
+    showError(QString::fromStdString(e.what()));
+  }
   inference_->setModel(model_);
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
   dismissProblem(Problem::Model);
@@ -440,6 +454,7 @@ bool MainWindow::openBenchmark(const QString& path) {
     return false;
   }
   recent_->add(path);
+  roofline_->addReport(timing_->report(), QFileInfo(path).fileName());
   tabs_->setCurrentWidget(timing_);
   return true;
 }
@@ -494,16 +509,20 @@ bool MainWindow::selectVariant(const QString& id) {
 }
 
 QStringList MainWindow::tabNames() {
-  return {"explore", "draw", "timing", "profile", "model", "kernel", "arithmetic", "weights", "confusion"};
+  return {"explore",    "draw",    "timing",    "profile",     "model",    "kernel",
+          "arithmetic", "weights", "confusion", "gpu-mapping", "roofline", "staircase"};
 }
 
 bool MainWindow::selectTab(const QString& name) {
   const int tab = tabNames().indexOf(name.toLower());
   if (tab < 0) return false;
-  const QList<QWidget*> widgets = {explore_, explore_,    timing_,  profile_,  summary_,
-                                   userKernel_, arithmetic_, weights_, confusion_};
+  // Each name to its widget, so the order of the tabs may change; "draw" is the first tab's
+  // drawing, "roofline" and "staircase" the two sub-tabs of one tab.
+  const QList<QWidget*> widgets = {explore_,     explore_, timing_,    profile_,    summary_,  userKernel_,
+                                   arithmetic_, weights_, confusion_, gpuMapping_, roofline_, roofline_};
   tabs_->setCurrentWidget(widgets[tab]);
-  if (tabNames()[tab] == "draw") input_->showSource(ui::InputPanel::Source::Drawing);
+  if (name.toLower() == "draw") input_->showSource(ui::InputPanel::Source::Drawing);
+  if (widgets[tab] == roofline_) roofline_->showStaircase(name.toLower() == "staircase");
   return true;
 }
 
@@ -531,9 +550,9 @@ void MainWindow::showLeftColumnFor(QWidget* tab) {
   // Model, variant and picture feed the maps and the profile; the Timing tab has its own
   // variants. On a projector its charts need the whole width, so the column makes way there.
   // The views that show why want the width as much: the picture for the arithmetic is chosen in
-  // the first tab, and the weights and the confusion matrix need none.
-  left_->setVisible(
-      !(presentation() && (tab == timing_ || tab == arithmetic_ || tab == weights_ || tab == confusion_)));
+  // the first tab, and the weights, the confusion matrix, the mapping and the roofline need none.
+  left_->setVisible(!(presentation() && (tab == timing_ || tab == arithmetic_ || tab == weights_ ||
+                                         tab == confusion_ || tab == roofline_ || tab == gpuMapping_)));
 }
 
 bool MainWindow::presentation() const {

@@ -26,6 +26,8 @@ namespace convscope::ui {
 class ConfusionView;
 class ConvArithmeticView;
 class ErrorBanner;
+class GpuMappingPanel;
+class RooflinePanel;
 class FeatureMapView;
 class InferenceController;
 class InputPanel;
@@ -81,7 +83,8 @@ class MainWindow : public QMainWindow {
   bool selectTestImage(int index);
   bool selectVariant(const QString& id);
   bool selectTab(const QString& name);
-  static QStringList tabNames();  // explore, draw, timing, profile, model, arithmetic, weights, confusion
+  static QStringList tabNames();  // explore, draw, timing, profile, model, kernel, arithmetic, weights,
+                                  // confusion, gpu-mapping, roofline, staircase
   void setPresentation(bool on);
   bool presentation() const;
 
@@ -105,6 +108,8 @@ class MainWindow : public QMainWindow {
   ui::ConvArithmeticView* arithmetic() const { return arithmetic_; }
   ui::KernelWeightsView* kernelWeights() const { return weights_; }
   ui::ConfusionView* confusion() const { return confusion_; }
+  ui::GpuMappingPanel* gpuMapping() const { return gpuMapping_; }
+  ui::RooflinePanel* roofline() const { return roofline_; }
   QString deviceText() const;
 
  signals:
@@ -184,6 +189,8 @@ class MainWindow : public QMainWindow {
   QAction* presentationAction_;
   bool presenting_ = false;  // the menu's check mark flips before its slot runs: not a record of the mode
   Qt::WindowStates stateBeforePresentation_ = Qt::WindowNoState;
+  ui::GpuMappingPanel* gpuMapping_ = nullptr;  // made in buildLayout
+  ui::RooflinePanel* roofline_ = nullptr;
 };
 
 }  // namespace convscope::gui

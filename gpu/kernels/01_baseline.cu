@@ -59,6 +59,7 @@ std::vector<KernelLaunchGeometry> baselineGeometry(const ConvProblem& p) {
   g.kernel = "conv_baseline";
   g.gridX = flatGrid((p.outputElements() + kThreads - 1) / kThreads);
   g.blockX = kThreads;
+  g.order = BlockOrder::kFlatOutput;
   g.mapping =
       "thread t of block b computes output b*256+t of the flat N x M x H x W output, width fastest "
       "(grid-stride beyond the grid)";
@@ -74,8 +75,13 @@ void launchBaseline(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle baselineHandle(const ConvProblem&, size_t) {
+  return {reinterpret_cast<const void*>(&conv_baseline), 0};
+}
+
 }  // namespace
 
-extern const GpuKernel kBaselineKernel{nullptr, baselineGeometry, runWithoutEpilogue<launchBaseline>};
+extern const GpuKernel kBaselineKernel{nullptr, baselineGeometry, runWithoutEpilogue<launchBaseline>, nullptr,
+                                       baselineHandle};
 
 }  // namespace convscope::gpu

@@ -138,6 +138,7 @@ std::vector<KernelLaunchGeometry> tiledSharedGeometry(const ConvProblem& p) {
   g.blockY = kTile;
   g.tileHeight = kTile;
   g.tileWidth = kTile;
+  g.order = BlockOrder::kMapTiles;
   g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
   g.mapping =
       "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "
@@ -162,9 +163,13 @@ void launchTiledShared(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle tiledSharedHandle(const ConvProblem& p, size_t) {
+  return {reinterpret_cast<const void*>(&conv_tiled_shared<kTile>), tiledSharedGeometry(p).front().sharedBytes};
+}
+
 }  // namespace
 
 extern const GpuKernel kTiledSharedKernel{tiledSharedUnsupported, tiledSharedGeometry,
-                                          runWithoutEpilogue<launchTiledShared>};
+                                          runWithoutEpilogue<launchTiledShared>, nullptr, tiledSharedHandle};
 
 }  // namespace convscope::gpu

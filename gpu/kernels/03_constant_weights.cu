@@ -147,6 +147,7 @@ std::vector<KernelLaunchGeometry> constantWeightsGeometry(const ConvProblem& p) 
   g.blockY = kTile;
   g.tileHeight = kTile;
   g.tileWidth = kTile;
+  g.order = BlockOrder::kMapTiles;
   g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
   g.mapping =
       "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "
@@ -178,9 +179,14 @@ void launchConstantWeights(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle constantWeightsHandle(const ConvProblem& p, size_t) {
+  return {reinterpret_cast<const void*>(&conv_constant_weights<kTile>), constantWeightsGeometry(p).front().sharedBytes};
+}
+
 }  // namespace
 
 extern const GpuKernel kConstantWeightsKernel{constantWeightsUnsupported, constantWeightsGeometry,
-                                              runWithoutEpilogue<launchConstantWeights>};
+                                              runWithoutEpilogue<launchConstantWeights>, nullptr,
+                                              constantWeightsHandle};
 
 }  // namespace convscope::gpu

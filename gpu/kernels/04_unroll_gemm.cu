@@ -164,6 +164,7 @@ KernelLaunchGeometry matmulGeometry(const char* kernel, int64_t cols, int outCha
   g.blockX = kThreads;
   g.tileHeight = rows.rowsPerTile;  // output maps per block
   g.tileWidth = kTileCols;          // columns (image, output pixel) per block
+  g.order = BlockOrder::kMatrixTiles;
   g.sharedBytes = int64_t{kTileK} * (kTileCols + rows.rowsPerTile) * static_cast<int64_t>(sizeof(float));
   g.mapping = "one block per (" + std::to_string(rows.rowsPerTile) + " output maps x " + std::to_string(kTileCols) +
               " columns) tile of the output matrix (columns: the unrolled X matrix), the map tile fastest; thread t "
@@ -258,9 +259,23 @@ void launchUnrollGemm(const ConvLaunch& l) {
   }
 }
 
+// The instantiation launchMatmul picks for `rowsPerTile` maps per block.
+template <int TileRows = 4>
+const void* matmulFunction(int rowsPerTile) {
+  if constexpr (TileRows < kMaxTileRows) {
+    if (rowsPerTile > TileRows) return matmulFunction<TileRows + 4>(rowsPerTile);
+  }
+  return reinterpret_cast<const void*>(&conv_unroll_matmul<TileRows>);
+}
+
+KernelHandle unrollGemmHandle(const ConvProblem& p, size_t index) {
+  if (index == 0) return {reinterpret_cast<const void*>(&conv_unroll_input), 0};
+  return {matmulFunction(rowTilingOf(p.outChannels).rowsPerTile), 0};
+}
+
 }  // namespace
 
 extern const GpuKernel kUnrollGemmKernel{unrollGemmUnsupported, unrollGemmGeometry,
-                                         runWithoutEpilogue<launchUnrollGemm>};
+                                         runWithoutEpilogue<launchUnrollGemm>, nullptr, unrollGemmHandle};
 
 }  // namespace convscope::gpu

@@ -165,6 +165,7 @@ KernelLaunchGeometry matmulGeometry(const char* kernel, int64_t cols, int outCha
   g.blockX = kThreads;
   g.tileHeight = rows.rowsPerTile;  // output maps per block
   g.tileWidth = kTileCols;          // columns (image, output pixel) per block
+  g.order = BlockOrder::kMatrixTiles;
   g.sharedBytes = int64_t{kTileK} * (kTileCols + rows.rowsPerTile) * static_cast<int64_t>(sizeof(float));
   g.mapping = "one block per (" + std::to_string(rows.rowsPerTile) + " output maps x " + std::to_string(kTileCols) +
               " columns) tile of the output matrix (columns: one per output pixel of each image; the tile of unrolled "
@@ -197,9 +198,23 @@ void launchFusedUnrollGemm(const ConvLaunch& l) {
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+// The instantiation launchMatmul picks for `rowsPerTile` maps per block.
+template <int TileRows = 4>
+const void* matmulFunction(int rowsPerTile) {
+  if constexpr (TileRows < kMaxTileRows) {
+    if (rowsPerTile > TileRows) return matmulFunction<TileRows + 4>(rowsPerTile);
+  }
+  return reinterpret_cast<const void*>(&conv_fused_unroll_matmul<TileRows>);
+}
+
+KernelHandle fusedUnrollGemmHandle(const ConvProblem& p, size_t index) {
+  (void)index;  // one launch
+  return {matmulFunction(rowTilingOf(p.outChannels).rowsPerTile), 0};
+}
+
 }  // namespace
 
-extern const GpuKernel kFusedUnrollGemmKernel{nullptr, fusedUnrollGemmGeometry,
-                                              runWithoutEpilogue<launchFusedUnrollGemm>};
+extern const GpuKernel kFusedUnrollGemmKernel{
+    nullptr, fusedUnrollGemmGeometry, runWithoutEpilogue<launchFusedUnrollGemm>, nullptr, fusedUnrollGemmHandle};
 
 }  // namespace convscope::gpu

@@ -133,6 +133,7 @@ KernelLaunchGeometry geometryOf(const ConvProblem& p, const EpilogueArgs& e) {
   g.kernel = "conv_fused_epilogue";
   g.gridX = flatGrid((int64_t{p.batch} * p.outChannels * e.outHeight * e.outWidth + kThreads - 1) / kThreads);
   g.blockX = kThreads;
+  g.order = BlockOrder::kFlatOutput;  // over the pooled output when it pools
   g.mapping =
       "thread t of block b computes output b*256+t of the flat N x M x H x W output of the last op it "
       "applies (the pooling's when it has one), from the conv values of its window, with bias and "
@@ -158,8 +159,13 @@ void runFusedEpilogue(Device& device, const ConvProblem& p, const float* input, 
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 
+KernelHandle fusedEpilogueHandle(const ConvProblem&, size_t) {
+  return {reinterpret_cast<const void*>(&conv_fused_epilogue), 0};
+}
+
 }  // namespace
 
-extern const GpuKernel kFusedEpilogueKernel{nullptr, fusedEpilogueGeometry, runFusedEpilogue};
+extern const GpuKernel kFusedEpilogueKernel{nullptr, fusedEpilogueGeometry, runFusedEpilogue, nullptr,
+                                            fusedEpilogueHandle};
 
 }  // namespace convscope::gpu

@@ -40,15 +40,33 @@ struct VariantRequirements {
   std::string describe() const;
 };
 
+// How a kernel's block and thread indices reach the output, in a form the GPU mapping view can
+// compute with (the `mapping` words say the same for people). Blocks are listed in the order
+// below and run grid-stride: block b of the list runs as blockIdx.x = b % gridX.
+enum class BlockOrder {
+  kNotDescribed,  // cuDNN's own kernels, persistent grids that take work at run time, helper kernels
+  // Block b, thread t: element b * threadsPerBlock + t of the flat N x M x H x W output.
+  kFlatOutput,
+  // Blocks (image, tile row, tile column, output map), the map fastest; a block computes a
+  // tileHeight x tileWidth patch of one map, thread (x, y) its output (x, y) (the input tile it
+  // stages: ((tile - 1) * stride + kernel) per side, the halo included).
+  kMapTiles,
+  // The output as a matrix (rows: output maps; columns: (image, oh, ow) flat): blocks (column
+  // tile, map tile), the map tile fastest; a block computes tileHeight maps x tileWidth columns,
+  // thread t the columns t, t + threadsPerBlock, ... of it.
+  kMatrixTiles,
+};
+
 // One kernel launch of a variant for one layer: what the GPU mapping view draws. A variant may
 // launch several kernels per layer (an unroll kernel, then a matrix multiply).
 struct KernelLaunchGeometry {
   std::string kernel;  // the __global__ function
   int gridX = 1, gridY = 1, gridZ = 1;
   int blockX = 1, blockY = 1, blockZ = 1;
-  int tileHeight = 0, tileWidth = 0;  // outputs one block computes (0: not tiled over the map)
-  int64_t sharedBytes = 0;            // per block, static and dynamic
-  std::string mapping;                // how grid and block indices map to the output, in words
+  int tileHeight = 0, tileWidth = 0;             // outputs one block computes (0: not tiled over the map)
+  int64_t sharedBytes = 0;                       // per block, static and dynamic
+  std::string mapping;                           // how grid and block indices map to the output, in words
+  BlockOrder order = BlockOrder::kNotDescribed;  // the same, for the mapping view to compute with
 
   int64_t threadsPerBlock() const { return int64_t{blockX} * blockY * blockZ; }
   int64_t blocks() const { return int64_t{gridX} * gridY * gridZ; }
@@ -72,6 +90,13 @@ struct NetworkRun {
   float* output = nullptr;  // images x classes: probabilities with the network's softmax, else scores
 };
 
+// A kernel as the CUDA runtime knows it, for its occupancy API: the __global__ function (opaque
+// here: the core names no CUDA) and the dynamic shared memory it is launched with.
+struct KernelHandle {
+  const void* function = nullptr;
+  int64_t dynamicSharedBytes = 0;
+};
+
 struct ConvVariant {
   std::string id;           // what users type: --variant <id>
   std::string displayName;  // what charts and the GUI show
@@ -93,6 +118,11 @@ struct ConvVariant {
   // "3xTF32"), and the normwise relative error against a double-precision reference that the
   // tests allow it: 1e-5 for FP32 products; TF32 rounds both factors to 11 significant bits
   // (2^-11 each), ~2^-10 a product: 2e-3 (the course layers measure 1e-4 to 3e-4).
+  // Bytes it writes to global memory and reads back beyond the compulsory traffic (input,
+  // weights and output once), e.g. an unrolled matrix; the roofline's intensity counts them.
+  // Null: none.
+  std::function<int64_t(const ConvProblem&)> scratchBytes;
+
   std::string arithmetic = "FP32";
   double relativeTolerance = 1e-5;
 
@@ -101,6 +131,9 @@ struct ConvVariant {
   std::function<std::string(const ConvProblem&)> unsupportedReason;
   // How it launches `problem` on a GPU; null for CPU variants.
   std::function<std::vector<KernelLaunchGeometry>(const ConvProblem&)> launchGeometry;
+  // GPU variants of a CUDA build: the kernel of launch `index` of launchGeometry(problem), for
+  // the occupancy the CUDA runtime reports (gpu_platform.h); null, or a null function: unknown.
+  std::function<KernelHandle(const ConvProblem&, size_t index)> kernelHandle;
   // CPU variants: the backend on host pointers.
   std::function<std::unique_ptr<ConvBackend>()> createHostBackend;
   // GPU variants: enqueue the convolution on `device` (device pointers). With an epilogue, only

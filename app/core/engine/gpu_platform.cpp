@@ -28,6 +28,11 @@ const GpuInfo& gpuInfo() {
   return info;
 }
 
+std::optional<KernelOccupancy> kernelOccupancy(const KernelHandle& kernel, int threadsPerBlock) {
+  if (!kernel.function || !gpuInfo().usable || !installed().occupancy) return std::nullopt;
+  return installed().occupancy(kernel, threadsPerBlock);
+}
+
 std::unique_ptr<Device> createGpuDevice() {
   if (!gpuInfo().usable) throw Error("no GPU can be used: " + gpuInfo().unusableReason);
   return installed().makeDevice();

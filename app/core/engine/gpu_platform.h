@@ -7,8 +7,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "app/core/conv/variant_table.h"
 #include "app/core/engine/device.h"
 
 namespace convscope {
@@ -27,9 +29,19 @@ struct GpuInfo {
   std::string cudnnVersion;  // "9.13.0", or "" when the build has no cuDNN
 };
 
+// What the CUDA runtime reports for one kernel at one block size (cudaFuncGetAttributes,
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor): the GPU mapping view's measured figures.
+struct KernelOccupancy {
+  int registersPerThread = 0;
+  int blocksPerSm = 0;
+  double occupancy = 0.0;  // active warps over the multiprocessor's maximum
+};
+
 struct GpuPlatform {
   std::function<GpuInfo()> query;                       // called once
   std::function<std::unique_ptr<Device>()> makeDevice;  // only when query() said usable
+  // Optional: the occupancy of `kernel` launched with `threadsPerBlock`; nullopt when unknown.
+  std::function<std::optional<KernelOccupancy>(const KernelHandle& kernel, int threadsPerBlock)> occupancy;
 };
 
 // Installed before main() by gpu/; a second installation replaces the first.
@@ -37,6 +49,10 @@ void installGpuPlatform(GpuPlatform platform);
 
 // Queried once and cached; safe to call from any thread.
 const GpuInfo& gpuInfo();
+
+// The runtime's figures for a kernel, when a GPU is usable and the platform can say; else nullopt
+// (the caller estimates from the launch geometry).
+std::optional<KernelOccupancy> kernelOccupancy(const KernelHandle& kernel, int threadsPerBlock);
 
 // The engine's Device on the GPU. Throws convscope::Error with the reason when none can be used.
 std::unique_ptr<Device> createGpuDevice();

@@ -1,0 +1,79 @@
+// The roofline: every conv layer of every variant as a point (arithmetic intensity from the bytes
+// the variant moves, against achieved FLOP/s, both axes logarithmic) under its device's roofs
+// (memory bandwidth, then the FP32 and TF32 tensor-core peaks), with each point's × of its floor
+// beside it. Several benchmark files overlay, one marker shape per machine, the machine named in
+// the legend: an H100, a laptop GPU and a CPU on one chart. Clicking a point selects it and says
+// what it is.
+#pragma once
+
+#include <qcustomplot.h>
+
+#include <memory>
+#include <vector>
+
+#include "app/core/engine/benchmark.h"
+#include "ui/charts/roofline_points.h"
+
+namespace convscope::ui {
+
+struct RooflineMachine {
+  std::shared_ptr<const BenchmarkReport> report;
+  QString label;  // the legend's name for it: the device, and the file where two share one
+};
+
+class RooflineChart : public QCustomPlot {
+  Q_OBJECT
+
+ public:
+  explicit RooflineChart(QWidget* parent = nullptr);
+
+  void setMachines(std::vector<RooflineMachine> machines);
+  const std::vector<RooflineMachine>& machines() const { return machines_; }
+  // `layer`: a conv layer's index, or -1 for every layer; `batch`: 0 for each file's largest.
+  void setLayer(int layer);
+  void setBatch(int batch);
+
+  struct Plotted {
+    int machine = 0;
+    RooflinePoint point;
+  };
+  const std::vector<Plotted>& points() const { return points_; }
+  // The point drawn nearest `position` (widget pixels) within a few pixels, else -1.
+  int pointAt(const QPoint& position) const;
+  // Where a point is drawn, in widget pixels (tests click there).
+  QPoint pointPosition(int index) const;
+  void selectPoint(int index);
+  int selectedPoint() const { return selected_; }
+  QString pointText(int index) const;
+  int roofCount() const { return roofs_; }
+  QString titleText() const;
+
+  QSize minimumSizeHint() const override { return {240, 200}; }
+
+ signals:
+  void pointSelected(int index, const QString& text);
+
+ protected:
+  bool event(QEvent* event) override;
+  void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+
+ private:
+  void rebuild();
+  void restyle();
+  int batchFor(const BenchmarkReport& report) const;
+
+  std::vector<RooflineMachine> machines_;
+  int layer_ = -1;
+  int batch_ = 0;
+  std::vector<Plotted> points_;
+  int selected_ = -1;
+  int roofs_ = 0;
+  QStringList titleParts_;
+  QCPTextElement* title_;
+  QCPItemTracer* marker_ = nullptr;
+  QCPItemText* selectedLabel_ = nullptr;
+};
+
+}  // namespace convscope::ui
