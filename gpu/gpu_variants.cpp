@@ -55,9 +55,9 @@ struct Row {
   int tensorCoresOfCompute = 0;              // needs tensor cores of this compute capability (x10)
   const char* arithmetic = "FP32";
   double relativeTolerance = 1e-5;
-  bool wholeNetwork = false;  // its kernel runs whole networks, through `network`
-  const GpuNetworkKernel* network = nullptr;
   int64_t (*scratchBytes)(const ConvProblem&) = nullptr;  // ConvVariant::scratchBytes
+  bool wholeNetwork = false;                              // its kernel runs whole networks, through `network`
+  const GpuNetworkKernel* network = nullptr;
 };
 
 // The unroll kernel writes X_unroll (C*K*K rows x N*H_out*W_out columns) to global memory and the
@@ -216,6 +216,7 @@ const bool registered = [] {
        0,
        "FP32",
        1e-5,
+       /*scratchBytes=*/nullptr,
        /*wholeNetwork=*/true,
        CONVSCOPE_NETWORK_KERNEL_OF(kWholeNetworkNetwork)},
   };

@@ -1,5 +1,6 @@
 #include "gpu/user_kernel.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -155,15 +156,26 @@ void launchUserKernel(LoadedUserKernel& loaded, Device& device, const ConvProble
   const std::lock_guard lock(loaded.mutex);
   if (const std::string reason = loaded.launch.unsupportedReason(p); !reason.empty())
     throw Error(loaded.file + ": " + reason);
-  const KernelLaunchGeometry g = loaded.launch.geometry(p);
-  ConvShape shape{p.batch,       p.inChannels, p.inHeight,     p.inWidth,     p.outChannels,
-                  p.outHeight(), p.outWidth(), p.kernelHeight, p.kernelWidth, p.strideHeight,
-                  p.strideWidth, p.padTop,     p.padLeft};
-  void* args[] = {&input, &weights, &output, &shape};
+  // The grid's z covers image x output channel, at most 65,535: a larger batch goes in chunks of
+  // images, each launch seeing its chunk as the whole batch (the contract's shape.batch).
+  const int chunk = std::max(1, std::min(p.batch, 65535 / std::max(1, p.outChannels)));
+  const int64_t inPerImage = int64_t{p.inChannels} * p.inHeight * p.inWidth;
+  const int64_t outPerImage = int64_t{p.outChannels} * p.outHeight() * p.outWidth();
   const cudaKernel_t kernel = loaded.get();
-  CONVSCOPE_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(g.gridX, g.gridY, g.gridZ),
-                                        dim3(g.blockX, g.blockY, 1), args, 0, contextOf(device).stream()));
-  CONVSCOPE_CUDA_CHECK_LAUNCH();
+  for (int first = 0; first < p.batch; first += chunk) {
+    ConvProblem part = p;
+    part.batch = std::min(chunk, p.batch - first);
+    const KernelLaunchGeometry g = loaded.launch.geometry(part);
+    ConvShape shape{part.batch,       part.inChannels, part.inHeight,     part.inWidth,     part.outChannels,
+                    part.outHeight(), part.outWidth(), part.kernelHeight, part.kernelWidth, part.strideHeight,
+                    part.strideWidth, part.padTop,     part.padLeft};
+    const float* in = input + first * inPerImage;
+    float* out = output + first * outPerImage;
+    void* args[] = {&in, &weights, &out, &shape};
+    CONVSCOPE_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(g.gridX, g.gridY, g.gridZ),
+                                          dim3(g.blockX, g.blockY, 1), args, 0, contextOf(device).stream()));
+    CONVSCOPE_CUDA_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace

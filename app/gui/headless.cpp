@@ -12,8 +12,8 @@
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/export.h"
 #include "ui/inference/inference_controller.h"
-#include "ui/kernel/user_kernel_panel.h"
 #include "ui/jobs/job_runner.h"
+#include "ui/kernel/user_kernel_panel.h"
 
 namespace convscope::gui {
 namespace {

@@ -518,7 +518,7 @@ bool MainWindow::selectTab(const QString& name) {
   if (tab < 0) return false;
   // Each name to its widget, so the order of the tabs may change; "draw" is the first tab's
   // drawing, "roofline" and "staircase" the two sub-tabs of one tab.
-  const QList<QWidget*> widgets = {explore_,     explore_, timing_,    profile_,    summary_,  userKernel_,
+  const QList<QWidget*> widgets = {explore_,    explore_, timing_,    profile_,    summary_,  userKernel_,
                                    arithmetic_, weights_, confusion_, gpuMapping_, roofline_, roofline_};
   tabs_->setCurrentWidget(widgets[tab]);
   if (name.toLower() == "draw") input_->showSource(ui::InputPanel::Source::Drawing);
@@ -551,8 +551,8 @@ void MainWindow::showLeftColumnFor(QWidget* tab) {
   // variants. On a projector its charts need the whole width, so the column makes way there.
   // The views that show why want the width as much: the picture for the arithmetic is chosen in
   // the first tab, and the weights, the confusion matrix, the mapping and the roofline need none.
-  left_->setVisible(!(presentation() && (tab == timing_ || tab == arithmetic_ || tab == weights_ ||
-                                         tab == confusion_ || tab == roofline_ || tab == gpuMapping_)));
+  left_->setVisible(!(presentation() && (tab == timing_ || tab == arithmetic_ || tab == weights_ || tab == confusion_ ||
+                                         tab == roofline_ || tab == gpuMapping_)));
 }
 
 bool MainWindow::presentation() const {

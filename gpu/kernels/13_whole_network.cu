@@ -41,8 +41,8 @@ static_assert(kThreads % 32 == 0 && kImagesPerBlock <= kThreads / 32, "one warp 
 struct ConvArgs {
   int inChannels, inHeight, inWidth, outChannels;
   int kernelHeight, kernelWidth, strideHeight, strideWidth, padTop, padLeft;
-  int activation;  // -1: none, else an Activation
-  int pool;        // 0: none, 1: max, 2: average
+  int activation;                                                // -1: none, else an Activation
+  int pool;                                                      // 0: none, 1: max, 2: average
   int poolHeight, poolWidth, poolStrideHeight, poolStrideWidth;  // 1, 1, 1, 1 without a pooling
   int outHeight, outWidth;                                       // after the pooling
   const float* bias;                                             // nullptr: none
@@ -150,8 +150,8 @@ __device__ void denseLayer(const DenseArgs& d, const float* __restrict__ in, int
   for (int o = warp; o < d.outputs; o += warps) {
     float acc[kImagesPerBlock] = {};
     for (int i = lane; i < d.inputs; i += 32) {
-      const float w = d.transposed ? __ldg(d.weights + int64_t{o} * d.inputs + i)
-                                   : __ldg(d.weights + int64_t{i} * d.outputs + o);
+      const float w =
+          d.transposed ? __ldg(d.weights + int64_t{o} * d.inputs + i) : __ldg(d.weights + int64_t{i} * d.outputs + o);
 #pragma unroll
       for (int b = 0; b < kImagesPerBlock; ++b) acc[b] += w * in[b * inStride + i];
     }
@@ -187,8 +187,8 @@ __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, co
     } else {
       const uint8_t* bytes = a.bytes + image * a.byteHeight * a.byteWidth;
       for (int i = threadIdx.x; i < inputPlane; i += blockDim.x)
-        maps[0][i] = resizedBytePixel(bytes, a.byteWidth, a.rowTaps, a.colTaps, sameSize, i / a.inputWidth,
-                                      i % a.inputWidth);
+        maps[0][i] =
+            resizedBytePixel(bytes, a.byteWidth, a.rowTaps, a.colTaps, sameSize, i / a.inputWidth, i % a.inputWidth);
     }
     __syncthreads();  // the weights and the image are in place
     for (int l = 0; l < a.convCount; ++l) {

@@ -39,10 +39,10 @@ TEST(GpuImageBytes, ResizeGivesTheHostsBitsInEveryChunk) {
     int count, height, width, outHeight, outWidth;
   };
   // 2,500 images: three chunks, the last one partial; sizes up, down, odd and unchanged.
-  for (const Case c : {Case{2500, 28, 28, 48, 48}, Case{7, 28, 28, 28, 28}, Case{33, 13, 31, 48, 20},
-                       Case{5, 40, 40, 17, 17}}) {
-    SCOPED_TRACE(std::to_string(c.height) + "x" + std::to_string(c.width) + " -> " + std::to_string(c.outHeight) +
-                 "x" + std::to_string(c.outWidth));
+  for (const Case c :
+       {Case{2500, 28, 28, 48, 48}, Case{7, 28, 28, 28, 28}, Case{33, 13, 31, 48, 20}, Case{5, 40, 40, 17, 17}}) {
+    SCOPED_TRACE(std::to_string(c.height) + "x" + std::to_string(c.width) + " -> " + std::to_string(c.outHeight) + "x" +
+                 std::to_string(c.outWidth));
     const std::vector<uint8_t> bytes = randomBytes(static_cast<size_t>(c.count) * c.height * c.width, 7u + c.count);
     const Tensor expected = batchFromBytes(bytes.data(), c.count, c.height, c.width, c.outHeight, c.outWidth);
     DeviceTensor got = device->uploadImageBytes(bytes.data(), c.count, c.height, c.width, c.outHeight, c.outWidth);
@@ -51,7 +51,8 @@ TEST(GpuImageBytes, ResizeGivesTheHostsBitsInEveryChunk) {
     ASSERT_EQ(host.shape(), expected.shape());
     for (int64_t i = 0; i < host.size(); ++i) {
       float a = host[i], b = expected[i];
-      ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0) << "element " << i << ": " << a << " on the GPU, " << b << " on the host";
+      ASSERT_EQ(std::memcmp(&a, &b, sizeof a), 0)
+          << "element " << i << ": " << a << " on the GPU, " << b << " on the host";
     }
     // The two-step form a recording uses gives the same values. Its output most likely reuses the
     // memory freed just before, poisoned with NaN: an element it never wrote fails.

@@ -72,7 +72,8 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   result.childOutput = child.output;
   if (progress) progress(child.output);
 
-  json j;
+  // No file (the child was stopped before it wrote one) or a broken one: an empty result.
+  json j = json::object();
   if (std::ifstream in(out); in) {
     try {
       in >> j;
@@ -80,6 +81,7 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
       j = json::object();  // the child died while writing it
     }
   }
+  if (!j.is_object()) j = json::object();
   std::error_code ignored;
   std::filesystem::remove(out, ignored);
   result.stage = j.value("stage", std::string("start"));

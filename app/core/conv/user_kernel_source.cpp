@@ -43,9 +43,9 @@ std::string UserKernelLaunch::unsupportedReason(const ConvProblem& problem) cons
            " (CONVSCOPE_MAX_KERNEL)";
   if (maxStride > 0 && (problem.strideHeight > maxStride || problem.strideWidth > maxStride))
     return "the kernel file handles strides up to " + std::to_string(maxStride) + " (CONVSCOPE_MAX_STRIDE)";
-  const int64_t planes = int64_t{problem.batch} * problem.outChannels;
-  if (planes > 65535)
-    return "batch x output channels = " + std::to_string(planes) + " exceeds the grid's 65,535 z blocks";
+  // The launcher splits a batch so that images x output channels stays within the grid's z.
+  if (problem.outChannels > 65535)
+    return std::to_string(problem.outChannels) + " output channels exceed the grid's 65,535 z blocks";
   return {};
 }
 

@@ -164,10 +164,16 @@ const ConvVariant& fallbackConvVariant(const ConvVariant& selected, const ConvPr
     return v.id != selected.id && v.runsOnGpu() == selected.runsOnGpu() && v.unsupportedReasonFor(problem).empty() &&
            (!selectedRunsHere || v.unavailableReason().empty());
   };
-  for (auto it = std::make_reverse_iterator(self); it != rows.rend(); ++it)
-    if (computes(*it)) return *it;
-  for (auto it = self; it != rows.end(); ++it)
-    if (computes(*it)) return *it;
+  // The same arithmetic first (an FP32 variant's layers stay FP32), then any.
+  for (const bool sameArithmetic : {true, false}) {
+    const auto takes = [&](const ConvVariant& v) {
+      return computes(v) && (!sameArithmetic || v.arithmetic == selected.arithmetic);
+    };
+    for (auto it = std::make_reverse_iterator(self); it != rows.rend(); ++it)
+      if (takes(*it)) return *it;
+    for (auto it = self; it != rows.end(); ++it)
+      if (takes(*it)) return *it;
+  }
   // A shape no GPU kernel computes (a grouped or dilated convolution): the nearest CPU variant,
   // the layer's values copying to the host and back.
   if (selected.runsOnGpu())

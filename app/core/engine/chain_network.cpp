@@ -106,7 +106,8 @@ ChainNetwork read(const Model& model) {
     network.convs.push_back(layer);
   }
   if (network.convs.empty())
-    throw Error(chain.done() ? "the model has no convolution" : ChainReader::describe(chain.peek()) + " comes before any Conv");
+    throw Error(chain.done() ? "the model has no convolution"
+                             : ChainReader::describe(chain.peek()) + " comes before any Conv");
 
   // The flatten: a Flatten or Reshape to one row per image, which moves no value.
   skipIdentities(chain, &flops);

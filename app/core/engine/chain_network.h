@@ -17,9 +17,9 @@
 namespace convscope {
 
 struct ChainConv {
-  ConvProblem problem;          // for one image (batch 1)
-  std::string weights, bias;    // names in Model::weights; bias "" when the Conv has none
-  ConvEpilogue epilogue;        // the activation and pooling after it (bias pointer unset)
+  ConvProblem problem;                    // for one image (batch 1)
+  std::string weights, bias;              // names in Model::weights; bias "" when the Conv has none
+  ConvEpilogue epilogue;                  // the activation and pooling after it (bias pointer unset)
   int pooledHeight = 0, pooledWidth = 0;  // its output after the pooling (the conv's without one)
 };
 
@@ -31,7 +31,7 @@ struct ChainDense {
 };
 
 struct ChainNetwork {
-  std::vector<size_t> nodes;  // every node of the model, in order: the one stage that runs them
+  std::vector<size_t> nodes;            // every node of the model, in order: the one stage that runs them
   int inputHeight = 0, inputWidth = 0;  // the model's input, one channel
   std::vector<ChainConv> convs;
   std::vector<ChainDense> dense;
