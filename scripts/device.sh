@@ -10,7 +10,7 @@
 # Stages can be chosen: STAGES="test sanitize bench ncu" (default: test sanitize bench); the ncu
 # stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
-# PYTORCH=0 leaves out PyTorch's reference figures.
+# PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/device-out}"
@@ -67,7 +67,7 @@ grep -- '-- fallback' "$LOGS/plans.txt" | sort | uniq -c | head -5
 
 if stage test; then
   # The ONNX conformance cases come from a Debian package that is not carried.
-  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" ctest --test-dir "$build" --output-on-failure -j 6 -E "Conformance" \
+  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" ctest --test-dir "$build" --output-on-failure -j 6 -E "Conformance" ${TESTS:+-R "$TESTS"} \
     >"$LOGS/ctest.log" 2>&1 || status=1
   grep -E "tests passed|Failed|\*\*\*|Not Run" "$LOGS/ctest.log" | head -40
   grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: (GpuWindow|Profile\.AGpu)[^ ]* +\.+ +Passed" "$LOGS/ctest.log" |

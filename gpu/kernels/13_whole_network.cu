@@ -9,7 +9,8 @@
 //
 // Mapping: one block per kImagesPerBlock images. Conv layer: a thread computes kChannelsPerThread
 // output channels at one pooled position, every conv value of its pooling window at once, so each
-// input value read from shared memory feeds up to 16 multiply-adds and each weight 4. Fully
+// input value read from shared memory feeds 4 multiply-adds and each 16-byte weight load up to
+// 16; a window inside the input skips the padding checks. Fully
 // connected layer: a warp per output neuron, its lanes splitting the inputs (coalesced weight
 // rows), for all the block's images at once, then a shuffle reduction.
 #include <cfloat>
@@ -83,46 +84,78 @@ __device__ float activate(int kind, float x) {
   return x;
 }
 
+// A conv layer's weights as the kernel keeps them: tap-major, [inChannel][ky][kx][outChannel]
+// with the channels padded to a multiple of kChannelsPerThread (zeros), so a thread's channels at
+// one tap are one aligned 16-byte load, the same for the whole warp (a broadcast).
+__host__ __device__ inline int paddedChannels(int channels) {
+  return (channels + kChannelsPerThread - 1) / kChannelsPerThread * kChannelsPerThread;
+}
+
+__global__ void packConvWeightsKernel(const float* __restrict__ weights, int outChannels, int taps,
+                                      float* __restrict__ packed) {
+  const int padded = paddedChannels(outChannels);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < taps * padded; i += gridDim.x * blockDim.x) {
+    const int tap = i / padded, channel = i % padded;
+    packed[i] = channel < outChannels ? weights[channel * taps + tap] : 0.0f;
+  }
+}
+
+// The conv values of one thread's pooling window (kPoolH x kPoolW conv positions) for its
+// kChannelsPerThread channels. kChecked: some tap of the window falls in the padding.
+template <int kPoolH, int kPoolW, bool kChecked>
+__device__ void convWindow(const ConvArgs& c, const float* __restrict__ in, const float* __restrict__ weights,
+                           int firstChannel, int py, int px, float (&acc)[kMaxPoolWindow][kMaxPoolWindow][4]) {
+  const int padded = paddedChannels(c.outChannels);
+  const int top = py * c.poolStrideHeight * c.strideHeight - c.padTop;
+  const int left = px * c.poolStrideWidth * c.strideWidth - c.padLeft;
+  const int plane = c.inHeight * c.inWidth;
+  for (int ic = 0; ic < c.inChannels; ++ic) {
+    const float* source = in + ic * plane;
+    const float* w = weights + ic * c.kernelHeight * c.kernelWidth * padded + firstChannel;
+    for (int ky = 0; ky < c.kernelHeight; ++ky)
+      for (int kx = 0; kx < c.kernelWidth; ++kx, w += padded) {
+        const float4 w4 = *reinterpret_cast<const float4*>(w);
+#pragma unroll
+        for (int wy = 0; wy < kPoolH; ++wy)
+#pragma unroll
+          for (int wx = 0; wx < kPoolW; ++wx) {
+            const int iy = top + wy * c.strideHeight + ky;
+            const int ix = left + wx * c.strideWidth + kx;
+            float v;
+            if (kChecked)
+              v = iy >= 0 && iy < c.inHeight && ix >= 0 && ix < c.inWidth ? source[iy * c.inWidth + ix] : 0.0f;
+            else
+              v = source[iy * c.inWidth + ix];
+            acc[wy][wx][0] += v * w4.x;
+            acc[wy][wx][1] += v * w4.y;
+            acc[wy][wx][2] += v * w4.z;
+            acc[wy][wx][3] += v * w4.w;
+          }
+      }
+  }
+}
+
 // One conv layer of one image, shared memory to shared memory, with its epilogue.
+template <int kPoolH, int kPoolW>
 __device__ void convLayer(const ConvArgs& c, const float* __restrict__ in, const float* __restrict__ weights,
                           float* __restrict__ out) {
+  static_assert(kChannelsPerThread == 4, "a thread's channels are one float4 of weights");
   const int groups = (c.outChannels + kChannelsPerThread - 1) / kChannelsPerThread;
   const int positions = c.outHeight * c.outWidth;
-  const int taps = c.kernelHeight * c.kernelWidth;
-  const int channelStride = c.inChannels * taps;  // between two output channels' weights
   for (int item = threadIdx.x; item < groups * positions; item += blockDim.x) {
     const int firstChannel = (item / positions) * kChannelsPerThread;
     const int py = (item % positions) / c.outWidth;
     const int px = item % c.outWidth;
-    // The conv values of the pooling window: (wy, wx) at conv position (py * stride + wy, ...).
-    float acc[kMaxPoolWindow][kMaxPoolWindow][kChannelsPerThread] = {};
-    // Channels past the last are computed from the last one's weights and never stored.
-    int channelBase[kChannelsPerThread];
-#pragma unroll
-    for (int k = 0; k < kChannelsPerThread; ++k)
-      channelBase[k] = min(firstChannel + k, c.outChannels - 1) * channelStride;
-    for (int ic = 0; ic < c.inChannels; ++ic) {
-      const float* plane = in + ic * c.inHeight * c.inWidth;
-      for (int ky = 0; ky < c.kernelHeight; ++ky)
-        for (int kx = 0; kx < c.kernelWidth; ++kx) {
-          const int tap = (ic * c.kernelHeight + ky) * c.kernelWidth + kx;
-          float w[kChannelsPerThread];
-#pragma unroll
-          for (int k = 0; k < kChannelsPerThread; ++k) w[k] = weights[channelBase[k] + tap];
-#pragma unroll
-          for (int wy = 0; wy < kMaxPoolWindow; ++wy)
-#pragma unroll
-            for (int wx = 0; wx < kMaxPoolWindow; ++wx) {
-              if (wy >= c.poolHeight || wx >= c.poolWidth) continue;
-              const int iy = (py * c.poolStrideHeight + wy) * c.strideHeight - c.padTop + ky;
-              const int ix = (px * c.poolStrideWidth + wx) * c.strideWidth - c.padLeft + kx;
-              if (iy < 0 || iy >= c.inHeight || ix < 0 || ix >= c.inWidth) continue;  // zero padding
-              const float v = plane[iy * c.inWidth + ix];
-#pragma unroll
-              for (int k = 0; k < kChannelsPerThread; ++k) acc[wy][wx][k] += v * w[k];
-            }
-        }
-    }
+    float acc[kMaxPoolWindow][kMaxPoolWindow][4] = {};
+    // Whether the window's taps all fall inside the input (no padding to skip).
+    const int top = py * c.poolStrideHeight * c.strideHeight - c.padTop;
+    const int left = px * c.poolStrideWidth * c.strideWidth - c.padLeft;
+    const bool inside = top >= 0 && left >= 0 && top + (kPoolH - 1) * c.strideHeight + c.kernelHeight <= c.inHeight &&
+                        left + (kPoolW - 1) * c.strideWidth + c.kernelWidth <= c.inWidth;
+    if (inside)
+      convWindow<kPoolH, kPoolW, false>(c, in, weights, firstChannel, py, px, acc);
+    else
+      convWindow<kPoolH, kPoolW, true>(c, in, weights, firstChannel, py, px, acc);
 #pragma unroll
     for (int k = 0; k < kChannelsPerThread; ++k) {
       const int channel = firstChannel + k;
@@ -130,17 +163,27 @@ __device__ void convLayer(const ConvArgs& c, const float* __restrict__ in, const
       const float bias = c.bias ? c.bias[channel] : 0.0f;
       float pooled = c.pool == 1 ? -FLT_MAX : 0.0f;
 #pragma unroll
-      for (int wy = 0; wy < kMaxPoolWindow; ++wy)
+      for (int wy = 0; wy < kPoolH; ++wy)
 #pragma unroll
-        for (int wx = 0; wx < kMaxPoolWindow; ++wx) {
-          if (wy >= c.poolHeight || wx >= c.poolWidth) continue;
+        for (int wx = 0; wx < kPoolW; ++wx) {
           const float v = activate(c.activation, acc[wy][wx][k] + bias);
           pooled = c.pool == 1 ? fmaxf(pooled, v) : pooled + v;
         }
-      if (c.pool == 2) pooled /= static_cast<float>(c.poolHeight * c.poolWidth);
+      if (c.pool == 2) pooled /= static_cast<float>(kPoolH * kPoolW);
       out[(channel * c.outHeight + py) * c.outWidth + px] = pooled;
     }
   }
+}
+
+__device__ void convLayerAnyWindow(const ConvArgs& c, const float* in, const float* weights, float* out) {
+  if (c.poolHeight == 2 && c.poolWidth == 2)
+    convLayer<2, 2>(c, in, weights, out);
+  else if (c.poolHeight == 2)
+    convLayer<2, 1>(c, in, weights, out);
+  else if (c.poolWidth == 2)
+    convLayer<1, 2>(c, in, weights, out);
+  else
+    convLayer<1, 1>(c, in, weights, out);
 }
 
 // One fully connected layer for the block's `count` images: a warp per output neuron.
@@ -149,6 +192,7 @@ __device__ void denseLayer(const DenseArgs& d, const float* __restrict__ in, int
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int o = warp; o < d.outputs; o += warps) {
     float acc[kImagesPerBlock] = {};
+#pragma unroll 4
     for (int i = lane; i < d.inputs; i += 32) {
       const float w =
           d.transposed ? __ldg(d.weights + int64_t{o} * d.inputs + i) : __ldg(d.weights + int64_t{i} * d.outputs + o);
@@ -166,12 +210,15 @@ __device__ void denseLayer(const DenseArgs& d, const float* __restrict__ in, int
 }
 
 __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, const float* __restrict__ convWeights) {
-  extern __shared__ float shared[];
+  extern __shared__ float4 sharedVectors[];  // 16-byte aligned: the weights are read as float4
+  float* shared = reinterpret_cast<float*>(sharedVectors);
   float* weights = shared;
-  float* maps[2] = {weights + a.weightFloats, weights + a.weightFloats + a.mapFloats[0]};
-  float* features = maps[1] + a.mapFloats[1];
-  float* denseBuffers[2] = {features + kImagesPerBlock * a.featureFloats,
-                            features + kImagesPerBlock * a.featureFloats + kImagesPerBlock * a.denseFloats};
+  // Buffers chosen by a select, not by indexing an array of pointers (which would live in local memory).
+  float* const map0 = weights + a.weightFloats;
+  float* const map1 = map0 + a.mapFloats[0];
+  float* const features = map1 + a.mapFloats[1];
+  float* const dense0 = features + kImagesPerBlock * a.featureFloats;
+  float* const dense1 = dense0 + kImagesPerBlock * a.denseFloats;
 
   for (int i = threadIdx.x; i < a.weightFloats; i += blockDim.x) weights[i] = __ldg(convWeights + i);
   const int first = blockIdx.x * kImagesPerBlock;
@@ -183,17 +230,17 @@ __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, co
     const int64_t image = first + b;
     // The image as the model sees it, into the first map buffer.
     if (a.input) {
-      for (int i = threadIdx.x; i < inputPlane; i += blockDim.x) maps[0][i] = __ldg(a.input + image * inputPlane + i);
+      for (int i = threadIdx.x; i < inputPlane; i += blockDim.x) map0[i] = __ldg(a.input + image * inputPlane + i);
     } else {
       const uint8_t* bytes = a.bytes + image * a.byteHeight * a.byteWidth;
       for (int i = threadIdx.x; i < inputPlane; i += blockDim.x)
-        maps[0][i] =
+        map0[i] =
             resizedBytePixel(bytes, a.byteWidth, a.rowTaps, a.colTaps, sameSize, i / a.inputWidth, i % a.inputWidth);
     }
     __syncthreads();  // the weights and the image are in place
     for (int l = 0; l < a.convCount; ++l) {
-      float* out = l + 1 == a.convCount ? features + b * a.featureFloats : maps[(l + 1) % 2];
-      convLayer(a.conv[l], maps[l % 2], weights + a.conv[l].weightOffset, out);
+      float* out = l + 1 == a.convCount ? features + b * a.featureFloats : l % 2 == 0 ? map1 : map0;
+      convLayerAnyWindow(a.conv[l], l % 2 == 0 ? map0 : map1, weights + a.conv[l].weightOffset, out);
       __syncthreads();
     }
   }
@@ -201,7 +248,7 @@ __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, co
   const float* in = features;
   int inStride = a.featureFloats;
   for (int l = 0; l < a.denseCount; ++l) {
-    float* out = denseBuffers[l % 2];
+    float* out = l % 2 == 0 ? dense0 : dense1;
     denseLayer(a.dense[l], in, inStride, out, a.denseFloats, count);
     __syncthreads();
     in = out;
@@ -275,7 +322,8 @@ NetworkArgs argsOf(const ChainNetwork& network, std::string* whyNot) {
     if (c.poolHeight > kMaxPoolWindow || c.poolWidth > kMaxPoolWindow)
       decline("conv layer " + std::to_string(l + 1) + " is pooled over " + std::to_string(c.poolHeight) + "x" +
               std::to_string(c.poolWidth) + "; the kernel pools windows up to 2x2");
-    weights += p.weightElements();
+    // Packed tap-major with padded channels; every layer starts 16-byte aligned.
+    weights += int64_t{paddedChannels(p.outChannels)} * p.inChannels * p.kernelHeight * p.kernelWidth;
     const int64_t out = int64_t{p.outChannels} * c.outHeight * c.outWidth;
     if (l + 1 < a.convCount)
       maps[(l + 1) % 2] = std::max(maps[(l + 1) % 2], out);
@@ -328,12 +376,14 @@ void runWholeNetwork(Device& device, const ChainNetwork& network, const NetworkR
                 std::to_string(run.weights.size()) + " weights");
   GpuContext& context = contextOf(device);
   cudaStream_t stream = context.stream();
-  // The conv layers' weights side by side, as the blocks copy them into shared memory.
+  // The conv layers' weights side by side, packed as the blocks keep them in shared memory.
   float* convWeights = static_cast<float*>(context.workspace(sizeof(float) * std::max(a.weightFloats, 1)));
   for (int l = 0; l < a.convCount; ++l) {
-    CONVSCOPE_CUDA_CHECK(cudaMemcpyAsync(convWeights + a.conv[l].weightOffset, run.weights[static_cast<size_t>(l)],
-                                         sizeof(float) * network.convs[static_cast<size_t>(l)].problem.weightElements(),
-                                         cudaMemcpyDeviceToDevice, stream));
+    const ConvProblem& p = network.convs[static_cast<size_t>(l)].problem;
+    const int taps = p.inChannels * p.kernelHeight * p.kernelWidth;
+    packConvWeightsKernel<<<std::min(64, (taps * paddedChannels(p.outChannels) + 255) / 256), 256, 0, stream>>>(
+        run.weights[static_cast<size_t>(l)], p.outChannels, taps, convWeights + a.conv[l].weightOffset);
+    CONVSCOPE_CUDA_CHECK_LAUNCH();
     a.conv[l].bias = run.biases[static_cast<size_t>(l)];
   }
   for (int l = 0; l < a.denseCount; ++l) {
