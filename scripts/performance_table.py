@@ -83,7 +83,11 @@ def main(bench_path, reference_path, batch=10000):
     cudnn = next((r for r in runs if r["variant"] == "cudnn"), None)
     cudnn_sum = sum(l["op_time_s"]["median"] for l in cudnn["layers"]) * 1e3 if cudnn else None
     rows = [("PyTorch F.conv2d (cuDNN, FP32)", [torch_fp32["conv1"], torch_fp32["conv2"]], None, floors)]
+    # A whole-network variant has one stage for every layer: its own table below.
+    whole = [r for r in runs if len(r["layers"]) == 1 and len(r["layers"][0].get("fused_nodes", [])) > 2]
     for r in runs:
+        if r in whole:
+            continue
         rate = flop_rate(bench["device"], r.get("arithmetic", "FP32"), fp32)
         name = r["variant"] + ("" if r.get("arithmetic", "FP32") == "FP32" else f" ({r['arithmetic']})")
         fused = any(l.get("fused_nodes") for l in r["layers"])
@@ -95,6 +99,39 @@ def main(bench_path, reference_path, batch=10000):
         speed = f"{cudnn_sum / total:.2f}x" if cudnn_sum else "-"
         acc = f"{accuracy:.4f}" if accuracy is not None else "-"
         print(f"| {name} | {cells} | {total:.3f} | {speed} | {acc} |")
+    if whole:
+        # The stage's FLOPs and compulsory bytes (input, every weight, output) follow from its
+        # recorded rates: gflops x time, gbytes_per_s x time.
+        print("\nThe whole network in one kernel (every layer, from the float batch; its FLOPs and compulsory "
+              "bytes -- the input, every weight and the scores -- against the same ceilings):")
+        print("\n| variant | whole network (ms) | GFLOP | MB moved | floor (ms) | x floor | accuracy |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for r in whole:
+            layer = r["layers"][0]
+            seconds = layer["op_time_s"]["median"]
+            flops = layer["gflops"] * 1e9 * seconds
+            moved = layer["gbytes_per_s"] * 1e9 * seconds
+            rate = flop_rate(bench["device"], r.get("arithmetic", "FP32"), fp32)
+            floor_ms = max(flops / rate, moved / bandwidth) * 1e3
+            print(f"| {r['variant']} | {seconds * 1e3:.3f} | {flops / 1e9:.1f} | {moved / 1e6:.0f} | {floor_ms:.3f} | "
+                  f"{seconds * 1e3 / floor_ms:.1f}x | {r['accuracy']:.4f} |")
+    print("\nEnd to end: 8-bit 28x28 images in pinned host memory to probabilities in host memory "
+          "(g: a CUDA graph replayed), against PyTorch from pinned uint8 in the same session:")
+    print("\n| variant | batch 100 (ms) | batch 1,000 (ms) | batch 10,000 (ms) |")
+    print("| --- | ---: | ---: | ---: |")
+    e2e = ref.get("end_to_end_ms", {})
+    if e2e:
+        print("| PyTorch (eager FP32, from pinned uint8) | " +
+              " | ".join(f"{e2e[b]:.3f}" if b in e2e else "-" for b in ("100", "1000", "10000")) + " |")
+    for variant in dict.fromkeys(r["variant"] for r in bench["runs"]):
+        cells = []
+        for b in (100, 1000, 10000):
+            r = next((x for x in bench["runs"] if x["variant"] == variant and x["batch"] == b), None)
+            if not r or "end_to_end_s" not in r:
+                cells.append("-")
+            else:
+                cells.append(f"{r['end_to_end_s']['median'] * 1e3:.3f}" + (" g" if r.get("end_to_end_replayed") else ""))
+        print(f"| {variant} | " + " | ".join(cells) + " |")
     tf32 = pytorch_at(ref, "tf32", batch)
     print(f"\nPyTorch at batch {batch} with TF32 allowed (its default for convolutions): conv1 {tf32['conv1']:.3f} ms, "
           f"conv2 {tf32['conv2']:.3f} ms.")

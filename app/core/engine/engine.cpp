@@ -423,8 +423,9 @@ std::map<std::string, Tensor> Engine::evaluate(const InputRefs& inputs, std::vec
     values = std::make_unique<HostEvaluation>(*this);
   for (const ValueInfo& input : model.inputs) values->bindInput(input.name, *inputs.at(input.name));
   std::vector<ConvLayerTime> stageTimes;
-  const Shape& firstInput = inputShapes.begin()->second;
-  runPlan(plan, firstInput.empty() ? 1 : firstInput[0], *values, stageTimes, captured);
+  // The batch, for a whole-network stage: the first input's first dimension (a graph may have none).
+  const int64_t batch = inputShapes.empty() || inputShapes.begin()->second.empty() ? 1 : inputShapes.begin()->second[0];
+  runPlan(plan, batch, *values, stageTimes, captured);
   return finishPlan(*values, stageTimes, convTimes, uploadSeconds);
 }
 
