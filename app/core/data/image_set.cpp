@@ -11,6 +11,27 @@
 namespace convscope {
 namespace {
 
+// Images [0, count) resized to outHeight x outWidth as one N x 1 x H x W batch. Images are
+// independent: the cores share them out (10,000 resized images are otherwise a noticeable part of
+// a fast variant's classify). `imageAt(i, scratch)` gives image i's floats (in `scratch` if it
+// must make them). The resize allocates its taps, so a failure is carried out of the parallel
+// region.
+template <typename ImageAt>
+Tensor resizedBatch(int count, int height, int width, int outHeight, int outWidth, ImageAt imageAt) {
+  Tensor out({count, 1, outHeight, outWidth});
+  const size_t outPerImage = static_cast<size_t>(outHeight) * outWidth;
+  OmpExceptions errors;
+#pragma omp parallel for schedule(static)
+  for (int i = 0; i < count; ++i)
+    errors.run([&] {
+      std::vector<float> scratch;
+      resizeBilinearHalfPixel(imageAt(i, scratch), height, width, out.data() + outPerImage * static_cast<size_t>(i),
+                              outHeight, outWidth);
+    });
+  errors.rethrow();
+  return out;
+}
+
 namespace fs = std::filesystem;
 
 // The names the MNIST family is distributed under, gzipped or not.
@@ -117,21 +138,13 @@ Tensor batchFromBytes(const uint8_t* pixels, int count, int height, int width, i
   if (!pixels || count < 1 || height < 1 || width < 1 || outHeight < 1 || outWidth < 1)
     throw Error("8-bit images: " + std::to_string(count) + " of " + std::to_string(height) + "x" +
                 std::to_string(width) + " cannot form a batch");
-  Tensor out({count, 1, outHeight, outWidth});
   const size_t inPerImage = static_cast<size_t>(height) * width;
-  const size_t outPerImage = static_cast<size_t>(outHeight) * outWidth;
-  OmpExceptions errors;
-#pragma omp parallel for schedule(static)
-  for (int i = 0; i < count; ++i)
-    errors.run([&] {
-      std::vector<float> image(inPerImage);
-      const uint8_t* src = pixels + inPerImage * static_cast<size_t>(i);
-      for (size_t p = 0; p < inPerImage; ++p) image[p] = static_cast<float>(src[p]) / 255.0f;
-      resizeBilinearHalfPixel(image.data(), height, width, out.data() + outPerImage * static_cast<size_t>(i), outHeight,
-                              outWidth);
-    });
-  errors.rethrow();
-  return out;
+  return resizedBatch(count, height, width, outHeight, outWidth, [&](int i, std::vector<float>& image) {
+    image.resize(inPerImage);
+    const uint8_t* src = pixels + inPerImage * static_cast<size_t>(i);
+    for (size_t p = 0; p < inPerImage; ++p) image[p] = static_cast<float>(src[p]) / 255.0f;
+    return image.data();
+  });
 }
 
 ImageSet ImageSet::fromImages(std::string source, const std::vector<GrayImage>& images,
@@ -165,21 +178,10 @@ Tensor ImageSet::batch(int first, int count, int height, int width) const {
   if (first < 0 || count < 1 || first + count > this->count())
     throw Error("images " + std::to_string(first) + ".." + std::to_string(first + count - 1) + " requested but " +
                 source_ + " holds " + std::to_string(this->count()));
-  Tensor out({count, 1, height, width});
   const size_t inPerImage = static_cast<size_t>(height_) * width_;
-  const size_t outPerImage = static_cast<size_t>(height) * width;
-  // Images are independent: the cores share them out (10,000 resized images are otherwise a
-  // noticeable part of a fast variant's classify). The resize allocates its taps, so a failure
-  // is carried out of the parallel region.
-  OmpExceptions errors;
-#pragma omp parallel for schedule(static)
-  for (int i = 0; i < count; ++i)
-    errors.run([&] {
-      resizeBilinearHalfPixel(pixels_.data() + inPerImage * (first + i), height_, width_, out.data() + outPerImage * i,
-                              height, width);
-    });
-  errors.rethrow();
-  return out;
+  return resizedBatch(count, height_, width_, height, width, [&](int i, std::vector<float>&) {
+    return pixels_.data() + inPerImage * static_cast<size_t>(first + i);
+  });
 }
 
 }  // namespace convscope
