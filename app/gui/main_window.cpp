@@ -223,8 +223,10 @@ void MainWindow::buildMenus() {
   view->addAction(tr("&Test set"), QKeySequence(tr("Ctrl+T")), this,
                   [this] { input_->showSource(ui::InputPanel::Source::TestSet); });
   view->addSeparator();
+  // Ctrl+1 to Ctrl+9 for the first nine tabs (a key sequence has one digit); every tab is in the menu.
   for (int i = 0; i < tabs_->count(); ++i)
-    view->addAction(tabs_->tabText(i), QKeySequence(tr("Ctrl+%1").arg(i + 1)), this,  // "&&" stays a literal &
+    view->addAction(tabs_->tabText(i), i < 9 ? QKeySequence(tr("Ctrl+%1").arg(i + 1)) : QKeySequence(),
+                    this,  // "&&" stays a literal &
                     [this, i] { tabs_->setCurrentIndex(i); });
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -625,7 +627,7 @@ void MainWindow::showShortcuts() {
          "<tr><td>Ctrl+Down / Ctrl+Up</td><td>next / previous kernel variant</td></tr>"
          "<tr><td>Ctrl+D / Ctrl+T</td><td>draw / browse the test set</td></tr>"
          "<tr><td>Ctrl+Z, Delete</td><td>undo a stroke, clear the drawing</td></tr>"
-         "<tr><td>Ctrl+1 … Ctrl+7</td><td>the tabs</td></tr>"
+         "<tr><td>Ctrl+1 … Ctrl+9</td><td>the first nine tabs (all are in the View menu)</td></tr>"
          "<tr><td>F5</td><td>presentation mode, full screen (F5 again: back)</td></tr>"
          "<tr><td>Ctrl+O / Ctrl+I / Ctrl+B</td><td>open a model / an image / a benchmark JSON</td></tr>"
          "<tr><td>Ctrl+E</td><td>export the feature maps</td></tr>"
