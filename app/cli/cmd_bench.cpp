@@ -136,8 +136,9 @@ int runBench(const std::vector<std::string>& tokens) {
   }
   std::printf(
       "(* the layer fell back to another variant for its shape; + the op time includes the activation and\n"
-      "   pooling fused into the conv's kernel; end to end: 8-bit images in pinned host memory to probabilities\n"
-      "   in host memory, g: replayed as a CUDA graph; see the JSON)\n");
+      "   pooling fused into the conv's kernel -- for a whole-network variant the conv1 column is the whole\n"
+      "   network in one kernel; end to end: 8-bit images in pinned host memory to probabilities in host memory,\n"
+      "   g: replayed as a CUDA graph; see the JSON)\n");
   if (const auto json = args.value("json")) writeBenchmarkJson(report, *json);
   if (const auto csv = args.value("csv")) writeBenchmarkCsv(report, *csv);
   return 0;
