@@ -180,7 +180,9 @@ TEST(ExportedModelSet, ContainsEveryNewOperatorFromBothExporters) {
     EXPECT_TRUE(ops.count("Gelu") || (ops.count("Erf") && ops.count("Div") && ops.count("Mul"))) << "Gelu";
     EXPECT_TRUE(grouped);
     EXPECT_TRUE(dilated);
-    if (std::string(exporter) == "torchscript") EXPECT_TRUE(ops.count("GlobalAveragePool"));
+    if (std::string(exporter) == "torchscript") {
+      EXPECT_TRUE(ops.count("GlobalAveragePool"));
+    }
   }
 }
 
