@@ -153,6 +153,12 @@ ChainNetwork read(const Model& model) {
   }
   if (chain.current() != model.outputs.front().name) throw Error("the chain does not end at the model's output");
   for (size_t i = 0; i < model.nodes.size(); ++i) network.nodes.push_back(i);
+  for (const ChainConv& conv : network.convs)
+    for (const std::string& name : {conv.weights, conv.bias})
+      if (!name.empty()) network.weightElements += model.weights.at(name).size();
+  for (const ChainDense& dense : network.dense)
+    for (const std::string& name : {dense.weights, dense.bias})
+      if (!name.empty()) network.weightElements += model.weights.at(name).size();
   network.flopsPerImage = flops;
   return network;
 }

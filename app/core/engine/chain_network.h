@@ -39,6 +39,8 @@ struct ChainNetwork {
   int classes() const { return dense.empty() ? 0 : static_cast<int>(dense.back().step.outputs); }
   // Floating-point operations for one image (multiply-add counts two), as the layers count them.
   int64_t flopsPerImage = 0;
+  // Every weight the layers read (conv and fully connected weights and biases), in floats.
+  int64_t weightElements = 0;
 };
 
 // The model as a chain network, or nullopt with `whyNot` saying which node breaks the pattern.

@@ -438,25 +438,20 @@ void Engine::runPlan(const Plan& plan, int64_t batch, Evaluation& values, std::v
     const Node& last = model.nodes[stage.nodes.back()];
     try {
       if (stage.wholeNetwork) {
-        std::string whyNot;
-        const std::optional<ChainNetwork> network = matchChainNetwork(model, &whyNot);
-        if (!network) throw Error("internal: a whole-network stage for " + whyNot);
-        // One record for the one kernel: its time is the whole network's, its FLOPs the conv's
-        // first layer's in `problem` (the benchmark counts the rest from fusedNodes).
-        ConvProblem problem = network->convs.front().problem;
+        if (!stage.network) throw Error("internal: a whole-network stage without its network");
+        const ChainNetwork& network = *stage.network;
+        // One record for the one kernel: its time, FLOPs and bytes are the whole network's;
+        // `problem` names its first conv layer.
+        ConvProblem problem = network.convs.front().problem;
         problem.batch = static_cast<int>(batch);
         ConvLayerTime record{first.name, problem, 0.0, stage.variant, "", {}, 0};
         for (size_t k = 1; k < stage.nodes.size(); ++k) record.fusedNodes.push_back(model.nodes[stage.nodes[k]].name);
-        record.outputElements = batch * network->classes();
-        record.stageFlops = batch * network->flopsPerImage;
-        int64_t weights = 0;
-        for (const size_t index : stage.nodes)
-          for (const std::string& name : model.nodes[index].inputs)
-            if (model.weights.count(name)) weights += model.weights.at(name).size();
-        record.stageBytes =
-            4 * (batch * int64_t{network->inputHeight} * network->inputWidth + weights + record.outputElements);
-        values.runNetwork(*network, findConvVariant(stage.variant), batch, model.imageInput().name, last.output,
-                          {batch, network->classes()});
+        record.outputElements = batch * network.classes();
+        record.stageFlops = batch * network.flopsPerImage;
+        record.stageBytes = 4 * (batch * int64_t{network.inputHeight} * network.inputWidth + network.weightElements +
+                                 record.outputElements);
+        values.runNetwork(network, findConvVariant(stage.variant), batch, model.imageInput().name, last.output,
+                          {batch, network.classes()});
         stageTimes.push_back(std::move(record));
       } else if (stage.hasConv) {
         std::vector<Shape> shapes;

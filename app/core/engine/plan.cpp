@@ -52,6 +52,7 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
       stage.nodes = network->nodes;
       stage.hasConv = true;
       stage.wholeNetwork = true;
+      stage.network = std::make_shared<const ChainNetwork>(std::move(*network));
       stage.variant = selected.id;
       stage.onGpu = plan.onGpu;
       plan.stages.push_back(std::move(stage));

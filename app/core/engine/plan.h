@@ -8,12 +8,15 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/core/model/model.h"
 
 namespace convscope {
+
+struct ChainNetwork;
 
 struct PlanStage {
   std::vector<size_t> nodes;   // indices into Model::nodes; several: a fused group led by its Conv
@@ -24,8 +27,10 @@ struct PlanStage {
   // On a GPU plan, an op without a GPU kernel, or a conv that no GPU variant computes (run by a
   // CPU variant): its inputs go to the host and its output comes back.
   bool hostRoundTrip = false;
-  // Every node of the model in one kernel of a whole-network variant (step 13).
+  // Every node of the model in one kernel of a whole-network variant (step 13): the chain the
+  // planner read off the graph, so the evaluator need not read it again.
   bool wholeNetwork = false;
+  std::shared_ptr<const ChainNetwork> network;
 
   bool fused() const { return nodes.size() > 1; }
 };
