@@ -4,8 +4,8 @@
 #   Here, once per change:  scripts/device-bundle.sh
 #   The device call:        carry .deps/device-bundle.tar.xz and .data; command: scripts/device.sh
 # There it runs every test (the GPU ones, and the window's under Qt's offscreen platform: live
-# inference with every GPU variant, the Profile tab, a GPU sweep), compute-sanitizer memcheck and
-# racecheck on the GPU variants, the benchmark at batch 100, 1,000 and 10,000, the profiler table
+# inference with every GPU variant, the Profile tab, a GPU sweep), compute-sanitizer memcheck,
+# racecheck, synccheck and initcheck on every GPU variant and a student's kernel, the benchmark at batch 100, 1,000 and 10,000, the profiler table
 # and PyTorch's reference figures at the same batch sizes. Logs and screenshots go under $OUT.
 # Stages can be chosen: STAGES="test sanitize bench ncu" (default: test sanitize bench); the ncu
 # stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
@@ -78,27 +78,35 @@ if stage test; then
 fi
 
 if stage sanitize; then
-  filter='Registry/ConvVariantCorrectness.*/gpu_*:Registry/ConvVariantCorrectness.*/cudnn:Registry/GpuEngine.CapturedLayers*'
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_conv_backends" --gtest_filter="$filter" \
-      >"$LOGS/sanitize-$tool.log" 2>&1
-    rc=$?
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_gpu_engine" --gtest_filter="$filter" \
-      >>"$LOGS/sanitize-$tool.log" 2>&1
-    rc2=$?
-    # The fused path: conv kernels given an epilogue.
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_fused_epilogue" >>"$LOGS/sanitize-$tool.log" 2>&1
-    rc3=$?
-    # The whole-network kernel, and the end-to-end path's resize (recorded and chunked).
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_whole_network" >>"$LOGS/sanitize-$tool.log" 2>&1
-    rc4=$?
-    compute-sanitizer --tool "$tool" --error-exitcode 9 "$build/tests/test_end_to_end_gpu" \
-      --gtest_filter='GpuImageBytes.*:Registry/GpuEndToEnd.*/gpu_whole_network:Registry/GpuEndToEnd.*/gpu_fused_epilogue' \
-      >>"$LOGS/sanitize-$tool.log" 2>&1
-    rc5=$?
-    echo "compute-sanitizer $tool: exit $rc / $rc2 / $rc3 / $rc4 / $rc5; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/sanitize-$tool.log" | sort | uniq -c | tr '\n' ' ')"
-    [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] && [ $rc4 -eq 0 ] && [ $rc5 -eq 0 ] || status=1
+  # Four compute-sanitizer tools over every GPU variant (the tensor-core, fused-epilogue and
+  # whole-network kernels included) and over the student-kernel path (a template checked through
+  # the CLI, whose kernel runs in a child process: the sanitizer follows it). The tools run side by
+  # side, one process each, so the stage fits one device call; each tool's error count is reported.
+  every_gpu_variant='Registry/ConvVariantCorrectness.*/gpu_*:Registry/ConvVariantCorrectness.*/cudnn:Registry/GpuEngine.CapturedLayers*'
+  sanitize_tool() {  # tool: runs every target under it, prints "tool: errors N, exits ..."
+    local tool=$1 log="$LOGS/sanitize-$1.log" exits=""
+    : >"$log"
+    run() { compute-sanitizer --tool "$tool" --error-exitcode 9 --target-processes all "$@" >>"$log" 2>&1; exits="$exits $?"; }
+    run "$build/tests/test_conv_backends" --gtest_filter="$every_gpu_variant"
+    run "$build/tests/test_gpu_engine" --gtest_filter="$every_gpu_variant"
+    run "$build/tests/test_fused_epilogue"
+    run "$build/tests/test_whole_network"
+    run "$build/tests/test_end_to_end_gpu" \
+      --gtest_filter='GpuImageBytes.*:Registry/GpuEndToEnd.*/gpu_whole_network:Registry/GpuEndToEnd.*/gpu_fused_epilogue:Registry/GpuEndToEnd.*/gpu_tensor*'
+    run "$cli" kernel check examples/kernels/tiled_conv.cu --no-network
+    # "ERROR SUMMARY: N errors" (memcheck, synccheck, initcheck) and "RACECHECK SUMMARY: N hazards".
+    local errors
+    errors=$(grep -hoE '(ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | awk '{n += $3} END {print n + 0}')
+    echo "compute-sanitizer $tool: $errors errors or hazards; exits:$exits"
+    [ "$errors" -eq 0 ] && [ -z "$(echo "$exits" | tr -d ' 0')" ]
+  }
+  pids=()
+  for tool in memcheck racecheck synccheck initcheck; do
+    sanitize_tool "$tool" >"$LOGS/sanitize-$tool.summary" &
+    pids+=($!)
   done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  cat "$LOGS"/sanitize-*.summary
 fi
 
 if stage bench; then
