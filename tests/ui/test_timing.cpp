@@ -400,6 +400,43 @@ TEST(TimingChart, TheBarsHaveALinearTimeAxisAndSayWhenItIsLogarithmic) {
   EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
 }
 
+TEST(TimingChart, TimesSpanningMoreThanAHundredfoldGetALogarithmicAxisThatSaysWhyAndEveryBarShows) {
+  auto window = openWindow();
+  BenchmarkReport report = syntheticReport();
+  // A CPU-like variant 2,000 times slower than the rest, as a laptop's row beside an H100's.
+  for (BenchmarkRun& run : report.runs)
+    if (run.variant == kSyntheticVariants.front())
+      for (LayerBenchmark& layer : run.layers) layer.opTime.median *= 2000.0;
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  ASSERT_TRUE(window->selectTab("timing"));  // the bars laid out as the user sees them
+  ui::TimingBarChart* bars = window->timing()->barChart();
+  bars->setBatch(100);
+  window->timing()->lowerTabs()->setCurrentWidget(bars);
+  QCoreApplication::processEvents();
+  bars->replot(QCustomPlot::rpImmediateRefresh);
+  ASSERT_GT(bars->axisRect()->width(), 100) << "the bars are laid out";
+  EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLogarithmic);
+  EXPECT_TRUE(bars->logarithmic());
+  EXPECT_TRUE(window->timing()->logarithmicBars()->isChecked()) << "the box shows the scale in use";
+  const QString label = bars->xAxis->label();
+  EXPECT_TRUE(label.contains("logarithmic") && label.contains("span")) << label.toStdString();
+  // Every bar is long enough to see: at least 4 pixels from the axis's start.
+  for (int i = 0; i < bars->plottableCount(); ++i) {
+    auto* layer = qobject_cast<QCPBars*>(bars->plottable(i));
+    ASSERT_NE(layer, nullptr);
+    for (auto bar = layer->data()->constBegin(); bar != layer->data()->constEnd(); ++bar) {
+      const double pixels = bars->xAxis->coordToPixel(bar->value) - bars->xAxis->coordToPixel(layer->baseValue());
+      EXPECT_GE(pixels, 4.0) << "bar of variant " << bar->key << " at " << bar->value << " ms";
+    }
+  }
+  // The user's choice holds, also for the next file.
+  window->timing()->logarithmicBars()->setChecked(false);
+  EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic again");
+  EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
+  EXPECT_TRUE(bars->xAxis->label().contains("linear")) << bars->xAxis->label().toStdString();
+}
+
 TEST(TimingChart, TheSpeedUpsOfEachCourseStepOverTheBaselineAndTheStepBefore) {
   auto window = openWindow();
   BenchmarkReport report = syntheticReport();

@@ -52,25 +52,46 @@ void TimingBarChart::setBatch(int batch) {
 }
 
 void TimingBarChart::setLogarithmic(bool logarithmic) {
-  logarithmic_ = logarithmic;
+  setTimeAxis(logarithmic ? TimeAxis::Logarithmic : TimeAxis::Linear);
+}
+
+void TimingBarChart::setTimeAxis(TimeAxis choice) {
+  choice_ = choice;
   rebuild();
 }
 
-void TimingBarChart::rebuild() {
-  clearPlottables();
-  variants_.clear();
+bool TimingBarChart::logarithmicFor(double shortest, double longest) const {
+  if (choice_ != TimeAxis::Automatic) return choice_ == TimeAxis::Logarithmic;
+  return shortest > 0.0 && longest / shortest > kLogarithmicAboveSpan;
+}
+
+void TimingBarChart::setAxisScale(double shortest, double longest) {
+  const bool wasLogarithmic = logarithmic_;
+  logarithmic_ = logarithmicFor(shortest, longest);
   if (logarithmic_) {
     xAxis->setScaleType(QCPAxis::stLogarithmic);
     QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
     ticker->setSubTickCount(8);
     xAxis->setTicker(ticker);
-    xAxis->setLabel(tr("op time (ms), logarithmic scale: each major line is 10× the one before"));
+    // Chosen for the user: say why, so nobody reads the bars' lengths as proportional.
+    xAxis->setLabel(
+        choice_ == TimeAxis::Automatic
+            ? tr("op time (ms), logarithmic scale: the times span %1×, each major line is 10× the one before")
+                  .arg(QString::number(longest / shortest, 'f', 0))
+            : tr("op time (ms), logarithmic scale: each major line is 10× the one before"));
   } else {
     xAxis->setScaleType(QCPAxis::stLinear);
     xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
     xAxis->setLabel(tr("op time (ms), linear scale"));
   }
+  if (logarithmic_ != wasLogarithmic) emit scaleChanged(logarithmic_);
+}
+
+void TimingBarChart::rebuild() {
+  clearPlottables();
+  variants_.clear();
   if (!report_ || report_->runs.empty()) {
+    setAxisScale(0.0, 0.0);
     titleParts_ = {tr("Variants side by side at one batch size")};
     legend->setVisible(false);
     xAxis->setRange(logarithmic_ ? 0.01 : 0.0, logarithmic_ ? 1000 : 10);
@@ -107,6 +128,7 @@ void TimingBarChart::rebuild() {
     }
     bars->setData(keys, values, true);
   }
+  setAxisScale(high > 0.0 ? low : 0.0, high);
   if (high > 0.0 && logarithmic_) {
     // Bars on a log axis need a positive base: the decade below the shortest bar.
     const double base = std::pow(10.0, std::floor(std::log10(low / 2.0)));

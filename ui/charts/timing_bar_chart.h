@@ -1,8 +1,9 @@
 // The variants side by side at one batch size, in course order: a row of bars per variant
-// (names along the left axis, however many there are), one bar per conv layer. The time axis is
-// linear by default, so a bar twice as long is twice as slow; logarithmic on request (GPU and
-// CPU variants differ by orders of magnitude), and the axis label says which. Pointing at a bar
-// says what it is.
+// (names along the left axis, however many there are), one bar per conv layer. By default the time
+// axis is linear, so a bar twice as long is twice as slow, unless the times span more than 100x
+// (a CPU variant beside the GPU ones): a linear axis would then shrink the fast bars to nothing, so
+// it turns logarithmic and its label says so and why. The user can fix either scale. Pointing at a
+// bar says what it is.
 #pragma once
 
 #include <qcustomplot.h>
@@ -22,8 +23,13 @@ class TimingBarChart : public QCustomPlot {
   void setReport(std::shared_ptr<const BenchmarkReport> report);
   void setBatch(int batch);
   int batch() const { return batch_; }
-  void setLogarithmic(bool logarithmic);
-  bool logarithmic() const { return logarithmic_; }
+  enum class TimeAxis { Automatic, Linear, Logarithmic };
+  // Automatic: logarithmic where the longest bar is more than this many times the shortest.
+  static constexpr double kLogarithmicAboveSpan = 100.0;
+  void setTimeAxis(TimeAxis choice);
+  TimeAxis timeAxis() const { return choice_; }
+  void setLogarithmic(bool logarithmic);             // the user's choice: that scale, whatever the times
+  bool logarithmic() const { return logarithmic_; }  // the scale shown now
   // Bars per conv layer (the plottables), and the variants along the axis.
   int layerBarCount() const { return plottableCount(); }
   const std::vector<std::string>& variants() const { return variants_; }
@@ -34,6 +40,10 @@ class TimingBarChart : public QCustomPlot {
   // QCustomPlot asks for room for every tick label; a splitter may squeeze the chart below that.
   QSize minimumSizeHint() const override { return {200, 160}; }
 
+ signals:
+  // The scale shown changed (an automatic choice, or the user's).
+  void scaleChanged(bool logarithmic);
+
  protected:
   bool event(QEvent* event) override;
   void changeEvent(QEvent* event) override;
@@ -42,9 +52,12 @@ class TimingBarChart : public QCustomPlot {
  private:
   void rebuild();
   void restyle();
+  bool logarithmicFor(double shortest, double longest) const;
+  void setAxisScale(double shortest, double longest);
 
   std::shared_ptr<const BenchmarkReport> report_;
   int batch_ = 0;
+  TimeAxis choice_ = TimeAxis::Automatic;
   bool logarithmic_ = false;
   std::vector<std::string> variants_;
   QStringList titleParts_;

@@ -77,7 +77,9 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
 
   layerChoice_->setToolTip(tr("Plot one conv layer's op time, or all conv layers summed"));
   batchChoice_->setToolTip(tr("The batch size of the bars and the speed-ups"));
-  logBars_->setToolTip(tr("Bars on a logarithmic time axis: GPU and CPU variants differ by orders of magnitude"));
+  logBars_->setToolTip(
+      tr("Bars on a logarithmic time axis: GPU and CPU variants differ by orders of magnitude. "
+         "Until you choose, it is on where the times span more than 100×."));
   origin_->setWordWrap(true);
   auto* choices = new QHBoxLayout;
   choices->addWidget(new QLabel(tr("Op time of"), this));
@@ -127,6 +129,11 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
     updateSpeedups();
   });
   connect(logBars_, &QCheckBox::toggled, barChart_, &TimingBarChart::setLogarithmic);
+  // The chart's automatic choice shows in the box, without becoming the user's choice.
+  connect(barChart_, &TimingBarChart::scaleChanged, this, [this](bool logarithmic) {
+    const QSignalBlocker quiet(logBars_);
+    logBars_->setChecked(logarithmic);
+  });
   connect(controls_, &SweepControls::runClicked, this, &TimingPanel::startSweep);
   connect(controls_, &SweepControls::cancelClicked, this, &TimingPanel::cancelSweep);
   connect(sweep_, &SweepJob::progressed, controls_, &SweepControls::setProgress);
