@@ -11,6 +11,8 @@
 #include <QTimer>
 
 #include <QToolTip>
+#include <array>
+#include <cmath>
 #include <set>
 
 #include "app/core/conv/variant_table.h"
@@ -267,6 +269,39 @@ TEST(TimingChart, EveryVariantHasAColourNoOtherVariantHas) {
   for (const ConvVariant& v : convVariants())
     EXPECT_TRUE(seen.insert(ui::variantColour(v.id).rgb()).second) << v.id << " shares its colour";
   EXPECT_EQ(seen.size(), convVariants().size());
+}
+
+// CIELAB lightness and distance of two colours (sRGB, D65), computed here from the formulas, not
+// taken from Qt or the chart code.
+std::array<double, 3> cieLab(QColor colour) {
+  const auto linear = [](double c) { return c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4); };
+  const double r = linear(colour.redF()), g = linear(colour.greenF()), b = linear(colour.blueF());
+  const double x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, y = 0.2126 * r + 0.7152 * g + 0.0722 * b,
+               z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+  const auto f = [](double t) { return t > 0.008856 ? std::cbrt(t) : 7.787 * t + 16.0 / 116.0; };
+  return {116.0 * f(y) - 16.0, 500.0 * (f(x) - f(y)), 200.0 * (f(y) - f(z))};
+}
+
+// From the back of a room: every series reads on white and on black, and two series either have
+// clearly different colours or differ in dash or marker as well (a palette for 16 series).
+TEST(TimingChart, EverySeriesStandsApartOnWhiteAndBlackByColourOrBySecondCue) {
+  const int count = std::max<int>(16, static_cast<int>(convVariants().size()));
+  for (int i = 0; i < count; ++i) {
+    const double lightness = cieLab(ui::variantStyleAt(i).colour)[0];
+    EXPECT_GE(lightness, 35.0) << "series " << i << " is lost on a black background";
+    EXPECT_LE(lightness, 76.0) << "series " << i << " is lost on a white background";
+  }
+  for (int i = 0; i < count; ++i)
+    for (int j = i + 1; j < count; ++j) {
+      const ui::VariantStyle a = ui::variantStyleAt(i), b = ui::variantStyleAt(j);
+      const auto la = cieLab(a.colour), lb = cieLab(b.colour);
+      const double distance = std::hypot(la[0] - lb[0], la[1] - lb[1], la[2] - lb[2]);
+      EXPECT_GE(distance, 25.0) << "series " << i << " and " << j << " are nearly one colour";
+      if (distance < 45.0)
+        EXPECT_TRUE(a.line != b.line || a.marker != b.marker)
+            << "series " << i << " and " << j << " look alike (colour distance " << distance
+            << ") and share dash and marker";
+    }
 }
 
 TEST(TimingChart, TheLegendListsTheVariantsInCourseOrderWhateverTheFilesOrder) {

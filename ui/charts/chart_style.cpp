@@ -64,21 +64,52 @@ void setFittedTitle(QCPTextElement& title, const QStringList& parts, int width) 
   title.setText(lines.join('\n'));
 }
 
-QColor variantColour(const std::string& variantId) {
-  // Sixteen colours that stay apart from each other on white and on black (Tableau 10 and six
-  // more), one per row while the table has at most sixteen: a legend never shows one colour twice.
-  static const QColor colours[] = {QColor(0x1f77b4), QColor(0xff7f0e), QColor(0x2ca02c), QColor(0xd62728),
-                                   QColor(0x9467bd), QColor(0x8c564b), QColor(0xe377c2), QColor(0x17becf),
-                                   QColor(0xbcbd22), QColor(0x7f7f7f), QColor(0x00a08a), QColor(0xf2af29),
-                                   QColor(0x393b79), QColor(0xad494a), QColor(0x637939), QColor(0x6b6ecf)};
+namespace {
+
+// Sixteen colours picked for a projector: lightness between 38 and 74 (CIELAB), so each reads on
+// the white and on the black (presentation) background alike, and as far apart from each other as
+// sixteen can be (the closest pairs, about 28 apart, a purple and a pink, a brown and a gray,
+// always differ in their second cue). The first nine are Tableau 10's.
+constexpr QRgb kVariantColours[] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f,
+                                    0x17becf, 0x8000ff, 0xff00d4, 0xbfae56, 0x004ce6, 0xff0080, 0x00734c, 0x994c00};
+// The second cue: five marker shapes in turn, and the second eight of every sixteen dashed.
+constexpr QCPScatterStyle::ScatterShape kMarkers[] = {QCPScatterStyle::ssCircle, QCPScatterStyle::ssSquare,
+                                                      QCPScatterStyle::ssTriangle, QCPScatterStyle::ssDiamond,
+                                                      QCPScatterStyle::ssCrossSquare};
+
+int registryPosition(const std::string& variantId) {
   const auto& variants = convVariants();
   for (size_t i = 0; i < variants.size(); ++i)
-    if (variants[i].id == variantId) return colours[i % std::size(colours)];
-  // Students' kernels take the colours after the course's rows.
+    if (variants[i].id == variantId) return static_cast<int>(i);
   const std::vector<const ConvVariant*> users = userConvVariants();
   for (size_t i = 0; i < users.size(); ++i)
-    if (users[i]->id == variantId) return colours[(variants.size() + i) % std::size(colours)];
-  return QColor(0x999999);
+    if (users[i]->id == variantId) return static_cast<int>(variants.size() + i);
+  return -1;
+}
+
+}  // namespace
+
+int variantPaletteSize() {
+  return static_cast<int>(std::size(kVariantColours));
+}
+
+VariantStyle variantStyleAt(int position) {
+  const int palette = variantPaletteSize();
+  VariantStyle style;
+  style.colour = QColor::fromRgb(kVariantColours[position % palette]);
+  style.line = (position % palette) >= palette / 2 ? Qt::DashLine : Qt::SolidLine;
+  style.marker = kMarkers[position % std::size(kMarkers)];
+  return style;
+}
+
+VariantStyle variantStyle(const std::string& variantId) {
+  const int position = registryPosition(variantId);
+  if (position < 0) return {QColor(0x999999), Qt::DotLine, QCPScatterStyle::ssCircle};
+  return variantStyleAt(position);
+}
+
+QColor variantColour(const std::string& variantId) {
+  return variantStyle(variantId).colour;
 }
 
 QColor layerColour(int layer) {

@@ -26,9 +26,21 @@ void styleChart(QCustomPlot& plot);
 // (model, device) wraps instead of running off both sides of the chart.
 void setFittedTitle(QCPTextElement& title, const QStringList& parts, int width);
 
-// A fixed colour for each registry entry (by its position in the registry), so a variant keeps
-// its colour across charts and files; ids the registry does not know get a gray.
+// How one variant is drawn in every chart: a fixed colour for each registry entry (by its position
+// in the registry, students' kernels after the course's rows), so a variant keeps its colour
+// across charts and files, and a second cue, the line's dash and the marker's shape, so that two
+// variants whose colours are close still differ from the back of a room. Ids the registry does not
+// know get a gray.
+struct VariantStyle {
+  QColor colour;
+  Qt::PenStyle line = Qt::SolidLine;
+  int marker = 0;  // a QCPScatterStyle::ScatterShape (kept an int so this header needs no QCustomPlot)
+};
+VariantStyle variantStyle(const std::string& variantId);
 QColor variantColour(const std::string& variantId);
+// The palette behind variantStyle, in registry order.
+int variantPaletteSize();
+VariantStyle variantStyleAt(int position);
 
 // Answers a chart's tooltip event with the text `textAt` gives for the pointer's position (none
 // where it gives an empty text). True when `event` was a tooltip event and is handled.

@@ -99,9 +99,10 @@ void TimingLineChart::rebuild() {
   for (const VariantSeries& series : opTimeSeries(*report_, layer_)) {
     QCPGraph* graph = addGraph();
     graph->setName(variantDisplayName(series.variant));
-    const QColor colour = variantColour(series.variant);
-    graph->setPen(QPen(colour, 2.2));
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, colour, colour, 7));
+    const VariantStyle style = variantStyle(series.variant);
+    graph->setPen(QPen(style.colour, 2.2, style.line));
+    graph->setScatterStyle(
+        QCPScatterStyle(static_cast<QCPScatterStyle::ScatterShape>(style.marker), style.colour, style.colour, 8));
     QVector<double> x, y;
     for (size_t i = 0; i < series.batches.size(); ++i) {
       x.push_back(series.batches[i]);
