@@ -14,10 +14,12 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/charts/chart_style.h"
 #include "ui/charts/roofline_chart.h"
 #include "ui/charts/speedup_staircase.h"
 #include "ui/gpumap/gpu_mapping_panel.h"
@@ -247,6 +249,44 @@ TEST(Roofline, SeveralMachinesOverlayEachNamedInTheLegend) {
   const QString error = panel.addJson(bad);
   EXPECT_TRUE(error.contains("broken.json")) << error.toStdString();
   EXPECT_EQ(chart->machines().size(), 2u);
+}
+
+// At 1024x700 the H100's 22 points crowd two intensities: no "× of floor" label may cover another
+// or a point, and the legend holds only what the chart draws (no key for a single machine).
+TEST(Roofline, FloorLabelsOverlapNeitherEachOtherNorAnyPointAndTheLegendMatchesThePoints) {
+  ui::RooflinePanel panel;
+  panel.resize(690, 560);  // the Roofline tab's share of a 1024x700 window
+  panel.show();
+  ASSERT_EQ(panel.addJson(kH100Bench), "");
+  ui::RooflineChart* chart = panel.chart();
+  chart->replot(QCustomPlot::rpImmediateRefresh);
+  const std::vector<QRectF> boxes = chart->floorLabelBoxes();
+  int withFloor = 0;
+  for (const auto& p : chart->points()) withFloor += p.point.timesFloor > 0.0;
+  ASSERT_GT(withFloor, 10);
+  EXPECT_EQ(static_cast<int>(boxes.size()) + chart->hiddenFloorLabels(), withFloor);
+  EXPECT_GE(static_cast<int>(boxes.size()), withFloor / 2) << "most points keep their label";
+  const QRectF axes = chart->axisRect()->rect();
+  for (size_t a = 0; a < boxes.size(); ++a) {
+    EXPECT_TRUE(axes.contains(boxes[a])) << "label " << a << " runs out of the axes";
+    for (size_t b = a + 1; b < boxes.size(); ++b)
+      EXPECT_FALSE(boxes[a].intersects(boxes[b])) << "labels " << a << " and " << b << " overlap";
+    for (size_t i = 0; i < chart->points().size(); ++i) {
+      const QPointF at = chart->pointPosition(static_cast<int>(i));
+      EXPECT_FALSE(boxes[a].intersects(QRectF(at.x() - 4, at.y() - 4, 8, 8))) << "label " << a << " covers point " << i;
+    }
+  }
+  // Every legend entry with a marker is the colour of some point: no key that matches nothing.
+  std::set<QRgb> pointColours;
+  for (const auto& p : chart->points()) pointColours.insert(ui::variantColour(p.point.variant).rgb());
+  for (int i = 0; i < chart->legend->itemCount(); ++i) {
+    auto* item = qobject_cast<QCPPlottableLegendItem*>(chart->legend->item(i));
+    auto* graph = item ? qobject_cast<QCPGraph*>(item->plottable()) : nullptr;
+    if (!graph || graph->scatterStyle().shape() == QCPScatterStyle::ssNone) continue;  // a roof: a line
+    EXPECT_EQ(pointColours.count(graph->scatterStyle().brush().color().rgb()), 1u) << graph->name().toStdString();
+  }
+  // The term is explained where the reader looks.
+  EXPECT_TRUE(panel.selectionText()->text().contains("floor")) << panel.selectionText()->text().toStdString();
 }
 
 TEST(SpeedupStaircase, StepsAreTheJsonsOpTimesInCourseOrder) {

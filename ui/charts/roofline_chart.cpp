@@ -48,7 +48,68 @@ RooflineChart::RooflineChart(QWidget* parent) : QCustomPlot(parent), title_(new 
   legend->setWrap(4);
   legendRow->setMargins(QMargins(0, 0, 0, 4));
   setMinimumHeight(200);
+  // Labels are placed in pixels, so each time the layout gives the axes their size.
+  connect(this, &QCustomPlot::afterLayout, this, &RooflineChart::placeFloorLabels);
   rebuild();
+}
+
+void RooflineChart::placeFloorLabels() {
+  // Greedy: the points nearest their floor first (the ones a lesson talks about), each label at the
+  // first of eight places around its point that stays inside the axes and clear of every point and
+  // of the labels placed before it; a label with no such place is hidden (pointing at the point
+  // still tells it). Markers are about 9 px: a point keeps a 12 px square clear.
+  const QRect inside = axisRect()->rect();
+  std::vector<QRectF> taken;
+  for (size_t i = 0; i < points_.size(); ++i) {
+    const QPointF at = pointPosition(static_cast<int>(i));
+    taken.emplace_back(at.x() - 6, at.y() - 6, 12, 12);
+  }
+  std::vector<size_t> order;
+  for (size_t i = 0; i < floorLabels_.size(); ++i)
+    if (floorLabels_[i]) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [this](size_t a, size_t b) { return points_[a].point.timesFloor < points_[b].point.timesFloor; });
+  hiddenFloorLabels_ = 0;
+  for (size_t i : order) {
+    QCPItemText* label = floorLabels_[i];
+    const QFontMetricsF metrics(label->font());
+    const QSizeF size(metrics.horizontalAdvance(label->text()) + 2, metrics.height());
+    const QPointF at = pointPosition(static_cast<int>(i));
+    const double gap = 7;
+    const QPointF places[] = {
+        {at.x() + gap, at.y() - size.height() / 2},                   // right
+        {at.x() - gap - size.width(), at.y() - size.height() / 2},    // left
+        {at.x() - size.width() / 2, at.y() - gap - size.height()},    // above
+        {at.x() - size.width() / 2, at.y() + gap},                    // below
+        {at.x() + gap, at.y() - gap - size.height()},                 // upper right
+        {at.x() + gap, at.y() + gap},                                 // lower right
+        {at.x() - gap - size.width(), at.y() - gap - size.height()},  // upper left
+        {at.x() - gap - size.width(), at.y() + gap},                  // lower left
+    };
+    bool placed = false;
+    for (const QPointF& place : places) {
+      const QRectF box(place, size);
+      if (!QRectF(inside).contains(box)) continue;
+      if (std::any_of(taken.begin(), taken.end(), [&](const QRectF& other) { return other.intersects(box); })) continue;
+      label->position->setPixelPosition(place);
+      taken.push_back(box);
+      placed = true;
+      break;
+    }
+    label->setVisible(placed);
+    hiddenFloorLabels_ += !placed;
+  }
+}
+
+std::vector<QRectF> RooflineChart::floorLabelBoxes() const {
+  std::vector<QRectF> boxes;
+  for (QCPItemText* label : floorLabels_)
+    if (label && label->visible()) {
+      const QFontMetricsF metrics(label->font());
+      boxes.emplace_back(label->position->pixelPosition(),
+                         QSizeF(metrics.horizontalAdvance(label->text()) + 2, metrics.height()));
+    }
+  return boxes;
 }
 
 void RooflineChart::setMachines(std::vector<RooflineMachine> machines) {
@@ -79,6 +140,7 @@ int RooflineChart::batchFor(const BenchmarkReport& report) const {
 void RooflineChart::rebuild() {
   clearPlottables();
   clearItems();
+  floorLabels_.clear();
   marker_ = nullptr;
   selectedLabel_ = nullptr;
   points_.clear();
@@ -153,23 +215,29 @@ void RooflineChart::rebuild() {
       ++roofs_;
     }
   }
-  // The machines' marker shapes, named in the legend.
-  for (size_t m = 0; m < machines_.size(); ++m) {
-    QCPGraph* key = addGraph();
-    key->setLineStyle(QCPGraph::lsNone);
-    key->setScatterStyle(QCPScatterStyle(machineShape(static_cast<int>(m)), palette().color(QPalette::Text),
-                                         palette().color(QPalette::Text), 9));
-    key->setName(tr("%1 (batch %2)").arg(machines_[m].label, batches.value(static_cast<int>(m))));
-  }
-  // × of floor beside each point.
-  for (const Plotted& p : points_) {
+  // Several machines: each one's marker shape, drawn as an outline in the text colour (a shape, not
+  // a colour of any variant), named in the legend. One machine needs no key: the panel names it.
+  if (machines_.size() > 1)
+    for (size_t m = 0; m < machines_.size(); ++m) {
+      QCPGraph* key = addGraph();
+      key->setLineStyle(QCPGraph::lsNone);
+      key->setScatterStyle(QCPScatterStyle(machineShape(static_cast<int>(m)),
+                                           QPen(palette().color(QPalette::Text), 1.5), Qt::NoBrush, 9));
+      key->setName(
+          tr("%1 (batch %2): points of this shape").arg(machines_[m].label, batches.value(static_cast<int>(m))));
+    }
+  // × of floor beside each point, placed where it overlaps no other label and no point
+  // (placeFloorLabels, once the axes have their pixels).
+  floorLabels_.assign(points_.size(), nullptr);
+  for (size_t i = 0; i < points_.size(); ++i) {
+    const Plotted& p = points_[i];
     if (p.point.timesFloor <= 0.0) continue;
     auto* label = new QCPItemText(this);
-    label->position->setCoords(p.point.intensity, p.point.flopsPerSecond / 1e9);
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-    label->setPadding(QMargins(8, 0, 0, 0));
+    label->position->setType(QCPItemPosition::ptAbsolute);
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     label->setText(timesText(p.point.timesFloor));
-    label->setColor(variantColour(p.point.variant).darker(130));
+    label->setColor(variantColour(p.point.variant));
+    floorLabels_[i] = label;
   }
   xAxis->setRange(left, right);
   if (highF <= 0.0) {
@@ -183,7 +251,7 @@ void RooflineChart::rebuild() {
   else
     titleParts_ = {tr("Roofline of %1")
                        .arg(layer_ >= 0 ? convLayerLabel(*machines_.front().report, layer_) : tr("every conv layer")),
-                   tr("× of floor beside each point")};
+                   tr("×N: N times its floor")};
   if (selected_ >= 0 && static_cast<size_t>(selected_) < points_.size()) selectPoint(selected_);
   restyle();
   replot(rpQueuedReplot);

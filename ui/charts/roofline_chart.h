@@ -1,9 +1,10 @@
 // The roofline: every conv layer of every variant as a point (arithmetic intensity from the bytes
 // the variant moves, against achieved FLOP/s, both axes logarithmic) under its device's roofs
 // (memory bandwidth, then the FP32 and TF32 tensor-core peaks), with each point's × of its floor
-// beside it. Several benchmark files overlay, one marker shape per machine, the machine named in
-// the legend: an H100, a laptop GPU and a CPU on one chart. Clicking a point selects it and says
-// what it is.
+// beside it (×N: its op time is N times the floor, the time it would take at its roof), placed
+// where no two labels and no label and point overlap, or left to the point's tooltip. Several benchmark files overlay,
+// one marker shape per machine, the machine named in the legend: an H100, a laptop GPU and a CPU on one chart. Clicking
+// a point selects it and says what it is.
 #pragma once
 
 #include <qcustomplot.h>
@@ -46,6 +47,9 @@ class RooflineChart : public QCustomPlot {
   int selectedPoint() const { return selected_; }
   QString pointText(int index) const;
   int roofCount() const { return roofs_; }
+  // Where the "× of floor" labels are drawn (widget pixels), and how many found no free place.
+  std::vector<QRectF> floorLabelBoxes() const;
+  int hiddenFloorLabels() const { return hiddenFloorLabels_; }
   QString titleText() const;
 
   QSize minimumSizeHint() const override { return {240, 200}; }
@@ -62,6 +66,7 @@ class RooflineChart : public QCustomPlot {
  private:
   void rebuild();
   void restyle();
+  void placeFloorLabels();
   int batchFor(const BenchmarkReport& report) const;
 
   std::vector<RooflineMachine> machines_;
@@ -74,6 +79,8 @@ class RooflineChart : public QCustomPlot {
   QCPTextElement* title_;
   QCPItemTracer* marker_ = nullptr;
   QCPItemText* selectedLabel_ = nullptr;
+  std::vector<QCPItemText*> floorLabels_;  // by point; null where a point has no floor
+  int hiddenFloorLabels_ = 0;
 };
 
 }  // namespace convscope::ui

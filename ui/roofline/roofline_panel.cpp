@@ -17,6 +17,16 @@
 namespace convscope::ui {
 namespace {
 
+// What a newcomer needs to read the chart, said where they look for it.
+const QString kPointHint = QObject::tr(
+    "×N beside a point: its op time is N times its floor, the least time this machine allows for that work "
+    "(the bytes it must move over the bandwidth, or its FLOPs over the peak, whichever is longer); ×1 would "
+    "sit on the roof. Click or point at a point to see what it is.");
+
+}  // namespace
+
+namespace {
+
 // The legend's name of a machine: its device; a CPU's host, since "CPU only" names none.
 QString machineName(const BenchmarkReport& report) {
   if (report.device == "CPU only" || report.device.empty())
@@ -57,7 +67,7 @@ RooflinePanel::RooflinePanel(QWidget* parent)
   machines_->setWordWrap(true);
   selection_->setWordWrap(true);
   selection_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  selection_->setText(tr("Click a point to see what it is."));
+  selection_->setText(kPointHint);
 
   // Two sub-tabs rather than one above the other: the roofline's legend (a machine's every
   // variant) needs the height on a 1024x700 screen and on a projector.
@@ -143,7 +153,7 @@ void RooflinePanel::refresh() {
   }
   chart_->setLayer(layerChoice_->currentData().toInt());
   chart_->setMachines(std::move(machines));
-  selection_->setText(tr("Click a point to see what it is."));
+  selection_->setText(kPointHint);
   updateStaircase();
 }
 
