@@ -6,6 +6,14 @@
 // classify() the CLI uses.
 #include <gtest/gtest.h>
 
+#include <QTabWidget>
+
+#include <QComboBox>
+
+#include <QSpinBox>
+
+#include <QRegularExpression>
+
 #include <QFileInfo>
 #include <QListWidget>
 #include <QProgressBar>
@@ -67,6 +75,42 @@ void expectArithmeticMatches(gui::MainWindow& window, int y, int x) {
   EXPECT_EQ(*view->layerValue(), expected);
   EXPECT_TRUE(view->equationText().contains(QString::number(view->breakdown()->result(), 'g', 8)))
       << view->equationText().toStdString();
+}
+
+// Animate says Stop while it runs; the controls beside the pixel label stay put as its numbers
+// change; the hints name tabs the window has.
+TEST(WhyViews, ArithmeticControlsSayWhatAClickDoesAndStayInPlace) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectTab("arithmetic"));
+  ui::ConvArithmeticView* view = window->arithmetic();
+  QPushButton* animate = view->animateButton();
+  EXPECT_EQ(animate->text(), "Animate");
+  const int animateX = animate->x();
+  view->selectConvLayer(0);
+  view->selectPixel(0, 0);
+  QCoreApplication::processEvents();
+  const int filterX = view->filterChoice()->x(), layerWidth = view->layerChoice()->width();
+  view->selectPixel(view->picker()->mapHeight() - 1, view->picker()->mapWidth() - 1);  // two-digit numbers
+  QCoreApplication::processEvents();
+  EXPECT_EQ(view->filterChoice()->x(), filterX);
+  EXPECT_EQ(view->layerChoice()->width(), layerWidth) << "the layer choice jumps as the pixel label grows";
+  QTest::mouseClick(animate, Qt::LeftButton);
+  EXPECT_EQ(animate->text(), "Stop") << "a running animation offers to stop";
+  QCoreApplication::processEvents();
+  EXPECT_EQ(animate->x(), animateX);
+  QTest::mouseClick(animate, Qt::LeftButton);
+  EXPECT_EQ(animate->text(), "Animate");
+  // Every tab a hint sends the user to exists.
+  QStringList titles;
+  for (QTabWidget* tabs : window->findChildren<QTabWidget*>())
+    for (int i = 0; i < tabs->count(); ++i) titles << tabs->tabText(i).replace("&&", "&");
+  view->setOutcome(nullptr);
+  const QString hint = view->message() + view->equationText();
+  const QRegularExpression named("the ([A-Z][^()]*?) tab");
+  for (auto match = named.globalMatch(hint); match.hasNext();) {
+    const QString tab = match.next().captured(1);
+    EXPECT_TRUE(titles.contains(tab)) << "the hint names a tab that does not exist: " << tab.toStdString();
+  }
 }
 
 TEST(WhyViews, ArithmeticOfAClickedPixelEqualsTheLayerOutputAndArrowKeysStepTheWindow) {

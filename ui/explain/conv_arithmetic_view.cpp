@@ -1,6 +1,7 @@
 #include "ui/explain/conv_arithmetic_view.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -10,6 +11,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/core/conv/variant_table.h"
@@ -100,7 +102,11 @@ ConvArithmeticView::ConvArithmeticView(QWidget* parent)
   connect(layers_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
   connect(filter_, &QSpinBox::valueChanged, this, [this] { refresh(); });
   connect(picker_, &PixelPickerMap::pixelPicked, this, [this] { refresh(); });
+  // The button says what a click will do; it and the pixel label keep one width, so the controls
+  // around them never move while the window slides or the label's numbers change.
+  keepControlWidths();
   connect(animate_, &QPushButton::toggled, this, [this](bool on) {
+    animate_->setText(on ? tr("Stop") : tr("Animate"));
     if (on) {
       timer_->start(150);
       picker_->setFocus();
@@ -115,6 +121,24 @@ ConvArithmeticView::ConvArithmeticView(QWidget* parent)
       if (const QString error = exportTo(path); !error.isEmpty()) emit errorOccurred(error);
   });
   showMessage(tr("Load a model and choose a picture: its conv layers' arithmetic appears here."));
+}
+
+void ConvArithmeticView::keepControlWidths() {
+  const QString current = animate_->text();
+  int widest = 0;
+  for (const QString& text : {tr("Animate"), tr("Stop")}) {
+    animate_->setText(text);
+    widest = std::max(widest, animate_->sizeHint().width());
+  }
+  animate_->setText(current);
+  animate_->setMinimumWidth(widest);
+  position_->setMinimumWidth(
+      position_->fontMetrics().horizontalAdvance(tr("pixel x %1, y %2 of %3×%4").arg(888).arg(888).arg(888).arg(888)));
+}
+
+void ConvArithmeticView::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) keepControlWidths();  // presentation mode's larger font
 }
 
 void ConvArithmeticView::setModel(std::shared_ptr<const Model> model) {
@@ -213,7 +237,7 @@ void ConvArithmeticView::refresh() {
   if (!model_) return showMessage(tr("No model is loaded."));
   if (!node) return showMessage(tr("The model %1 has no conv layer.").arg(QString::fromStdString(model_->name)));
   if (!outcome_ || outcome_->modelName != model_->name)
-    return showMessage(tr("Choose a picture (the Explore tab): the arithmetic reads its layers."));
+    return showMessage(tr("Choose a picture (the Feature maps & prediction tab): the arithmetic reads its layers."));
   const LayerOutput* output = capturedOutput(*outcome_, node->name);
   const Tensor* input = capturedInputOf(*model_, *node, outcome_->layers);
   if (!output || !input || output->value.rank() != 4)
@@ -270,7 +294,8 @@ QString ConvArithmeticView::equationText() const {
   text += tr("Σ products = %1").arg(exact(b.productSum));
   if (b.hasBias) text += tr(" &nbsp;+ bias %1").arg(exact(b.bias));
   text += tr(" &nbsp;= <b>%1</b>").arg(exact(b.result()));
-  text += tr("<br>The layer's output at this pixel (the map in the Explore tab): <b>%1</b> (difference %2)")
+  text += tr("<br>The layer's output at this pixel (its map in the Feature maps & prediction tab): <b>%1</b> "
+             "(difference %2)")
               .arg(exact(*layerValue_))
               .arg(QString::number(std::abs(b.result() - *layerValue_), 'g', 2));
   // The sum above is exact (double); a variant that multiplies in reduced precision lands near it,

@@ -48,7 +48,7 @@ class ConvArithmeticView : public QWidget {
   bool showPixel(const QString& node, int channel, int y, int x);
   // The breakdown shown; nullopt while there is none (no model, no picture, or a problem: message()).
   const std::optional<ConvPixelBreakdown>& breakdown() const { return breakdown_; }
-  // The value the layer produced at the pixel, as the Explore tab's map shows it.
+  // The value the layer produced at the pixel, as the Feature maps & prediction tab's map shows it.
   std::optional<float> layerValue() const { return layerValue_; }
   QString equationText() const;
   QString message() const;  // why nothing is shown, or empty
@@ -56,6 +56,8 @@ class ConvArithmeticView : public QWidget {
   PixelPickerMap* picker() const { return picker_; }
   ConvProductsCanvas* canvas() const { return canvas_; }
   QPushButton* animateButton() const { return animate_; }
+  QComboBox* layerChoice() const { return layers_; }
+  QSpinBox* filterChoice() const { return filter_; }
   // Steps the window one pixel on, in reading order, wrapping at the end (what the animation does).
   void stepForward();
   // The equation and the whole breakdown (not only the part scrolled into view), as PNG or PDF.
@@ -64,7 +66,11 @@ class ConvArithmeticView : public QWidget {
  signals:
   void errorOccurred(const QString& message);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  void keepControlWidths();
   void fillLayers();
   void refresh();
   void showMessage(const QString& text);

@@ -270,7 +270,7 @@ void ConfusionView::fillList(const std::vector<int>& runPositions, const QString
             .arg(100.0 * confidence(order[k]), 0, 'f', 1),
         list_);
     item->setData(Qt::UserRole, image.index);
-    item->setToolTip(tr("Test image #%1, a %2: %3 %4 %, %2 %5 %. Click to open it in the Explore tab")
+    item->setToolTip(tr("Test image #%1, a %2: %3 %4 %, %2 %5 %. Click to open it in the Feature maps & prediction tab")
                          .arg(image.index)
                          .arg(className(image.label))
                          .arg(className(image.predicted))
