@@ -68,6 +68,27 @@ QJsonObject readJson(const QString& path) {
   return QJsonDocument::fromJson(file.readAll()).object();
 }
 
+// The figures sit right under the drawings at every size: no empty band between a diagram and
+// its explanation (a 1024x700 window, a tall one, a wide one), for a direct and a GEMM variant.
+TEST(GpuMappingView, TheFiguresFollowTheDrawingWithoutAGap) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectTab("gpu-mapping"));
+  ui::GpuMappingPanel* panel = window->gpuMapping();
+  for (const QSize size : {QSize(1024, 700), QSize(1440, 1000), QSize(1920, 1080)}) {
+    for (const char* variant : {"gpu-baseline", "gpu-unroll-gemm"}) {
+      ASSERT_TRUE(panel->setVariant(0, variant));
+      window->resize(size);
+      for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
+      ui::GpuMappingView* view = panel->view(0);
+      const int drawingBottom = view->mapTo(panel, QPoint(0, view->drawingBottom())).y();
+      const int figuresTop = panel->figures(0)->mapTo(panel, QPoint(0, 0)).y();
+      SCOPED_TRACE(std::string(variant) + " at " + std::to_string(size.width()) + "x" + std::to_string(size.height()));
+      EXPECT_GE(figuresTop, drawingBottom) << "the figures cover the drawing";
+      EXPECT_LE(figuresTop - drawingBottom, 40) << "an empty band between the drawing and its figures";
+    }
+  }
+}
+
 TEST(GpuMappingView, TheBlockUnderThePointerIsTheOneTheLaunchAssigns) {
   auto window = openWindow();
   ui::GpuMappingPanel* panel = window->gpuMapping();

@@ -66,8 +66,11 @@ GpuMappingPanel::GpuMappingPanel(QWidget* parent)
       for (int s = 0; s < 2; ++s) showFigures(s);
     });
   }
-  grid->setRowStretch(1, 3);
+  // The drawings take the height their width gives them and the figures sit right under them;
+  // what is left stays below, not between the two.
+  grid->setRowStretch(1, 0);
   grid->setRowStretch(2, 0);
+  grid->setRowStretch(3, 1);
   // Default comparison: the first GPU step against the tiled one that stages its input.
   if (gpuVariants.size() > 1) {
     variantChoices_[0]->setCurrentIndex(0);

@@ -43,7 +43,9 @@ QString geometryLine(const KernelLaunchGeometry& g) {
 GpuMappingView::GpuMappingView(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
   setFocusPolicy(Qt::StrongFocus);
-  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+  QSizePolicy policy(QSizePolicy::Expanding, QSizePolicy::Preferred);
+  policy.setHeightForWidth(true);
+  setSizePolicy(policy);
 }
 
 void GpuMappingView::setLayer(const ConvProblem& problem, const QString& layerName) {
@@ -85,6 +87,7 @@ void GpuMappingView::setPixel(int oh, int ow) {
 }
 
 void GpuMappingView::rebuild() {
+  updateGeometry();  // another shape or variant: another height for the same width
   launches_.clear();
   launchIndex_ = -1;
   row_ = nullptr;
@@ -211,6 +214,26 @@ void GpuMappingView::updateSelection() {
   // has no room for them.
   mapping_ = QString::fromStdString(g.mapping);
   figures_ = lines.join('\n');
+}
+
+int GpuMappingView::heightForWidth(int width) const {
+  if (!hasProblem_ || launchIndex_ < 0) return 300;
+  // layout() run backwards: the cell that the width allows, then the heights under it.
+  const ConvProblem& p = problem_;
+  const double caption = QFontMetrics(font()).height() * 1.4;
+  const int inHeight = p.inHeight + p.padTop + p.padBottom;
+  const int inWidth = p.inWidth + p.padLeft + p.padRight;
+  const double cell = std::max(1.0, (width - 12.0 - 16.0) / (inWidth + p.outWidth()));
+  const double planes = cell * std::max(inHeight, p.outHeight());
+  double area = planes;
+  if (launch().order == BlockOrder::kMatrixTiles)  // the matrix takes 42% of the area, at least 90 px
+    area = std::max((planes + 8.0) / 0.58, planes + 8.0 + 90.0);
+  return static_cast<int>(std::ceil(caption + area + 6.0));
+}
+
+int GpuMappingView::drawingBottom() const {
+  const Layout l = layout();
+  return static_cast<int>(std::ceil(std::max({l.input.bottom(), l.output.bottom(), l.matrix.bottom()})));
 }
 
 GpuMappingView::Layout GpuMappingView::layout() const {

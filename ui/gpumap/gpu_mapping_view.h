@@ -44,7 +44,12 @@ class GpuMappingView : public QWidget {
   // Where output pixel (oh, ow) is drawn, for pointing at it (tests click there).
   QPoint outputPixelCentre(int oh, int ow) const;
 
-  QSize sizeHint() const override { return {520, 420}; }
+  QSize sizeHint() const override { return {520, heightForWidth(520)}; }
+  // As tall as the drawing is at that width, so the figures under it follow it without a gap.
+  bool hasHeightForWidth() const override { return true; }
+  int heightForWidth(int width) const override;
+  // The bottom of what is drawn (widget pixels): the planes, or the matrix under them.
+  int drawingBottom() const;
   QSize minimumSizeHint() const override { return {240, 200}; }
 
  signals:
