@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <QTextDocumentFragment>
+
+#include <QLocale>
+
+#include <QLabel>
+
 #include "app/core/conv/cpu_backends.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/model/onnx_loader.h"
@@ -63,6 +69,39 @@ TEST(ModelTab, ThePlanFollowsTheSelectedVariant) {
   ASSERT_TRUE(window->selectVariant("cpu-reference"));
   EXPECT_EQ(plan->item(0, 2)->text(), "cpu-reference");
   EXPECT_TRUE(summary->planTitle().contains("no fallbacks"));
+}
+
+// The totals are whole and visible at 1024x700 and on a 1440x900 projector, and are the sums of
+// the model's layers; the share column holds each layer's fraction of the FLOPs, whole.
+TEST(ModelTab, TheTotalsAreWholeAndEqualTheLayersSums) {
+  for (const bool presentation : {false, true}) {
+    SCOPED_TRACE(presentation ? "presentation mode at 1440x900" : "1024x700");
+    auto window = testing::openWindow();
+    if (presentation) window->setPresentation(true);
+    window->resize(presentation ? QSize(1440, 900) : QSize(1024, 700));
+    ASSERT_TRUE(window->selectTab("model"));
+    for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
+    ui::ModelSummaryView* summary = window->modelSummary();
+    int64_t parameters = 0, flops = 0;
+    for (const LayerInfo& layer : window->model()->layers()) {
+      parameters += layer.parameters;
+      flops += layer.flops;
+    }
+    EXPECT_EQ(parameters, window->model()->parameterCount());
+    const QString totals = summary->totals()->text();
+    EXPECT_TRUE(totals.contains(QLocale().toString(static_cast<qlonglong>(parameters)) + " parameters"))
+        << totals.toStdString();
+    EXPECT_TRUE(totals.contains(QLocale().toString(static_cast<qlonglong>(flops)) + " FLOPs")) << totals.toStdString();
+    QLabel* label = summary->totals();
+    ASSERT_TRUE(label->isVisible());
+    const QRect shown = label->rect().intersected(label->visibleRegion().boundingRect());
+    EXPECT_EQ(shown.height(), label->height()) << "the totals are cut";
+    EXPECT_GE(label->height(), label->sizeHint().height()) << "the totals are squeezed";
+    EXPECT_GE(label->width(),
+              label->fontMetrics().horizontalAdvance(QTextDocumentFragment::fromHtml(totals).toPlainText()))
+        << "the totals run out of the tab";
+    if (presentation) window->setPresentation(false);
+  }
 }
 
 // The live op times come from the runs that are timed, which run the plan as it is (fused): the

@@ -1,10 +1,13 @@
 #include "ui/model/model_summary_view.h"
 
+#include <QApplication>
 #include <QColor>
 #include <QDir>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QPainter>
+#include <QStyledItemDelegate>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -14,6 +17,36 @@
 
 namespace convscope::ui {
 namespace {
+
+// The share of FLOPs as its number and a bar scaled to the column's width, so the bar is never
+// elided into "..." (a text bar of block characters was, at large fonts).
+class ShareBarDelegate : public QStyledItemDelegate {
+ public:
+  using QStyledItemDelegate::QStyledItemDelegate;
+  void paint(QPainter* painter, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QStyleOptionViewItem plain = option;
+    initStyleOption(&plain, index);
+    const double share = index.data(Qt::UserRole).toDouble();
+    const QString number = plain.text;
+    plain.text.clear();
+    QApplication::style()->drawControl(QStyle::CE_ItemViewItem, &plain, painter, plain.widget);
+    const QRect area = option.rect.adjusted(4, 3, -4, -3);
+    const int numberWidth = option.fontMetrics.horizontalAdvance(QStringLiteral("100.0 %")) + 8;
+    painter->save();
+    painter->setPen(option.palette.color(QPalette::Text));
+    painter->drawText(QRect(area.left(), area.top(), numberWidth - 8, area.height()), Qt::AlignRight | Qt::AlignVCenter,
+                      number);
+    const QRect bar(area.left() + numberWidth, area.top() + area.height() / 4,
+                    static_cast<int>(std::lround(share * std::max(0, area.width() - numberWidth))), area.height() / 2);
+    painter->fillRect(bar, option.palette.color(QPalette::Text));
+    painter->restore();
+  }
+  QSize sizeHint(const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+    QSize size = QStyledItemDelegate::sizeHint(option, index);
+    size.setWidth(option.fontMetrics.horizontalAdvance(QStringLiteral("100.0 %")) + 8 + 60);
+    return size;
+  }
+};
 
 QTableWidgetItem* numberItem(int64_t value) {
   auto* item = new QTableWidgetItem(QLocale().toString(static_cast<qlonglong>(value)));
@@ -27,6 +60,7 @@ ModelSummaryView::ModelSummaryView(QWidget* parent)
     : QWidget(parent),
       header_(new QLabel(this)),
       table_(new QTableWidget(this)),
+      totals_(new QLabel(this)),
       planTitle_(new QLabel(this)),
       plan_(new QTableWidget(this)) {
   header_->setWordWrap(true);
@@ -41,6 +75,8 @@ ModelSummaryView::ModelSummaryView(QWidget* parent)
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
+  table_->setItemDelegateForColumn(5, new ShareBarDelegate(table_));
+  totals_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   planTitle_->setWordWrap(true);
   planTitle_->setTextFormat(Qt::RichText);
   plan_->setColumnCount(3);
@@ -56,6 +92,7 @@ ModelSummaryView::ModelSummaryView(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(header_);
   layout->addWidget(table_, 3);
+  layout->addWidget(totals_);
   layout->addWidget(planTitle_);
   layout->addWidget(plan_, 2);
 }
@@ -152,24 +189,17 @@ void ModelSummaryView::setModel(const Model& model, const std::optional<ModelCar
     table_->setItem(row, 3, numberItem(layer.parameters));
     table_->setItem(row, 4, numberItem(layer.flops));
     const double share = allFlops > 0 ? static_cast<double>(layer.flops) / static_cast<double>(allFlops) : 0.0;
-    // A text bar: which layers the time will go to, at a glance.
-    table_->setItem(row, 5,
-                    new QTableWidgetItem(QString("%1 %  %2")
-                                             .arg(100.0 * share, 5, 'f', 1)
-                                             .arg(QString(static_cast<int>(std::lround(share * 40)), QChar(0x2588)))));
+    // A bar: which layers the time will go to, at a glance.
+    auto* shareItem = new QTableWidgetItem(QString("%1 %").arg(100.0 * share, 0, 'f', 1));
+    shareItem->setData(Qt::UserRole, share);
+    table_->setItem(row, 5, shareItem);
     parameters += layer.parameters;
     flops += layer.flops;
   }
-  const int total = table_->rowCount();
-  table_->insertRow(total);
-  auto* label = new QTableWidgetItem(tr("total"));
-  QFont bold = label->font();
-  bold.setBold(true);
-  label->setFont(bold);
-  table_->setItem(total, 0, label);
-  table_->setItem(total, 3, numberItem(parameters));
-  table_->setItem(total, 4, numberItem(flops));
-  for (int column : {3, 4}) table_->item(total, column)->setFont(bold);
+  // The totals under the table, outside its scrolling: always whole, whatever the number of layers.
+  totals_->setText(tr("<b>total: %1 parameters · %2 FLOPs per image</b>")
+                       .arg(QLocale().toString(static_cast<qlonglong>(parameters)),
+                            QLocale().toString(static_cast<qlonglong>(flops))));
 }
 
 }  // namespace convscope::ui

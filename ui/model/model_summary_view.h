@@ -28,10 +28,13 @@ class ModelSummaryView : public QWidget {
   QTableWidget* table() const { return table_; }
   QTableWidget* planTable() const { return plan_; }
   QString planTitle() const;
+  // "total: N parameters · M FLOPs per image", under the layer table.
+  QLabel* totals() const { return totals_; }
 
  private:
   QLabel* header_;
   QTableWidget* table_;
+  QLabel* totals_;
   QLabel* planTitle_;
   QTableWidget* plan_;
 };
