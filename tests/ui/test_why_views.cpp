@@ -6,6 +6,10 @@
 // classify() the CLI uses.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include <QElapsedTimer>
+
 #include <QTabWidget>
 
 #include <QComboBox>
@@ -34,6 +38,7 @@
 #include "ui/failures/confusion_view.h"
 #include "ui/input/dataset_browser.h"
 #include "ui/input/input_panel.h"
+#include "ui/jobs/test_set_evaluation_job.h"
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
 #include "ui/maps/map_zoom_dialog.h"
@@ -269,9 +274,48 @@ ClassificationRun classifyAll(gui::MainWindow& window) {
   return classify(engine, *window.testSet(), 0, window.testSet()->count());
 }
 
+// The matrix of the whole set (the view shows the matrix so far before it).
 std::shared_ptr<const ConfusionMatrix> waitForMatrix(ui::ConfusionView& view) {
-  EXPECT_TRUE(QTest::qWaitFor([&] { return view.matrix() != nullptr; }, 100000)) << view.statusText().toStdString();
+  EXPECT_TRUE(QTest::qWaitFor([&] { return view.evaluation() && view.evaluation()->complete; }, 100000))
+      << view.statusText().toStdString();
   return view.matrix();
+}
+
+// With the slow CPU reference selected, the matrix is computed by the fastest variant of the same
+// arithmetic, which the status names, and fills in chunk by chunk before it is whole.
+TEST(WhyViews, WhereItFailsUsesTheFastestExactVariantAndFillsInAsItGoes) {
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectVariant("cpu-reference"));
+  const std::string fastest = ui::classifyingVariant("cpu-reference");
+  ASSERT_NE(fastest, "cpu-reference") << "a faster FP32 variant exists on every machine (cpu-onednn)";
+  EXPECT_EQ(findConvVariant(fastest).arithmetic, "FP32");
+  EXPECT_EQ(ui::classifyingVariant("gpu-tensor-tf32"), "gpu-tensor-tf32") << "TF32 mistakes are its own";
+  ui::ConfusionView* view = window->confusion();
+  ASSERT_TRUE(window->selectTab("confusion"));
+  EXPECT_TRUE(view->statusText().contains(QString::fromStdString(fastest))) << view->statusText().toStdString();
+  std::set<int> totalsSeen;
+  QElapsedTimer clock;
+  clock.start();
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] {
+        if (view->matrix()) totalsSeen.insert(view->matrix()->total());
+        return view->evaluation() && view->evaluation()->complete;
+      },
+      100000));
+  EXPECT_LT(clock.elapsed(), 30000) << "the fast variant classifies 10,000 images in seconds";
+  const int partialTotals = static_cast<int>(
+      std::count_if(totalsSeen.begin(), totalsSeen.end(), [](int total) { return total > 0 && total < 10000; }));
+  EXPECT_GE(partialTotals, 2) << "the matrix fills in as it goes";
+  EXPECT_EQ(view->evaluation()->variant, "cpu-reference");
+  EXPECT_EQ(view->evaluation()->classifiedWith, fastest);
+  EXPECT_TRUE(view->statusText().contains(QString::fromStdString(fastest))) << view->statusText().toStdString();
+  // The whole matrix is what that variant's classify() gives, image by image.
+  Engine engine(window->model(), fastest);
+  const ClassificationRun reference = classify(engine, *window->testSet(), 0, window->testSet()->count());
+  ASSERT_EQ(view->matrix()->total(), 10000);
+  EXPECT_EQ(view->matrix()->correct(), reference.correct);
+  for (size_t i = 0; i < reference.images.size(); i += 97)
+    EXPECT_EQ(view->evaluation()->run.images[i].predicted, reference.images[i].predicted) << "image " << i;
 }
 
 TEST(WhyViews, ConfusionMatrixCoversTheTestSetAndItsDiagonalIsTheClassifiersAccuracy) {

@@ -99,6 +99,7 @@ ConfusionView::ConfusionView(JobRunner* jobs, QWidget* parent)
     status_->setText(message);
   });
   connect(job_, &TestSetEvaluationJob::finished, this, &ConfusionView::useEvaluation);
+  connect(job_, &TestSetEvaluationJob::partial, this, &ConfusionView::useEvaluation);
   connect(job_, &TestSetEvaluationJob::failed, this, [this](const QString& message) {
     setBusy(false);
     status_->setText(tr("The test set could not be classified: %1").arg(message));
@@ -106,6 +107,13 @@ ConfusionView::ConfusionView(JobRunner* jobs, QWidget* parent)
   });
   connect(job_, &TestSetEvaluationJob::cancelled, this, [this] {
     setBusy(false);
+    // A matrix of part of the set answers another question: it goes with the cancel.
+    matrix_.reset();
+    evaluation_.reset();
+    matrixWidget_->clear();
+    list_->clear();
+    listed_.clear();
+    listTitle_->clear();
     status_->setText(tr("Cancelled. Click \"%1\" to start again.").arg(evaluate_->text()));
   });
   setBusy(false);
@@ -167,7 +175,11 @@ void ConfusionView::evaluate() {
   if (!model_ || !images_ || images_->count() == 0) return;
   setBusy(true);
   progress_->setValue(0);
-  status_->setText(tr("Classifying the test set with %1…").arg(variant_));
+  const QString with = QString::fromStdString(classifyingVariant(variant_.toStdString()));
+  status_->setText(with == variant_ ? tr("Classifying the test set with %1…").arg(variant_)
+                                    : tr("Classifying the test set with %1, the fastest variant here of the same FP32 "
+                                         "arithmetic as %2…")
+                                          .arg(with, variant_));
   runningModel_ = model_;
   runningVariant_ = variant_;
   job_->start(model_, variant_.toStdString(), images_);
@@ -184,7 +196,7 @@ void ConfusionView::setBusy(bool busy) {
 }
 
 void ConfusionView::useEvaluation(std::shared_ptr<const TestSetEvaluation> evaluation) {
-  setBusy(false);
+  if (evaluation->complete) setBusy(false);
   // An evaluation of a model or variant no longer selected is not shown.
   if (evaluation->model != model_ || evaluation->variant != variant_.toStdString() || evaluation->images != images_)
     return evaluateIfStale();
@@ -194,6 +206,7 @@ void ConfusionView::useEvaluation(std::shared_ptr<const TestSetEvaluation> evalu
   try {
     matrix_ = std::make_shared<const ConfusionMatrix>(evaluation->run, classes);
   } catch (const std::exception& e) {
+    setBusy(false);
     status_->setText(QString::fromStdString(e.what()));
     emit errorOccurred(QString::fromStdString(e.what()));
     return;
@@ -202,8 +215,22 @@ void ConfusionView::useEvaluation(std::shared_ptr<const TestSetEvaluation> evalu
   QStringList names;
   for (int c = 0; c < classes; ++c) names << className(c);
   matrixWidget_->setMatrix(matrix_, names);
+  const QString with = QString::fromStdString(evaluation_->classifiedWith);
+  const QString classifier =
+      with == variant_ ? variant_
+                       : tr("%1 (classified with %2, the fastest of the same arithmetic)").arg(variant_, with);
+  if (!evaluation_->complete) {
+    status_->setText(tr("%1 with %2 on %3: %4 of %5 test images so far, %6 right…")
+                         .arg(QString::fromStdString(evaluation_->model->name), classifier,
+                              QString::fromStdString(evaluation_->deviceName))
+                         .arg(matrix_->total())
+                         .arg(evaluation_->images->count())
+                         .arg(matrix_->correct()));
+    showMisclassified();
+    return;
+  }
   status_->setText(tr("%1 with %2 on %3: %4 of %5 test images right (%6 %), %7 wrong; %8 s")
-                       .arg(QString::fromStdString(evaluation_->model->name), variant_,
+                       .arg(QString::fromStdString(evaluation_->model->name), classifier,
                             QString::fromStdString(evaluation_->deviceName))
                        .arg(matrix_->correct())
                        .arg(matrix_->total())

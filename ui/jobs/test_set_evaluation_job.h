@@ -1,6 +1,10 @@
-// Classifies the whole test set with the current model and variant as a job of the JobRunner, for
-// the confusion matrix: the same classify() the CLI's classify command runs, in chunks, reporting
-// progress after each chunk and stopping at the next chunk when cancelled.
+// Classifies the whole test set with the current model as a job of the JobRunner, for the confusion
+// matrix: the same classify() the CLI's classify command runs, in chunks, reporting progress and
+// the matrix so far after each chunk (the view fills in as it goes) and stopping at the next chunk
+// when cancelled. A course variant with exact FP32 products is classified with the fastest such
+// variant here (classifyingVariant): the classes are the same function, found in seconds rather
+// than the CPU reference's minute; a variant of other arithmetic (TF32) or a student's kernel is
+// classified with itself, since its mistakes are the question.
 #pragma once
 
 #include <QObject>
@@ -19,11 +23,17 @@ namespace convscope::ui {
 
 struct TestSetEvaluation {
   std::shared_ptr<const Model> model;
-  std::string variant;
+  std::string variant;         // the variant the matrix is for: the one selected
+  std::string classifiedWith;  // the variant that computed it (see classifyingVariant)
+  bool complete = false;       // false for the matrix so far, while the job runs
   std::string deviceName;
   std::shared_ptr<const ImageSet> images;
   ClassificationRun run;
 };
+
+// The variant that classifies the test set for `selected`: the fastest available course variant of
+// the same exact FP32 arithmetic where `selected` is one, else `selected` itself.
+std::string classifyingVariant(const std::string& selected);
 
 class TestSetEvaluationJob : public QObject {
   Q_OBJECT
@@ -39,6 +49,8 @@ class TestSetEvaluationJob : public QObject {
 
  signals:
   void progressed(int percent, const QString& message);
+  // The images classified so far (complete = false), after each chunk.
+  void partial(std::shared_ptr<const convscope::ui::TestSetEvaluation> evaluation);
   void finished(std::shared_ptr<const convscope::ui::TestSetEvaluation> evaluation);
   void failed(const QString& message);
   void cancelled();
