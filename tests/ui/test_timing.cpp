@@ -185,6 +185,55 @@ TEST(Timing, CancellingASweepStopsItAndKeepsTheRunsDone) {
   EXPECT_LT(timing->report()->runs.size(), 4u) << "not every run was made";
 }
 
+// The tab keeps one layout: the same four tabs, in the same order, the line chart among them, with
+// a many-variant file, with a sweep's few runs, at 1024x700 and on a 1920x1080 projector.
+TEST(Timing, TheTabKeepsOneLayoutWithAFileAndAfterASweep) {
+  auto window = openWindow();
+  ui::TimingPanel* timing = window->timing();
+  const auto layout = [&] {
+    QStringList tabs;
+    for (int i = 0; i < timing->lowerTabs()->count(); ++i) tabs << timing->lowerTabs()->tabText(i);
+    return tabs;
+  };
+  const QStringList expected = {"Op time", "Bars", "Speed-ups", "Table"};
+  for (const QSize size : {QSize(1024, 700), QSize(1920, 1080)}) {
+    window->resize(size);
+    timing->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "eleven variants");
+    QCoreApplication::processEvents();
+    EXPECT_EQ(layout(), expected);
+    EXPECT_EQ(timing->lowerTabs()->indexOf(timing->lineChart()), 0);
+    BenchmarkReport small = syntheticReport();
+    small.runs.resize(2);
+    timing->setReport(std::make_shared<BenchmarkReport>(small), "a sweep");
+    QCoreApplication::processEvents();
+    EXPECT_EQ(layout(), expected);
+    EXPECT_EQ(timing->lowerTabs()->indexOf(timing->lineChart()), 0);
+  }
+}
+
+// In presentation mode on a 1440x900 projector every speed-up and op time reads whole.
+TEST(Timing, EverySpeedUpReadsWholeInPresentationMode) {
+  auto window = openWindow();
+  window->setPresentation(true);
+  window->resize(1440, 900);
+  ASSERT_TRUE(window->selectTab("timing"));
+  BenchmarkReport report = syntheticReport();
+  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  window->timing()->barChart()->setBatch(10000);
+  ui::SpeedupTable* table = window->timing()->speedups();
+  window->timing()->lowerTabs()->setCurrentWidget(table);
+  for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
+  ASSERT_GT(table->rowCount(), 5);
+  for (int row = 0; row < table->rowCount(); ++row)
+    for (int column : {2, 3, 4}) {
+      const QTableWidgetItem* item = table->item(row, column);
+      ASSERT_NE(item, nullptr);
+      EXPECT_GE(table->columnWidth(column), table->fontMetrics().horizontalAdvance(item->text()) + 6)
+          << "row " << row << ", column " << column << ": '" << item->text().toStdString() << "' is cut";
+    }
+  window->setPresentation(false);
+}
+
 TEST(Timing, SweepSettingsThatCannotRunAreRefusedWithAMessage) {
   auto window = openWindow();
   ui::TimingPanel* timing = window->timing();

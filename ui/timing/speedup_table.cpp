@@ -25,8 +25,13 @@ SpeedupTable::SpeedupTable(QWidget* parent) : QTableWidget(parent) {
   setSelectionBehavior(QAbstractItemView::SelectRows);
   setAlternatingRowColors(true);
   verticalHeader()->setVisible(false);
+  // The numbers always whole (a large font once cut every speed-up to "× …"); the variant's name
+  // takes the width that is left, elided if it must be (its tooltip holds it whole).
+  setColumnCount(5);
   horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  horizontalHeader()->setStretchLastSection(true);
+  horizontalHeader()->setSectionResizeMode(1, QHeaderView::Stretch);
+  horizontalHeader()->setStretchLastSection(false);
+  setTextElideMode(Qt::ElideMiddle);
   setReport(nullptr, kAllConvLayers, 0);
 }
 
@@ -48,7 +53,7 @@ void SpeedupTable::setReport(const BenchmarkReport* report, int layer, int batch
     const int row = static_cast<int>(r);
     setItem(row, 0, cell(QString::number(row + 1)));
     auto* name = cell(variantDisplayName(s.variant), Qt::AlignLeft | Qt::AlignVCenter);
-    name->setToolTip(QString::fromStdString(s.variant));
+    name->setToolTip(variantDisplayName(s.variant) + " (" + QString::fromStdString(s.variant) + ")");
     setItem(row, 1, name);
     setItem(row, 2, cell(QString::number(s.seconds * 1e3, 'f', s.seconds < 1e-3 ? 4 : 3)));
     setItem(row, 3, cell(times(s.overBaseline)));

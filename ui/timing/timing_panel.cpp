@@ -89,21 +89,17 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
   choices->addWidget(batchChoice_);
   choices->addStretch(1);
 
-  // Op time against batch size on top; under it the bars at one batch size, the speed-ups or
-  // the table (arrangeCharts: all of them as tabs where the height cannot hold two charts).
+  // One layout whatever is shown (a file, a sweep, a small screen, presentation mode), so nothing
+  // moves under a teacher's pointer mid-lesson: four tabs, each chart given the whole height (two
+  // charts one above the other squeezed either at 1024x700 or with 14 variants in a legend).
+  lower_->addTab(lineChart_, tr("Op time"));
   lower_->addTab(barChart_, tr("Bars"));
   lower_->addTab(speedups_, tr("Speed-ups"));
   lower_->addTab(table_, tr("Table"));
-  lower_->setTabToolTip(0, tr("The variants side by side at one batch size, per conv layer"));
-  lower_->setTabToolTip(1, tr("How much faster each course step is, over the baseline and over the step before"));
-  lower_->setTabToolTip(2, tr("Every run's numbers, with the accuracy"));
-  auto* charts = new QSplitter(Qt::Vertical, this);
-  charts->addWidget(lineChart_);
-  charts->addWidget(lower_);
-  charts->setChildrenCollapsible(false);
-  charts->setStretchFactor(0, 1);
-  charts->setStretchFactor(1, 1);
-  charts_ = charts;
+  lower_->setTabToolTip(0, tr("Op time against batch size, one line per variant"));
+  lower_->setTabToolTip(1, tr("The variants side by side at one batch size, per conv layer"));
+  lower_->setTabToolTip(2, tr("How much faster each course step is, over the baseline and over the step before"));
+  lower_->setTabToolTip(3, tr("Every run's numbers, with the accuracy"));
   lower_->setCornerWidget(logBars_, Qt::TopRightCorner);           // it changes the bars only
   layerChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // never cut to "all conv lay"
   batchChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -112,7 +108,7 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
   mainLayout->setContentsMargins(0, 0, 0, 0);
   mainLayout->addLayout(choices);
   mainLayout->addWidget(origin_);
-  mainLayout->addWidget(charts, 1);
+  mainLayout->addWidget(lower_, 1);
 
   auto* layout = new QHBoxLayout(this);
   layout->addWidget(sideScroll_);
@@ -162,36 +158,12 @@ void TimingPanel::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
   if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) {
     fitSideColumn();
-    arrangeCharts();
   }
 }
 
 void TimingPanel::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   fitSideColumn();
-  arrangeCharts();
-}
-
-void TimingPanel::arrangeCharts() {
-  // Two charts one above the other need a text line per variant in each (bar labels, legend
-  // entries) and a few more for titles and axes. Where the height is short of that (1024x700,
-  // presentation mode's large text), the line chart becomes the first tab beside the others, so
-  // no chart is squeezed until its names overlap or it covers the tabs under it.
-  const int variants = report_ ? std::max(4, static_cast<int>(variantsIn(*report_).size())) : 4;
-  const int line = fontMetrics().height();
-  const bool stack = charts_->height() < (3 * variants + 14) * line;
-  if (stack == chartsStacked_) return;
-  chartsStacked_ = stack;
-  if (stack) {
-    lower_->insertTab(0, lineChart_, tr("Op time"));
-    lower_->setTabToolTip(0, tr("Op time against batch size, one line per variant"));
-    lower_->setCurrentIndex(0);
-  } else {
-    lower_->removeTab(lower_->indexOf(lineChart_));
-    charts_->insertWidget(0, lineChart_);
-    lineChart_->show();
-    charts_->setSizes({charts_->height() / 2, charts_->height() / 2});
-  }
 }
 
 void TimingPanel::setReport(std::shared_ptr<const BenchmarkReport> report, const QString& origin) {
@@ -207,7 +179,6 @@ void TimingPanel::showReport(std::shared_ptr<const BenchmarkReport> report, cons
   table_->setReport(report_.get(), firstCancelledRun);
   fillChoices();
   updateSpeedups();
-  arrangeCharts();
   if (!report_)
     origin_->setText(tr("No results yet: run a sweep, or open a benchmark JSON."));
   else

@@ -77,7 +77,6 @@ class TimingPanel : public QWidget {
 
  private:
   void fitSideColumn();
-  void arrangeCharts();
   void sweepFinished(std::shared_ptr<const BenchmarkReport> report, bool cancelled);
   void openAsked();
   void saveAsked();
@@ -106,8 +105,6 @@ class TimingPanel : public QWidget {
   TimingTable* table_;
   SpeedupTable* speedups_;
   QTabWidget* lower_;
-  QSplitter* charts_ = nullptr;
-  bool chartsStacked_ = false;  // the line chart is the first of lower_'s tabs
 };
 
 }  // namespace convscope::ui
