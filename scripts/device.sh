@@ -113,7 +113,7 @@ if stage bench; then
   variants=$($cli variants | awk '$2=="yes" && $1 ~ /^(gpu-|cudnn)/ {print $1}' | paste -sd, -)
   $cli bench --variants "${BENCH_VARIANTS:-$variants,cpu-im2col-gemm}" --batches 100,1000,10000 --repeats "${REPEATS:-20}" \
     --json "$OUT/bench.json" --csv "$OUT/bench.csv" 2>"$LOGS/bench-progress.log" | tee "$LOGS/bench.txt" || status=1
-  $cli profile --variant gpu-restrict-unroll --batch 10000 2>&1 | tee "$OUT/profile.txt"
+  $cli profile --variant gpu-restrict-unroll --batch 10000 --json "$OUT/profile-h100.json" 2>&1 | tee "$OUT/profile.txt"
   # Variants whose products are not FP32 (TF32 tensor cores): their predictions on the whole test
   # set, counted against the exact FP32 kernel's, for every shipped model.
   for model in course-high course-low lenet5; do
