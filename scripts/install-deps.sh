@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   # core: ONNX protobuf classes, gzip, BLAS, JSON
   libonnx-dev libprotobuf-dev zlib1g-dev libopenblas-dev nlohmann-json3-dev
   # the cpu-onednn variant: oneDNN, and the OpenCL loader its CMake package requires
