@@ -19,6 +19,8 @@ PACKAGES=(
   libgtest-dev clang-format
   # data: the Fashion-MNIST IDX files and the ONNX operator conformance cases
   dataset-fashion-mnist libonnx-testdata
+  # a one-node Slurm cluster for the class-mode tests (scripts/slurm-local.sh)
+  slurm-wlm munge
 )
 
 # Optional groups, on request only: --fuzz adds clang and libFuzzer for scripts/fuzz.sh.
