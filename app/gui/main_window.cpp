@@ -72,7 +72,7 @@ QString defaultModelPath() {
 MainWindow::MainWindow(Options options)
     : options_(options),
       jobs_(new ui::JobRunner(this)),
-      modelLoader_(new ui::ModelLoadJob(jobs_, this)),
+      modelLoader_(new ui::ModelLoadJob(this)),
       testSetLoader_(new ui::TestSetLoadJob(jobs_, this)),
       inference_(new ui::InferenceController(jobs_, this)),
       pictureFiles_(new ui::PictureFileLoader(this)),

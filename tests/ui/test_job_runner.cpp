@@ -91,7 +91,7 @@ TEST(JobRunner, RunsOneJobAtATimeOnOneThreadOtherThanTheGuiThreadAndDeliversOnTh
   };
   constexpr int kJobs = 40;
   for (int i = 0; i < kJobs; ++i) {
-    const JobKind kind = std::vector{JobKind::Profile, JobKind::ModelLoad, JobKind::TestSetLoad}[i % 3];
+    const JobKind kind = std::vector{JobKind::Profile, JobKind::UserKernel, JobKind::TestSetLoad}[i % 3];
     runner.submit(&receiver, job(
                                  kind, [&, i](JobContext&) { use(i); }, deliver));
   }
@@ -210,7 +210,7 @@ TEST(JobRunner, ACancelledWaitingJobIsDroppedAtOnceAndTheJobsAfterItGoOn) {
   runner.submit(&receiver, holdingJob(JobKind::Profile, profileBegan, release));
   ASSERT_TRUE(eventually([&] { return profileBegan.load(); }));
   bool dropped = false;
-  JobRunner::Job waiting = job(JobKind::ModelLoad, [&](JobContext&) { cancelledRan = true; });
+  JobRunner::Job waiting = job(JobKind::UserKernel, [&](JobContext&) { cancelledRan = true; });
   waiting.dropped = [&] { dropped = true; };
   const JobRunner::JobId id = runner.submit(&receiver, std::move(waiting));
   bool sweepDelivered = false, sweepSawCancel = false;
@@ -293,7 +293,8 @@ TEST(JobRunner, AJobThatThrowsReportsItsMessageOnTheGuiThreadAndTheNextJobRuns) 
   JobRunner runner;
   QObject receiver;
   QString message;
-  JobRunner::Job failing = job(JobKind::ModelLoad, [](JobContext&) { throw std::runtime_error("x.onnx: truncated"); });
+  JobRunner::Job failing =
+      job(JobKind::TestSetLoad, [](JobContext&) { throw std::runtime_error("x.onnx: truncated"); });
   failing.failed = [&](const QString& error) { message = error; };
   runner.submit(&receiver, std::move(failing));
   bool nextRan = false;
@@ -408,26 +409,46 @@ TEST(Loading, TheTestSetAndTheModelLoadOffTheGuiThreadWhileTheWindowAnswers) {
   EXPECT_EQ(window.inference()->lastOutcome()->input.testIndex, 0) << "the first test image once both arrived";
   QThread* gui = QThread::currentThread();
   ASSERT_NE(seen.of(JobKind::TestSetLoad), nullptr);
-  ASSERT_NE(seen.of(JobKind::ModelLoad), nullptr);
   EXPECT_NE(seen.of(JobKind::TestSetLoad), gui);
-  EXPECT_NE(seen.of(JobKind::ModelLoad), gui);
-  EXPECT_EQ(seen.of(JobKind::ModelLoad), seen.of(JobKind::TestSetLoad)) << "on the one worker thread";
   EXPECT_EQ(seen.of(JobKind::LiveInference), seen.of(JobKind::TestSetLoad)) << "which also runs the inference";
 }
 
-TEST(Loading, AModelChosenWhileTheTestSetLoadsWaitsItsTurnAndALaterChoiceWins) {
+// Parsing a model needs no device: it does not wait behind the runner's long work. A later choice
+// still wins over an earlier one.
+TEST(Loading, AModelChosenWhileTheTestSetLoadsLoadsAtOnceAndALaterChoiceWins) {
   const BeforeEachJob slow([](JobKind kind) {
-    if (kind == JobKind::TestSetLoad) std::this_thread::sleep_for(1000ms);
+    if (kind == JobKind::TestSetLoad) std::this_thread::sleep_for(3000ms);
   });
   gui::MainWindow window(gui::MainWindow::Options{false, false});
   window.loadModel(modelPath("lenet5"));
-  window.loadModel(modelPath("course-low"));  // supersedes lenet5 before it has begun
+  window.loadModel(modelPath("course-low"));  // supersedes lenet5
   EXPECT_TRUE(window.modelLoading());
-  EXPECT_EQ(window.model(), nullptr);
+  QElapsedTimer clock;
+  clock.start();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window.model() && window.model()->name == "course-low"; }, 20000));
+  EXPECT_TRUE(window.testSetLoading()) << "the model arrived while the test set was still loading";
+  EXPECT_LT(clock.elapsed(), 2500);
   ASSERT_TRUE(waitForInference(window, 60000));
-  ASSERT_NE(window.model(), nullptr);
   EXPECT_EQ(window.model()->name, "course-low");
   EXPECT_EQ(window.inference()->lastOutcome()->modelName, "course-low");
+}
+
+// A broken model file is answered at once, with its name, while a long job holds the runner.
+TEST(Loading, AModelThatFailsToParseIsReportedAtOnceWhileALongJobRuns) {
+  QTemporaryDir dir;
+  const QString broken = writeFile(dir, "broken.onnx", QByteArray("\x08\x07\x12\xff not a model", 16));
+  const BeforeEachJob slow([](JobKind kind) {
+    if (kind == JobKind::TestSetLoad) std::this_thread::sleep_for(5000ms);  // the runner is busy for 5 s
+  });
+  gui::MainWindow window(gui::MainWindow::Options{false, false});
+  QElapsedTimer clock;
+  clock.start();
+  window.loadModel(broken);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return window.errorBanner()->message().contains("broken.onnx"); }, 20000))
+      << window.errorBanner()->message().toStdString();
+  EXPECT_LT(clock.elapsed(), 2000) << "the error waited for the long job";
+  EXPECT_TRUE(window.testSetLoading()) << "the long job was still running when the error came";
+  ASSERT_TRUE(waitForInference(window, 60000));
 }
 
 TEST(Loading, ATestSetThatFailsToLoadOnTheWorkerNamesTheFileInTheBanner) {

@@ -24,7 +24,7 @@ struct InferenceOutcome {
   // varies several-fold from run to run.
   std::vector<ConvLayerTime> convTimes;
   int timedRuns = 0;
-  // Other jobs ("sweep", "profile", "model load", …) queued or running while this picture was
+  // Other jobs ("sweep", "profile", "test-set load", …) queued or running while this picture was
   // timed. The JobRunner runs one job at a time, so they did not run at the same instant, but
   // the machine was busy around it.
   std::vector<std::string> busyWith;

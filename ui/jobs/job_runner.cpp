@@ -37,8 +37,6 @@ std::string jobKindName(JobKind kind) {
       return "sweep";
     case JobKind::Profile:
       return "profile";
-    case JobKind::ModelLoad:
-      return "model load";
     case JobKind::TestSetLoad:
       return "test-set load";
     case JobKind::UserKernel:

@@ -34,9 +34,9 @@ class QThread;
 
 namespace convscope::ui {
 
-enum class JobKind { LiveInference, Sweep, Profile, ModelLoad, TestSetLoad, UserKernel, TestSetEvaluation };
+enum class JobKind { LiveInference, Sweep, Profile, TestSetLoad, UserKernel, TestSetEvaluation };
 
-// "live inference", "sweep", "profile", "model load", "test-set load", "your kernel", "test-set evaluation".
+// "live inference", "sweep", "profile", "test-set load", "your kernel", "test-set evaluation".
 std::string jobKindName(JobKind kind);
 
 class JobRunner;

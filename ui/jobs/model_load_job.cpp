@@ -1,46 +1,51 @@
 #include "ui/jobs/model_load_job.h"
 
+#include <QCoreApplication>
 #include <QFileInfo>
+#include <QPointer>
+#include <QThreadPool>
+
+#include <exception>
 
 #include "app/core/model/layer_titles.h"
 #include "app/core/model/onnx_loader.h"
 
 namespace convscope::ui {
 
-ModelLoadJob::ModelLoadJob(JobRunner* jobs, QObject* parent) : QObject(parent), jobs_(jobs) {}
-
-ModelLoadJob::~ModelLoadJob() {
-  if (jobs_ && job_) jobs_->cancel(job_);
-}
+ModelLoadJob::ModelLoadJob(QObject* parent) : QObject(parent) {}
 
 void ModelLoadJob::load(const QString& path) {
-  if (!jobs_) return;
-  if (job_) jobs_->cancel(job_);  // superseded
   const quint64 request = ++latest_;
-  JobRunner::Job job;
-  job.kind = JobKind::ModelLoad;
-  job.work = [this, request, path](JobContext& context) -> std::function<void()> {
-    context.progress(-1, tr("Loading the model %1…").arg(QFileInfo(path).fileName()));
-    const std::shared_ptr<const Model> model = loadOnnxModel(path.toStdString());
-    model->imageInput();  // the window needs a classifier of 1-channel pictures; say so now, not at inference
-    model->layers();      // every node's shape for one image: the summary, the picker and the titles need them
-    layerTitles(*model);
-    std::optional<ModelCard> card = readModelCard(path.toStdString());
-    return [this, request, path, model, card = std::move(card)] {
-      if (request != latest_) return;
-      job_ = 0;
-      emit loaded(model, card, path);
-    };
-  };
-  job.progressed = [this, request](int percent, const QString& message) {
-    if (request == latest_) emit progressed(percent, message);
-  };
-  job.failed = [this, request, path](const QString& message) {
-    if (request != latest_) return;
-    job_ = 0;
-    emit failed(path, message);
-  };
-  job_ = jobs_->submit(this, std::move(job));
+  loading_ = true;
+  emit progressed(-1, tr("Loading the model %1…").arg(QFileInfo(path).fileName()));
+  // The answer is delivered on the GUI thread through the application object, which outlives any
+  // window; the guard tells whether this loader still exists there.
+  QThreadPool::globalInstance()->start([guard = QPointer<ModelLoadJob>(this), request, path] {
+    std::shared_ptr<const Model> model;
+    std::optional<ModelCard> card;
+    QString error;
+    try {
+      model = loadOnnxModel(path.toStdString());
+      model->imageInput();  // the window needs a classifier of 1-channel pictures; say so now, not at inference
+      model->layers();      // every node's shape for one image: the summary, the picker and the titles need them
+      layerTitles(*model);
+      card = readModelCard(path.toStdString());
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+      if (error.isEmpty()) error = tr("the model could not be read");
+    }
+    QMetaObject::invokeMethod(
+        QCoreApplication::instance(),
+        [guard, request, path, model, card = std::move(card), error] {
+          if (!guard || request != guard->latest_) return;  // gone, or superseded by a newer load
+          guard->loading_ = false;
+          if (error.isEmpty())
+            emit guard->loaded(model, card, path);
+          else
+            emit guard->failed(path, error);
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 }  // namespace convscope::ui

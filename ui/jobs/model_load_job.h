@@ -1,11 +1,12 @@
-// Loads an ONNX model as a job of the JobRunner, off the GUI thread, and checks there everything
-// the window will ask of it (a classifier of one-channel pictures, every layer's shape, the layer
-// titles), so that nothing about the model can fail later on the GUI thread. A later load
-// supersedes an earlier one: a waiting one is dropped, a running one's result is ignored.
+// Loads an ONNX model off the GUI thread and checks there everything the window will ask of it (a
+// classifier of one-channel pictures, every layer's shape, the layer titles), so that nothing about
+// the model can fail later on the GUI thread. Parsing a model needs no device, so it does not queue
+// behind the JobRunner's long work (a sweep, a whole test set): it runs on a pool thread of its own
+// and a broken file is reported at once. A later load supersedes an earlier one: the earlier one's
+// result, when it comes, is ignored.
 #pragma once
 
 #include <QObject>
-#include <QPointer>
 #include <QString>
 
 #include <memory>
@@ -13,7 +14,6 @@
 
 #include "app/core/model/model.h"
 #include "app/core/model/model_card.h"
-#include "ui/jobs/job_runner.h"
 
 namespace convscope::ui {
 
@@ -21,11 +21,10 @@ class ModelLoadJob : public QObject {
   Q_OBJECT
 
  public:
-  explicit ModelLoadJob(JobRunner* jobs, QObject* parent = nullptr);
-  ~ModelLoadJob() override;  // drops a load still waiting
+  explicit ModelLoadJob(QObject* parent = nullptr);
 
   void load(const QString& path);
-  bool loading() const { return job_ != 0; }
+  bool loading() const { return loading_; }
 
  signals:
   void progressed(int percent, const QString& message);
@@ -34,8 +33,7 @@ class ModelLoadJob : public QObject {
   void failed(const QString& path, const QString& message);
 
  private:
-  QPointer<JobRunner> jobs_;
-  JobRunner::JobId job_ = 0;
+  bool loading_ = false;
   quint64 latest_ = 0;
 };
 
