@@ -1,9 +1,10 @@
 // The GPU rows of the variant table, in course order: the only place that names a GPU variant.
-// Each row's kernel lives in the file the row names; the file's number is the row's place in
-// the course. Adding a variant: write gpu/kernels/NN_name.cu defining `const GpuKernel kNameKernel`,
-// then add its two lines here (the declaration and the row), as step 10 was. Plain C++: a build without CUDA still
-// lists every step of the course (unavailable, saying why), so that legends, the selector and
-// benchmark files from a GPU machine read the same there.
+// Each row's kernel lives in the file the row names, gpu/kernels/NN_name.cu, where NN is the
+// row's courseOrder (test_conv_backends checks that they agree). Adding a variant: write that
+// file defining `const GpuKernel kNameKernel`, then add its declaration and its row here (the
+// recipe in docs/architecture.md). Plain C++: a build without CUDA still lists every step of the
+// course (unavailable, saying why), so that legends, the selector and benchmark files from a GPU
+// machine read the same there.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -47,8 +48,9 @@ struct Row {
   const char* displayName;
   const char* description;
   const char* courseStep;
-  const char* sourceFile;  // gpu/kernels/NN_name.cu, NN = the place in the course
-  const GpuKernel* kernel;
+  int courseOrder;         // the place in the course; the number NN of its file (a test checks they agree)
+  const char* sourceFile;  // gpu/kernels/NN_name.cu
+  const GpuKernel* kernel = nullptr;
   bool needsCudnn = false;
   bool preferredDefault = false;
   std::vector<std::string> fusableOps = {};  // applied in its own kernel after the bias
@@ -74,9 +76,8 @@ ConvVariant variantOf(const Row& row) {
   v.displayName = row.displayName;
   v.description = row.description;
   v.courseStep = row.courseStep;
+  v.courseOrder = row.courseOrder;
   v.sourceFile = row.sourceFile;
-  const std::string file = v.sourceFile.substr(v.sourceFile.rfind('/') + 1);
-  v.courseOrder = (file[0] - '0') * 10 + (file[1] - '0');
   v.requirements.gpu = true;
   v.requirements.cudnn = row.needsCudnn;
   v.preferredDefault = row.preferredDefault;
@@ -125,100 +126,147 @@ ConvVariant variantOf(const Row& row) {
 
 const bool registered = [] {
   const Row rows[] = {
-      {"gpu-baseline", "GPU baseline",
-       "One thread per output element, reading inputs and weights straight from global memory.",
-       "Basic GPU convolution", "gpu/kernels/01_baseline.cu", CONVSCOPE_KERNEL_OF(kBaselineKernel)},
-      {"gpu-tiled-shared", "GPU tiled, shared memory",
-       "Each block stages an input tile in shared memory, so neighbouring outputs reuse it instead of re-reading "
-       "global memory.",
-       "Tiled shared-memory convolution", "gpu/kernels/02_tiled_shared.cu", CONVSCOPE_KERNEL_OF(kTiledSharedKernel)},
-      {"gpu-constant-weights", "GPU tiled + constant weights",
-       "Shared-memory input tiles, with the weights in constant memory, broadcast to a whole warp in one read.",
-       "Weight matrix in constant memory", "gpu/kernels/03_constant_weights.cu",
-       CONVSCOPE_KERNEL_OF(kConstantWeightsKernel)},
-      {"gpu-unroll-gemm",
-       "GPU unroll + GEMM",
-       "An unroll kernel writes the im2col matrix to global memory; a shared-memory tiled matrix multiply does the "
-       "rest.",
-       "Input unrolling + tiled matrix multiply",
-       "gpu/kernels/04_unroll_gemm.cu",
-       CONVSCOPE_KERNEL_OF(kUnrollGemmKernel),
-       false,
-       false,
-       {},
-       0,
-       "FP32",
-       1e-5,
-       unrolledMatrixTraffic},
-      {"gpu-fused-unroll-gemm", "GPU fused unroll + GEMM",
-       "The unroll happens while the matrix-multiply tiles are loaded: no unrolled matrix in global memory.",
-       "Kernel fusion for unrolling and matrix multiply", "gpu/kernels/05_fused_unroll_gemm.cu",
-       CONVSCOPE_KERNEL_OF(kFusedUnrollGemmKernel)},
-      {"gpu-atomics", "GPU channel reduction with atomics",
-       "Input channels are split across blocks whose partial sums are combined with atomicAdd.",
-       "Input channel reduction: atomics", "gpu/kernels/06_atomics.cu", CONVSCOPE_KERNEL_OF(kAtomicsKernel)},
-      {"gpu-per-layer", "GPU per-layer kernels",
-       "A different kernel and tile size for each layer shape: one for the 1-channel first layer, one for "
-       "multi-channel layers.",
-       "Multiple kernel implementations for different layer sizes", "gpu/kernels/07_per_layer.cu",
-       CONVSCOPE_KERNEL_OF(kPerLayerKernel)},
-      {"gpu-restrict-unroll", "GPU __restrict__ + unrolled",
-       "The per-layer kernels with __restrict__, const, compile-time kernel sizes and fully unrolled loops.",
-       "__restrict__, loop unrolling and compile-time sizes", "gpu/kernels/08_restrict_unroll.cu",
-       CONVSCOPE_KERNEL_OF(kRestrictUnrollKernel), false, /*preferredDefault=*/true},
-      {"cudnn", "cuDNN", "cuDNN's forward convolution with the fastest algorithm it finds for the shape (FP32).",
-       "cuDNN baseline", "gpu/kernels/09_cudnn.cu", CONVSCOPE_KERNEL_OF(kCudnnKernel), /*needsCudnn=*/true},
-      {"gpu-fused-epilogue",
-       "GPU conv + bias + activation + pool",
-       "Convolution, bias, activation and pooling in one kernel: the full-size conv output never reaches memory.",
-       "Beyond the course: a fused epilogue",
-       "gpu/kernels/10_fused_epilogue.cu",
-       CONVSCOPE_KERNEL_OF(kFusedEpilogueKernel),
-       false,
-       false,
-       {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"}},
-      {"gpu-tensor-tf32",
-       "GPU tensor cores, TF32",
-       "The convolution as an implicit matrix product on TF32 tensor cores (inputs rounded to 10 mantissa bits), "
-       "with bias, activation and 2x2 pooling applied to the accumulators.",
-       "Beyond the course: tensor cores",
-       "gpu/kernels/11_tensor_tf32.cu",
-       CONVSCOPE_KERNEL_OF(kTensorTf32Kernel),
-       false,
-       false,
-       {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
-       80,
-       "TF32",
-       2e-3},
-      {"gpu-tensor-3xtf32",
-       "GPU tensor cores, 3xTF32",
-       "The TF32 tensor-core product with every input split in two TF32 parts and three products summed: "
-       "FP32-level accuracy at three times the tensor-core work.",
-       "Beyond the course: tensor cores at FP32 accuracy",
-       "gpu/kernels/12_tensor_3xtf32.cu",
-       CONVSCOPE_KERNEL_OF(kTensor3xTf32Kernel),
-       false,
-       false,
-       {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
-       80,
-       "3xTF32"},
-      {"gpu-whole-network",
-       "GPU whole network, one kernel",
-       "The whole network in one kernel, from the 8-bit images (resized as they are read) to the probabilities: each "
-       "block keeps its images' maps and the conv weights in shared memory, so no layer's output reaches global "
-       "memory.",
-       "Beyond the course: the whole network in one kernel",
-       "gpu/kernels/13_whole_network.cu",
-       CONVSCOPE_KERNEL_OF(kWholeNetworkKernel),
-       false,
-       false,
-       {},
-       0,
-       "FP32",
-       1e-5,
-       /*scratchBytes=*/nullptr,
-       /*wholeNetwork=*/true,
-       CONVSCOPE_NETWORK_KERNEL_OF(kWholeNetworkNetwork)},
+      {
+          .id = "gpu-baseline",
+          .displayName = "GPU baseline",
+          .description = "One thread per output element, reading inputs and weights straight from global memory.",
+          .courseStep = "Basic GPU convolution",
+          .courseOrder = 1,
+          .sourceFile = "gpu/kernels/01_baseline.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kBaselineKernel),
+      },
+      {
+          .id = "gpu-tiled-shared",
+          .displayName = "GPU tiled, shared memory",
+          .description = "Each block stages an input tile in shared memory, so neighbouring outputs reuse it instead "
+                         "of re-reading global memory.",
+          .courseStep = "Tiled shared-memory convolution",
+          .courseOrder = 2,
+          .sourceFile = "gpu/kernels/02_tiled_shared.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kTiledSharedKernel),
+      },
+      {
+          .id = "gpu-constant-weights",
+          .displayName = "GPU tiled + constant weights",
+          .description =
+              "Shared-memory input tiles, with the weights in constant memory, broadcast to a whole warp in one read.",
+          .courseStep = "Weight matrix in constant memory",
+          .courseOrder = 3,
+          .sourceFile = "gpu/kernels/03_constant_weights.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kConstantWeightsKernel),
+      },
+      {
+          .id = "gpu-unroll-gemm",
+          .displayName = "GPU unroll + GEMM",
+          .description = "An unroll kernel writes the im2col matrix to global memory; a shared-memory tiled matrix "
+                         "multiply does the rest.",
+          .courseStep = "Input unrolling + tiled matrix multiply",
+          .courseOrder = 4,
+          .sourceFile = "gpu/kernels/04_unroll_gemm.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kUnrollGemmKernel),
+          .scratchBytes = unrolledMatrixTraffic,
+      },
+      {
+          .id = "gpu-fused-unroll-gemm",
+          .displayName = "GPU fused unroll + GEMM",
+          .description =
+              "The unroll happens while the matrix-multiply tiles are loaded: no unrolled matrix in global memory.",
+          .courseStep = "Kernel fusion for unrolling and matrix multiply",
+          .courseOrder = 5,
+          .sourceFile = "gpu/kernels/05_fused_unroll_gemm.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kFusedUnrollGemmKernel),
+      },
+      {
+          .id = "gpu-atomics",
+          .displayName = "GPU channel reduction with atomics",
+          .description = "Input channels are split across blocks whose partial sums are combined with atomicAdd.",
+          .courseStep = "Input channel reduction: atomics",
+          .courseOrder = 6,
+          .sourceFile = "gpu/kernels/06_atomics.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kAtomicsKernel),
+      },
+      {
+          .id = "gpu-per-layer",
+          .displayName = "GPU per-layer kernels",
+          .description = "A different kernel and tile size for each layer shape: one for the 1-channel first layer, "
+                         "one for multi-channel layers.",
+          .courseStep = "Multiple kernel implementations for different layer sizes",
+          .courseOrder = 7,
+          .sourceFile = "gpu/kernels/07_per_layer.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kPerLayerKernel),
+      },
+      {
+          .id = "gpu-restrict-unroll",
+          .displayName = "GPU __restrict__ + unrolled",
+          .description =
+              "The per-layer kernels with __restrict__, const, compile-time kernel sizes and fully unrolled loops.",
+          .courseStep = "__restrict__, loop unrolling and compile-time sizes",
+          .courseOrder = 8,
+          .sourceFile = "gpu/kernels/08_restrict_unroll.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kRestrictUnrollKernel),
+          .preferredDefault = true,
+      },
+      {
+          .id = "cudnn",
+          .displayName = "cuDNN",
+          .description = "cuDNN's forward convolution with the fastest algorithm it finds for the shape (FP32).",
+          .courseStep = "cuDNN baseline",
+          .courseOrder = 9,
+          .sourceFile = "gpu/kernels/09_cudnn.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kCudnnKernel),
+          .needsCudnn = true,
+      },
+      {
+          .id = "gpu-fused-epilogue",
+          .displayName = "GPU conv + bias + activation + pool",
+          .description = "Convolution, bias, activation and pooling in one kernel: the full-size conv output never "
+                         "reaches memory.",
+          .courseStep = "Beyond the course: a fused epilogue",
+          .courseOrder = 10,
+          .sourceFile = "gpu/kernels/10_fused_epilogue.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kFusedEpilogueKernel),
+          .fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+      },
+      {
+          .id = "gpu-tensor-tf32",
+          .displayName = "GPU tensor cores, TF32",
+          .description = "The convolution as an implicit matrix product on TF32 tensor cores (inputs rounded to 10 "
+                         "mantissa bits), with bias, activation and 2x2 pooling applied to the accumulators.",
+          .courseStep = "Beyond the course: tensor cores",
+          .courseOrder = 11,
+          .sourceFile = "gpu/kernels/11_tensor_tf32.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kTensorTf32Kernel),
+          .fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+          .tensorCoresOfCompute = 80,
+          .arithmetic = "TF32",
+          .relativeTolerance = 2e-3,
+      },
+      {
+          .id = "gpu-tensor-3xtf32",
+          .displayName = "GPU tensor cores, 3xTF32",
+          .description = "The TF32 tensor-core product with every input split in two TF32 parts and three products "
+                         "summed: FP32-level accuracy at three times the tensor-core work.",
+          .courseStep = "Beyond the course: tensor cores at FP32 accuracy",
+          .courseOrder = 12,
+          .sourceFile = "gpu/kernels/12_tensor_3xtf32.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kTensor3xTf32Kernel),
+          .fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+          .tensorCoresOfCompute = 80,
+          .arithmetic = "3xTF32",
+      },
+      {
+          .id = "gpu-whole-network",
+          .displayName = "GPU whole network, one kernel",
+          .description = "The whole network in one kernel, from the 8-bit images (resized as they are read) to the "
+                         "probabilities: each block keeps its images' maps and the conv weights in shared memory, so "
+                         "no layer's output reaches global memory.",
+          .courseStep = "Beyond the course: the whole network in one kernel",
+          .courseOrder = 13,
+          .sourceFile = "gpu/kernels/13_whole_network.cu",
+          .kernel = CONVSCOPE_KERNEL_OF(kWholeNetworkKernel),
+          .wholeNetwork = true,
+          .network = CONVSCOPE_NETWORK_KERNEL_OF(kWholeNetworkNetwork),
+      },
   };
   for (const Row& row : rows) registerConvVariant(variantOf(row));
   return true;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "gpu/cuda_check.h"
+#include "gpu/kernels/epilogue.cuh"
 #include "gpu/layer_kernels.cuh"
 #include "gpu/resize_bytes.cuh"
 
@@ -22,11 +23,11 @@ __global__ void addChannelBiasKernel(float* __restrict__ data, const float* __re
   if (i < total) data[i] += bias[(i / plane) % channels];
 }
 
-__global__ void activationKernel(Activation kind, const float* __restrict__ in, float* __restrict__ out, int64_t n) {
+__global__ void activationKernel(FusedActivation kind, const float* __restrict__ in, float* __restrict__ out,
+                                 int64_t n) {
   const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (i >= n) return;
-  const float x = in[i];
-  out[i] = kind == Activation::Relu ? fmaxf(x, 0.0f) : kind == Activation::Tanh ? tanhf(x) : 1.0f / (1.0f + expf(-x));
+  out[i] = activate(kind, in[i]);
 }
 
 template <bool kMax>
@@ -108,7 +109,7 @@ void launchAddChannelBias(float* data, const float* bias, int64_t images, int ch
 }
 
 void launchActivation(Activation kind, const float* input, float* output, int64_t count, cudaStream_t stream) {
-  activationKernel<<<blocksFor(count), kThreads, 0, stream>>>(kind, input, output, count);
+  activationKernel<<<blocksFor(count), kThreads, 0, stream>>>(fusedActivationOf(kind), input, output, count);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

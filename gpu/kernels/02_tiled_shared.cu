@@ -2,61 +2,20 @@
 // map and first copies the input patch it covers ((16-1)*stride + K pixels per side) into shared
 // memory, so each input pixel is fetched from global memory once per block instead of up to K*K
 // times per block by neighbouring threads, as in the baseline.
-#include <climits>
 #include <cstdint>
 #include <string>
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_shape.cuh"
+#include "gpu/kernels/input_tile.cuh"
 
 namespace convscope::gpu {
 namespace {
 
-constexpr int kTile = 16;                   // output patch per block: kTile x kTile threads
-constexpr int kStageBytes = 24 * 1024;      // input channels staged per barrier pair, at most this
-constexpr int kMaxSharedBytes = 48 * 1024;  // what any block gets without opting in
-static_assert(kTile * kTile % 32 == 0 && kTile <= 32, "a block of whole warps, at most 1024 threads");
-static_assert(kStageBytes <= kMaxSharedBytes, "the staging budget must fit the shared-memory limit");
-
-// The shared-memory input tile of one channel: rows x pitch floats. A warp of the 16x16 block
-// holds output rows ty and ty+8 (see the kernel), whose input rows lie 8*strideHeight rows apart;
-// a row pitch with strideHeight*pitch = 2 (mod 4) puts them 16 banks apart, so the warp's reads
-// are free of bank conflicts for any odd strideWidth. Even horizontal strides conflict anyway.
-struct InputTile {
-  int rows, cols, pitch;
-  int channelsPerStage;
-  int tilesX, tilesY;
-  int64_t bytesPerChannel() const { return int64_t{rows} * pitch * 4; }
-};
-
-InputTile inputTileOf(const ConvProblem& p) {
-  InputTile t{};
-  const int64_t rows = int64_t{kTile - 1} * p.strideHeight + p.kernelHeight;
-  const int64_t cols = int64_t{kTile - 1} * p.strideWidth + p.kernelWidth;
-  t.rows = static_cast<int>(rows < INT_MAX / 2 ? rows : INT_MAX / 2);
-  t.cols = static_cast<int>(cols < INT_MAX / 2 ? cols : INT_MAX / 2);
-  t.pitch = t.cols;
-  if (kTile == 16 && p.strideWidth % 2 == 1)
-    for (int pitch = t.cols; pitch < t.cols + 4; ++pitch)
-      if (int64_t{p.strideHeight % 4} * (pitch % 4) % 4 == 2) {
-        t.pitch = pitch;
-        break;
-      }
-  const int64_t perChannel = t.bytesPerChannel();
-  const int64_t fit = perChannel > 0 ? kStageBytes / perChannel : 0;
-  t.channelsPerStage = static_cast<int>(fit < 1 ? 1 : (fit > p.inChannels ? p.inChannels : fit));
-  t.tilesX = (p.outWidth() + kTile - 1) / kTile;
-  t.tilesY = (p.outHeight() + kTile - 1) / kTile;
-  return t;
-}
-
-std::string tiledSharedUnsupported(const ConvProblem& p) {
-  const InputTile t = inputTileOf(p);
-  if (t.bytesPerChannel() <= kMaxSharedBytes) return {};
-  return "its " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
-         " input tile per channel needs more than the 48 KB of shared memory a block gets";
-}
+using input_tile::InputTile;
+using input_tile::inputTileOf;
+using input_tile::kTile;
 
 // Grid: a flat, grid-stride list of (image, tile row, tile column, output map) blocks, the map
 // fastest so that blocks reading the same input tile run together and share it in L2.
@@ -130,29 +89,12 @@ __global__ void __launch_bounds__(Tile* Tile)
 }
 
 std::vector<KernelLaunchGeometry> tiledSharedGeometry(const ConvProblem& p) {
-  const InputTile t = inputTileOf(p);
-  KernelLaunchGeometry g;
-  g.kernel = "conv_tiled_shared";
-  g.gridX = flatGrid(int64_t{p.batch} * t.tilesY * t.tilesX * p.outChannels);
-  g.blockX = kTile;
-  g.blockY = kTile;
-  g.tileHeight = kTile;
-  g.tileWidth = kTile;
-  g.order = BlockOrder::kMapTiles;
-  g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
-  g.mapping =
-      "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "
-      "the tile's output (x, y); the block stages the tile's input with its halo (" +
-      std::to_string(t.rows) + "x" + std::to_string(t.cols) +
-      " per channel) "
-      "for up to " +
-      std::to_string(t.channelsPerStage) + " channels at a time";
-  return {g};
+  return {input_tile::inputTileGeometry(p, "conv_tiled_shared")};
 }
 
 void launchTiledShared(const ConvLaunch& l) {
   requireValidLaunch(l, "conv_tiled_shared");
-  if (const std::string reason = tiledSharedUnsupported(l.problem); !reason.empty())
+  if (const std::string reason = input_tile::inputTileUnsupportedReason(l.problem); !reason.empty())
     throw Error("conv_tiled_shared: " + reason);
   const ConvShape s = shapeOf(l.problem);
   const InputTile t = inputTileOf(l.problem);
@@ -169,7 +111,7 @@ KernelHandle tiledSharedHandle(const ConvProblem& p, size_t) {
 
 }  // namespace
 
-extern const GpuKernel kTiledSharedKernel{tiledSharedUnsupported, tiledSharedGeometry,
+extern const GpuKernel kTiledSharedKernel{input_tile::inputTileUnsupportedReason, tiledSharedGeometry,
                                           runWithoutEpilogue<launchTiledShared>, nullptr, tiledSharedHandle};
 
 }  // namespace convscope::gpu

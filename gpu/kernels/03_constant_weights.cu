@@ -2,22 +2,20 @@
 // __constant__ memory. Every thread of a block reads the same weight at the same moment, and the
 // constant cache serves such a uniform read to the whole warp in one access, where the tiled
 // kernel spent a load instruction per weight on the L1 path it shares with the input tile.
-#include <climits>
 #include <cstdint>
 #include <string>
 
 #include "app/core/util/error.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_shape.cuh"
+#include "gpu/kernels/input_tile.cuh"
 
 namespace convscope::gpu {
 namespace {
 
-constexpr int kTile = 16;                   // output patch per block: kTile x kTile threads
-constexpr int kStageBytes = 24 * 1024;      // input channels staged per barrier pair, at most this
-constexpr int kMaxSharedBytes = 48 * 1024;  // what any block gets without opting in
-static_assert(kTile * kTile % 32 == 0 && kTile <= 32, "a block of whole warps, at most 1024 threads");
-static_assert(kStageBytes <= kMaxSharedBytes, "the staging budget must fit the shared-memory limit");
+using input_tile::InputTile;
+using input_tile::inputTileOf;
+using input_tile::kTile;
 
 // The filter bank of the layer being computed. 56 KB: the course's second layer (24x12x7x7 floats,
 // 56,448 bytes) fits, and 8 KB of the 64 KB constant bank stay free for other users. The buffer is
@@ -25,46 +23,11 @@ static_assert(kStageBytes <= kMaxSharedBytes, "the staging budget must fit the s
 constexpr int kMaxConstantWeights = 14336;
 __constant__ float constantWeights[kMaxConstantWeights];
 
-// The shared-memory input tile of one channel: rows x pitch floats. A warp of the 16x16 block
-// holds output rows ty and ty+8 (see the kernel), whose input rows lie 8*strideHeight rows apart;
-// a row pitch with strideHeight*pitch = 2 (mod 4) puts them 16 banks apart, so the warp's reads
-// are free of bank conflicts for any odd strideWidth. Even horizontal strides conflict anyway.
-struct InputTile {
-  int rows, cols, pitch;
-  int channelsPerStage;
-  int tilesX, tilesY;
-  int64_t bytesPerChannel() const { return int64_t{rows} * pitch * 4; }
-};
-
-InputTile inputTileOf(const ConvProblem& p) {
-  InputTile t{};
-  const int64_t rows = int64_t{kTile - 1} * p.strideHeight + p.kernelHeight;
-  const int64_t cols = int64_t{kTile - 1} * p.strideWidth + p.kernelWidth;
-  t.rows = static_cast<int>(rows < INT_MAX / 2 ? rows : INT_MAX / 2);
-  t.cols = static_cast<int>(cols < INT_MAX / 2 ? cols : INT_MAX / 2);
-  t.pitch = t.cols;
-  if (kTile == 16 && p.strideWidth % 2 == 1)
-    for (int pitch = t.cols; pitch < t.cols + 4; ++pitch)
-      if (int64_t{p.strideHeight % 4} * (pitch % 4) % 4 == 2) {
-        t.pitch = pitch;
-        break;
-      }
-  const int64_t perChannel = t.bytesPerChannel();
-  const int64_t fit = perChannel > 0 ? kStageBytes / perChannel : 0;
-  t.channelsPerStage = static_cast<int>(fit < 1 ? 1 : (fit > p.inChannels ? p.inChannels : fit));
-  t.tilesX = (p.outWidth() + kTile - 1) / kTile;
-  t.tilesY = (p.outHeight() + kTile - 1) / kTile;
-  return t;
-}
-
 std::string constantWeightsUnsupported(const ConvProblem& p) {
   if (p.weightElements() > kMaxConstantWeights)
-    return "its " + std::to_string(p.weightElements() * 4) + " bytes of weights exceed the " +
-           std::to_string(kMaxConstantWeights * 4) + "-byte constant-memory buffer";
-  const InputTile t = inputTileOf(p);
-  if (t.bytesPerChannel() <= kMaxSharedBytes) return {};
-  return "its " + std::to_string(t.rows) + "x" + std::to_string(t.cols) +
-         " input tile per channel needs more than the 48 KB of shared memory a block gets";
+    return "its " + std::to_string(p.weightElements() * static_cast<int64_t>(sizeof(float))) +
+           " bytes of weights exceed the " + std::to_string(sizeof(constantWeights)) + "-byte constant-memory buffer";
+  return input_tile::inputTileUnsupportedReason(p);
 }
 
 // Grid: a flat, grid-stride list of (image, tile row, tile column, output map) blocks, the map
@@ -139,25 +102,8 @@ __global__ void __launch_bounds__(Tile* Tile)
 }
 
 std::vector<KernelLaunchGeometry> constantWeightsGeometry(const ConvProblem& p) {
-  const InputTile t = inputTileOf(p);
-  KernelLaunchGeometry g;
-  g.kernel = "conv_constant_weights";
-  g.gridX = flatGrid(int64_t{p.batch} * t.tilesY * t.tilesX * p.outChannels);
-  g.blockX = kTile;
-  g.blockY = kTile;
-  g.tileHeight = kTile;
-  g.tileWidth = kTile;
-  g.order = BlockOrder::kMapTiles;
-  g.sharedBytes = int64_t{t.channelsPerStage} * t.bytesPerChannel();
-  g.mapping =
-      "one block per (image, 16x16 output tile, output map), the map fastest; thread (x, y) computes "
-      "the tile's output (x, y); the block stages the tile's input with its halo (" +
-      std::to_string(t.rows) + "x" + std::to_string(t.cols) +
-      " per channel) "
-      "for up to " +
-      std::to_string(t.channelsPerStage) +
-      " channels at a time; the weights are copied to constant memory first (copy_weights_to_constant)";
-  return {g};
+  return {input_tile::inputTileGeometry(
+      p, "conv_constant_weights", "; the weights are copied to constant memory first (copy_weights_to_constant)")};
 }
 
 void launchConstantWeights(const ConvLaunch& l) {

@@ -187,10 +187,15 @@ void launchMatmul(const ConvLaunch& l, const ConvShape& s, int64_t firstImage, i
 
 // ---- Launcher ------------------------------------------------------------------------------------
 
+// Bytes of one image's X_unroll: C*K*K rows x H_out*W_out columns of floats.
+int64_t unrolledBytesPerImage(const ConvProblem& p) {
+  return int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth * p.outHeight() * p.outWidth() *
+         static_cast<int64_t>(sizeof(float));
+}
+
 // Images unrolled at once: X_unroll for them stays within kWorkspaceBudget.
 int64_t imagesPerChunk(const ConvProblem& p) {
-  const int64_t bytesPerImage = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth * p.outHeight() * p.outWidth() *
-                                static_cast<int64_t>(sizeof(float));
+  const int64_t bytesPerImage = unrolledBytesPerImage(p);
   const int64_t chunk = kWorkspaceBudget / bytesPerImage;
   return chunk < 1 ? 1 : (chunk > p.batch ? p.batch : chunk);
 }
@@ -209,8 +214,7 @@ KernelLaunchGeometry unrollGeometry(const ConvProblem& p, int64_t cols) {
 
 // One image's unrolled matrix must fit the budget: chunks never go below one image.
 std::string unrollGemmUnsupported(const ConvProblem& p) {
-  const int64_t bytesPerImage = int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth * p.outHeight() * p.outWidth() *
-                                static_cast<int64_t>(sizeof(float));
+  const int64_t bytesPerImage = unrolledBytesPerImage(p);
   if (bytesPerImage <= kWorkspaceBudget) return {};
   return "one image's unrolled matrix needs " + std::to_string(bytesPerImage >> 20) + " MB, more than the " +
          std::to_string(kWorkspaceBudget >> 20) + " MB workspace it unrolls into";
@@ -237,8 +241,7 @@ void launchUnrollGemm(const ConvLaunch& l) {
   const ConvShape s = shapeOf(p);
   const int64_t outPlane = int64_t{s.outHeight} * s.outWidth;
   const int64_t chunk = imagesPerChunk(p);
-  const int64_t bytesPerImage =
-      int64_t{p.inChannels} * p.kernelHeight * p.kernelWidth * outPlane * static_cast<int64_t>(sizeof(float));
+  const int64_t bytesPerImage = unrolledBytesPerImage(p);
   float* unrolled = static_cast<float*>(l.context.workspace(static_cast<size_t>(chunk * bytesPerImage)));
   const RowTiling rows = rowTilingOf(p.outChannels);
 

@@ -15,17 +15,18 @@
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_shape.cuh"
+#include "gpu/kernels/epilogue.cuh"
 
 namespace convscope::gpu {
 namespace {
 
 constexpr int kThreads = 256;
 
-// The epilogue as a kernel argument: a pooling of 1x1 at stride 1 is none.
+// The epilogue as a kernel argument, with the geometry of any pooling. Without one, the kernel
+// computes the maximum of a 1x1 window at stride 1: the conv value itself.
 struct EpilogueArgs {
-  const float* bias;  // nullptr: none
-  int activation;     // -1 none, else an Activation
-  bool maxPool;
+  FusedEpilogue ops;
+  bool maxPool;  // max, or no pooling; else average
   bool countIncludePad;
   int outHeight, outWidth;  // of the pooling (the conv's when there is none)
   int kernelHeight, kernelWidth, strideHeight, strideWidth, padTop, padLeft, padBottom, padRight;
@@ -33,9 +34,8 @@ struct EpilogueArgs {
 
 EpilogueArgs epilogueArgsOf(const ConvProblem& p, const ConvEpilogue& e) {
   EpilogueArgs a{};
-  a.bias = e.bias;
-  a.activation = e.hasActivation ? static_cast<int>(e.activation) : -1;
-  a.maxPool = e.hasPool ? e.maxPool : true;
+  a.ops = fusedEpilogueOf(e);
+  a.maxPool = a.ops.pooling != FusedPooling::kAverage;
   a.countIncludePad = e.hasPool && e.pool.countIncludePad;
   if (e.hasPool) {
     a.outHeight = e.pool.outHeight;
@@ -56,13 +56,6 @@ EpilogueArgs epilogueArgsOf(const ConvProblem& p, const ConvEpilogue& e) {
   return a;
 }
 
-__device__ float activate(int kind, float x) {
-  if (kind == static_cast<int>(Activation::Relu)) return fmaxf(x, 0.0f);
-  if (kind == static_cast<int>(Activation::Tanh)) return tanhf(x);
-  if (kind == static_cast<int>(Activation::Sigmoid)) return 1.0f / (1.0f + expf(-x));
-  return x;
-}
-
 // Thread i computes pooled output i of the flat N x M x PH x PW output, width fastest.
 __global__ void __launch_bounds__(kThreads)
     conv_fused_epilogue(const ConvShape s, const EpilogueArgs e, const float* __restrict__ input,
@@ -79,7 +72,7 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t n = rest / s.outChannels;
     const float* image = input + n * s.inChannels * inPlane;
     const float* filter = weights + int64_t{m} * s.inChannels * kernelArea;
-    const float bias = e.bias ? e.bias[m] : 0.0f;
+    const float bias = e.ops.bias ? e.ops.bias[m] : 0.0f;
 
     const int wy0 = py * e.strideHeight - e.padTop;
     const int wx0 = px * e.strideWidth - e.padLeft;
@@ -109,7 +102,7 @@ __global__ void __launch_bounds__(kThreads)
             }
           }
         }
-        const float value = activate(e.activation, sum + bias);
+        const float value = activate(e.ops.activation, sum + bias);
         pooled = e.maxPool ? fmaxf(pooled, value) : pooled + value;
         any = true;
         ++inside;

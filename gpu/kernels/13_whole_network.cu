@@ -26,6 +26,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_context.h"
 #include "gpu/gpu_kernel.h"
+#include "gpu/kernels/epilogue.cuh"
 #include "gpu/resize_bytes.cuh"
 
 namespace convscope::gpu {
@@ -42,8 +43,8 @@ static_assert(kThreads % 32 == 0 && kImagesPerBlock <= kThreads / 32, "one warp 
 struct ConvArgs {
   int inChannels, inHeight, inWidth, outChannels;
   int kernelHeight, kernelWidth, strideHeight, strideWidth, padTop, padLeft;
-  int activation;                                                // -1: none, else an Activation
-  int pool;                                                      // 0: none, 1: max, 2: average
+  FusedActivation activation;
+  FusedPooling pooling;
   int poolHeight, poolWidth, poolStrideHeight, poolStrideWidth;  // 1, 1, 1, 1 without a pooling
   int outHeight, outWidth;                                       // after the pooling
   const float* bias;                                             // nullptr: none
@@ -53,7 +54,7 @@ struct ConvArgs {
 struct DenseArgs {
   int inputs, outputs;
   bool transposed;  // weights [outputs][inputs]
-  int activation;
+  FusedActivation activation;
   const float* weights;
   const float* bias;
 };
@@ -76,13 +77,6 @@ struct NetworkArgs {
   // block's images (the last conv's output, flattened) and two fully connected buffers.
   int weightFloats, mapFloats[2], featureFloats, denseFloats;
 };
-
-__device__ float activate(int kind, float x) {
-  if (kind == static_cast<int>(Activation::Relu)) return fmaxf(x, 0.0f);
-  if (kind == static_cast<int>(Activation::Tanh)) return tanhf(x);
-  if (kind == static_cast<int>(Activation::Sigmoid)) return 1.0f / (1.0f + expf(-x));
-  return x;
-}
 
 // A conv layer's weights as the kernel keeps them: tap-major, [inChannel][ky][kx][outChannel]
 // with the channels padded to a multiple of kChannelsPerThread (zeros), so a thread's channels at
@@ -161,15 +155,15 @@ __device__ void convLayer(const ConvArgs& c, const float* __restrict__ in, const
       const int channel = firstChannel + k;
       if (channel >= c.outChannels) break;
       const float bias = c.bias ? c.bias[channel] : 0.0f;
-      float pooled = c.pool == 1 ? -FLT_MAX : 0.0f;
+      float pooled = c.pooling == FusedPooling::kMax ? -FLT_MAX : 0.0f;
 #pragma unroll
       for (int wy = 0; wy < kPoolH; ++wy)
 #pragma unroll
         for (int wx = 0; wx < kPoolW; ++wx) {
           const float v = activate(c.activation, acc[wy][wx][k] + bias);
-          pooled = c.pool == 1 ? fmaxf(pooled, v) : pooled + v;
+          pooled = c.pooling == FusedPooling::kMax ? fmaxf(pooled, v) : pooled + v;
         }
-      if (c.pool == 2) pooled /= static_cast<float>(kPoolH * kPoolW);
+      if (c.pooling == FusedPooling::kAverage) pooled /= static_cast<float>(kPoolH * kPoolW);
       out[(channel * c.outHeight + py) * c.outWidth + px] = pooled;
     }
   }
@@ -309,8 +303,9 @@ NetworkArgs argsOf(const ChainNetwork& network, std::string* whyNot) {
     c.strideWidth = p.strideWidth;
     c.padTop = p.padTop;
     c.padLeft = p.padLeft;
-    c.activation = layer.epilogue.hasActivation ? static_cast<int>(layer.epilogue.activation) : -1;
-    c.pool = !layer.epilogue.hasPool ? 0 : layer.epilogue.maxPool ? 1 : 2;
+    const FusedEpilogue epilogue = fusedEpilogueOf(layer.epilogue);
+    c.activation = epilogue.activation;
+    c.pooling = epilogue.pooling;
     const PoolGeometry& pool = layer.epilogue.pool;
     c.poolHeight = layer.epilogue.hasPool ? pool.kernelHeight : 1;
     c.poolWidth = layer.epilogue.hasPool ? pool.kernelWidth : 1;
@@ -337,7 +332,7 @@ NetworkArgs argsOf(const ChainNetwork& network, std::string* whyNot) {
     d.inputs = static_cast<int>(layer.step.inputs);
     d.outputs = static_cast<int>(layer.step.outputs);
     d.transposed = layer.step.weightsTransposed;
-    d.activation = layer.hasActivation ? static_cast<int>(layer.activation) : -1;
+    d.activation = fusedActivationOf(layer.hasActivation, layer.activation);
     denseWidth = std::max<int64_t>(denseWidth, layer.step.outputs);
   }
   a.weightFloats = static_cast<int>(weights);

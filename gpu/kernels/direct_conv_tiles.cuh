@@ -249,6 +249,10 @@ struct DirectConvPlan {
   size_t sharedBytes = 0;
 };
 
+// Tensors larger than this (floats) are declined before any plan arithmetic, which is in int: far
+// beyond any shared memory, and small enough that no product on the way to that check overflows.
+constexpr int64_t kMaxPlannedElements = int64_t{1} << 24;
+
 inline int roundUp(int value, int multiple) {
   return (value + multiple - 1) / multiple * multiple;
 }
@@ -289,7 +293,7 @@ inline DirectConvPlan planDirectConv(const ConvProblem& p, const float* input, i
       int64_t{p.inChannels} *
       (int64_t{p.inHeight} + p.padTop + p.padBottom + p.kernelHeight + int64_t{rows + 1} * p.strideHeight) *
       (int64_t{p.inWidth} + p.padLeft + p.padRight);
-  if (imageFloats64 > (int64_t{1} << 24) || p.weightElements() > (int64_t{1} << 24)) return plan;
+  if (imageFloats64 > kMaxPlannedElements || p.weightElements() > kMaxPlannedElements) return plan;
 
   a.rowTiles = (a.shape.outHeight + rows - 1) / rows;
   a.mapGroups = (a.shape.outChannels + maps - 1) / maps;
@@ -385,7 +389,10 @@ int residentBlocks(DirectConvDeviceState& s, Kernel kernel, int threads, size_t 
 }
 
 // The shared memory and multiprocessors a plan is made for: this machine's GPU, or -- where there
-// is none (shape checks and launch geometry on a machine without a GPU) -- an H100's.
+// is none (shape checks and launch geometry on a machine without a GPU) -- an H100's (SXM).
+constexpr size_t kH100SharedBytesPerBlockOptin = 227 * 1024;
+constexpr int kH100Multiprocessors = 132;
+
 struct DirectConvLimits {
   size_t sharedOptin = 0;
   int multiprocessors = 0;
@@ -395,7 +402,7 @@ struct DirectConvLimits {
 inline DirectConvLimits directConvLimits() {
   const GpuInfo& gpu = gpuInfo();
   if (gpu.usable) return {static_cast<size_t>(gpu.sharedBytesPerBlockOptin), gpu.multiprocessors, false};
-  return {227 * 1024, 132, true};
+  return {kH100SharedBytesPerBlockOptin, kH100Multiprocessors, true};
 }
 
 // One of the per-layer register tiles with its kernel: `rows` output rows x `maps` maps a thread.
@@ -435,7 +442,8 @@ inline KernelLaunchGeometry tileGeometry(const ConvProblem& p, const TileKernel&
 }
 
 // Plans and launches `kernel` (a __global__ taking DirectConvArgs whose body is
-// runDirectConv<Tile>) as a persistent grid; false, launching nothing, when the shape does not fit.
+// runDirectConv<Tile>) as a persistent grid. Throws, launching nothing, when the shape does not
+// fit (the row's unsupportedReason declines such shapes first, so the plan never hands it one).
 template <class Kernel>
 void launchDirectConv(const ConvLaunch& l, DirectConvDeviceState& s, Kernel kernel, const TileKernel& tile) {
   // Declined by every GPU row (gpu_variants.cpp): these kernels index weights by every channel.

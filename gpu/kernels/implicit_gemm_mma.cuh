@@ -36,6 +36,7 @@
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_shape.cuh"
 #include "gpu/kernels/direct_conv_tiles.cuh"
+#include "gpu/kernels/epilogue.cuh"
 
 namespace convscope::gpu::implicit_gemm {
 
@@ -48,10 +49,8 @@ constexpr int kMaxWarps = 16;
 
 struct MmaConvArgs {
   direct_conv::DirectConvArgs staging;  // input, shape, images per step and the staged layout
-  const float* bias;                    // nullptr: none
+  FusedEpilogue epilogue;               // its pooling, when any: 2x2 windows of stride 2
   float* output;                        // the pooled output when pooled
-  int activation;                       // -1 none, else an Activation
-  int pool;                             // 0 none, 1 max 2x2/2, 2 average 2x2/2
   int pooledHeight, pooledWidth;
   int pixelsPerImage;  // product rows per image: outHeight * outWidth, or 4 per pooling window
   int reduction;       // K = inChannels * kernelHeight * kernelWidth
@@ -93,13 +92,6 @@ __device__ __forceinline__ void mmaTf32(float (&c)[4], const uint32_t (&a)[4], c
 #endif
 }
 
-__device__ __forceinline__ float activateValue(int kind, float x) {
-  if (kind == static_cast<int>(Activation::Relu)) return fmaxf(x, 0.0f);
-  if (kind == static_cast<int>(Activation::Tanh)) return tanhf(x);
-  if (kind == static_cast<int>(Activation::Sigmoid)) return 1.0f / (1.0f + expf(-x));
-  return x;
-}
-
 // Where product row m of a step lies in the staged images, and in the output.
 struct RowPlace {
   int staged;  // offset of the pixel's first tap in the staging buffer
@@ -113,7 +105,7 @@ __device__ __forceinline__ RowPlace placeOf(const MmaConvArgs& a, int m) {
   r.image = m / a.pixelsPerImage;
   const int q = m - r.image * a.pixelsPerImage;
   int oh, ow;
-  if (a.pool) {
+  if (a.epilogue.pooling != FusedPooling::kNone) {
     const int window = q / kWindowPixels;
     const int d = q % kWindowPixels;
     const int ph = window / a.pooledWidth;
@@ -188,7 +180,8 @@ __device__ __forceinline__ void stageTapTable(const MmaConvArgs& a, int* shared)
 // a block, so the warps never divide to find a row.
 __device__ __forceinline__ void stageRowTables(const MmaConvArgs& a, int* staged, int* output) {
   const int stepRows = a.staging.imagesPerStep * a.pixelsPerImage;
-  const int outPlane = a.pool ? a.pooledHeight * a.pooledWidth : a.staging.shape.outHeight * a.staging.shape.outWidth;
+  const int outPlane = a.epilogue.pooling != FusedPooling::kNone ? a.pooledHeight * a.pooledWidth
+                                                                 : a.staging.shape.outHeight * a.staging.shape.outWidth;
   for (int m = threadIdx.x; m < stepRows; m += blockDim.x) {
     const RowPlace place = placeOf(a, m);
     staged[m] = place.staged;
@@ -308,7 +301,8 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
   // Epilogue. Accumulator i of a tile is row group + 8 * (i / 2), map 2 * tig + i % 2; the pair
   // p = 2 * mt + h names the row group + 16 * mt + 8 * h.
   const int maps = a.staging.shape.outChannels;
-  if (!a.pool) {
+  const FusedEpilogue& epilogue = a.epilogue;
+  if (epilogue.pooling == FusedPooling::kNone) {
     const int outPlane = a.staging.shape.outHeight * a.staging.shape.outWidth;
 #pragma unroll
     for (int p = 0; p < 2 * MTiles; ++p) {
@@ -320,8 +314,8 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
         for (int j = 0; j < 2; ++j) {
           const int map = 8 * (nt0 + nt) + 2 * tig + j;
           if (base < 0 || map >= maps) continue;
-          const float value = acc[p / 2][nt][2 * (p % 2) + j] + (a.bias ? a.bias[map] : 0.0f);
-          a.output[base + int64_t{map} * outPlane] = activateValue(a.activation, value);
+          const float value = acc[p / 2][nt][2 * (p % 2) + j] + (epilogue.bias ? epilogue.bias[map] : 0.0f);
+          a.output[base + int64_t{map} * outPlane] = activate(epilogue.activation, value);
         }
       }
     }
@@ -342,19 +336,19 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
     const int p = kWindowPixels * set + r;
     base[set] = outputBase(a, rowOutput, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
   }
-  const bool maxPool = a.pool == 1;
+  const bool maxPool = epilogue.pooling == FusedPooling::kMax;
 #pragma unroll
   for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
     if (nt >= liveNTiles) break;
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int map = 8 * (nt0 + nt) + 2 * tig + j;
-      const float bias = a.bias && map < maps ? a.bias[map] : 0.0f;
+      const float bias = epilogue.bias && map < maps ? epilogue.bias[map] : 0.0f;
       float pooled[2 * MTiles];
 #pragma unroll
       for (int p = 0; p < 2 * MTiles; ++p) {
         float x = acc[p / 2][nt][2 * (p % 2) + j];
-        if (!maxPool) x = activateValue(a.activation, x + bias);
+        if (!maxPool) x = activate(epilogue.activation, x + bias);
         const float x1 = __shfl_xor_sync(0xffffffffu, x, 4);
         x = maxPool ? fmaxf(x, x1) : x + x1;
         const float x2 = __shfl_xor_sync(0xffffffffu, x, 8);
@@ -366,7 +360,7 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
         const float mine = r == 0 ? four[0] : r == 1 ? four[1] : r == 2 ? four[2] : four[3];
         if (base[set] < 0 || map >= maps) continue;
         a.output[base[set] + int64_t{map} * outPlane] =
-            maxPool ? activateValue(a.activation, mine + bias) : mine * (1.0f / kWindowPixels);
+            maxPool ? activate(epilogue.activation, mine + bias) : mine * (1.0f / kWindowPixels);
       }
     }
   }
@@ -430,31 +424,24 @@ __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
 // Host side.
 
 // The epilogue the plan gave the kernel, as the kernel takes it. Throws for a pooling the row's
-// fusesStep declines (the plan never hands it one).
+// fusesStep declines (the plan never hands it one): both read the one rule, isWholeTwoByTwoPool.
 inline void setEpilogue(MmaConvArgs& a, const ConvProblem& p, const ConvEpilogue& e) {
-  a.bias = e.bias;
-  a.activation = e.hasActivation ? static_cast<int>(e.activation) : -1;
-  a.pool = 0;
+  a.epilogue = fusedEpilogueOf(e);
   a.pooledHeight = p.outHeight();
   a.pooledWidth = p.outWidth();
   if (!e.hasPool) return;
-  const PoolGeometry& g = e.pool;
-  if (g.kernelHeight != 2 || g.kernelWidth != 2 || g.strideHeight != 2 || g.strideWidth != 2 || g.padTop || g.padLeft ||
-      g.padBottom || g.padRight || g.outHeight != p.outHeight() / 2 || g.outWidth != p.outWidth() / 2)
-    throw Error("internal: the tensor-core kernels fuse only 2x2 poolings of stride 2 without padding");
-  a.pool = e.maxPool ? 1 : 2;
-  a.pooledHeight = g.outHeight;
-  a.pooledWidth = g.outWidth;
+  if (!isWholeTwoByTwoPool(p, e.pool))
+    throw Error(
+        "internal: the tensor-core kernels fuse only 2x2 poolings of stride 2 without padding, inside a conv "
+        "output of at least 2x2");
+  a.pooledHeight = e.pool.outHeight;
+  a.pooledWidth = e.pool.outWidth;
 }
 
-// Whether the kernel fuses `step` after a conv of `p`: any activation; a pooling whose windows
-// are 2x2, stride 2, unpadded, wholly inside the conv output (ceil mode would leave a partial one).
+// Whether the kernel fuses `step` after a conv of `p`: any activation; a pooling of the one shape
+// the kernel pools (isWholeTwoByTwoPool).
 inline bool fusesStep(const ConvProblem& p, const EpilogueStep& step) {
-  if (!step.isPool) return true;
-  const PoolGeometry& g = step.pool;
-  return g.kernelHeight == 2 && g.kernelWidth == 2 && g.strideHeight == 2 && g.strideWidth == 2 && !g.padTop &&
-         !g.padLeft && !g.padBottom && !g.padRight && g.outHeight == p.outHeight() / 2 &&
-         g.outWidth == p.outWidth() / 2 && g.outHeight > 0 && g.outWidth > 0;
+  return !step.isPool || isWholeTwoByTwoPool(p, step.pool);
 }
 
 struct MmaConvPlan {
@@ -476,7 +463,9 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   if (s.shape.outHeight <= 0 || s.shape.outWidth <= 0 || p.batch <= 0) return plan;
   const int64_t paddedPlane =
       (int64_t{p.inHeight} + p.padTop + p.padBottom) * (int64_t{p.inWidth} + p.padLeft + p.padRight);
-  if (int64_t{p.inChannels} * paddedPlane > (int64_t{1} << 24) || p.weightElements() > (int64_t{1} << 24)) return plan;
+  if (int64_t{p.inChannels} * paddedPlane > direct_conv::kMaxPlannedElements ||
+      p.weightElements() > direct_conv::kMaxPlannedElements)
+    return plan;
 
   a.reduction = p.inChannels * p.kernelHeight * p.kernelWidth;
   a.kSteps = (a.reduction + 7) / 8;
@@ -502,11 +491,13 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   s.imageStride = p.inChannels * s.planeStride;
   s.vectorCopy = s.flatCopy && s.imageStride % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
   auto bufferFloats = [&](int images) { return direct_conv::roundUp(images * s.imageStride, 4); };
+  // Counted in 4-byte words: the tap and row tables are ints, laid out between the floats.
+  static_assert(sizeof(int) == sizeof(float), "the shared-memory layout counts ints and floats alike");
   auto sharedBytes = [&](int images) {
     return (static_cast<size_t>(a.weightFloats) + direct_conv::roundUp(a.tapTableInts, 4) +
             2 * static_cast<size_t>(direct_conv::roundUp(images * a.pixelsPerImage, 4)) +
             2 * static_cast<size_t>(bufferFloats(images))) *
-           4;
+           sizeof(float);
   };
   if (sharedBytes(1) > sharedLimit) return plan;
 

@@ -3,7 +3,9 @@
 // not, inputs with negatives) run as the plan fuses them -- one stage, or the pooling apart where
 // the variant's fusesStep declines its windows -- and agree with the layer-by-layer CPU
 // reference to the variant's tolerance; with every layer captured the same model runs unfused
-// and agrees too. Skips, saying why, where no GPU can be used.
+// and agrees too. Skips, saying why, where no GPU can be used. On the host, without a GPU: the
+// typed epilogue the kernels take (gpu/kernels/epilogue.h) and the one 2x2-pooling rule of the
+// tensor-core kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +14,7 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/plan.h"
+#include "gpu/kernels/epilogue.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/tf32.h"
 
@@ -149,6 +152,97 @@ TEST_P(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     EXPECT_LE(relativeError(unfused, want), 1e-5);
   }
   if (!unavailable.empty()) GTEST_SKIP() << "plans checked; " << kVariant << " cannot run here: " << unavailable;
+}
+
+// Each ConvEpilogue becomes the typed description with the same bias, activation and pooling.
+TEST(FusedEpilogueDescription, CarriesTheCoreEpilogueOpByOp) {
+  const float bias[1] = {0.5f};
+  struct Case {
+    bool hasActivation;
+    Activation activation;
+    gpu::FusedActivation want;
+  };
+  const Case activations[] = {{false, Activation::Relu, gpu::FusedActivation::kNone},
+                              {false, Activation::Sigmoid, gpu::FusedActivation::kNone},
+                              {true, Activation::Relu, gpu::FusedActivation::kRelu},
+                              {true, Activation::Tanh, gpu::FusedActivation::kTanh},
+                              {true, Activation::Sigmoid, gpu::FusedActivation::kSigmoid}};
+  for (const Case& c : activations)
+    for (int pool = 0; pool < 3; ++pool)
+      for (const float* b : {static_cast<const float*>(nullptr), bias}) {
+        ConvEpilogue e;
+        e.bias = b;
+        e.hasActivation = c.hasActivation;
+        e.activation = c.activation;
+        e.hasPool = pool != 0;
+        e.maxPool = pool == 1;
+        const gpu::FusedEpilogue fused = gpu::fusedEpilogueOf(e);
+        EXPECT_EQ(fused.bias, b);
+        EXPECT_EQ(fused.activation, c.want);
+        EXPECT_EQ(fused.pooling, pool == 0   ? gpu::FusedPooling::kNone
+                                 : pool == 1 ? gpu::FusedPooling::kMax
+                                             : gpu::FusedPooling::kAverage);
+      }
+}
+
+// The tensor-core kernels pool only whole 2x2 windows of stride 2, and at least one. Checked
+// against a brute-force walk over the windows a pooling reads, for every conv output up to 7x7
+// and poolings of kernel, stride and padding 1 to 3 in floor and ceil mode; the row's fusesStep
+// (a CUDA build's) must say the same. A conv output of one row or column has no whole window:
+// its 2x2 pooling is empty and is declined (setEpilogue once accepted it).
+TEST(FusedEpilogueDescription, TwoByTwoPoolRuleMatchesTheWindowsItReads) {
+  const ConvVariant& tensorCores = findConvVariant("gpu-tensor-tf32");
+  int fusable = 0, emptyDeclined = 0;
+  for (int convHeight = 1; convHeight <= 7; ++convHeight)
+    for (int convWidth = 1; convWidth <= 7; ++convWidth)
+      for (int kernel = 1; kernel <= 3; ++kernel)
+        for (int stride = 1; stride <= 3; ++stride)
+          for (int pad = 0; pad <= 1; ++pad)
+            for (bool ceilMode : {false, true}) {
+              ConvProblem p;
+              p.inHeight = convHeight;  // a 1x1 kernel: the conv output is the input's size
+              p.inWidth = convWidth;
+              PoolGeometry g;
+              g.inHeight = convHeight;
+              g.inWidth = convWidth;
+              g.kernelHeight = g.kernelWidth = kernel;
+              g.strideHeight = g.strideWidth = stride;
+              g.padTop = g.padLeft = g.padBottom = g.padRight = pad;
+              const auto outSize = [&](int in) {
+                const int span = in + 2 * pad - kernel;
+                if (span < 0) return 0;
+                return (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+              };
+              g.outHeight = outSize(convHeight);
+              g.outWidth = outSize(convWidth);
+
+              // Brute force: every window is 2x2 at (2y, 2x) and inside the conv output, none is
+              // missing (every 2x2 block at even offsets is pooled), and there is one at least.
+              // The stride must say 2 as well: a pooling of one window at another stride reads
+              // the same window, but the rule keeps to the attributes (the plan then pools apart).
+              bool whole = kernel == 2 && stride == 2 && pad == 0 && g.outHeight > 0 && g.outWidth > 0;
+              for (int y = 0; y < g.outHeight && whole; ++y)
+                for (int x = 0; x < g.outWidth && whole; ++x) {
+                  const int top = y * stride - pad, left = x * stride - pad;
+                  whole = top == 2 * y && left == 2 * x && top + kernel <= convHeight && left + kernel <= convWidth;
+                }
+              const bool missesAWindow = 2 * (g.outHeight + 1) <= convHeight || 2 * (g.outWidth + 1) <= convWidth;
+              const bool want = whole && !missesAWindow;
+
+              EXPECT_EQ(gpu::isWholeTwoByTwoPool(p, g), want)
+                  << "conv output " << convHeight << "x" << convWidth << ", pool " << kernel << "/" << stride << " pad "
+                  << pad << (ceilMode ? " ceil" : " floor");
+              if (tensorCores.fusesStep) {
+                EpilogueStep step;
+                step.isPool = true;
+                step.pool = g;
+                EXPECT_EQ(tensorCores.fusesStep(p, step), want);
+              }
+              fusable += want;
+              emptyDeclined += kernel == 2 && stride == 2 && pad == 0 && (convHeight == 1 || convWidth == 1);
+            }
+  EXPECT_GT(fusable, 0) << "the sweep reached the fusable case";
+  EXPECT_GT(emptyDeclined, 0) << "the sweep reached the empty pooling";
 }
 
 std::vector<std::string> fusingGpuVariants() {

@@ -1,0 +1,60 @@
+// The epilogue a GPU kernel fuses after its convolution (the bias, an activation, a pooling), as
+// the kernels take it: typed, so that no kernel reads -1 or 2 as "none" or "average". The core's
+// ConvEpilogue (app/core/conv/conv_backend.h) becomes this description here and nowhere else;
+// the device side, activate(), is in epilogue.cuh. Plain C++: the tests check the host rules
+// below without a GPU.
+#pragma once
+
+#include <cstdint>
+
+#include "app/core/conv/conv_backend.h"
+#include "app/core/conv/conv_problem.h"
+
+namespace convscope::gpu {
+
+enum class FusedActivation : uint8_t { kNone, kRelu, kTanh, kSigmoid };
+enum class FusedPooling : uint8_t { kNone, kMax, kAverage };
+
+// The part of an epilogue every fusing kernel shares; each kernel adds the pooling geometry it
+// handles (any window, windows up to 2x2, or only the 2x2 one of stride 2).
+struct FusedEpilogue {
+  const float* bias = nullptr;  // [outChannels]; nullptr: none
+  FusedActivation activation = FusedActivation::kNone;
+  FusedPooling pooling = FusedPooling::kNone;
+};
+
+constexpr FusedActivation fusedActivationOf(Activation activation) {
+  switch (activation) {
+    case Activation::Relu:
+      return FusedActivation::kRelu;
+    case Activation::Tanh:
+      return FusedActivation::kTanh;
+    case Activation::Sigmoid:
+      return FusedActivation::kSigmoid;
+  }
+  return FusedActivation::kNone;
+}
+
+constexpr FusedActivation fusedActivationOf(bool hasActivation, Activation activation) {
+  return hasActivation ? fusedActivationOf(activation) : FusedActivation::kNone;
+}
+
+inline FusedEpilogue fusedEpilogueOf(const ConvEpilogue& e) {
+  FusedEpilogue fused;
+  fused.bias = e.bias;
+  fused.activation = fusedActivationOf(e.hasActivation, e.activation);
+  fused.pooling = !e.hasPool ? FusedPooling::kNone : e.maxPool ? FusedPooling::kMax : FusedPooling::kAverage;
+  return fused;
+}
+
+// The pooling the tensor-core kernels (implicit_gemm_mma.cuh) fuse after a conv of `p`: 2x2
+// windows of stride 2, unpadded, each wholly inside the conv output (so not ceil mode, which
+// would leave a partial last window), and at least one of them (a conv output of one row or
+// column has none: its pooling is empty, and the kernel's plan would have no rows).
+inline bool isWholeTwoByTwoPool(const ConvProblem& p, const PoolGeometry& g) {
+  return g.kernelHeight == 2 && g.kernelWidth == 2 && g.strideHeight == 2 && g.strideWidth == 2 && !g.padTop &&
+         !g.padLeft && !g.padBottom && !g.padRight && g.outHeight == p.outHeight() / 2 &&
+         g.outWidth == p.outWidth() / 2 && g.outHeight > 0 && g.outWidth > 0;
+}
+
+}  // namespace convscope::gpu
