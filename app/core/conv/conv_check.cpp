@@ -43,7 +43,10 @@ std::string ConvMismatch::text() const {
   out.precision(9);
   out << "wrong output at [n=" << n << "][m=" << m << "][h=" << h << "][w=" << w << "] of " << problem.describe()
       << ": expected " << expected << ", got " << got;
-  if (std::isnan(got)) out << " (NaN: never written, or computed from garbage)";
+  if (isUnwrittenPoison(got))
+    out << " (NaN: never written, the poison the check put there is still there)";
+  else if (std::isnan(got))
+    out << " (NaN: computed from garbage, or 0/0)";
   out << " (allowed difference " << allowed << ")";
   return out.str();
 }
@@ -106,22 +109,42 @@ ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<C
       }
     const std::vector<float> x = randomValues(rng, p.inputElements());
     const std::vector<float> k = randomValues(rng, p.weightElements());
-    std::vector<float> y(static_cast<size_t>(p.outputElements()), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> y(static_cast<size_t>(p.outputElements()), unwrittenPoison());
     conv.forward(p, x.data(), k.data(), y.data());
-    size_t index = 0;
+    const int height = p.outHeight(), width = p.outWidth();
+    const size_t mapSize = static_cast<size_t>(height) * width;
+    std::vector<double> expected(mapSize), allowed(mapSize);
+    int64_t shapeBad = 0;
+    std::optional<ConvFailureMap> failing;
     for (int n = 0; n < p.batch; ++n)
-      for (int m = 0; m < p.outChannels; ++m)
-        for (int h = 0; h < p.outHeight(); ++h)
-          for (int w = 0; w < p.outWidth(); ++w, ++index) {
-            double expected = 0.0, magnitude = 0.0;
-            referenceElement(p, x, k, n, m, h, w, expected, magnitude);
-            const double allowed = kUserKernelRelativeTolerance * magnitude + 1e-30;
+      for (int m = 0; m < p.outChannels; ++m) {
+        const size_t first = (static_cast<size_t>(n) * p.outChannels + m) * mapSize;
+        bool mapBad = false;
+        for (int h = 0; h < height; ++h)
+          for (int w = 0; w < width; ++w) {
+            const size_t i = static_cast<size_t>(h) * width + w;
+            double magnitude = 0.0;
+            referenceElement(p, x, k, n, m, h, w, expected[i], magnitude);
+            allowed[i] = kUserKernelRelativeTolerance * magnitude + 1e-30;
             // Written so that NaN (and infinity) fails: the comparison is false for them.
-            if (!(std::fabs(double{y[index]} - expected) <= allowed)) {
-              result.firstWrong = ConvMismatch{p, n, m, h, w, expected, y[index], allowed};
-              return result;
+            if (!(std::fabs(double{y[first + i]} - expected[i]) <= allowed[i])) {
+              ++shapeBad;
+              if (!result.firstWrong)
+                result.firstWrong = ConvMismatch{p, n, m, h, w, expected[i], y[first + i], allowed[i]};
+              mapBad = true;
             }
           }
+        // The map of the first wrong element is the one shown.
+        if (mapBad && !failing)
+          failing = classifyOutputMap(p, n, m, height, width, expected, allowed,
+                                      std::vector<float>(y.begin() + first, y.begin() + first + mapSize));
+      }
+    if (failing) {
+      failing->shapeBad = shapeBad;
+      failing->shapeTotal = p.outputElements();
+      result.failure = std::move(failing);
+      return result;
+    }
     result.checked.push_back(p);
   }
   return result;
