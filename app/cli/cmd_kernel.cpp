@@ -2,15 +2,18 @@
 // bench --kernel, timed. The kernel runs only in a child process ('kernel run-isolated', this same
 // program) with a time limit, so that a fault or an endless loop ends that process and the
 // message says what happened.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
@@ -58,25 +61,60 @@ std::string thisProgram() {
 
 namespace {
 
-void printCompileErrors(const gpu::CompiledUserKernel& kernel) {
-  for (const KernelDiagnostic& e : kernel.errors) std::cout << e.text() << "\n";
-  if (!kernel.log.empty() && kernel.errors.size() == 1 && kernel.errors[0].line == 0) return;
-  if (!kernel.log.empty()) std::cout << "\nThe compiler's output:\n" << kernel.log << "\n";
-}
+// --json FILE: the whole result as JSON (docs/your-kernel.md); "-" writes it to stdout, and the
+// text goes to stderr so that stdout stays JSON.
+class CheckJsonOutput {
+ public:
+  explicit CheckJsonOutput(const Args& args) : path_(args.value("json")) {
+    if (path_ && path_->empty()) throw Error("--json needs a file name (or - for stdout)");
+  }
+  std::ostream& text() const { return toStdout() ? std::cerr : std::cout; }
+  void write(const json& result) const {
+    if (!path_) return;
+    if (toStdout()) {
+      std::cout << result.dump(2) << "\n";
+      return;
+    }
+    std::ofstream out(*path_);
+    out << result.dump(2) << "\n";
+    if (!out) throw Error(*path_ + ": cannot write the check's JSON there");
+  }
+
+ private:
+  bool toStdout() const { return path_ && *path_ == "-"; }
+  std::optional<std::string> path_;
+};
 
 int runCheck(const std::filesystem::path& file, const Args& args) {
+  const CheckJsonOutput jsonOutput(args);
+  std::ostream& text = jsonOutput.text();
   const UserKernelSource source = readUserKernelSource(file);
   const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
+  json early = {{"schema", "convscope-kernel-check/1"}, {"file", file.string()}, {"task", "check"}};
   if (!kernel.ok()) {
-    std::cout << file.string() << ": compile FAILED\n";
-    printCompileErrors(kernel);
+    text << file.string() << ": compile FAILED\n";
+    for (const KernelDiagnostic& e : kernel.errors) text << e.text() << "\n";
+    if (!kernel.log.empty() && !(kernel.errors.size() == 1 && kernel.errors[0].line == 0))
+      text << "\nThe compiler's output:\n" << kernel.log << "\n";
+    json errors = json::array();
+    for (const KernelDiagnostic& e : kernel.errors)
+      errors.push_back({{"file", e.file}, {"line", e.line}, {"message", e.message}});
+    early["status"] = "compile-error";
+    early["stage"] = "compile";
+    early["errors"] = errors;
+    early["failure"] = kernel.errorText();
+    jsonOutput.write(early);
     return 1;
   }
-  std::cout << file.string() << ": compiled for " << kernel.architecture << " (kernel " << kernel.loweredName
-            << ", block " << source.launch.blockX << "x" << source.launch.blockY << ", tile " << source.launch.tileWidth
-            << "x" << source.launch.tileHeight << ")\n";
+  text << file.string() << ": compiled for " << kernel.architecture << " (kernel " << kernel.loweredName << ", block "
+       << source.launch.blockX << "x" << source.launch.blockY << ", tile " << source.launch.tileWidth << "x"
+       << source.launch.tileHeight << ")\n";
   if (const GpuInfo& gpu = gpuInfo(); !gpu.usable) {
-    std::cout << "not checked: cannot run the kernel here: " << gpu.unusableReason << "\n";
+    text << "not checked: cannot run the kernel here: " << gpu.unusableReason << "\n";
+    early["status"] = "not-run";
+    early["stage"] = "compile";
+    early["failure"] = "cannot run the kernel here: " + gpu.unusableReason;
+    jsonOutput.write(early);
     return 0;
   }
   UserKernelJob job;
@@ -99,8 +137,21 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   job.data = args.value("data").value_or(defaultDataFolder().string());
   job.timeLimitSeconds = args.intValue("timeout", 120, 1);
   const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
-  std::cout << result.report;
+  text << result.report;
+  jsonOutput.write(userKernelResultToJson(job, result));
   return result.passed ? 0 : 1;
+}
+
+// The network pass and the timing run the kernel thousands of times: a kernel that prints once per
+// output would print millions of lines and run into the time limit. They run a build with printf
+// compiled out (the check, a few small launches, keeps it and shows it): no output buffer to
+// drain, and the timing measures the kernel, not its printing. Its row is replaced in place.
+void installWithoutPrintf(const UserKernelSource& source) {
+  gpu::UserKernelBuildOptions options;
+  options.withoutPrintf = true;
+  const gpu::CompiledUserKernel silent = gpu::compileUserKernel(source, options);
+  // A file whose use of printf the macro cannot replace keeps the build that was checked.
+  if (silent.ok()) gpu::installUserKernel(silent);
 }
 
 // The child's side: everything that runs the kernel, its result as JSON in --json.
@@ -109,6 +160,15 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
   if (out.empty()) throw Error("kernel run-isolated: --json OUT is required");
   json result = {{"file", file.string()}};
   const auto write = [&] { std::ofstream(out) << result.dump(2); };
+  // The kernel's printf and assert output (the GPU's printf writes to this process's stdout) goes
+  // to a file of its own, which the parent reads back capped; ConvScope's own lines go to stderr.
+  if (const auto kernelOutput = args.value("kernel-output")) {
+    std::fflush(stdout);
+    const int fd = ::open(kernelOutput->c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0)
+      throw Error(*kernelOutput + ": cannot write the kernel's output there: " + std::strerror(errno));
+    ::close(fd);
+  }
   try {
     const UserKernelSource source = readUserKernelSource(file);
     result["id"] = source.id;
@@ -132,6 +192,14 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       result["passed"] = check.passed();
       result["summary"] = check.summary();
       result["shapesChecked"] = check.checked.size();
+      json shapes = json::array();
+      for (const ConvShapeOutcome& o : check.outcomes) {
+        json shape = {{"shape", o.problem.describe()}, {"outcome", o.name()}};
+        if (!o.reason.empty()) shape["reason"] = o.reason;
+        shapes.push_back(shape);
+      }
+      result["shapes"] = shapes;
+      if (check.failure) result["failure"] = failureMapToJson(*check.failure);
       if (check.firstWrong) {
         const ConvMismatch& m = *check.firstWrong;
         result["firstWrong"] = {{"n", m.n},
@@ -147,6 +215,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       if (!check.passed() || args.has("no-network")) return check.passed() ? 0 : 1;
       result["stage"] = "network";
       std::cerr << "running the network with it on the test set\n";
+      installWithoutPrintf(source);
       const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
       const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
       Engine engine(loadOnnxModel(model), row.id);
@@ -168,6 +237,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     }
     if (task == "bench") {
       result["stage"] = "bench";
+      installWithoutPrintf(source);
       BenchmarkOptions options;
       options.model = args.value("model").value_or(defaultModelPath());
       options.variants = {row.id};
@@ -211,11 +281,12 @@ int runKernel(const std::vector<std::string>& tokens) {
   const std::filesystem::path file = tokens[1];
   const std::vector<std::string> rest(tokens.begin() + 2, tokens.end());
   if (verb == "check")
-    return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data"}, {"no-network"}));
+    return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data", "json"}, {"no-network"}));
   if (verb == "run-isolated")
-    return runIsolated(file,
-                       Args(rest, {"task", "json", "shapes", "seed", "model", "data", "batches", "repeats", "warmups"},
-                            {"no-network"}));
+    return runIsolated(file, Args(rest,
+                                  {"task", "json", "kernel-output", "shapes", "seed", "model", "data", "batches",
+                                   "repeats", "warmups"},
+                                  {"no-network"}));
   throw Error("kernel: unknown verb '" + verb + "' (check; see --help)");
 }
 

@@ -51,6 +51,20 @@ std::string ConvMismatch::text() const {
   return out.str();
 }
 
+const char* ConvShapeOutcome::name() const {
+  switch (kind) {
+    case Kind::Passed:
+      return "passed";
+    case Kind::Failed:
+      return "failed";
+    case Kind::Declined:
+      return "declined";
+    case Kind::NotRun:
+      return "not run";
+  }
+  return "?";
+}
+
 std::string ConvCheckResult::summary() const {
   std::ostringstream out;
   if (firstWrong)
@@ -100,11 +114,15 @@ ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<C
   ConvCheckResult result;
   result.seed = seed;
   std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);
-  for (const ConvProblem& p : shapes) {
+  for (const ConvProblem& p : shapes) result.outcomes.push_back({p, ConvShapeOutcome::Kind::NotRun, {}});
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    const ConvProblem& p = shapes[s];
     if (keepGoing && !keepGoing()) break;
     if (unsupported)
       if (const std::string reason = unsupported(p); !reason.empty()) {
         result.declined.push_back(p.describe() + ": " + reason);
+        result.outcomes[s].kind = ConvShapeOutcome::Kind::Declined;
+        result.outcomes[s].reason = reason;
         continue;
       }
     const std::vector<float> x = randomValues(rng, p.inputElements());
@@ -143,9 +161,11 @@ ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<C
       failing->shapeBad = shapeBad;
       failing->shapeTotal = p.outputElements();
       result.failure = std::move(failing);
+      result.outcomes[s].kind = ConvShapeOutcome::Kind::Failed;
       return result;
     }
     result.checked.push_back(p);
+    result.outcomes[s].kind = ConvShapeOutcome::Kind::Passed;
   }
   return result;
 }

@@ -26,6 +26,15 @@ struct ConvMismatch {
   std::string text() const;
 };
 
+// What became of one shape of the check, in its order.
+struct ConvShapeOutcome {
+  enum class Kind { Passed, Failed, Declined, NotRun };
+  ConvProblem problem;
+  Kind kind = Kind::NotRun;
+  std::string reason;        // Declined: the kernel's reason
+  const char* name() const;  // "passed", "failed", "declined", "not run"
+};
+
 struct ConvCheckResult {
   uint64_t seed = 0;
   std::vector<ConvProblem> checked;        // shapes the kernel computed correctly
@@ -33,6 +42,7 @@ struct ConvCheckResult {
   std::optional<ConvMismatch> firstWrong;  // set: the check failed on checked.size()-th shape
   // With firstWrong: the whole output map (image, output channel) that holds it, classified.
   std::optional<ConvFailureMap> failure;
+  std::vector<ConvShapeOutcome> outcomes;  // every shape asked for, in order
   bool passed() const { return !firstWrong && !checked.empty(); }
   std::string summary() const;
 };
