@@ -14,10 +14,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
+#include <sstream>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/conv_check.h"
+#include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/data/image_set.h"
@@ -29,6 +32,7 @@
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/error.h"
 #include "gpu/user_kernel.h"
+#include "gpu/user_kernel_inspect.h"
 
 namespace convscope::cli {
 namespace {
@@ -36,14 +40,27 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kHelp = R"(usage: convscope-cli kernel check FILE.cu [--shapes N] [--seed S] [--timeout SECONDS]
-                                       [--model FILE.onnx] [--data DIR] [--no-network]
+                                       [--model FILE.onnx] [--data DIR] [--no-network] [--json FILE|-]
+       convscope-cli kernel info FILE.cu [--arch sm_XY]
+       convscope-cli kernel ptx FILE.cu [--arch sm_XY] [--line N]
+       convscope-cli kernel sass FILE.cu [--arch sm_XY] [--line N]
 
 Your own convolution kernel (the contract: docs/your-kernel.md; templates: examples/kernels/).
   check   compiles FILE.cu with NVRTC (errors as file:line), then, in a child process with a time
           limit, checks it against a double-precision reference on N fresh random shapes (default
           12; output poisoned first, NaN never passes; the first wrong element is printed with its
-          coordinates and both values) and runs the whole network with it on the test set.
-          Without a usable GPU it only compiles, and says it cannot run the kernel here.
+          coordinates and both values; the failing output map is classified: counts of wrong,
+          never written and NaN elements, the rows and columns that hold them, the worst ones)
+          and runs the whole network with it on the test set. What the kernel prints is shown,
+          capped at 300 lines. Without a usable GPU it only compiles, and says it cannot run the
+          kernel here.
+  info    registers per thread, shared, local (spills) and constant memory, and the occupancy of
+          the file's block: from the driver on the GPU here, else from the compiler for --arch
+          (default sm_90) with the occupancy computed from that architecture's limits
+  ptx     the PTX NVRTC makes of FILE.cu (with .loc source lines)
+  sass    the SASS of the cubin for --arch, by nvdisasm (scripts/install-nvdisasm.sh)
+  --line N            ptx, sass: only the lines compiled from line N of FILE.cu
+  --json FILE|-       check: the whole result as JSON (docs/your-kernel.md); - writes it to stdout
   --timeout SECONDS   the child's time limit (default 120): a kernel that never ends is stopped
   --no-network        skip the test-set accuracy
 Exit code: 0 passed (or compiled, where no GPU can run it), 1 compile error or failed check.
@@ -60,6 +77,93 @@ std::string thisProgram() {
 }
 
 namespace {
+
+// --arch sm_XY, or empty for the default.
+std::string architectureOption(const Args& args) {
+  const std::optional<std::string> arch = args.value("arch");
+  if (!arch) return {};
+  static const std::regex form(R"(sm_\d{2,3}[af]?)");
+  if (!std::regex_match(*arch, form)) throw Error("--arch: '" + *arch + "' is not an architecture such as sm_90");
+  return *arch;
+}
+
+int printCompileFailure(const std::filesystem::path& file, const gpu::CompiledUserKernel& kernel) {
+  std::cout << file.string() << ": compile FAILED\n";
+  for (const KernelDiagnostic& e : kernel.errors) std::cout << e.text() << "\n";
+  return 1;
+}
+
+std::string bytes(int count) {
+  return std::to_string(count) + (count == 1 ? " byte" : " bytes");
+}
+
+int runInfo(const std::filesystem::path& file, const Args& args) {
+  const UserKernelSource source = readUserKernelSource(file);
+  const gpu::UserKernelInspection info = gpu::inspectUserKernel(source, architectureOption(args));
+  if (!info.kernel.ok()) return printCompileFailure(file, info.kernel);
+  const KernelResources& r = info.resources;
+  std::cout << file.string() << " for " << info.kernel.architecture << ", figures from " << info.figuresFrom << "\n";
+  if (!r.found) std::cout << "  (the compiler reported no figures for " << info.kernel.loweredName << ")\n";
+  std::cout << "  registers per thread      " << r.registers << "\n"
+            << "  shared memory per block   " << bytes(r.sharedStaticBytes) << " (static)\n"
+            << "  local memory per thread   " << bytes(r.localBytes);
+  if (info.figuresFrom.rfind("the compiler", 0) == 0)
+    std::cout << " (spills: " << bytes(r.spillStoreBytes) << " stored, " << bytes(r.spillLoadBytes) << " loaded)";
+  std::cout << "\n"
+            << "  constant memory           " << bytes(r.constantBytes) << "\n";
+  const int threads = source.launch.blockX * source.launch.blockY;
+  std::cout << "  block                     " << source.launch.blockX << "x" << source.launch.blockY << " = " << threads
+            << " threads (" << (threads + 31) / 32 << " warps), tile " << source.launch.tileWidth << "x"
+            << source.launch.tileHeight << "\n";
+  if (!info.occupancy) {
+    std::cout << "  occupancy                 " << info.occupancyFrom << "\n";
+    return 0;
+  }
+  const BlockOccupancy& o = *info.occupancy;
+  std::cout.precision(0);
+  std::cout << std::fixed << "  occupancy                 " << o.blocksPerSm << " blocks per SM, " << o.activeWarps
+            << " of " << o.maxWarps << " warps (" << o.fraction() * 100 << "%), limited by " << o.limitedBy << "\n";
+  if (o.computed && o.blocksByWarps > 0)
+    std::cout << "    blocks per SM each resource allows: warps " << o.blocksByWarps << ", registers "
+              << o.blocksByRegisters << ", shared memory " << o.blocksByShared << ", the block limit "
+              << o.blocksByBlockLimit << "\n";
+  std::cout << "  (" << (o.computed ? "occupancy " : "") << info.occupancyFrom << ")\n";
+  return 0;
+}
+
+// PTX or SASS, whole or only the lines of one source line (-lineinfo).
+int runListing(const std::filesystem::path& file, const Args& args, ListingKind kind) {
+  const UserKernelSource source = readUserKernelSource(file);
+  gpu::UserKernelBuildOptions options;
+  options.architecture = architectureOption(args);
+  if (options.architecture.empty()) options.architecture = gpu::defaultInspectionArchitecture();
+  options.keepPtx = true;
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source, options);
+  if (!kernel.ok()) return printCompileFailure(file, kernel);
+  const std::string listing = kind == ListingKind::Ptx ? kernel.ptx : disassembleCubin(kernel.image, file.string());
+  if (!args.has("line")) {
+    std::cout << listing;
+    if (!listing.empty() && listing.back() != '\n') std::cout << "\n";
+    return 0;
+  }
+  const int line = args.intValue("line", 1, 1);
+  const std::vector<int> sourceLines = sourceLinesOfListing(listing, kind, source.path.string());
+  const std::vector<int> found = listingLinesOfSourceLine(sourceLines, line);
+  if (found.empty()) {
+    std::cout << file.string() << ":" << line << ": no " << (kind == ListingKind::Ptx ? "PTX" : "SASS")
+              << " comes from this line\n";
+    return 0;
+  }
+  std::istringstream in(listing);
+  int number = 0;
+  size_t next = 0;
+  for (std::string text; std::getline(in, text) && next < found.size();)
+    if (++number == found[next]) {
+      std::cout << number << ": " << text << "\n";
+      ++next;
+    }
+  return 0;
+}
 
 // --json FILE: the whole result as JSON (docs/your-kernel.md); "-" writes it to stdout, and the
 // text goes to stderr so that stdout stays JSON.
@@ -282,12 +386,15 @@ int runKernel(const std::vector<std::string>& tokens) {
   const std::vector<std::string> rest(tokens.begin() + 2, tokens.end());
   if (verb == "check")
     return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data", "json"}, {"no-network"}));
+  if (verb == "info") return runInfo(file, Args(rest, {"arch"}, {}));
+  if (verb == "ptx") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Ptx);
+  if (verb == "sass") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Sass);
   if (verb == "run-isolated")
     return runIsolated(file, Args(rest,
                                   {"task", "json", "kernel-output", "shapes", "seed", "model", "data", "batches",
                                    "repeats", "warmups"},
                                   {"no-network"}));
-  throw Error("kernel: unknown verb '" + verb + "' (check; see --help)");
+  throw Error("kernel: unknown verb '" + verb + "' (check, info, ptx, sass; see --help)");
 }
 
 }  // namespace convscope::cli

@@ -94,9 +94,9 @@ std::vector<std::string> knownArchitectures() {
   return names;
 }
 
-KernelOccupancy computeOccupancy(const GpuArchitectureLimits& limits, int threadsPerBlock,
-                                 const KernelResources& resources) {
-  KernelOccupancy o;
+BlockOccupancy computeOccupancy(const GpuArchitectureLimits& limits, int threadsPerBlock,
+                                const KernelResources& resources) {
+  BlockOccupancy o;
   o.threadsPerBlock = threadsPerBlock;
   o.warpsPerBlock = (threadsPerBlock + 31) / 32;
   o.maxWarps = limits.maxWarpsPerSm;
@@ -122,13 +122,14 @@ KernelOccupancy computeOccupancy(const GpuArchitectureLimits& limits, int thread
   o.blocksByShared = sharedPerBlock > 0 ? limits.sharedPerSm / sharedPerBlock : INT_MAX;
   o.blocksPerSm = std::min({o.blocksByWarps, o.blocksByBlockLimit, o.blocksByRegisters, o.blocksByShared});
   o.activeWarps = o.blocksPerSm * o.warpsPerBlock;
-  // The first resource that reaches the least count, most telling first.
-  if (o.blocksPerSm == o.blocksByRegisters)
+  // The first resource that reaches the least count: the warp limit first (no resource can do
+  // better than it), then registers, shared memory, the block limit.
+  if (o.blocksPerSm == o.blocksByWarps)
+    o.limitedBy = "warps";
+  else if (o.blocksPerSm == o.blocksByRegisters)
     o.limitedBy = "registers";
   else if (o.blocksPerSm == o.blocksByShared)
     o.limitedBy = "shared memory";
-  else if (o.blocksPerSm == o.blocksByWarps)
-    o.limitedBy = "warps";
   else
     o.limitedBy = "blocks per SM";
   if (o.blocksPerSm == 0) o.limitedBy = "no block fits: " + o.limitedBy;
@@ -195,8 +196,9 @@ namespace {
 
 std::vector<std::filesystem::path> nvdisasmCandidates() {
   std::vector<std::filesystem::path> candidates;
+  // Set: that one or none (so that a test, or a user, can rule the others out).
   if (const char* explicitPath = std::getenv("CONVSCOPE_NVDISASM"); explicitPath && *explicitPath)
-    candidates.emplace_back(explicitPath);
+    return {explicitPath};
 #ifdef CONVSCOPE_DEPS_DIR
   // pip install --target .deps/nvdisasm nvidia-cuda-nvdisasm (scripts/install-deps.sh)
   candidates.push_back(std::filesystem::path(CONVSCOPE_DEPS_DIR) / "nvdisasm/nvidia/cu13/bin/nvdisasm");
@@ -222,6 +224,8 @@ std::optional<std::filesystem::path> findNvdisasm() {
 }
 
 std::string nvdisasmMissingMessage() {
+  if (const char* explicitPath = std::getenv("CONVSCOPE_NVDISASM"); explicitPath && *explicitPath)
+    return std::string("no nvdisasm at ") + explicitPath + " (CONVSCOPE_NVDISASM), so no SASS";
   return "no nvdisasm here, so no SASS: it is not in this CUDA toolkit, on PATH or in .deps/nvdisasm. "
          "scripts/install-deps.sh installs it (pip: nvidia-cuda-nvdisasm), or set CONVSCOPE_NVDISASM to its "
          "path. The PTX is there without it: convscope-cli kernel ptx FILE.cu";

@@ -48,7 +48,7 @@ struct GpuArchitectureLimits {
 std::optional<GpuArchitectureLimits> architectureLimits(const std::string& architecture);
 std::vector<std::string> knownArchitectures();  // "sm_75", "sm_80", ...
 
-struct KernelOccupancy {
+struct BlockOccupancy {
   int threadsPerBlock = 0, warpsPerBlock = 0;
   // Blocks per multiprocessor each resource allows (INT_MAX-like large: not a limit) and the least.
   int blocksByWarps = 0, blocksByRegisters = 0, blocksByShared = 0, blocksByBlockLimit = 0;
@@ -61,8 +61,8 @@ struct KernelOccupancy {
 
 // The occupancy of a block of `threadsPerBlock` threads using `resources`, computed from
 // `limits` as the CUDA occupancy calculator does, with the largest shared memory carveout.
-KernelOccupancy computeOccupancy(const GpuArchitectureLimits& limits, int threadsPerBlock,
-                                 const KernelResources& resources);
+BlockOccupancy computeOccupancy(const GpuArchitectureLimits& limits, int threadsPerBlock,
+                                const KernelResources& resources);
 
 // -lineinfo: which source line of `sourceFile` each line of a listing came from (index i: line
 // i + 1 of the listing; 0: none, or another file such as convscope_kernel.h).
@@ -72,7 +72,7 @@ std::vector<int> sourceLinesOfListing(const std::string& listing, ListingKind ki
 // The listing's lines (1-based) that came from `sourceLine`: what the editor highlights.
 std::vector<int> listingLinesOfSourceLine(const std::vector<int>& sourceLines, int sourceLine);
 
-// nvdisasm, for SASS: $CONVSCOPE_NVDISASM, the project's own copy (scripts/install-deps.sh puts
+// nvdisasm, for SASS: $CONVSCOPE_NVDISASM when set (then only it), the project's own copy (scripts/install-deps.sh puts
 // it in .deps/nvdisasm), then PATH, then the CUDA toolkit. Nothing when none is found.
 std::optional<std::filesystem::path> findNvdisasm();
 // What to say where none is found: where ConvScope looked and how to get it.
