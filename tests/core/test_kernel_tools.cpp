@@ -69,7 +69,7 @@ TEST(Occupancy, MatchesHandComputationsFromTheGuidesLimits) {
       {256, 64, 0, 4, "registers"},              // 2048 a warp: 16384 / 2048 = 8 a quarter, 32 warps
       {256, 128, 0, 2, "registers"},             // 4096 a warp: 4 a quarter, 16 warps
       {256, 40, 0, 6, "registers"},              // 1280 a warp: 12 a quarter, 48 warps
-      {64, 16, 0, 32, "blocks per SM"},          // 2 warps a block: 32 blocks before 64 warps
+      {32, 16, 0, 32, "blocks per SM"},          // 1 warp a block: 32 blocks before 64 warps
       {128, 32, 48 * 1024, 4, "shared memory"},  // (48K + 1K) a block: 233472 / 50176 = 4
   };
   for (const Case& c : cases) {
