@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 
+#include "app/core/conv/conv_failure_map.h"
 #include "app/core/conv/kernel_messages.h"
 #include "app/core/conv/kernel_resources.h"
+#include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
@@ -312,6 +315,104 @@ TEST(KernelFaults, AnAssertionLineIsFoundInTheOutput) {
   EXPECT_EQ(a.line, 42);
   EXPECT_EQ(a.condition, "index < n");
   EXPECT_EQ(findKernelAssertion("no assertion here\n").line, 0);
+}
+
+// ---- the parent's side of a job, with a stand-in for the child (no GPU): what it reads back
+
+// A shell script in the child's place (`PROGRAM kernel run-isolated FILE --json OUT
+// --kernel-output KOUT ...`): it prints `lines` lines as the kernel would, writes `result` as its
+// JSON, says `stderrLine` and exits with `exitCode`.
+std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& result, int lines,
+                                const std::string& stderrLine, int exitCode) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "convscope-test-fake-child";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path json = dir / (name + ".json"), script = dir / (name + ".sh");
+  std::ofstream(json) << result.dump();
+  std::ofstream(script) << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"$7\"\ncp '" << json.string()
+                        << "' \"$5\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+UserKernelJob fakeJob(const std::filesystem::path& program) {
+  UserKernelJob job;
+  job.program = program;
+  job.file = "kernels/mine.cu";
+  job.seed = 42;
+  job.network = false;
+  job.timeLimitSeconds = 30;
+  return job;
+}
+
+TEST(KernelJob, AFaultIsSaidInTheStudentsTermsEverywhereAndTheOutputIsCapped) {
+  const std::string raw =
+      "gpu/cuda_device.cu:119: cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream) failed: an "
+      "illegal memory access was encountered";
+  const nlohmann::json result = {{"file", "kernels/mine.cu"}, {"stage", "check"}, {"error", raw}};
+  const UserKernelJob job = fakeJob(fakeChild("fault", result, 1000, "error: " + raw, 1));
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(r.processDied);
+  expectStudentTerms(r.failure, "kernels/mine.cu");
+  EXPECT_NE(r.failure.find("read or wrote outside its buffers"), std::string::npos) << r.failure;
+  // The child's own words, shown by the window and the CLI, are translated too.
+  EXPECT_EQ(r.childOutput.find("gpu/"), std::string::npos) << r.childOutput;
+  EXPECT_EQ(r.childOutput.find("cudaMemcpy"), std::string::npos) << r.childOutput;
+  EXPECT_EQ(r.report.find("gpu/"), std::string::npos) << r.report;
+  // 1000 lines printed: 300 kept, all counted, said in the report.
+  EXPECT_EQ(r.kernelOutput.totalLines, 1000);
+  ASSERT_EQ(r.kernelOutput.lines.size(), 300u);
+  EXPECT_EQ(r.kernelOutput.lines[299], "output 300");
+  EXPECT_NE(r.report.find("The kernel printed 1000 line(s), the first 300 shown"), std::string::npos) << r.report;
+  const nlohmann::json j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_EQ(j["kernelOutput"]["totalLines"], 1000);
+  EXPECT_EQ(j["kernelOutput"]["lines"].size(), 300u);
+  EXPECT_EQ(j["failure"], r.failure);
+}
+
+TEST(KernelJob, TheFailingMapComesBackFromTheChildAndIntoTheJson) {
+  // The map the child would write: rows 2-3 of a 5x4 map never written.
+  ConvProblem p;
+  p.inHeight = 7;
+  p.inWidth = 6;
+  p.kernelHeight = p.kernelWidth = 3;
+  std::vector<double> expected(20, 1.0), allowed(20, 1e-4);
+  std::vector<float> actual(20, 1.0f);
+  for (int i = 8; i < 16; ++i) actual[i] = unwrittenPoison();
+  ConvFailureMap map = classifyOutputMap(p, 0, 0, 5, 4, expected, allowed, actual);
+  map.shapeBad = 8;
+  map.shapeTotal = 20;
+  const nlohmann::json result = {
+      {"file", "kernels/mine.cu"},
+      {"stage", "check"},
+      {"passed", false},
+      {"summary", "FAILED after 0 correct shape(s): wrong output at [n=0][m=0][h=2][w=0]"},
+      {"shapesChecked", 0},
+      {"firstWrong", {{"n", 0}, {"m", 0}, {"h", 2}, {"w", 0}, {"expected", 1.0}, {"got", nullptr}}},
+      {"shapes", nlohmann::json::array(
+                     {{{"shape", p.describe()}, {"outcome", "failed"}}, {{"shape", "other"}, {"outcome", "not run"}}})},
+      {"failure", failureMapToJson(map)}};
+  const UserKernelJob job = fakeJob(fakeChild("wrong", result, 0, "checking 2 random shapes (seed 42)", 1));
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_FALSE(r.processDied);
+  ASSERT_TRUE(r.failureMap) << r.report;
+  EXPECT_EQ(r.failureMap->verdicts, map.verdicts);
+  EXPECT_EQ(r.failureMap->badRows(), "2-3");
+  EXPECT_NE(r.report.find("where: rows 2-3; all columns"), std::string::npos) << r.report;
+  EXPECT_NE(r.report.find("--seed 42"), std::string::npos) << r.report;
+  EXPECT_EQ(r.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << r.failure;
+  EXPECT_EQ(r.kernelOutput.totalLines, 0);
+  ASSERT_EQ(r.shapes.size(), 2u);
+  EXPECT_EQ(r.shapes[1].outcome, "not run");
+  const nlohmann::json j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["schema"], "convscope-kernel-check/1");
+  EXPECT_EQ(j["seed"], 42);
+  EXPECT_EQ(j["failingMap"]["counts"]["neverWritten"], 8);
+  EXPECT_EQ(j["failingMap"]["badRows"], "2-3");
+  EXPECT_EQ(j["shapes"][0]["outcome"], "failed");
+  EXPECT_TRUE(j["network"].is_null());
 }
 
 }  // namespace

@@ -59,8 +59,6 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   }
 
   const ChildOutcome child = runChildProcess(argv, job.timeLimitSeconds, keepGoing);
-  result.childOutput = child.output;
-  if (progress) progress(child.output);
 
   // No file (the child was stopped before it wrote one) or a broken one: an empty result.
   json j = json::object();
@@ -84,6 +82,14 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   const auto explain = [&](const std::string& error) {
     return explainKernelFault(error, result.kernelOutput.textForDiagnosis(), studentFile);
   };
+  // The child's own lines, its "error: ..." (CUDA's words after a ConvScope path) said in the
+  // student's terms too: the window and the CLI show them.
+  {
+    std::istringstream in(child.output);
+    for (std::string line; std::getline(in, line);)
+      result.childOutput += (line.rfind("error: ", 0) == 0 ? "error: " + explain(line.substr(7)) : line) + "\n";
+  }
+  if (progress) progress(result.childOutput);
 
   if (child.timedOut) {
     result.processDied = true;
