@@ -272,6 +272,8 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0)
       throw Error(*kernelOutput + ": cannot write the kernel's output there: " + std::strerror(errno));
     ::close(fd);
+    // Line by line: a process that faults ends with _Exit, which flushes no buffer.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
   }
   try {
     const UserKernelSource source = readUserKernelSource(file);
@@ -365,6 +367,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
   } catch (const std::exception& e) {
     result["error"] = e.what();
     write();
+    std::fflush(stdout);  // the kernel's last output (an assertion's message) into its file
     std::cerr << "error: " << e.what() << "\n" << std::flush;
     // After a fault the CUDA context is broken: leave without the destructors and the runtime's
     // teardown, which must not keep this process alive past its result.
