@@ -14,6 +14,7 @@
 #include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
+#include "app/core/engine/gpu_platform.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"
@@ -315,6 +316,30 @@ TEST(KernelFaults, AnAssertionLineIsFoundInTheOutput) {
   EXPECT_EQ(a.line, 42);
   EXPECT_EQ(a.condition, "index < n");
   EXPECT_EQ(findKernelAssertion("no assertion here\n").line, 0);
+}
+
+TEST(KernelCheckJson, ACompileErrorAndANoGpuRunAreWrittenToo) {
+  SKIP_WITHOUT_NVRTC();
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "convscope-test-check.json";
+  const std::filesystem::path broken = kKernels / "syntax_error.cu";
+  const ChildOutcome failed =
+      runChildProcess({CONVSCOPE_CLI_PATH, "kernel", "check", broken.string(), "--json", out.string()}, 120);
+  EXPECT_EQ(failed.exitCode, 1) << failed.output;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["schema"], "convscope-kernel-check/1");
+  EXPECT_EQ(j["status"], "compile-error");
+  ASSERT_EQ(j["errors"].size(), 1u);
+  EXPECT_EQ(j["errors"][0]["file"], broken.string());
+  EXPECT_EQ(j["errors"][0]["line"], 11);
+  std::filesystem::remove(out);
+  if (gpuInfo().usable) return;  // the check itself: tests/gpu/test_user_kernels_gpu.cpp
+  const ChildOutcome compiled = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "check", (kTemplates / "naive_conv.cu").string(), "--json", out.string()}, 120);
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["status"], "not-run");
+  EXPECT_NE(j["failure"].get<std::string>().find("cannot run the kernel here"), std::string::npos);
+  std::filesystem::remove(out);
 }
 
 // ---- the parent's side of a job, with a stand-in for the child (no GPU): what it reads back
