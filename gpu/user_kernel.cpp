@@ -33,6 +33,10 @@ std::string userKernelCompilerUnavailableReason() {
          "-DCONVSCOPE_WITH_CUDA=ON)";
 }
 
+CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserKernelBuildOptions&) {
+  return compileUserKernel(source);
+}
+
 CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
   CompiledUserKernel kernel;
   kernel.source = source;
@@ -59,6 +63,10 @@ static_assert(same<decltype(&convscope_conv), void (*)(const float*, const float
               "convscope_conv has the wrong parameters");
 }
 )";
+
+// Pre-included for the network pass and the timing: printf becomes nothing (an int 0, so that
+// "n = printf(...)" still compiles).
+constexpr const char* kWithoutPrintfHeader = "#define printf(...) 0\n";
 
 std::string nvrtcLog(nvrtcProgram program) {
   size_t size = 0;
@@ -185,18 +193,22 @@ std::string userKernelCompilerUnavailableReason() {
 }
 
 CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
+  return compileUserKernel(source, UserKernelBuildOptions{});
+}
+
+CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserKernelBuildOptions& build) {
   CompiledUserKernel kernel;
   kernel.source = source;
   // The path as given, so that errors read "path/file.cu:12: ..." wherever the file lives.
   const std::string file = source.path.string();
   kernel.errors = source.problems;
-  kernel.architecture = targetArchitecture();
+  kernel.architecture = build.architecture.empty() ? targetArchitecture() : build.architecture;
 
   const std::string text = source.text + kContractCheck;
-  const char* headerSources[] = {kConvScopeKernelHeader};
-  const char* headerNames[] = {"convscope_kernel.h"};
+  const char* headerSources[] = {kConvScopeKernelHeader, kWithoutPrintfHeader};
+  const char* headerNames[] = {"convscope_kernel.h", "convscope_without_printf.h"};
   nvrtcProgram program = nullptr;
-  if (nvrtcCreateProgram(&program, text.c_str(), file.c_str(), 1, headerSources, headerNames) != NVRTC_SUCCESS) {
+  if (nvrtcCreateProgram(&program, text.c_str(), file.c_str(), 2, headerSources, headerNames) != NVRTC_SUCCESS) {
     kernel.errors.push_back({file, 0, "NVRTC could not create a program from it"});
     return kernel;
   }
@@ -204,8 +216,10 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
                                                                      [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
   nvrtcAddNameExpression(program, kUserKernelName);
   const std::string arch = "--gpu-architecture=" + kernel.architecture;
-  const char* options[] = {arch.c_str(), "--std=c++17", "--pre-include=convscope_kernel.h", "-lineinfo"};
-  const nvrtcResult compiled = nvrtcCompileProgram(program, 4, options);
+  std::vector<const char*> options = {arch.c_str(), "--std=c++17", "--pre-include=convscope_kernel.h", "-lineinfo"};
+  if (build.withoutPrintf) options.push_back("--pre-include=convscope_without_printf.h");
+  if (build.ptxasInfo) options.push_back("--ptxas-options=-v");
+  const nvrtcResult compiled = nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
   kernel.log = nvrtcLog(program);
   if (compiled != NVRTC_SUCCESS) {
     for (KernelDiagnostic& e : parseErrors(kernel.log, file)) kernel.errors.push_back(std::move(e));
@@ -220,6 +234,11 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
     return kernel;
   }
   kernel.loweredName = lowered;
+  if (size_t ptxSize = 0; build.keepPtx && nvrtcGetPTXSize(program, &ptxSize) == NVRTC_SUCCESS && ptxSize > 0) {
+    kernel.ptx.resize(ptxSize);
+    if (nvrtcGetPTX(program, kernel.ptx.data()) != NVRTC_SUCCESS) kernel.ptx.clear();
+    while (!kernel.ptx.empty() && kernel.ptx.back() == '\0') kernel.ptx.pop_back();
+  }
   size_t size = 0;
   const bool cubin = kernel.architecture.rfind("sm_", 0) == 0;
   if (cubin ? nvrtcGetCUBINSize(program, &size) : nvrtcGetPTXSize(program, &size)) {

@@ -20,6 +20,7 @@ struct CompiledUserKernel {
   std::string architecture;  // what it was compiled for: "sm_90", or "compute_75" where no GPU is usable
   std::string loweredName;   // the kernel's symbol in the compiled image
   std::vector<char> image;   // CUBIN (sm_) or PTX (compute_)
+  std::string ptx;           // the PTX, when UserKernelBuildOptions::keepPtx asked for it
 
   bool ok() const { return errors.empty(); }
   std::string errorText() const;  // the errors, one a line
@@ -33,6 +34,16 @@ std::string userKernelCompilerUnavailableReason();
 // signature) come back as errors that say what the contract asks. Never throws for what the file
 // holds.
 CompiledUserKernel compileUserKernel(const UserKernelSource& source);
+
+// How to build a kernel other than for running it here as written.
+struct UserKernelBuildOptions {
+  std::string architecture;    // "sm_90", ...: a cubin for that GPU; empty: the GPU here
+  bool withoutPrintf = false;  // printf compiled out (the network pass and the timing: a kernel
+                               // that prints once per output must not flood or stall them)
+  bool ptxasInfo = false;      // the log holds ptxas's resource lines ("Used 40 registers, ...")
+  bool keepPtx = false;        // CompiledUserKernel::ptx filled
+};
+CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserKernelBuildOptions& options);
 
 // The row of a compiled kernel: added to the table the first time, updated in place after (the
 // same id: the row keeps its place and references to it stay valid; its next run loads the new

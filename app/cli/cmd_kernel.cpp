@@ -2,19 +2,25 @@
 // bench --kernel, timed. The kernel runs only in a child process ('kernel run-isolated', this same
 // program) with a time limit, so that a fault or an endless loop ends that process and the
 // message says what happened.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <sstream>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/conv_check.h"
+#include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/data/image_set.h"
@@ -26,6 +32,7 @@
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/error.h"
 #include "gpu/user_kernel.h"
+#include "gpu/user_kernel_inspect.h"
 
 namespace convscope::cli {
 namespace {
@@ -33,14 +40,27 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kHelp = R"(usage: convscope-cli kernel check FILE.cu [--shapes N] [--seed S] [--timeout SECONDS]
-                                       [--model FILE.onnx] [--data DIR] [--no-network]
+                                       [--model FILE.onnx] [--data DIR] [--no-network] [--json FILE|-]
+       convscope-cli kernel info FILE.cu [--arch sm_XY]
+       convscope-cli kernel ptx FILE.cu [--arch sm_XY] [--line N]
+       convscope-cli kernel sass FILE.cu [--arch sm_XY] [--line N]
 
 Your own convolution kernel (the contract: docs/your-kernel.md; templates: examples/kernels/).
   check   compiles FILE.cu with NVRTC (errors as file:line), then, in a child process with a time
           limit, checks it against a double-precision reference on N fresh random shapes (default
           12; output poisoned first, NaN never passes; the first wrong element is printed with its
-          coordinates and both values) and runs the whole network with it on the test set.
-          Without a usable GPU it only compiles, and says it cannot run the kernel here.
+          coordinates and both values; the failing output map is classified: counts of wrong,
+          never written and NaN elements, the rows and columns that hold them, the worst ones)
+          and runs the whole network with it on the test set. What the kernel prints is shown,
+          capped at 300 lines. Without a usable GPU it only compiles, and says it cannot run the
+          kernel here.
+  info    registers per thread, shared, local (spills) and constant memory, and the occupancy of
+          the file's block: from the driver on the GPU here, else from the compiler for --arch
+          (default sm_90) with the occupancy computed from that architecture's limits
+  ptx     the PTX NVRTC makes of FILE.cu (with .loc source lines)
+  sass    the SASS of the cubin for --arch, by nvdisasm (scripts/install-nvdisasm.sh)
+  --line N            ptx, sass: only the lines compiled from line N of FILE.cu
+  --json FILE|-       check: the whole result as JSON (docs/your-kernel.md); - writes it to stdout
   --timeout SECONDS   the child's time limit (default 120): a kernel that never ends is stopped
   --no-network        skip the test-set accuracy
 Exit code: 0 passed (or compiled, where no GPU can run it), 1 compile error or failed check.
@@ -58,25 +78,147 @@ std::string thisProgram() {
 
 namespace {
 
-void printCompileErrors(const gpu::CompiledUserKernel& kernel) {
-  for (const KernelDiagnostic& e : kernel.errors) std::cout << e.text() << "\n";
-  if (!kernel.log.empty() && kernel.errors.size() == 1 && kernel.errors[0].line == 0) return;
-  if (!kernel.log.empty()) std::cout << "\nThe compiler's output:\n" << kernel.log << "\n";
+// --arch sm_XY, or empty for the default.
+std::string architectureOption(const Args& args) {
+  const std::optional<std::string> arch = args.value("arch");
+  if (!arch) return {};
+  static const std::regex form(R"(sm_\d{2,3}[af]?)");
+  if (!std::regex_match(*arch, form)) throw Error("--arch: '" + *arch + "' is not an architecture such as sm_90");
+  return *arch;
 }
 
+int printCompileFailure(const std::filesystem::path& file, const gpu::CompiledUserKernel& kernel) {
+  std::cout << file.string() << ": compile FAILED\n";
+  for (const KernelDiagnostic& e : kernel.errors) std::cout << e.text() << "\n";
+  return 1;
+}
+
+std::string bytes(int count) {
+  return std::to_string(count) + (count == 1 ? " byte" : " bytes");
+}
+
+int runInfo(const std::filesystem::path& file, const Args& args) {
+  const UserKernelSource source = readUserKernelSource(file);
+  const gpu::UserKernelInspection info = gpu::inspectUserKernel(source, architectureOption(args));
+  if (!info.kernel.ok()) return printCompileFailure(file, info.kernel);
+  const KernelResources& r = info.resources;
+  std::cout << file.string() << " for " << info.kernel.architecture << ", figures from " << info.figuresFrom << "\n";
+  if (!r.found) std::cout << "  (the compiler reported no figures for " << info.kernel.loweredName << ")\n";
+  std::cout << "  registers per thread      " << r.registers << "\n"
+            << "  shared memory per block   " << bytes(r.sharedStaticBytes) << " (static)\n"
+            << "  local memory per thread   " << bytes(r.localBytes);
+  if (info.figuresFrom.rfind("the compiler", 0) == 0)
+    std::cout << " (spills: " << bytes(r.spillStoreBytes) << " stored, " << bytes(r.spillLoadBytes) << " loaded)";
+  std::cout << "\n"
+            << "  constant memory           " << bytes(r.constantBytes) << "\n";
+  const int threads = source.launch.blockX * source.launch.blockY;
+  std::cout << "  block                     " << source.launch.blockX << "x" << source.launch.blockY << " = " << threads
+            << " threads (" << (threads + 31) / 32 << " warps), tile " << source.launch.tileWidth << "x"
+            << source.launch.tileHeight << "\n";
+  if (!info.occupancy) {
+    std::cout << "  occupancy                 " << info.occupancyFrom << "\n";
+    return 0;
+  }
+  const BlockOccupancy& o = *info.occupancy;
+  std::cout.precision(0);
+  std::cout << std::fixed << "  occupancy                 " << o.blocksPerSm << " blocks per SM, " << o.activeWarps
+            << " of " << o.maxWarps << " warps (" << o.fraction() * 100 << "%), limited by " << o.limitedBy << "\n";
+  if (o.computed && o.blocksByWarps > 0)
+    std::cout << "    blocks per SM each resource allows: warps " << o.blocksByWarps << ", registers "
+              << o.blocksByRegisters << ", shared memory " << o.blocksByShared << ", the block limit "
+              << o.blocksByBlockLimit << "\n";
+  std::cout << "  (" << (o.computed ? "occupancy " : "") << info.occupancyFrom << ")\n";
+  return 0;
+}
+
+// PTX or SASS, whole or only the lines of one source line (-lineinfo).
+int runListing(const std::filesystem::path& file, const Args& args, ListingKind kind) {
+  const UserKernelSource source = readUserKernelSource(file);
+  gpu::UserKernelBuildOptions options;
+  options.architecture = architectureOption(args);
+  if (options.architecture.empty()) options.architecture = gpu::defaultInspectionArchitecture();
+  options.keepPtx = true;
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source, options);
+  if (!kernel.ok()) return printCompileFailure(file, kernel);
+  const std::string listing = kind == ListingKind::Ptx ? kernel.ptx : disassembleCubin(kernel.image, file.string());
+  if (!args.has("line")) {
+    std::cout << listing;
+    if (!listing.empty() && listing.back() != '\n') std::cout << "\n";
+    return 0;
+  }
+  const int line = args.intValue("line", 1, 1);
+  const std::vector<int> sourceLines = sourceLinesOfListing(listing, kind, source.path.string());
+  const std::vector<int> found = listingLinesOfSourceLine(sourceLines, line);
+  if (found.empty()) {
+    std::cout << file.string() << ":" << line << ": no " << (kind == ListingKind::Ptx ? "PTX" : "SASS")
+              << " comes from this line\n";
+    return 0;
+  }
+  std::istringstream in(listing);
+  int number = 0;
+  size_t next = 0;
+  for (std::string text; std::getline(in, text) && next < found.size();)
+    if (++number == found[next]) {
+      std::cout << number << ": " << text << "\n";
+      ++next;
+    }
+  return 0;
+}
+
+// --json FILE: the whole result as JSON (docs/your-kernel.md); "-" writes it to stdout, and the
+// text goes to stderr so that stdout stays JSON.
+class CheckJsonOutput {
+ public:
+  explicit CheckJsonOutput(const Args& args) : path_(args.value("json")) {
+    if (path_ && path_->empty()) throw Error("--json needs a file name (or - for stdout)");
+  }
+  std::ostream& text() const { return toStdout() ? std::cerr : std::cout; }
+  void write(const json& result) const {
+    if (!path_) return;
+    if (toStdout()) {
+      std::cout << result.dump(2) << "\n";
+      return;
+    }
+    std::ofstream out(*path_);
+    out << result.dump(2) << "\n";
+    if (!out) throw Error(*path_ + ": cannot write the check's JSON there");
+  }
+
+ private:
+  bool toStdout() const { return path_ && *path_ == "-"; }
+  std::optional<std::string> path_;
+};
+
 int runCheck(const std::filesystem::path& file, const Args& args) {
+  const CheckJsonOutput jsonOutput(args);
+  std::ostream& text = jsonOutput.text();
   const UserKernelSource source = readUserKernelSource(file);
   const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
+  json early = {{"schema", "convscope-kernel-check/1"}, {"file", file.string()}, {"task", "check"}};
   if (!kernel.ok()) {
-    std::cout << file.string() << ": compile FAILED\n";
-    printCompileErrors(kernel);
+    text << file.string() << ": compile FAILED\n";
+    for (const KernelDiagnostic& e : kernel.errors) text << e.text() << "\n";
+    if (!kernel.log.empty() && !(kernel.errors.size() == 1 && kernel.errors[0].line == 0))
+      text << "\nThe compiler's output:\n" << kernel.log << "\n";
+    json errors = json::array();
+    for (const KernelDiagnostic& e : kernel.errors)
+      errors.push_back({{"file", e.file}, {"line", e.line}, {"message", e.message}});
+    early["status"] = "compile-error";
+    early["stage"] = "compile";
+    early["errors"] = errors;
+    early["failure"] = kernel.errorText();
+    jsonOutput.write(early);
     return 1;
   }
-  std::cout << file.string() << ": compiled for " << kernel.architecture << " (kernel " << kernel.loweredName
-            << ", block " << source.launch.blockX << "x" << source.launch.blockY << ", tile " << source.launch.tileWidth
-            << "x" << source.launch.tileHeight << ")\n";
+  text << file.string() << ": compiled for " << kernel.architecture << " (kernel " << kernel.loweredName << ", block "
+       << source.launch.blockX << "x" << source.launch.blockY << ", tile " << source.launch.tileWidth << "x"
+       << source.launch.tileHeight << ")\n";
   if (const GpuInfo& gpu = gpuInfo(); !gpu.usable) {
-    std::cout << "not checked: cannot run the kernel here: " << gpu.unusableReason << "\n";
+    text << "not checked: cannot run the kernel here: " << gpu.unusableReason << "\n";
+    early["status"] = "not-run";
+    early["stage"] = "compile";
+    early["failure"] = "cannot run the kernel here: " + gpu.unusableReason;
+    jsonOutput.write(early);
     return 0;
   }
   UserKernelJob job;
@@ -99,8 +241,21 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   job.data = args.value("data").value_or(defaultDataFolder().string());
   job.timeLimitSeconds = args.intValue("timeout", 120, 1);
   const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
-  std::cout << result.report;
+  text << result.report;
+  jsonOutput.write(userKernelResultToJson(job, result));
   return result.passed ? 0 : 1;
+}
+
+// The network pass and the timing run the kernel thousands of times: a kernel that prints once per
+// output would print millions of lines and run into the time limit. They run a build with printf
+// compiled out (the check, a few small launches, keeps it and shows it): no output buffer to
+// drain, and the timing measures the kernel, not its printing. Its row is replaced in place.
+void installWithoutPrintf(const UserKernelSource& source) {
+  gpu::UserKernelBuildOptions options;
+  options.withoutPrintf = true;
+  const gpu::CompiledUserKernel silent = gpu::compileUserKernel(source, options);
+  // A file whose use of printf the macro cannot replace keeps the build that was checked.
+  if (silent.ok()) gpu::installUserKernel(silent);
 }
 
 // The child's side: everything that runs the kernel, its result as JSON in --json.
@@ -109,6 +264,17 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
   if (out.empty()) throw Error("kernel run-isolated: --json OUT is required");
   json result = {{"file", file.string()}};
   const auto write = [&] { std::ofstream(out) << result.dump(2); };
+  // The kernel's printf and assert output (the GPU's printf writes to this process's stdout) goes
+  // to a file of its own, which the parent reads back capped; ConvScope's own lines go to stderr.
+  if (const auto kernelOutput = args.value("kernel-output")) {
+    std::fflush(stdout);
+    const int fd = ::open(kernelOutput->c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0)
+      throw Error(*kernelOutput + ": cannot write the kernel's output there: " + std::strerror(errno));
+    ::close(fd);
+    // Line by line: a process that faults ends with _Exit, which flushes no buffer.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  }
   try {
     const UserKernelSource source = readUserKernelSource(file);
     result["id"] = source.id;
@@ -132,6 +298,14 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       result["passed"] = check.passed();
       result["summary"] = check.summary();
       result["shapesChecked"] = check.checked.size();
+      json shapes = json::array();
+      for (const ConvShapeOutcome& o : check.outcomes) {
+        json shape = {{"shape", o.problem.describe()}, {"outcome", o.name()}};
+        if (!o.reason.empty()) shape["reason"] = o.reason;
+        shapes.push_back(shape);
+      }
+      result["shapes"] = shapes;
+      if (check.failure) result["failure"] = failureMapToJson(*check.failure);
       if (check.firstWrong) {
         const ConvMismatch& m = *check.firstWrong;
         result["firstWrong"] = {{"n", m.n},
@@ -147,6 +321,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       if (!check.passed() || args.has("no-network")) return check.passed() ? 0 : 1;
       result["stage"] = "network";
       std::cerr << "running the network with it on the test set\n";
+      installWithoutPrintf(source);
       const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
       const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
       Engine engine(loadOnnxModel(model), row.id);
@@ -168,6 +343,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     }
     if (task == "bench") {
       result["stage"] = "bench";
+      installWithoutPrintf(source);
       BenchmarkOptions options;
       options.model = args.value("model").value_or(defaultModelPath());
       options.variants = {row.id};
@@ -191,6 +367,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
   } catch (const std::exception& e) {
     result["error"] = e.what();
     write();
+    std::fflush(stdout);  // the kernel's last output (an assertion's message) into its file
     std::cerr << "error: " << e.what() << "\n" << std::flush;
     // After a fault the CUDA context is broken: leave without the destructors and the runtime's
     // teardown, which must not keep this process alive past its result.
@@ -211,12 +388,16 @@ int runKernel(const std::vector<std::string>& tokens) {
   const std::filesystem::path file = tokens[1];
   const std::vector<std::string> rest(tokens.begin() + 2, tokens.end());
   if (verb == "check")
-    return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data"}, {"no-network"}));
+    return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data", "json"}, {"no-network"}));
+  if (verb == "info") return runInfo(file, Args(rest, {"arch"}, {}));
+  if (verb == "ptx") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Ptx);
+  if (verb == "sass") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Sass);
   if (verb == "run-isolated")
-    return runIsolated(file,
-                       Args(rest, {"task", "json", "shapes", "seed", "model", "data", "batches", "repeats", "warmups"},
-                            {"no-network"}));
-  throw Error("kernel: unknown verb '" + verb + "' (check; see --help)");
+    return runIsolated(file, Args(rest,
+                                  {"task", "json", "kernel-output", "shapes", "seed", "model", "data", "batches",
+                                   "repeats", "warmups"},
+                                  {"no-network"}));
+  throw Error("kernel: unknown verb '" + verb + "' (check, info, ptx, sass; see --help)");
 }
 
 }  // namespace convscope::cli

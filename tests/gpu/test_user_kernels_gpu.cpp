@@ -3,22 +3,53 @@
 // the course's accuracy on the test set and are timed at batches 100, 1,000 and 10,000; a kernel
 // with an off-by-one halo fails at the right coordinates; an out-of-bounds write and an endless
 // loop end their own process only, with a message that says what happened, and the next check
-// works. Skips, saying why, where no GPU can be used.
+// works. The failing map shows each bug's pattern (a stride ignored, the left padding forgotten,
+// rows past the 8th of each tile unwritten); a kernel that prints once per output passes with its
+// output capped; a trap, an assertion and an out-of-bounds write each get their message in the
+// student's terms. Skips, saying why, where no GPU can be used.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <regex>
 
 #include "app/core/conv/conv_check.h"
 #include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/engine/gpu_platform.h"
 #include "gpu/user_kernel.h"
+#include "gpu/user_kernel_inspect.h"
 
 namespace convscope {
 namespace {
 
 const std::filesystem::path kTemplates = std::filesystem::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels";
 const std::filesystem::path kKernels = std::filesystem::path(CONVSCOPE_TEST_DATA_DIR) / "kernels";
+
+// A message about a student's kernel names their file and nothing of ConvScope or CUDA's API.
+void expectStudentTerms(const std::string& message, const std::filesystem::path& file) {
+  EXPECT_EQ(message.rfind(file.string(), 0), 0u) << message;
+  EXPECT_EQ(message.find("gpu/"), std::string::npos) << message;
+  EXPECT_FALSE(std::regex_search(message, std::regex(R"(\bcu[A-Z]\w*|\bcuda[A-Z]\w*)"))) << message;
+}
+
+// "a-b, c" from the rows for which `bad` holds: the test's own ranges.
+std::string rangesOf(int count, const std::function<bool(int)>& bad) {
+  std::string text;
+  for (int i = 0; i < count;) {
+    if (!bad(i)) {
+      ++i;
+      continue;
+    }
+    int last = i;
+    while (last + 1 < count && bad(last + 1)) ++last;
+    if (!text.empty()) text.append(", ");
+    text.append(std::to_string(i));
+    if (last > i) text.append("-").append(std::to_string(last));
+    i = last + 1;
+  }
+  return text.size() && text == "0-" + std::to_string(count - 1) ? "all" : text;
+}
 
 class UserKernelsOnGpu : public ::testing::Test {
  protected:
@@ -107,6 +138,8 @@ TEST_F(UserKernelsOnGpu, AnOutOfBoundsWriteIsContainedAndTheNextCheckWorks) {
   EXPECT_FALSE(bad.passed);
   EXPECT_TRUE(bad.processDied) << bad.report;
   EXPECT_NE(bad.failure.find("illegal memory access"), std::string::npos) << bad.report << bad.childOutput;
+  expectStudentTerms(bad.failure, kKernels / "out_of_bounds_write.cu");
+  EXPECT_NE(bad.failure.find("read or wrote outside its buffers"), std::string::npos) << bad.failure;
   const UserKernelJobResult next = runUserKernelJob(checkJob(kTemplates / "naive_conv.cu", false), {});
   EXPECT_TRUE(next.passed) << next.report << next.childOutput;
 }
@@ -119,8 +152,110 @@ TEST_F(UserKernelsOnGpu, AnEndlessLoopIsStoppedAtTheTimeLimitAndTheNextCheckWork
   EXPECT_TRUE(bad.processDied);
   EXPECT_NE(bad.failure.find("time limit"), std::string::npos) << bad.report;
   EXPECT_NE(bad.failure.find("20 s"), std::string::npos) << bad.report;
+  expectStudentTerms(bad.failure, kKernels / "endless_loop.cu");
   const UserKernelJobResult next = runUserKernelJob(checkJob(kTemplates / "naive_conv.cu", false), {});
   EXPECT_TRUE(next.passed) << next.report << next.childOutput;
+}
+
+TEST_F(UserKernelsOnGpu, RowsPastTheEighthOfEachTileShowAsNeverWritten) {
+  const UserKernelJobResult r = runUserKernelJob(checkJob(kKernels / "leaves_rows_unwritten.cu", false), {});
+  EXPECT_FALSE(r.passed);
+  ASSERT_TRUE(r.failureMap) << r.report << r.childOutput;
+  const ConvFailureMap& map = *r.failureMap;
+  int rows = 0;
+  for (int h = 0; h < map.height; ++h) rows += h % 16 >= 8;
+  EXPECT_EQ(map.neverWritten, rows * map.width) << r.report;
+  EXPECT_EQ(map.wrong + map.notANumber, 0) << r.report;
+  EXPECT_EQ(map.badRows(), rangesOf(map.height, [](int h) { return h % 16 >= 8; })) << r.report;
+  EXPECT_EQ(map.badColumns(), "all");
+  EXPECT_NE(r.report.find("rows 8-"), std::string::npos) << r.report;
+  // The JSON says the same.
+  const nlohmann::json j = userKernelResultToJson(checkJob(kKernels / "leaves_rows_unwritten.cu", false), r);
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_EQ(j["failingMap"]["counts"]["neverWritten"], map.neverWritten);
+  EXPECT_EQ(j["failingMap"]["badRows"], map.badRows());
+  std::printf("%s", r.report.c_str());
+}
+
+TEST_F(UserKernelsOnGpu, AnIgnoredStrideLeavesOnlyTheOriginRightOnAStridedShape) {
+  const UserKernelJobResult r = runUserKernelJob(checkJob(kKernels / "ignores_stride.cu", false), {});
+  EXPECT_FALSE(r.passed);
+  ASSERT_TRUE(r.failureMap) << r.report << r.childOutput;
+  const ConvFailureMap& map = *r.failureMap;
+  EXPECT_TRUE(map.problem.strideHeight > 1 || map.problem.strideWidth > 1) << map.problem.describe();
+  EXPECT_EQ(map.at(0, 0), ElementVerdict::Ok) << r.report;
+  EXPECT_EQ(map.neverWritten, 0);
+  EXPECT_GT(map.wrong, map.total() / 2) << r.report;
+  std::printf("%s", r.report.c_str());
+}
+
+TEST_F(UserKernelsOnGpu, AForgottenLeftPaddingLeavesTheLeftColumnsUnwritten) {
+  const UserKernelJobResult r = runUserKernelJob(checkJob(kKernels / "forgets_left_padding.cu", false), {});
+  EXPECT_FALSE(r.passed);
+  ASSERT_TRUE(r.failureMap) << r.report << r.childOutput;
+  const ConvFailureMap& map = *r.failureMap;
+  const ConvProblem& p = map.problem;
+  ASSERT_GT(p.padLeft, 0) << p.describe();
+  const int columns = (p.padLeft + p.strideWidth - 1) / p.strideWidth;  // w * stride < padLeft
+  EXPECT_EQ(map.badColumns(), rangesOf(map.width, [&](int w) { return w < columns; })) << r.report;
+  EXPECT_EQ(map.badRows(), "all");
+  EXPECT_EQ(map.neverWritten, columns * map.height) << r.report;
+  std::printf("%s", r.report.c_str());
+}
+
+TEST_F(UserKernelsOnGpu, APrintingKernelPassesWithItsOutputCapped) {
+  UserKernelJob job = checkJob(kKernels / "prints_every_output.cu", true);
+  job.timeLimitSeconds = 300;
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_TRUE(r.passed) << r.report << r.childOutput;
+  EXPECT_TRUE(r.accuracy) << r.report;
+  EXPECT_TRUE(r.kernelOutput.truncated());
+  EXPECT_EQ(r.kernelOutput.lines.size(), static_cast<size_t>(kKernelOutputLineCap));
+  EXPECT_GT(r.kernelOutput.totalLines, kKernelOutputLineCap);
+  EXPECT_EQ(r.kernelOutput.lines[0].rfind("output[", 0), 0u) << r.kernelOutput.lines[0];
+  EXPECT_NE(r.report.find("The kernel printed " + std::to_string(r.kernelOutput.totalLines)), std::string::npos);
+  // The check's 12 small shapes print at most a few hundred thousand lines (and the GPU's printf
+  // buffer, 1 MB a launch, bounds each launch); the network pass with printf would print one line
+  // for each of the millions of outputs of 10,000 images. It prints none.
+  EXPECT_LT(r.kernelOutput.totalLines, 1000000) << r.report;
+}
+
+TEST_F(UserKernelsOnGpu, ATrapSaysTrappedInTheStudentsFile) {
+  const UserKernelJobResult r = runUserKernelJob(checkJob(kKernels / "traps.cu", false), {});
+  EXPECT_FALSE(r.passed);
+  expectStudentTerms(r.failure, kKernels / "traps.cu");
+  EXPECT_NE(r.failure.find("trapped"), std::string::npos) << r.failure << r.childOutput;
+  const UserKernelJobResult next = runUserKernelJob(checkJob(kTemplates / "naive_conv.cu", false), {});
+  EXPECT_TRUE(next.passed) << next.report << next.childOutput;
+}
+
+TEST_F(UserKernelsOnGpu, AFailedAssertionGivesItsLineAndText) {
+  const std::filesystem::path file = kKernels / "asserts.cu";
+  const UserKernelJobResult r = runUserKernelJob(checkJob(file, false), {});
+  EXPECT_FALSE(r.passed);
+  expectStudentTerms(r.failure, file);
+  EXPECT_NE(r.failure.find(file.string() + ":11: assertion failed: s.kernelHeight > 99"), std::string::npos)
+      << r.failure << "\n"
+      << r.kernelOutput.text() << r.childOutput;
+}
+
+TEST_F(UserKernelsOnGpu, InfoOnTheGpuComesFromTheDriverAndAgreesWithTheCompiler) {
+  const UserKernelSource source = readUserKernelSource(kTemplates / "tiled_conv.cu");
+  const gpu::UserKernelInspection here = gpu::inspectUserKernel(source, "");
+  ASSERT_TRUE(here.kernel.ok()) << here.kernel.errorText();
+  ASSERT_TRUE(here.occupancy);
+  EXPECT_FALSE(here.occupancy->computed) << here.occupancyFrom;
+  EXPECT_NE(here.figuresFrom.find("the driver"), std::string::npos);
+  // The compiler's report for the same architecture: the same registers and shared memory, and
+  // where the table has this GPU, the same blocks per SM.
+  KernelResources compiler = parsePtxasReport(here.kernel.log, here.kernel.loweredName);
+  EXPECT_EQ(here.resources.registers, compiler.registers);
+  EXPECT_EQ(here.resources.sharedStaticBytes, compiler.sharedStaticBytes);
+  if (const auto limits = architectureLimits(here.kernel.architecture)) {
+    const BlockOccupancy computed =
+        computeOccupancy(*limits, source.launch.blockX * source.launch.blockY, here.resources);
+    EXPECT_EQ(here.occupancy->blocksPerSm, computed.blocksPerSm) << here.kernel.architecture;
+  }
 }
 
 }  // namespace

@@ -43,9 +43,26 @@ std::string ConvMismatch::text() const {
   out.precision(9);
   out << "wrong output at [n=" << n << "][m=" << m << "][h=" << h << "][w=" << w << "] of " << problem.describe()
       << ": expected " << expected << ", got " << got;
-  if (std::isnan(got)) out << " (NaN: never written, or computed from garbage)";
+  if (isUnwrittenPoison(got))
+    out << " (NaN: never written, the poison the check put there is still there)";
+  else if (std::isnan(got))
+    out << " (NaN: computed from garbage, or 0/0)";
   out << " (allowed difference " << allowed << ")";
   return out.str();
+}
+
+const char* ConvShapeOutcome::name() const {
+  switch (kind) {
+    case Kind::Passed:
+      return "passed";
+    case Kind::Failed:
+      return "failed";
+    case Kind::Declined:
+      return "declined";
+    case Kind::NotRun:
+      return "not run";
+  }
+  return "?";
 }
 
 std::string ConvCheckResult::summary() const {
@@ -97,32 +114,58 @@ ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<C
   ConvCheckResult result;
   result.seed = seed;
   std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);
-  for (const ConvProblem& p : shapes) {
+  for (const ConvProblem& p : shapes) result.outcomes.push_back({p, ConvShapeOutcome::Kind::NotRun, {}});
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    const ConvProblem& p = shapes[s];
     if (keepGoing && !keepGoing()) break;
     if (unsupported)
       if (const std::string reason = unsupported(p); !reason.empty()) {
         result.declined.push_back(p.describe() + ": " + reason);
+        result.outcomes[s].kind = ConvShapeOutcome::Kind::Declined;
+        result.outcomes[s].reason = reason;
         continue;
       }
     const std::vector<float> x = randomValues(rng, p.inputElements());
     const std::vector<float> k = randomValues(rng, p.weightElements());
-    std::vector<float> y(static_cast<size_t>(p.outputElements()), std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> y(static_cast<size_t>(p.outputElements()), unwrittenPoison());
     conv.forward(p, x.data(), k.data(), y.data());
-    size_t index = 0;
+    const int height = p.outHeight(), width = p.outWidth();
+    const size_t mapSize = static_cast<size_t>(height) * width;
+    std::vector<double> expected(mapSize), allowed(mapSize);
+    int64_t shapeBad = 0;
+    std::optional<ConvFailureMap> failing;
     for (int n = 0; n < p.batch; ++n)
-      for (int m = 0; m < p.outChannels; ++m)
-        for (int h = 0; h < p.outHeight(); ++h)
-          for (int w = 0; w < p.outWidth(); ++w, ++index) {
-            double expected = 0.0, magnitude = 0.0;
-            referenceElement(p, x, k, n, m, h, w, expected, magnitude);
-            const double allowed = kUserKernelRelativeTolerance * magnitude + 1e-30;
+      for (int m = 0; m < p.outChannels; ++m) {
+        const size_t first = (static_cast<size_t>(n) * p.outChannels + m) * mapSize;
+        bool mapBad = false;
+        for (int h = 0; h < height; ++h)
+          for (int w = 0; w < width; ++w) {
+            const size_t i = static_cast<size_t>(h) * width + w;
+            double magnitude = 0.0;
+            referenceElement(p, x, k, n, m, h, w, expected[i], magnitude);
+            allowed[i] = kUserKernelRelativeTolerance * magnitude + 1e-30;
             // Written so that NaN (and infinity) fails: the comparison is false for them.
-            if (!(std::fabs(double{y[index]} - expected) <= allowed)) {
-              result.firstWrong = ConvMismatch{p, n, m, h, w, expected, y[index], allowed};
-              return result;
+            if (!(std::fabs(double{y[first + i]} - expected[i]) <= allowed[i])) {
+              ++shapeBad;
+              if (!result.firstWrong)
+                result.firstWrong = ConvMismatch{p, n, m, h, w, expected[i], y[first + i], allowed[i]};
+              mapBad = true;
             }
           }
+        // The map of the first wrong element is the one shown.
+        if (mapBad && !failing)
+          failing = classifyOutputMap(p, n, m, height, width, expected, allowed,
+                                      std::vector<float>(y.begin() + first, y.begin() + first + mapSize));
+      }
+    if (failing) {
+      failing->shapeBad = shapeBad;
+      failing->shapeTotal = p.outputElements();
+      result.failure = std::move(failing);
+      result.outcomes[s].kind = ConvShapeOutcome::Kind::Failed;
+      return result;
+    }
     result.checked.push_back(p);
+    result.outcomes[s].kind = ConvShapeOutcome::Kind::Passed;
   }
   return result;
 }

@@ -1,6 +1,7 @@
 // The check a student's kernel passes before ConvScope times it (docs/your-kernel.md): the
-// kernel against a double-precision loop on fresh random shapes, with the output poisoned (NaN)
-// first so that an element the kernel never writes fails, and NaN never passes. The first wrong
+// kernel against a double-precision loop on fresh random shapes, with the output poisoned (a NaN
+// with its own bits, conv_failure_map.h) first so that an element the kernel never writes fails
+// and is told from a NaN it computed, and NaN never passes. The first wrong
 // element is reported with its coordinates and both values.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "app/core/conv/conv_backend.h"
+#include "app/core/conv/conv_failure_map.h"
 #include "app/core/conv/conv_problem.h"
 
 namespace convscope {
@@ -24,11 +26,23 @@ struct ConvMismatch {
   std::string text() const;
 };
 
+// What became of one shape of the check, in its order.
+struct ConvShapeOutcome {
+  enum class Kind { Passed, Failed, Declined, NotRun };
+  ConvProblem problem;
+  Kind kind = Kind::NotRun;
+  std::string reason;        // Declined: the kernel's reason
+  const char* name() const;  // "passed", "failed", "declined", "not run"
+};
+
 struct ConvCheckResult {
   uint64_t seed = 0;
   std::vector<ConvProblem> checked;        // shapes the kernel computed correctly
   std::vector<std::string> declined;       // shapes it declined, with its reason
   std::optional<ConvMismatch> firstWrong;  // set: the check failed on checked.size()-th shape
+  // With firstWrong: the whole output map (image, output channel) that holds it, classified.
+  std::optional<ConvFailureMap> failure;
+  std::vector<ConvShapeOutcome> outcomes;  // every shape asked for, in order
   bool passed() const { return !firstWrong && !checked.empty(); }
   std::string summary() const;
 };
@@ -44,8 +58,9 @@ std::vector<ConvProblem> randomCheckShapes(uint64_t seed, int count);
 inline constexpr double kUserKernelRelativeTolerance = 3e-5;
 
 // Runs `conv` on every shape (inputs and weights uniform in [-1, 1] with a few outliers of +-8)
-// and stops at the first wrong element. `unsupported(problem)` non-empty: the shape is declined
-// and skipped. `keepGoing` false: stop early (cancel).
+// and stops at the first shape with a wrong element, keeping that shape's failing map (the image
+// and output channel of its first wrong element, classified element by element). `unsupported(problem)` non-empty: the
+// shape is declined and skipped. `keepGoing` false: stop early (cancel).
 ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<ConvProblem>& shapes, uint64_t seed,
                                           const std::function<std::string(const ConvProblem&)>& unsupported = {},
                                           const std::function<bool()>& keepGoing = {});

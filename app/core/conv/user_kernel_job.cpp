@@ -27,19 +27,6 @@ std::string lastWords(const std::string& output) {
   return error.empty() ? last : error;
 }
 
-// Why a CUDA error happened, in the student's words.
-std::string explainCudaError(const std::string& message) {
-  if (message.find("illegal memory access") != std::string::npos ||
-      message.find("illegal address") != std::string::npos)
-    return "the kernel read or wrote outside its buffers (illegal memory access): " + message;
-  if (message.find("misaligned") != std::string::npos) return "the kernel made a misaligned access: " + message;
-  if (message.find("too many resources") != std::string::npos ||
-      message.find("invalid configuration") != std::string::npos)
-    return "the launch geometry (CONVSCOPE_BLOCK_X x CONVSCOPE_BLOCK_Y, shared memory) does not fit the GPU: " +
-           message;
-  return message;
-}
-
 std::filesystem::path resultPath() {
   const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
   return std::filesystem::temp_directory_path() /
@@ -54,8 +41,11 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   const std::filesystem::path out = resultPath();
   const uint64_t seed =
       job.seed != 0 ? job.seed : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  std::vector<std::string> argv = {job.program.string(), "kernel", "run-isolated",
-                                   job.file.string(),    "--json", out.string()};
+  // The kernel's own output (printf, assert) goes to a file of its own, read back capped.
+  const std::filesystem::path kernelOutputFile = out.string() + ".kernel-output";
+  std::vector<std::string> argv = {
+      job.program.string(), "kernel",          "run-isolated",           job.file.string(), "--json",
+      out.string(),         "--kernel-output", kernelOutputFile.string()};
   if (!job.model.empty()) argv.insert(argv.end(), {"--model", job.model.string()});
   if (!job.data.empty()) argv.insert(argv.end(), {"--data", job.data.string()});
   if (job.task == UserKernelJob::Task::Check) {
@@ -69,8 +59,6 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   }
 
   const ChildOutcome child = runChildProcess(argv, job.timeLimitSeconds, keepGoing);
-  result.childOutput = child.output;
-  if (progress) progress(child.output);
 
   // No file (the child was stopped before it wrote one) or a broken one: an empty result.
   json j = json::object();
@@ -84,12 +72,28 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   if (!j.is_object()) j = json::object();
   std::error_code ignored;
   std::filesystem::remove(out, ignored);
+  result.kernelOutput = readKernelOutput(kernelOutputFile);
+  std::filesystem::remove(kernelOutputFile, ignored);
+  result.seed = seed;
   result.stage = j.value("stage", std::string("start"));
   const std::string file = job.file.filename().string();
+  // Every message about the kernel names the student's file as they gave it.
+  const std::string studentFile = job.file.string();
+  const auto explain = [&](const std::string& error) {
+    return explainKernelFault(error, result.kernelOutput.textForDiagnosis(), studentFile);
+  };
+  // The child's own lines, its "error: ..." (CUDA's words after a ConvScope path) said in the
+  // student's terms too: the window and the CLI show them.
+  {
+    std::istringstream in(child.output);
+    for (std::string line; std::getline(in, line);)
+      result.childOutput += (line.rfind("error: ", 0) == 0 ? "error: " + explain(line.substr(7)) : line) + "\n";
+  }
+  if (progress) progress(result.childOutput);
 
   if (child.timedOut) {
     result.processDied = true;
-    result.failure = "time limit: the kernel did not finish within " +
+    result.failure = studentFile + ": time limit: the kernel did not finish within " +
                      std::to_string(static_cast<int>(job.timeLimitSeconds)) +
                      " s (an endless loop?), so its process was stopped (during the " + result.stage + " step)";
   } else if (child.cancelled) {
@@ -98,16 +102,16 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
     result.failure = "could not start " + job.program.string() + ": " + child.output;
   } else if (child.signal != 0) {
     result.processDied = true;
-    result.failure = "the kernel's process was " + child.describe(job.timeLimitSeconds) + " during the " +
-                     result.stage + " step: " + lastWords(child.output);
+    result.failure = explain(lastWords(child.output)) + " (its process was " + child.describe(job.timeLimitSeconds) +
+                     " during the " + result.stage + " step)";
   } else if (j.contains("error")) {
     const std::string error = j["error"].get<std::string>();
     result.processDied = error.find("CUDA") != std::string::npos || error.find("cuda") != std::string::npos;
-    result.failure = result.stage == "compile" ? error : explainCudaError(error);
+    result.failure = result.stage == "compile" ? error : explain(error);
   } else if (j.empty()) {
     result.processDied = true;
-    result.failure = "the kernel's process " + child.describe(job.timeLimitSeconds) +
-                     " without a result: " + lastWords(child.output);
+    result.failure = explain(lastWords(child.output)) + " (its process " + child.describe(job.timeLimitSeconds) +
+                     " without a result)";
   }
 
   result.summary = j.value("summary", std::string());
@@ -121,8 +125,18 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
     result.expected = w.value("expected", 0.0);
     result.got = w.contains("got") && w["got"].is_number() ? w["got"].get<double>() : std::nan("");
     result.firstWrong = result.summary;
-    if (result.failure.empty()) result.failure = "wrong results: " + result.summary;
+    if (result.failure.empty()) result.failure = studentFile + ": wrong results: " + result.summary;
   }
+  if (j.contains("failure")) {
+    try {
+      result.failureMap = failureMapFromJson(j["failure"]);
+    } catch (const json::exception&) {
+      result.failureMap.reset();  // a broken map: the one line above still says what failed
+    }
+  }
+  for (const json& s : j.value("shapes", json::array()))
+    result.shapes.push_back(
+        {s.value("shape", std::string()), s.value("outcome", std::string()), s.value("reason", std::string())});
   if (j.contains("network")) {
     const json& n = j["network"];
     result.accuracy = n.value("accuracy", 0.0);
@@ -146,6 +160,11 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   if (job.task == UserKernelJob::Task::Check) {
     report << file << ": check " << (result.passed ? "PASSED" : "FAILED") << "\n";
     if (!result.summary.empty()) report << "  " << result.summary << "\n";
+    if (result.failureMap) {
+      std::istringstream lines(result.failureMap->text());
+      for (std::string line; std::getline(lines, line);) report << "  " << line << "\n";
+      report << "  (the same shape again: --seed " << result.seed << ")\n";
+    }
     if (result.accuracy) {
       report.precision(4);
       report << std::fixed << "  network on the test set: accuracy " << *result.accuracy * 100 << "%";
@@ -158,8 +177,49 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   }
   if (!result.failure.empty() && !result.firstWrong) report << "  " << result.failure << "\n";
   if (result.processDied) report << "  (the kernel ran in a process of its own; ConvScope goes on)\n";
+  if (result.kernelOutput.totalLines > 0) {
+    report << "\nThe kernel printed " << result.kernelOutput.totalLines << " line(s)"
+           << (result.kernelOutput.truncated() ? ", the first " + std::to_string(result.kernelOutput.lines.size()) +
+                                                     " shown (the network pass and the timing run without printf)"
+                                               : std::string())
+           << ":\n";
+    for (const std::string& line : result.kernelOutput.lines) report << "  | " << line << "\n";
+  }
   result.report = report.str();
   return result;
+}
+
+json userKernelResultToJson(const UserKernelJob& job, const UserKernelJobResult& result) {
+  json shapes = json::array();
+  for (const UserKernelJobResult::Shape& s : result.shapes) {
+    json shape = {{"shape", s.shape}, {"outcome", s.outcome}};
+    if (!s.reason.empty()) shape["reason"] = s.reason;
+    shapes.push_back(shape);
+  }
+  json j = {{"schema", "convscope-kernel-check/1"},
+            {"file", job.file.string()},
+            {"task", job.task == UserKernelJob::Task::Check ? "check" : "bench"},
+            {"status", result.passed ? "passed" : "failed"},
+            {"stage", result.stage},
+            {"failure", result.failure.empty() ? json(nullptr) : json(result.failure)},
+            {"processDied", result.processDied},
+            {"seed", result.seed},
+            {"summary", result.summary},
+            {"shapesChecked", result.shapesChecked},
+            {"shapes", shapes},
+            {"failingMap", result.failureMap ? failureMapToJson(*result.failureMap) : json(nullptr)},
+            {"kernelOutput",
+             {{"lines", result.kernelOutput.lines},
+              {"totalLines", result.kernelOutput.totalLines},
+              {"truncated", result.kernelOutput.truncated()}}}};
+  if (result.accuracy) {
+    json network = {{"accuracy", *result.accuracy}, {"fallbacks", result.fallbacks}};
+    network["courseAccuracy"] = result.courseAccuracy ? json(*result.courseAccuracy) : json(nullptr);
+    j["network"] = network;
+  } else {
+    j["network"] = nullptr;
+  }
+  return j;
 }
 
 }  // namespace convscope

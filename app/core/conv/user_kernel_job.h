@@ -7,10 +7,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/core/conv/conv_failure_map.h"
+#include "app/core/conv/kernel_messages.h"
 #include "app/core/engine/benchmark.h"
 
 namespace convscope {
@@ -43,17 +46,33 @@ struct UserKernelJobResult {
   int firstWrongN = -1, firstWrongM = -1, firstWrongH = -1, firstWrongW = -1;
   double expected = 0.0, got = 0.0;
   int shapesChecked = 0;
+  uint64_t seed = 0;  // the check's shapes and values: --seed repeats them
+  // The failing shape's output map, classified: where the kernel is wrong (conv_failure_map.h).
+  std::optional<ConvFailureMap> failureMap;
+  struct Shape {
+    std::string shape;    // ConvProblem::describe()
+    std::string outcome;  // "passed", "failed", "declined", "not run"
+    std::string reason;   // declined: why
+  };
+  std::vector<Shape> shapes;  // the check's shapes in order
+  // What the kernel printed (printf, assert) during the check, capped (kernel_messages.h). The
+  // network pass and the timing run a build of the kernel with printf compiled out.
+  KernelOutput kernelOutput;
   std::optional<double> accuracy;        // the network with the kernel, on the test set
   std::optional<double> courseAccuracy;  // the course's FP32 variants' (the model card's)
   std::vector<std::string> fallbacks;    // layers the kernel declined, and who ran them
   std::optional<BenchmarkReport> benchmark;
-  std::string report;  // all of the above for people, several lines
-  std::string childOutput;
+  std::string report;       // all of the above for people, several lines
+  std::string childOutput;  // ConvScope's own messages from the child (the kernel's output: kernelOutput)
 };
 
 // Runs `job` in a child process; `progress(line)` receives the child's output as it comes (after
 // it ends). `keepGoing` false: the child is killed (cancel). Never throws for what the kernel does.
 UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::function<void(const std::string&)>& progress,
                                      const std::function<bool()>& keepGoing = {});
+
+// The whole result for other programs: what `kernel check --json` writes (the schema:
+// docs/your-kernel.md, "kernel check --json").
+nlohmann::json userKernelResultToJson(const UserKernelJob& job, const UserKernelJobResult& result);
 
 }  // namespace convscope

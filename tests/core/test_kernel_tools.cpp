@@ -1,0 +1,444 @@
+// Why a student's kernel is slow and what it said, without a GPU: ptxas's report read, the
+// occupancy against hand computations from the CUDA guide's limits, the source line -> PTX/SASS
+// map, kernel info / ptx / sass on the templates (NVRTC for sm_90; SASS where nvdisasm is), the
+// message where nvdisasm is missing, the kernel's output capped and counted, and every fault
+// message in the student's terms: their file, no ConvScope path, no CUDA API name.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "app/core/conv/conv_failure_map.h"
+#include "app/core/conv/kernel_messages.h"
+#include "app/core/conv/kernel_resources.h"
+#include "app/core/conv/user_kernel_job.h"
+#include "app/core/conv/user_kernel_source.h"
+#include "app/core/engine/gpu_platform.h"
+#include "app/core/util/child_process.h"
+#include "gpu/user_kernel.h"
+#include "gpu/user_kernel_inspect.h"
+
+namespace convscope {
+namespace {
+
+const std::filesystem::path kTemplates = std::filesystem::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels";
+const std::filesystem::path kKernels = std::filesystem::path(CONVSCOPE_TEST_DATA_DIR) / "kernels";
+
+#define SKIP_WITHOUT_NVRTC() \
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason
+
+// ---- ptxas's report
+
+TEST(PtxasReport, ReadsTheNamedKernelsFiguresOnly) {
+  const std::string log =
+      "ptxas info    : 3 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'helper' for 'sm_90'\n"
+      "ptxas info    : Function properties for helper\n"
+      "ptxas         .     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 80 registers, used 0 barriers, 64 bytes smem\n"
+      "ptxas info    : Compiling entry function 'convscope_conv' for 'sm_90'\n"
+      "ptxas info    : Function properties for convscope_conv\n"
+      "ptxas         .     48 bytes stack frame, 40 bytes spill stores, 36 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 4352 bytes smem, 400 bytes cmem[0], 16 bytes cmem[3]\n"
+      "ptxas info    : Compile time = 91.875 ms\n";
+  const KernelResources r = parsePtxasReport(log, "convscope_conv");
+  EXPECT_TRUE(r.found);
+  EXPECT_EQ(r.registers, 255);
+  EXPECT_EQ(r.sharedStaticBytes, 4352);
+  EXPECT_EQ(r.localBytes, 48);
+  EXPECT_EQ(r.spillStoreBytes, 40);
+  EXPECT_EQ(r.spillLoadBytes, 36);
+  EXPECT_EQ(r.constantBytes, 16);  // bank 0 is the parameters
+  const KernelResources helper = parsePtxasReport(log, "helper");
+  EXPECT_EQ(helper.registers, 80);
+  EXPECT_EQ(helper.sharedStaticBytes, 64);
+  EXPECT_FALSE(parsePtxasReport(log, "absent").found);
+}
+
+// ---- occupancy
+
+TEST(Occupancy, MatchesHandComputationsFromTheGuidesLimits) {
+  // sm_90 (the CUDA C++ Programming Guide): 64 warps, 32 blocks, 64K registers and 228 KB of
+  // shared memory per SM, registers per warp in units of 256 within each quarter of the SM,
+  // shared memory in units of 128 bytes with 1 KB reserved per block.
+  const auto sm90 = architectureLimits("sm_90");
+  ASSERT_TRUE(sm90);
+  struct Case {
+    int threads, registers, shared, blocks;
+    const char* limitedBy;
+  };
+  const Case cases[] = {
+      {256, 32, 0, 8, "warps"},                  // 8 warps a block: 64 / 8
+      {256, 64, 0, 4, "registers"},              // 2048 a warp: 16384 / 2048 = 8 a quarter, 32 warps
+      {256, 128, 0, 2, "registers"},             // 4096 a warp: 4 a quarter, 16 warps
+      {256, 40, 0, 6, "registers"},              // 1280 a warp: 12 a quarter, 48 warps
+      {32, 16, 0, 32, "blocks per SM"},          // 1 warp a block: 32 blocks before 64 warps
+      {128, 32, 48 * 1024, 4, "shared memory"},  // (48K + 1K) a block: 233472 / 50176 = 4
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.threads) + " threads, " + std::to_string(c.registers) + " registers");
+    KernelResources r;
+    r.registers = c.registers;
+    r.sharedStaticBytes = c.shared;
+    const BlockOccupancy o = computeOccupancy(*sm90, c.threads, r);
+    EXPECT_EQ(o.blocksPerSm, c.blocks);
+    EXPECT_EQ(o.limitedBy, c.limitedBy);
+    EXPECT_EQ(o.activeWarps, c.blocks * ((c.threads + 31) / 32));
+    EXPECT_DOUBLE_EQ(o.fraction(), o.activeWarps / 64.0);
+    EXPECT_TRUE(o.computed);
+  }
+  // sm_86: 48 warps, 16 blocks, 100 KB; 40 registers: 12 warps a quarter, 48 warps, 6 blocks.
+  KernelResources r;
+  r.registers = 40;
+  const BlockOccupancy o86 = computeOccupancy(*architectureLimits("sm_86"), 256, r);
+  EXPECT_EQ(o86.blocksPerSm, 6);
+  EXPECT_DOUBLE_EQ(o86.fraction(), 1.0);
+  // A block larger than 1024 threads never launches.
+  EXPECT_EQ(computeOccupancy(*sm90, 2048, r).blocksPerSm, 0);
+  EXPECT_FALSE(architectureLimits("sm_61"));
+}
+
+// ---- source lines of a listing
+
+TEST(ListingLines, PtxLocAndSassFileMarkersMapToTheStudentsLines) {
+  const std::string ptx =
+      ".visible .entry convscope_conv(\n"  // 1
+      "{\n"                                // 2
+      "\t.loc\t1 14 0\n"                   // 3
+      "\tmov.u32 %r1, %tid.x;\n"           // 4
+      "\t.loc\t2 3 0\n"                    // 5 another file
+      "\tadd.s32 %r2, %r1, 1;\n"           // 6
+      "\t.loc\t1 28 9\n"                   // 7
+      "\tld.global.f32 %f1, [%rd1];\n"     // 8
+      "\tret;\n"                           // 9
+      "}\n"                                // 10
+      "\t.file\t1 \"/somewhere/kernels/mine.cu\"\n"
+      "\t.file\t2 \"convscope_kernel.h\"\n";
+  const std::vector<int> lines = sourceLinesOfListing(ptx, ListingKind::Ptx, "kernels/mine.cu");
+  ASSERT_EQ(lines.size(), 12u);
+  EXPECT_EQ(lines[0], 0);
+  EXPECT_EQ(lines[3], 14);
+  EXPECT_EQ(lines[5], 0);
+  EXPECT_EQ(lines[7], 28);
+  EXPECT_EQ(lines[8], 28);
+  EXPECT_EQ(lines[9], 0);  // the closing brace ends the function
+  EXPECT_EQ(listingLinesOfSourceLine(lines, 28), (std::vector<int>{7, 8, 9}));
+  EXPECT_EQ(listingLinesOfSourceLine(lines, 99), std::vector<int>{});
+
+  const std::string sass =
+      "//--------------------- .text.convscope_conv --------------------------\n"  // 1
+      "\t//## File \"/abs/kernels/mine.cu\", line 15\n"                            // 2
+      "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"                // 3
+      "\t//## File \"/abs/kernels/mine.cu\", line 29\n"                            // 4
+      "        /*0010*/                   FFMA R14, R25, R24, R14 ;\n"             // 5
+      "        /*0020*/                   FFMA R14, R27, R26, R14 ;\n"             // 6
+      "\t//## File \"/abs/other.h\", line 29\n"                                    // 7
+      "        /*0030*/                   EXIT ;\n";                               // 8
+  const std::vector<int> sassLines = sourceLinesOfListing(sass, ListingKind::Sass, "kernels/mine.cu");
+  EXPECT_EQ(listingLinesOfSourceLine(sassLines, 29), (std::vector<int>{4, 5, 6}));
+  EXPECT_EQ(listingLinesOfSourceLine(sassLines, 15), (std::vector<int>{2, 3}));
+}
+
+// ---- kernel info, ptx, sass on the templates (NVRTC, no GPU needed)
+
+TEST(KernelInfo, TheTemplatesFiguresAndOccupancyForSm90) {
+  SKIP_WITHOUT_NVRTC();
+  for (const char* name : {"naive_conv.cu", "tiled_conv.cu"}) {
+    SCOPED_TRACE(name);
+    const UserKernelSource source = readUserKernelSource(kTemplates / name);
+    const gpu::UserKernelInspection info = gpu::inspectUserKernel(source, "sm_90");
+    ASSERT_TRUE(info.kernel.ok()) << info.kernel.errorText();
+    EXPECT_EQ(info.kernel.architecture, "sm_90");
+    EXPECT_TRUE(info.resources.found) << info.kernel.log;
+    EXPECT_GT(info.resources.registers, 0);
+    EXPECT_LE(info.resources.registers, 255);
+    if (std::string(name) == "tiled_conv.cu") {
+      EXPECT_GT(info.resources.sharedStaticBytes, 0);
+    }
+    ASSERT_TRUE(info.occupancy);
+    // By hand from the sm_90 limits, with the registers the compiler reported.
+    const int threads = source.launch.blockX * source.launch.blockY, warps = (threads + 31) / 32;
+    const int perWarp = (info.resources.registers * 32 + 255) / 256 * 256;
+    const int byRegisters = 16384 / perWarp * 4 / warps;
+    const int byShared = 233472 / ((info.resources.sharedStaticBytes + 1024 + 127) / 128 * 128);
+    const int blocks = std::min({64 / warps, 32, byRegisters, byShared});
+    if (info.occupancy->computed) {  // no GPU of this architecture here
+      EXPECT_EQ(info.occupancy->blocksPerSm, blocks);
+      EXPECT_NE(info.occupancyFrom.find("computed"), std::string::npos);
+    }
+    EXPECT_EQ(info.occupancy->activeWarps, info.occupancy->blocksPerSm * warps);
+  }
+}
+
+TEST(KernelInfo, ThePtxNamesTheKernelAndMapsItsLines) {
+  SKIP_WITHOUT_NVRTC();
+  const UserKernelSource source = readUserKernelSource(kTemplates / "naive_conv.cu");
+  gpu::UserKernelBuildOptions options;
+  options.architecture = "sm_90";
+  options.keepPtx = true;
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source, options);
+  ASSERT_TRUE(kernel.ok()) << kernel.errorText();
+  EXPECT_NE(kernel.ptx.find(".entry convscope_conv"), std::string::npos);
+  // The line that multiplies and adds (naive_conv.cu:28-29) compiles to loads and an FMA.
+  const std::vector<int> lines = sourceLinesOfListing(kernel.ptx, ListingKind::Ptx, source.path.string());
+  int fromLine28 = 0;
+  for (int line : lines) fromLine28 += line == 28;
+  EXPECT_GT(fromLine28, 0);
+}
+
+TEST(KernelInfo, TheSassHasFusedMultiplyAdds) {
+  SKIP_WITHOUT_NVRTC();
+  if (!findNvdisasm()) GTEST_SKIP() << nvdisasmMissingMessage();
+  const UserKernelSource source = readUserKernelSource(kTemplates / "naive_conv.cu");
+  gpu::UserKernelBuildOptions options;
+  options.architecture = "sm_90";
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source, options);
+  ASSERT_TRUE(kernel.ok());
+  const std::string sass = disassembleCubin(kernel.image, source.path.string());
+  EXPECT_NE(sass.find("FFMA"), std::string::npos);
+  const std::vector<int> lines = sourceLinesOfListing(sass, ListingKind::Sass, source.path.string());
+  bool ffmaOnTheSumLines = false;
+  std::istringstream in(sass);
+  int i = 0;
+  for (std::string line; std::getline(in, line); ++i)
+    if (line.find("FFMA") != std::string::npos && (lines[i] == 28 || lines[i] == 29)) ffmaOnTheSumLines = true;
+  EXPECT_TRUE(ffmaOnTheSumLines);
+}
+
+TEST(KernelInfo, WithoutNvdisasmTheCliSaysSoAndWhereToGetIt) {
+  SKIP_WITHOUT_NVRTC();
+  const std::string command = "CONVSCOPE_NVDISASM=/nonexistent/nvdisasm '" + std::string(CONVSCOPE_CLI_PATH) +
+                              "' kernel sass '" + (kTemplates / "naive_conv.cu").string() + "' --arch sm_90";
+  const ChildOutcome run = runChildProcess({"/bin/sh", "-c", command}, 120);
+  EXPECT_EQ(run.exitCode, 1) << run.output;
+  EXPECT_NE(run.output.find("naive_conv.cu: no nvdisasm at /nonexistent/nvdisasm"), std::string::npos) << run.output;
+  EXPECT_NE(nvdisasmMissingMessage().find("install"), std::string::npos);
+}
+
+TEST(KernelInfo, TheCliPrintsFiguresAndSaysTheOccupancyIsComputed) {
+  SKIP_WITHOUT_NVRTC();
+  const ChildOutcome run = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "info", (kTemplates / "tiled_conv.cu").string(), "--arch", "sm_86"}, 120);
+  ASSERT_TRUE(run.succeeded()) << run.output;
+  EXPECT_TRUE(std::regex_search(run.output, std::regex(R"(registers per thread\s+[1-9]\d*)"))) << run.output;
+  EXPECT_NE(run.output.find("computed from sm_86's limits"), std::string::npos) << run.output;
+  EXPECT_TRUE(std::regex_search(run.output, std::regex(R"(\d+ blocks per SM, \d+ of 48 warps)"))) << run.output;
+  const ChildOutcome bad = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "info", (kTemplates / "tiled_conv.cu").string(), "--arch", "x"}, 60);
+  EXPECT_NE(bad.output.find("--arch: 'x' is not an architecture"), std::string::npos) << bad.output;
+}
+
+// ---- the kernel's output
+
+TEST(KernelOutput, CappedAndCounted) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "line " + std::to_string(i) + "\n";
+  text += "Assertion late";  // no newline: still a line
+  const KernelOutput output = capKernelOutput(text, 300);
+  EXPECT_EQ(output.totalLines, 1001);
+  ASSERT_EQ(output.lines.size(), 300u);
+  EXPECT_EQ(output.lines[0], "line 0");
+  EXPECT_EQ(output.lines[299], "line 299");
+  EXPECT_TRUE(output.truncated());
+  EXPECT_NE(output.text().find("1001 lines in all; the first 300 shown"), std::string::npos);
+  const KernelOutput small = capKernelOutput("a\nb\n", 300);
+  EXPECT_EQ(small.totalLines, 2);
+  EXPECT_FALSE(small.truncated());
+  EXPECT_EQ(small.text(), "a\nb\n");
+  EXPECT_EQ(capKernelOutput("", 300).totalLines, 0);
+
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "convscope-test-kernel-output.txt";
+  {
+    std::ofstream out(file);
+    for (int i = 0; i < 500; ++i) out << "x\n";
+    out << "mine.cu:7: void convscope_conv(...): block: [0,0,0], thread: [0,0,0] Assertion `k < 3` failed.\n";
+  }
+  const KernelOutput read = readKernelOutput(file, 300);
+  EXPECT_EQ(read.totalLines, 501);
+  ASSERT_EQ(read.lateAssertions.size(), 1u);  // kept past the cap: the fault's message needs it
+  EXPECT_EQ(findKernelAssertion(read.textForDiagnosis()).line, 7);
+  std::filesystem::remove(file);
+  EXPECT_EQ(readKernelOutput(file).totalLines, 0);
+}
+
+// ---- faults in the student's terms
+
+// No ConvScope path and no CUDA API name (cudaXxx, cuXxx calls) in a message to the student.
+void expectStudentTerms(const std::string& message, const std::string& file) {
+  EXPECT_EQ(message.rfind(file, 0), 0u) << message;
+  EXPECT_EQ(message.find("gpu/"), std::string::npos) << message;
+  EXPECT_EQ(message.find(".cpp"), std::string::npos) << message;
+  EXPECT_FALSE(std::regex_search(message, std::regex(R"(\bcu[A-Z]\w*|\bcuda[A-Z]\w*)"))) << message;
+}
+
+TEST(KernelFaults, EachFaultInTheStudentsTerms) {
+  const std::string file = "kernels/mine.cu";
+  // What gpu::CudaError says for each (gpu/cuda_check.h: "path:line: expression failed: what").
+  const auto cuda = [](const std::string& what) {
+    return "gpu/cuda_device.cu:119: cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream) failed: " +
+           what;
+  };
+  struct Case {
+    std::string error, output, expected;
+  };
+  const Case cases[] = {
+      {cuda("an illegal memory access was encountered"), "", "read or wrote outside its buffers"},
+      {cuda("unspecified launch failure"), "", "trapped"},
+      {cuda("an illegal instruction was encountered"), "", "trapped"},
+      {cuda("misaligned address"), "", "misaligned"},
+      {cuda("the launch timed out and was terminated"), "", "time limit"},
+      {"gpu/user_kernel.cpp:212: kernel launch failed: too many resources requested for launch", "",
+       "CONVSCOPE_BLOCK_X x CONVSCOPE_BLOCK_Y"},
+      {cuda("device-side assert triggered"),
+       "kernels/mine.cu:11: void convscope_conv(const float *, const float *, float *, ConvShape): block: [0,0,0], "
+       "thread: [3,0,0] Assertion `s.kernelHeight > 99` failed.\n",
+       "kernels/mine.cu:11: assertion failed: s.kernelHeight > 99"},
+      {cuda("device-side assert triggered"), "", "an assertion in the kernel failed"},
+      {cuda("something new"), "", "the kernel failed on the GPU: something new"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.error);
+    const std::string message = explainKernelFault(c.error, c.output, file);
+    expectStudentTerms(message, file);
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+  // A message ConvScope wrote about the file keeps its words.
+  EXPECT_EQ(explainKernelFault("mine.cu: CONVSCOPE_MAX_KERNEL is 3: a 5x5 kernel is declined", "", file),
+            "mine.cu: CONVSCOPE_MAX_KERNEL is 3: a 5x5 kernel is declined");
+}
+
+TEST(KernelFaults, AnAssertionLineIsFoundInTheOutput) {
+  const KernelAssertion a = findKernelAssertion(
+      "x = 1\n/home/s/k.cu:42: void convscope_conv(const float *, const float *, float *, ConvShape): block: "
+      "[1,0,0], thread: [0,2,0] Assertion `index < n` failed.\nmore\n");
+  EXPECT_EQ(a.file, "/home/s/k.cu");
+  EXPECT_EQ(a.line, 42);
+  EXPECT_EQ(a.condition, "index < n");
+  EXPECT_EQ(findKernelAssertion("no assertion here\n").line, 0);
+}
+
+TEST(KernelCheckJson, ACompileErrorAndANoGpuRunAreWrittenToo) {
+  SKIP_WITHOUT_NVRTC();
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "convscope-test-check.json";
+  const std::filesystem::path broken = kKernels / "syntax_error.cu";
+  const ChildOutcome failed =
+      runChildProcess({CONVSCOPE_CLI_PATH, "kernel", "check", broken.string(), "--json", out.string()}, 120);
+  EXPECT_EQ(failed.exitCode, 1) << failed.output;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["schema"], "convscope-kernel-check/1");
+  EXPECT_EQ(j["status"], "compile-error");
+  ASSERT_EQ(j["errors"].size(), 1u);
+  EXPECT_EQ(j["errors"][0]["file"], broken.string());
+  EXPECT_EQ(j["errors"][0]["line"], 11);
+  std::filesystem::remove(out);
+  if (gpuInfo().usable) return;  // the check itself: tests/gpu/test_user_kernels_gpu.cpp
+  const ChildOutcome compiled = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "check", (kTemplates / "naive_conv.cu").string(), "--json", out.string()}, 120);
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["status"], "not-run");
+  EXPECT_NE(j["failure"].get<std::string>().find("cannot run the kernel here"), std::string::npos);
+  std::filesystem::remove(out);
+}
+
+// ---- the parent's side of a job, with a stand-in for the child (no GPU): what it reads back
+
+// A shell script in the child's place (`PROGRAM kernel run-isolated FILE --json OUT
+// --kernel-output KOUT ...`): it prints `lines` lines as the kernel would, writes `result` as its
+// JSON, says `stderrLine` and exits with `exitCode`.
+std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& result, int lines,
+                                const std::string& stderrLine, int exitCode) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "convscope-test-fake-child";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path json = dir / (name + ".json"), script = dir / (name + ".sh");
+  std::ofstream(json) << result.dump();
+  std::ofstream(script) << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"$7\"\ncp '" << json.string()
+                        << "' \"$5\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  return script;
+}
+
+UserKernelJob fakeJob(const std::filesystem::path& program) {
+  UserKernelJob job;
+  job.program = program;
+  job.file = "kernels/mine.cu";
+  job.seed = 42;
+  job.network = false;
+  job.timeLimitSeconds = 30;
+  return job;
+}
+
+TEST(KernelJob, AFaultIsSaidInTheStudentsTermsEverywhereAndTheOutputIsCapped) {
+  const std::string raw =
+      "gpu/cuda_device.cu:119: cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream) failed: an "
+      "illegal memory access was encountered";
+  const nlohmann::json result = {{"file", "kernels/mine.cu"}, {"stage", "check"}, {"error", raw}};
+  const UserKernelJob job = fakeJob(fakeChild("fault", result, 1000, "error: " + raw, 1));
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(r.processDied);
+  expectStudentTerms(r.failure, "kernels/mine.cu");
+  EXPECT_NE(r.failure.find("read or wrote outside its buffers"), std::string::npos) << r.failure;
+  // The child's own words, shown by the window and the CLI, are translated too.
+  EXPECT_EQ(r.childOutput.find("gpu/"), std::string::npos) << r.childOutput;
+  EXPECT_EQ(r.childOutput.find("cudaMemcpy"), std::string::npos) << r.childOutput;
+  EXPECT_EQ(r.report.find("gpu/"), std::string::npos) << r.report;
+  // 1000 lines printed: 300 kept, all counted, said in the report.
+  EXPECT_EQ(r.kernelOutput.totalLines, 1000);
+  ASSERT_EQ(r.kernelOutput.lines.size(), 300u);
+  EXPECT_EQ(r.kernelOutput.lines[299], "output 300");
+  EXPECT_NE(r.report.find("The kernel printed 1000 line(s), the first 300 shown"), std::string::npos) << r.report;
+  const nlohmann::json j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["status"], "failed");
+  EXPECT_EQ(j["kernelOutput"]["totalLines"], 1000);
+  EXPECT_EQ(j["kernelOutput"]["lines"].size(), 300u);
+  EXPECT_EQ(j["failure"], r.failure);
+}
+
+TEST(KernelJob, TheFailingMapComesBackFromTheChildAndIntoTheJson) {
+  // The map the child would write: rows 2-3 of a 5x4 map never written.
+  ConvProblem p;
+  p.inHeight = 7;
+  p.inWidth = 6;
+  p.kernelHeight = p.kernelWidth = 3;
+  std::vector<double> expected(20, 1.0), allowed(20, 1e-4);
+  std::vector<float> actual(20, 1.0f);
+  for (int i = 8; i < 16; ++i) actual[i] = unwrittenPoison();
+  ConvFailureMap map = classifyOutputMap(p, 0, 0, 5, 4, expected, allowed, actual);
+  map.shapeBad = 8;
+  map.shapeTotal = 20;
+  const nlohmann::json result = {
+      {"file", "kernels/mine.cu"},
+      {"stage", "check"},
+      {"passed", false},
+      {"summary", "FAILED after 0 correct shape(s): wrong output at [n=0][m=0][h=2][w=0]"},
+      {"shapesChecked", 0},
+      {"firstWrong", {{"n", 0}, {"m", 0}, {"h", 2}, {"w", 0}, {"expected", 1.0}, {"got", nullptr}}},
+      {"shapes", nlohmann::json::array(
+                     {{{"shape", p.describe()}, {"outcome", "failed"}}, {{"shape", "other"}, {"outcome", "not run"}}})},
+      {"failure", failureMapToJson(map)}};
+  const UserKernelJob job = fakeJob(fakeChild("wrong", result, 0, "checking 2 random shapes (seed 42)", 1));
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_FALSE(r.processDied);
+  ASSERT_TRUE(r.failureMap) << r.report;
+  EXPECT_EQ(r.failureMap->verdicts, map.verdicts);
+  EXPECT_EQ(r.failureMap->badRows(), "2-3");
+  EXPECT_NE(r.report.find("where: rows 2-3; all columns"), std::string::npos) << r.report;
+  EXPECT_NE(r.report.find("--seed 42"), std::string::npos) << r.report;
+  EXPECT_EQ(r.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << r.failure;
+  EXPECT_EQ(r.kernelOutput.totalLines, 0);
+  ASSERT_EQ(r.shapes.size(), 2u);
+  EXPECT_EQ(r.shapes[1].outcome, "not run");
+  const nlohmann::json j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["schema"], "convscope-kernel-check/1");
+  EXPECT_EQ(j["seed"], 42);
+  EXPECT_EQ(j["failingMap"]["counts"]["neverWritten"], 8);
+  EXPECT_EQ(j["failingMap"]["badRows"], "2-3");
+  EXPECT_EQ(j["shapes"][0]["outcome"], "failed");
+  EXPECT_TRUE(j["network"].is_null());
+}
+
+}  // namespace
+}  // namespace convscope
