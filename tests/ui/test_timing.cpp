@@ -3,6 +3,10 @@
 // table; sweeps run on the job runner's thread while the window stays responsive, and cancel.
 #include <gtest/gtest.h>
 
+#include <QTemporaryDir>
+
+#include <QFileInfo>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
@@ -232,6 +236,79 @@ TEST(Timing, EverySpeedUpReadsWholeInPresentationMode) {
           << "row " << row << ", column " << column << ": '" << item->text().toStdString() << "' is cut";
     }
   window->setPresentation(false);
+}
+
+// Nothing lost: each finished run reaches the recovery file while the sweep runs; the results stay
+// "unsaved" (and the file stays) until saved; a later window reads them back.
+TEST(Timing, ASweepWritesEachRunToTheRecoveryFileUntilItIsSaved) {
+  QTemporaryDir dir;
+  const QString recovery = dir.filePath("recovery/sweep.json");
+  auto window = openWindow();
+  ui::TimingPanel* timing = window->timing();
+  timing->setRecoveryFile(recovery);
+  timing->controls()->setCheckedVariants({"cpu-im2col-gemm", "cpu-onednn"});
+  timing->controls()->setBatches("1,10");
+  ASSERT_TRUE(timing->startSweep());
+  // While it runs, the file grows run by run: seen with 1, 2 or 3 runs before the last one.
+  std::set<size_t> seen;
+  ASSERT_TRUE(QTest::qWaitFor(
+      [&] {
+        if (const auto partial = ui::TimingPanel::readRecoveryFile(recovery)) seen.insert(partial->runs.size());
+        return !timing->sweepRunning();
+      },
+      120000));
+  EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [](size_t runs) { return runs > 0 && runs < 4; }))
+      << "no run reached the file before the sweep ended";
+  ASSERT_NE(timing->report(), nullptr);
+  EXPECT_TRUE(timing->hasUnsavedResults());
+  EXPECT_TRUE(timing->originText().contains("not saved")) << timing->originText().toStdString();
+  const auto kept = ui::TimingPanel::readRecoveryFile(recovery);
+  ASSERT_NE(kept, nullptr);
+  ASSERT_EQ(kept->runs.size(), 4u);
+  for (const BenchmarkRun& run : timing->report()->runs) {
+    const BenchmarkRun* same = ui::findRun(*kept, run.variant, run.batch);
+    ASSERT_NE(same, nullptr) << run.variant << " at " << run.batch;
+    EXPECT_EQ(same->layers.size(), run.layers.size());
+    EXPECT_DOUBLE_EQ(same->layers[0].opTime.median, run.layers[0].opTime.median);
+  }
+  // A window started after a kill offers them back; shown, they are still unsaved.
+  {
+    auto later = openWindow();
+    later->timing()->setRecoveryFile(recovery);
+    later->timing()->showRecovered(ui::TimingPanel::readRecoveryFile(recovery));
+    EXPECT_TRUE(later->timing()->hasUnsavedResults());
+    EXPECT_EQ(later->timing()->report()->runs.size(), 4u);
+  }
+  // Saved: nothing is at risk any more.
+  EXPECT_EQ(timing->saveJson(dir.filePath("kept.json")), QString());
+  EXPECT_FALSE(timing->hasUnsavedResults());
+  EXPECT_FALSE(QFileInfo::exists(recovery));
+  EXPECT_EQ(ui::TimingPanel::readRecoveryFile(recovery), nullptr);
+}
+
+// A sweep on this machine after opening another machine's benchmark keeps that file in the chart,
+// its lines told apart, and says so; nothing is replaced without a word.
+TEST(Timing, ASweepAfterOpeningAnotherMachinesFileDrawsBesideIt) {
+  auto window = openWindow();
+  ui::TimingPanel* timing = window->timing();
+  const QString h100 = QString::fromUtf8(CONVSCOPE_SOURCE_DIR) + "/docs/results/bench-h100.json";
+  ASSERT_TRUE(window->openBenchmark(h100)) << window->lastError().toStdString();
+  const auto opened = timing->report();
+  const size_t h100Variants = ui::variantsIn(*opened).size();
+  timing->controls()->setCheckedVariants({"cpu-onednn"});
+  timing->controls()->setBatches("1,10");
+  ASSERT_TRUE(timing->startSweep());
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 120000));
+  ASSERT_NE(timing->report(), nullptr);
+  EXPECT_NE(timing->report()->device, opened->device);
+  EXPECT_EQ(timing->comparison(), opened) << "the H100's results were replaced";
+  EXPECT_EQ(static_cast<size_t>(timing->lineChart()->comparisonGraphCount()), h100Variants);
+  EXPECT_EQ(timing->lineChart()->graphCount(), static_cast<int>(1 + h100Variants));
+  EXPECT_TRUE(timing->originText().contains("bench-h100.json")) << timing->originText().toStdString();
+  QStringList names;
+  for (int g = 0; g < timing->lineChart()->graphCount(); ++g) names << timing->lineChart()->graph(g)->name();
+  EXPECT_EQ(names.filter(" · bench-h100.json").size(), static_cast<int>(h100Variants))
+      << names.join(" | ").toStdString();
 }
 
 TEST(Timing, SweepSettingsThatCannotRunAreRefusedWithAMessage) {

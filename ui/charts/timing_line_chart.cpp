@@ -55,7 +55,7 @@ TimingLineChart::TimingLineChart(QWidget* parent) : QCustomPlot(parent), title_(
     auto* entry = qobject_cast<QCPPlottableLegendItem*>(item);
     if (!entry) return;
     for (int g = 0; g < graphCount(); ++g)
-      if (graph(g) == entry->plottable()) setVariantShown(variants_[static_cast<size_t>(g)], !graph(g)->visible());
+      if (graph(g) == entry->plottable()) setVariantShown(graphVariants_[static_cast<size_t>(g)], !graph(g)->visible());
   });
   setMinimumHeight(160);
   rebuild();
@@ -64,6 +64,12 @@ TimingLineChart::TimingLineChart(QWidget* parent) : QCustomPlot(parent), title_(
 void TimingLineChart::setReport(std::shared_ptr<const BenchmarkReport> report) {
   report_ = std::move(report);
   if (report_ && layer_ >= static_cast<int>(convLayersIn(*report_).size())) layer_ = kAllConvLayers;
+  rebuild();
+}
+
+void TimingLineChart::setComparison(std::shared_ptr<const BenchmarkReport> comparison, const QString& label) {
+  comparison_ = std::move(comparison);
+  comparisonLabel_ = label;
   rebuild();
 }
 
@@ -84,6 +90,7 @@ void TimingLineChart::setVariantShown(const std::string& variant, bool shown) {
 void TimingLineChart::rebuild() {
   clearGraphs();
   variants_.clear();
+  graphVariants_.clear();
   if (!report_ || report_->runs.empty()) {
     titleParts_ = {tr("Op time vs batch size: run a sweep or open a benchmark JSON")};
     QSharedPointer<QCPAxisTickerLog> logTicks(new QCPAxisTickerLog);
@@ -112,7 +119,38 @@ void TimingLineChart::rebuild() {
     }
     graph->setData(x, y, true);
     variants_.push_back(series.variant);
+    graphVariants_.push_back(series.variant);
   }
+  // The other machine's lines after the report's (variants_ indexes only the report's graphs).
+  comparisonGraphs_ = 0;
+  std::vector<QCPGraph*> comparisonGraphs;
+  const bool comparable = comparison_ && !comparison_->runs.empty();
+  const int comparisonLayer =
+      comparable ? std::min(layer_, static_cast<int>(convLayersIn(*comparison_).size()) - 1) : kAllConvLayers;
+  const std::vector<VariantSeries> others =
+      comparable ? opTimeSeries(*comparison_, comparisonLayer) : std::vector<VariantSeries>{};
+  if (comparable)
+    for (const std::string& variant : variantsInCourseOrder(*comparison_))
+      for (const VariantSeries& series : others)
+        if (series.variant == variant) {
+          QCPGraph* graph = addGraph();
+          graph->setName(variantDisplayName(series.variant) + QStringLiteral(" · ") + comparisonLabel_);
+          const VariantStyle style = variantStyle(series.variant);
+          graph->setPen(QPen(style.colour, 1.2, style.line));
+          graph->setScatterStyle(QCPScatterStyle(static_cast<QCPScatterStyle::ScatterShape>(style.marker),
+                                                 QPen(style.colour, 1.5), Qt::NoBrush, 9));
+          QVector<double> x, y;
+          for (size_t i = 0; i < series.batches.size(); ++i) {
+            x.push_back(series.batches[i]);
+            y.push_back(series.seconds[i] * 1e3);
+            low = std::min(low, y.back());
+            high = std::max(high, y.back());
+          }
+          graph->setData(x, y, true);
+          comparisonGraphs.push_back(graph);
+          graphVariants_.push_back(series.variant);
+          ++comparisonGraphs_;
+        }
   // The legend in course order (the registry's), the order the class meets the optimizations in,
   // whatever order the file lists them in.
   legend->clearItems();
@@ -120,9 +158,14 @@ void TimingLineChart::rebuild() {
     const auto at = std::find(variants_.begin(), variants_.end(), variant);
     if (at != variants_.end()) legend->addItem(new QCPPlottableLegendItem(legend, graph(int(at - variants_.begin()))));
   }
+  for (QCPGraph* other : comparisonGraphs) legend->addItem(new QCPPlottableLegendItem(legend, other));
 
   // The batch sizes measured are the ticks: a student reads "1000", not "10^3".
-  const std::vector<int> batches = batchesIn(*report_);
+  std::vector<int> batches = batchesIn(*report_);
+  if (comparable)
+    for (int batch : batchesIn(*comparison_))
+      if (std::find(batches.begin(), batches.end(), batch) == batches.end()) batches.push_back(batch);
+  std::sort(batches.begin(), batches.end());
   QSharedPointer<QCPAxisTickerText> batchTicks(new QCPAxisTickerText);
   for (int batch : batches) batchTicks->addTick(batch, QString::number(batch));
   xAxis->setTicker(batchTicks);
@@ -178,7 +221,7 @@ void TimingLineChart::restyle() {
   QColor off = text;
   off.setAlpha(90);
   for (int g = 0; g < graphCount(); ++g) {
-    const bool shown = !hidden_.count(variants_[static_cast<size_t>(g)]);
+    const bool shown = !hidden_.count(graphVariants_[static_cast<size_t>(g)]);
     graph(g)->setVisible(shown);
     if (auto* entry = legend->itemWithPlottable(graph(g))) entry->setTextColor(shown ? text : off);
   }

@@ -20,6 +20,10 @@ class TimingLineChart : public QCustomPlot {
   explicit TimingLineChart(QWidget* parent = nullptr);
 
   void setReport(std::shared_ptr<const BenchmarkReport> report);
+  // Another machine's (or model's) results drawn beside the report's: the same colours, hollow
+  // markers and thin lines, each name followed by `label`; null for none.
+  void setComparison(std::shared_ptr<const BenchmarkReport> comparison, const QString& label);
+  int comparisonGraphCount() const { return comparisonGraphs_; }
   // A conv layer's index, or kAllConvLayers for their sum.
   void setLayer(int layer);
   int layer() const { return layer_; }
@@ -46,6 +50,10 @@ class TimingLineChart : public QCustomPlot {
   void placeLegend(QSize size);
 
   std::shared_ptr<const BenchmarkReport> report_;
+  std::shared_ptr<const BenchmarkReport> comparison_;
+  QString comparisonLabel_;
+  int comparisonGraphs_ = 0;
+  std::vector<std::string> graphVariants_;  // the variant of every graph, the comparison's too
   int layer_ = -1;
   std::vector<std::string> variants_;
   std::set<std::string> hidden_;  // variants whose line the user switched off, kept across layers

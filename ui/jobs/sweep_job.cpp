@@ -1,8 +1,28 @@
 #include "ui/jobs/sweep_job.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 namespace convscope::ui {
+
+namespace {
+
+// Written next to its place and renamed over it: the file is always a whole report. A recovery
+// file that cannot be written costs the safety net, not the sweep.
+void writeRecoveryFile(const BenchmarkReport& report, const std::filesystem::path& path) {
+  std::error_code ignored;
+  std::filesystem::create_directories(path.parent_path(), ignored);
+  const std::filesystem::path temporary = path.string() + ".partial";
+  try {
+    writeBenchmarkJson(report, temporary);
+    std::filesystem::rename(temporary, path);
+  } catch (const std::exception&) {
+    std::filesystem::remove(temporary, ignored);
+  }
+}
+
+}  // namespace
 
 SweepJob::SweepJob(JobRunner* jobs, QObject* parent) : QObject(parent), jobs_(jobs) {}
 
@@ -19,13 +39,34 @@ void SweepJob::start(const BenchmarkOptions& options, std::shared_ptr<const Imag
   const int steps = static_cast<int>(options.variants.size() * options.batches.size()) * (1 + options.repeats);
   JobRunner::Job job;
   job.kind = JobKind::Sweep;
-  job.work = [this, options, images = std::move(images), steps](JobContext& context) -> std::function<void()> {
+  const std::filesystem::path recovery = recoveryFile_.toStdString();
+  job.work = [this, options, images = std::move(images), steps,
+              recovery](JobContext& context) -> std::function<void()> {
     int done = 0;
-    auto report = std::make_shared<BenchmarkReport>(runBenchmark(options, *images, [&](const std::string& message) {
+    const auto progress = [&](const std::string& message) {
       context.progress(std::min(99, 100 * done++ / std::max(1, steps)), QString::fromStdString(message));
       // One repetition per turn: the jobs waiting run now, between two of them.
       return context.yieldTurn();
-    }));
+    };
+    // One (variant, batch) run at a time, in the order runBenchmark takes them, so that each one
+    // reaches the recovery file the moment it is measured.
+    auto report = std::make_shared<BenchmarkReport>();
+    bool first = true;
+    for (const std::string& variant : options.variants)
+      for (const int batch : options.batches) {
+        if (context.cancelled()) break;
+        BenchmarkOptions one = options;
+        one.variants = {variant};
+        one.batches = {batch};
+        BenchmarkReport part = runBenchmark(one, *images, progress);
+        if (first) {
+          *report = part;
+          first = false;
+        } else {
+          report->runs.insert(report->runs.end(), part.runs.begin(), part.runs.end());
+        }
+        if (!part.runs.empty() && !recovery.empty()) writeRecoveryFile(*report, recovery);
+      }
     QStringList others;
     for (const JobKind kind : context.othersInProgress()) others << QString::fromStdString(jobKindName(kind));
     const bool cancelled = context.cancelled();

@@ -1,7 +1,9 @@
 // A benchmark sweep (runBenchmark) as a job of the JobRunner. It takes turns: after every timed
 // repetition it gives the device to the jobs waiting (a live inference, a load), so the
 // prediction follows the pen during a long sweep. Progress arrives as signals on the GUI thread;
-// cancel() stops it after the repetition in flight, and the runs measured so far are kept.
+// cancel() stops it after the repetition in flight, and the runs measured so far are kept. With
+// a recovery file, every (variant, batch) run is written there as soon as it is measured (a
+// temporary file renamed over it), so a crash or a kill mid-sweep loses at most the run in flight.
 #pragma once
 
 #include <QObject>
@@ -25,6 +27,8 @@ class SweepJob : public QObject {
 
   bool running() const { return job_ != 0; }
   void start(const BenchmarkOptions& options, std::shared_ptr<const ImageSet> images);
+  // Where each finished run goes while the sweep runs; empty: nowhere.
+  void setRecoveryFile(const QString& path) { recoveryFile_ = path; }
   void cancel();
   // Other jobs ("live inference", "profile", …) that took turns with the last sweep.
   QStringList busyWith() const { return busyWith_; }
@@ -42,6 +46,7 @@ class SweepJob : public QObject {
   JobRunner::JobId job_ = 0;
   bool cancelRequested_ = false;
   QStringList busyWith_;
+  QString recoveryFile_;
 };
 
 }  // namespace convscope::ui

@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -16,6 +17,8 @@
 #include <QStyle>
 #include <QTabWidget>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/timing_bar_chart.h"
@@ -179,14 +182,52 @@ void TimingPanel::showReport(std::shared_ptr<const BenchmarkReport> report, cons
   table_->setReport(report_.get(), firstCancelledRun);
   fillChoices();
   updateSpeedups();
-  if (!report_)
+  updateOrigin();
+}
+
+void TimingPanel::updateOrigin() {
+  if (!report_) {
     origin_->setText(tr("No results yet: run a sweep, or open a benchmark JSON."));
-  else
-    origin_->setText(tr("%1 · %2 · %3 runs, %4 repetitions each · %5")
-                         .arg(origin, QString::fromStdString(report_->device))
-                         .arg(report_->runs.size())
-                         .arg(report_->repeats)
-                         .arg(QString::fromStdString(report_->date)));
+    return;
+  }
+  QString text = tr("%1 · %2 · %3 runs, %4 repetitions each · %5")
+                     .arg(originName_, QString::fromStdString(report_->device))
+                     .arg(report_->runs.size())
+                     .arg(report_->repeats)
+                     .arg(QString::fromStdString(report_->date));
+  if (comparison_)
+    text +=
+        tr("; beside it (hollow markers) %1 · %2").arg(comparisonName_, QString::fromStdString(comparison_->device));
+  if (unsaved_) text += tr(" · not saved yet");
+  origin_->setText(text);
+}
+
+void TimingPanel::setRecoveryFile(const QString& path) {
+  recoveryFile_ = path;
+  sweep_->setRecoveryFile(path);
+}
+
+std::shared_ptr<const BenchmarkReport> TimingPanel::readRecoveryFile(const QString& path) {
+  if (path.isEmpty() || !QFileInfo::exists(path)) return nullptr;
+  try {
+    auto report = std::make_shared<BenchmarkReport>(readBenchmarkJson(path.toStdString()));
+    return report->runs.empty() ? nullptr : report;
+  } catch (const std::exception&) {
+    return nullptr;  // half a file from a crash is no result to offer
+  }
+}
+
+void TimingPanel::showRecovered(std::shared_ptr<const BenchmarkReport> report) {
+  comparison_.reset();
+  unsaved_ = true;
+  showReport(std::move(report), tr("Recovered sweep"), -1);
+  emit statusMessage(tr("The unsaved sweep is back: save it (Save JSON…) to keep it"));
+}
+
+void TimingPanel::discardUnsavedResults() {
+  unsaved_ = false;
+  if (!recoveryFile_.isEmpty()) QFile::remove(recoveryFile_);
+  updateOrigin();
 }
 
 QString TimingPanel::originText() const {
@@ -217,6 +258,14 @@ QString TimingPanel::loadJson(const QString& path) {
   try {
     auto report = std::make_shared<BenchmarkReport>(readBenchmarkJson(path.toStdString()));
     const QString name = QFileInfo(path).fileName();
+    // An unsaved sweep is not thrown away by opening a file: it stays in the chart beside it.
+    if (unsaved_ && report_) {
+      comparison_ = report_;
+      comparisonName_ = originName_;
+    } else {
+      comparison_.reset();
+    }
+    lineChart_->setComparison(comparison_, comparisonName_);
     setReport(std::move(report), name);
     if (!sweep_->running()) controls_->setProgress(0, tr("Showing %1 (opened file)").arg(name));
     emit statusMessage(tr("Opened %1").arg(path));
@@ -226,10 +275,11 @@ QString TimingPanel::loadJson(const QString& path) {
   }
 }
 
-QString TimingPanel::saveJson(const QString& path) const {
+QString TimingPanel::saveJson(const QString& path) {
   if (!report_) return tr("There are no results to save yet");
   try {
     writeBenchmarkJson(*report_, path.toStdString());
+    if (unsaved_) discardUnsavedResults();  // saved: the safety copy has served
     return {};
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
@@ -296,7 +346,33 @@ void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, b
     turns = tr(" (%1 took turns on the device between repetitions)").arg(others.join(tr(" and ")));
   const auto finish = [&](int percent, const QString& message) { controls_->setProgress(percent, message + turns); };
   if (!cancelled) {
-    if (runs > 0) setReport(std::move(report), tr("Sweep"));
+    if (runs > 0) {
+      int added = 0;
+      auto merged = report_ ? mergedWithShown(*report, &added, true) : nullptr;
+      if (merged) {
+        // Results of the same model on this device: the new runs join them (newer wins).
+        showReport(std::move(merged), tr("%1 + sweep").arg(originName_), -1);
+      } else {
+        // Another machine's (or model's) results are never replaced without a word: they stay
+        // beside the sweep's lines.
+        if (report_) {
+          comparison_ = report_;
+          comparisonName_ = originName_;
+        }
+        lineChart_->setComparison(comparison_, comparisonName_);
+        setReport(std::move(report), tr("Sweep"));
+      }
+      unsaved_ = true;
+      updateOrigin();
+      if (!recoveryFile_.isEmpty()) {  // the whole of what is shown, not only the sweep's runs
+        try {
+          writeBenchmarkJson(*report_, (recoveryFile_ + ".partial").toStdString());
+          QFile::remove(recoveryFile_);
+          QFile::rename(recoveryFile_ + ".partial", recoveryFile_);
+        } catch (const std::exception&) {
+        }
+      }
+    }
     finish(100, tr("Done: %n run(s)", "", runs));
     emit statusMessage(tr("Sweep finished"));
     return;
@@ -328,18 +404,25 @@ void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, b
   }
 }
 
-std::shared_ptr<const BenchmarkReport> TimingPanel::mergedWithShown(const BenchmarkReport& cancelled,
-                                                                    int* added) const {
+std::shared_ptr<const BenchmarkReport> TimingPanel::mergedWithShown(const BenchmarkReport& cancelled, int* added,
+                                                                    bool newerWins) const {
   *added = 0;
   if (!report_ || cancelled.model != report_->model || cancelled.device != report_->device ||
       convLayersIn(cancelled) != convLayersIn(*report_))
     return nullptr;
   auto merged = std::make_shared<BenchmarkReport>(*report_);
-  for (const BenchmarkRun& run : cancelled.runs)
-    if (!findRun(*report_, run.variant, run.batch)) {  // a complete earlier measurement wins
+  for (const BenchmarkRun& run : cancelled.runs) {
+    const auto same = std::find_if(merged->runs.begin(), merged->runs.end(), [&](const BenchmarkRun& shown) {
+      return shown.variant == run.variant && shown.batch == run.batch;
+    });
+    if (same == merged->runs.end()) {
       merged->runs.push_back(run);
       ++*added;
-    }
+    } else if (newerWins) {  // a finished sweep's measurement is the newer one
+      *same = run;
+      ++*added;
+    }  // else: a complete earlier measurement wins over a cancelled sweep's
+  }
   return merged;
 }
 

@@ -46,7 +46,7 @@ class TimingPanel : public QWidget {
 
   // Each returns an empty string on success, else the message to show.
   QString loadJson(const QString& path);
-  QString saveJson(const QString& path) const;
+  QString saveJson(const QString& path);
   QString exportCsv(const QString& path) const;
   QString exportLineChart(const QString& path, int width = 1100, int height = 650);
   QString exportBarChart(const QString& path, int width = 1100, int height = 650);
@@ -67,6 +67,22 @@ class TimingPanel : public QWidget {
   // What the line over the charts says the results are (file or sweep, device, runs).
   QString originText() const;
 
+  // Nothing lost. While a sweep runs each finished run is written to `path` (see SweepJob); the
+  // results of a sweep stay "unsaved" until saved as JSON or discarded, and the file stays until
+  // then too, so that the next start can offer them back after a close, a crash or a kill.
+  void setRecoveryFile(const QString& path);
+  QString recoveryFile() const { return recoveryFile_; }
+  bool hasUnsavedResults() const { return unsaved_; }
+  // The report a recovery file holds, or null (none, or unreadable).
+  static std::shared_ptr<const BenchmarkReport> readRecoveryFile(const QString& path);
+  // Shows recovered results as unsaved.
+  void showRecovered(std::shared_ptr<const BenchmarkReport> report);
+  void discardUnsavedResults();  // forgets them: removes the recovery file
+
+  // A file of another machine (or model) that a sweep did not replace: drawn beside the sweep's
+  // lines in the op-time chart; null when there is none.
+  std::shared_ptr<const BenchmarkReport> comparison() const { return comparison_; }
+
  signals:
   void errorOccurred(const QString& message);
   void statusMessage(const QString& message);
@@ -86,7 +102,9 @@ class TimingPanel : public QWidget {
   void showReport(std::shared_ptr<const BenchmarkReport> report, const QString& origin, int firstCancelledRun);
   // The runs of a cancelled sweep joined to the results shown, when they are of the same model,
   // device and conv layers: null when they are not. `added`: how many runs joined.
-  std::shared_ptr<const BenchmarkReport> mergedWithShown(const BenchmarkReport& cancelled, int* added) const;
+  std::shared_ptr<const BenchmarkReport> mergedWithShown(const BenchmarkReport& cancelled, int* added,
+                                                         bool newerWins = false) const;
+  void updateOrigin();
   void updateSpeedups();
 
   QString modelPath_;
@@ -100,6 +118,10 @@ class TimingPanel : public QWidget {
   QCheckBox* logBars_;
   QLabel* origin_;
   QString originName_;  // where the results shown came from: a file name, "Sweep"
+  std::shared_ptr<const BenchmarkReport> comparison_;
+  QString comparisonName_;
+  QString recoveryFile_;
+  bool unsaved_ = false;
   TimingLineChart* lineChart_;
   TimingBarChart* barChart_;
   TimingTable* table_;
