@@ -20,6 +20,8 @@
 #include <QSaveFile>
 #include <QShortcut>
 #include <QSplitter>
+#include <QTextBlock>
+#include <QTextCursor>
 #include <QTextDocumentFragment>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -139,6 +141,10 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   details_->setReadOnly(true);
   details_->setPlaceholderText(tr("The compiler's output and the check's report appear here."));
   diagnostics_->setToolTip(tr("Click an error to go to its line"));
+  // A long message wraps rather than hiding behind a horizontal scroll bar.
+  diagnostics_->setWordWrap(true);
+  diagnostics_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  diagnostics_->setResizeMode(QListView::Adjust);
   useMonospaceFont();
 
   auto* buttons = new QHBoxLayout;
@@ -166,8 +172,8 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   resultsLayout->setContentsMargins(0, 0, 0, 0);
   resultsLayout->addLayout(steps);
   resultsLayout->addWidget(new QLabel(tr("<b>Errors</b>"), results));
-  resultsLayout->addWidget(diagnostics_, 1);
-  resultsLayout->addWidget(details_, 2);
+  resultsLayout->addWidget(diagnostics_);
+  resultsLayout->addWidget(details_, 1);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(editor_);
   split->addWidget(results);
@@ -225,7 +231,11 @@ void UserKernelPanel::useMonospaceFont() {
   QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
   fixed.setPointSizeF(font().pointSizeF() > 0 ? font().pointSizeF() : fixed.pointSizeF());
   if (details_->font() != fixed) details_->setFont(fixed);
-  if (diagnostics_->font() != fixed) diagnostics_->setFont(fixed);
+  if (diagnostics_->font() != fixed) {
+    diagnostics_->setFont(fixed);
+    // Six errors in view (more scroll): the list is for jumping to a line, the details for reading.
+    diagnostics_->setFixedHeight(QFontMetrics(fixed).lineSpacing() * 6 + 2 * diagnostics_->frameWidth() + 4);
+  }
   editor_->setEditorFont(fixed);
 }
 
@@ -384,8 +394,13 @@ void UserKernelPanel::showFinished(const KernelStepResult& result) {
       ->setText(QString("<span style='color:%1'><b>%2</b></span> %3")
                     .arg(colour, mark.toHtmlEscaped(), result.summary.toHtmlEscaped()));
   if (result.step == KernelStep::Compile) showDiagnostics(result.diagnostics);
-  if (!result.details.isEmpty() && (!result.ok || details_->toPlainText().isEmpty()))
+  if (!result.details.isEmpty() && (!result.ok || details_->toPlainText().isEmpty())) {
+    const int firstNewBlock = details_->toPlainText().isEmpty() ? 0 : details_->blockCount();
     details_->appendPlainText(stepName(result.step) + ":\n" + result.details.trimmed() + "\n");
+    // In view from its start (the first error), not scrolled to the compiler's last remark.
+    details_->setTextCursor(QTextCursor(details_->document()->findBlockByNumber(firstNewBlock)));
+    details_->ensureCursorVisible();
+  }
 }
 
 // Each error in the list ("line 11: error: expected a ";"") and, when it is in this file, on its
