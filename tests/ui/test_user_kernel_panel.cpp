@@ -275,11 +275,40 @@ TEST(UserKernelEditor, NavigationKeysMoveInTheTextNotToTheNextImage) {
 
 TEST(UserKernelEditor, AnotherEditorsSaveReloadsTheEditorWhenItHasNoEdits) {
   KernelInEditor k;
+  int asked = 0;
+  k.panel->setDiskConflictResolver([&](const QString&) {
+    ++asked;
+    return true;
+  });
+  // First a save here (written whole, by a rename): the file stays watched.
+  k.typeAtLine(1, "// saved here\n");
+  QTest::keyClick(k.text, Qt::Key_S, Qt::ControlModifier);
+  EXPECT_TRUE(contentsOf(k.file).startsWith("// saved here\n"));
+  ASSERT_TRUE(waitForSteps(*k.panel, 60000));
+  QTest::qWait(500);  // the watcher's echo of that save changes nothing
+  EXPECT_FALSE(k.panel->editor()->isModified());
+
   const QByteArray external = contentsOf(kTemplates + "tiled_conv.cu");
   writeFile(k.dir, "student.cu", external);
   ASSERT_TRUE(QTest::qWaitFor([&] { return k.panel->editor()->text().toUtf8() == external; }, 10000));
   EXPECT_FALSE(k.panel->editor()->isModified());
+  EXPECT_EQ(asked, 0);  // nothing to ask: the editor held no edits
   ASSERT_TRUE(waitForSteps(*k.panel, 60000));
+}
+
+TEST(UserKernelEditor, OpeningTheSameFileAgainOverUnsavedEditsAsks) {
+  KernelInEditor k;
+  int asked = 0;
+  k.panel->setUnsavedEditsPrompt([&](const QString&) {
+    ++asked;
+    return ui::UserKernelPanel::UnsavedEditsChoice::Cancel;
+  });
+  k.typeAtLine(1, "// mine\n");
+  const QString edited = k.panel->editor()->text();
+  k.panel->openKernel(k.file);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(k.panel->editor()->text(), edited);
+  EXPECT_TRUE(k.panel->editor()->isModified());
 }
 
 TEST(UserKernelEditor, AChangeOnDiskOverUnsavedEditsAsksWhichToKeep) {

@@ -251,7 +251,7 @@ void UserKernelPanel::openFileDialog() {
 
 void UserKernelPanel::openKernel(const QString& file) {
   const QString path = QFileInfo(file).absoluteFilePath();
-  if (path != file_ && !askBeforeLeavingUnsavedEdits()) return;
+  if (!askBeforeLeavingUnsavedEdits()) return;  // also for this file again: reading it replaces the edits
   QString why;
   const std::optional<QString> text = readText(path, &why);
   if (!text) {
