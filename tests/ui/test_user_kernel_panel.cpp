@@ -6,6 +6,7 @@
 // check in the same window passes.
 #include <gtest/gtest.h>
 
+#include <Qsci/qscilexercpp.h>
 #include <Qsci/qsciscintilla.h>
 
 #include <QComboBox>
@@ -253,6 +254,24 @@ TEST(UserKernelEditor, CtrlFFindsEachMatchInTurn) {
   EXPECT_FALSE(k.panel->editor()->findNext());
   QTest::keyClick(field, Qt::Key_Escape);
   EXPECT_FALSE(field->isVisible());
+}
+
+// CUDA's qualifiers read as keywords and its built-ins in a style of their own; plain names stay plain.
+TEST(UserKernelEditor, HighlightsCudaKeywordsAndBuiltIns) {
+  KernelInEditor k;
+  k.text->SendScintilla(QsciScintilla::SCI_COLOURISE, 0, -1);
+  const QByteArray bytes = k.text->text().toUtf8();  // Scintilla's positions count UTF-8 bytes
+  const auto styleOf = [&](const char* word) {
+    const int position = bytes.indexOf(word);
+    EXPECT_GE(position, 0) << word;
+    return static_cast<int>(k.text->SendScintilla(QsciScintilla::SCI_GETSTYLEAT, position));
+  };
+  EXPECT_EQ(styleOf("extern"), QsciLexerCPP::Keyword);  // C++'s own keywords are kept
+  EXPECT_EQ(styleOf("__global__"), QsciLexerCPP::Keyword);
+  EXPECT_EQ(styleOf("blockIdx"), QsciLexerCPP::KeywordSet2);
+  EXPECT_EQ(styleOf("threadIdx"), QsciLexerCPP::KeywordSet2);
+  EXPECT_EQ(styleOf("sum +="), QsciLexerCPP::Identifier);
+  EXPECT_EQ(styleOf("// A naive"), QsciLexerCPP::CommentLine);
 }
 
 // The window takes Page Down and Ctrl+arrows from text fields for its next-image keys; in the

@@ -283,8 +283,9 @@ bool UserKernelPanel::newFromTemplate(KernelTemplate which) {
   QString path = chooseSavePath_(QDir(folder).filePath("my_conv.cu"));
   if (path.isEmpty()) return false;
   if (QFileInfo(path).suffix().toLower() != "cu") path += ".cu";  // the window opens kernels by their .cu
-  QString why;
-  if (!writeText(path, templateSource(which), &why)) {
+  const QString source = templateSource(which);
+  QString why = source.isEmpty() ? tr("this build has no copy of the template") : QString();
+  if (source.isEmpty() || !writeText(path, source, &why)) {
     error_->showError(tr("Cannot write the new kernel %1: %2").arg(QDir::toNativeSeparators(path), why));
     return false;
   }
