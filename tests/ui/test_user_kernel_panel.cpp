@@ -250,6 +250,11 @@ TEST(UserKernelEditor, CtrlFFindsEachMatchInTurn) {
     EXPECT_EQ(lineFrom, expected[i % expected.size()]) << "match " << i;
     EXPECT_EQ(k.text->selectedText(), "outChannels");
   }
+  // Shift+Enter goes back: from the first match (selected now), wrapping to the last.
+  QTest::keyClick(field, Qt::Key_Return, Qt::ShiftModifier);
+  int lineFrom = -1, indexFrom = -1, lineTo = -1, indexTo = -1;
+  k.text->getSelection(&lineFrom, &indexFrom, &lineTo, &indexTo);
+  EXPECT_EQ(lineFrom, expected.back());
   field->setText("no such text");
   EXPECT_FALSE(k.panel->editor()->findNext());
   QTest::keyClick(field, Qt::Key_Escape);

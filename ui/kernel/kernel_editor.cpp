@@ -7,7 +7,6 @@
 #include <functional>
 
 #include <QFontDatabase>
-#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -27,18 +26,18 @@ const QColor kErrorLineTint("#fde2e2");
 const QColor kAnnotationPaper("#fff0f0");
 const QColor kCudaBuiltInColour("#8a2be2");
 
-// Escape in the find field closes the bar and returns to the text.
+// In the find field: Enter finds the next match, Shift+Enter the previous, Escape closes the bar.
 class FindField : public QLineEdit {
  public:
   using QLineEdit::QLineEdit;
   std::function<void()> onEscape;
+  std::function<void(bool forward)> onEnter;
 
  protected:
   void keyPressEvent(QKeyEvent* event) override {
-    if (event->key() == Qt::Key_Escape && onEscape) {
-      onEscape();
-      return;
-    }
+    if (event->key() == Qt::Key_Escape && onEscape) return onEscape();
+    if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && onEnter)
+      return onEnter(!(event->modifiers() & Qt::ShiftModifier));
     QLineEdit::keyPressEvent(event);
   }
 };
@@ -104,12 +103,12 @@ KernelEditor::KernelEditor(QWidget* parent)
     findBar_->hide();
     editor_->setFocus();
   };
-  static_cast<FindField*>(findField_)->onEscape = hideFindBar;
+  auto* field = static_cast<FindField*>(findField_);
+  field->onEscape = hideFindBar;
+  field->onEnter = [this](bool forward) { findNext(forward); };
   connect(close, &QToolButton::clicked, this, hideFindBar);
   connect(next, &QToolButton::clicked, this, [this] { findNext(true); });
   connect(previous, &QToolButton::clicked, this, [this] { findNext(false); });
-  connect(findField_, &QLineEdit::returnPressed, this,
-          [this] { findNext(!(QGuiApplication::keyboardModifiers() & Qt::ShiftModifier)); });
   auto* find = new QShortcut(QKeySequence::Find, this, this, &KernelEditor::showFindBar);
   find->setContext(Qt::WidgetWithChildrenShortcut);
   connect(editor_, &QsciScintilla::modificationChanged, this, &KernelEditor::modificationChanged);
