@@ -13,8 +13,9 @@ PACKAGES=(
   # image files
   libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-core-dev
   # the desktop window: Qt 6 Widgets (+ PrintSupport, Test, the xcb and offscreen platforms),
-  # QCustomPlot for the charts, and a font so offscreen renderings (tests, --screenshot) have text
-  qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 fonts-dejavu-core
+  # QCustomPlot for the charts, QScintilla for the kernel editor, and a font so offscreen
+  # renderings (tests, --screenshot) have text
+  qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 libqscintilla2-qt6-dev fonts-dejavu-core
   # tests, and the source format check (scripts/check-format.sh)
   libgtest-dev clang-format
   # data: the Fashion-MNIST IDX files and the ONNX operator conformance cases

@@ -698,6 +698,7 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!userKernel_->confirmClose()) return event->ignore();  // unsaved kernel edits: the student cancelled
   saveSettings();
   // Neither may keep the window waiting: each stops after its inference in flight, or at once
   // when it is only waiting for its turn on the device.

@@ -103,6 +103,7 @@ void KernelPipelineJob::submitCompile() {
         result.summary = tr("%n error(s); the first: %1", "", static_cast<int>(kernel.errors.size()))
                              .arg(QString::fromStdString(first.text()));
         result.details = QString::fromStdString(kernel.errorText());
+        result.diagnostics = kernel.errors;
         if (!kernel.log.empty())
           result.details += tr("\nThe compiler's output:\n") + QString::fromStdString(kernel.log);
       }

@@ -26,6 +26,8 @@ struct KernelStepResult {
   bool skipped = false;  // it could not run here (no GPU, no NVRTC): `summary` says why
   QString summary;       // one line
   QString details;       // compiler errors, the check's report, the child's last words
+  // Compile: each error with its file and line (0: none), for the editor's marks.
+  std::vector<KernelDiagnostic> diagnostics = {};  // a default: the other steps leave it out
 };
 
 class KernelPipelineJob : public QObject {
