@@ -142,31 +142,57 @@ void requireFinite(float value, const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<Operator> makeActivation(OperatorRequest& request) {
+namespace {
+
+std::unique_ptr<Operator> makeElementwise(OperatorRequest& request, Kind kind) {
   requireInputCount(request, 1, 1);
-  const std::string& op = request.opType;
-  const Kind kind = op == "Relu"      ? Kind::Relu
-                    : op == "Tanh"    ? Kind::Tanh
-                    : op == "Sigmoid" ? Kind::Sigmoid
-                                      : Kind::Identity;
   return std::make_unique<ElementwiseOp>(kind);
 }
 
-std::unique_ptr<Operator> makeScalarFunction(OperatorRequest& request) {
+// LeakyRelu and Elu: alpha, with ONNX's default for each.
+std::unique_ptr<Operator> makeWithAlpha(OperatorRequest& request, Function function, float defaultAlpha) {
   requireInputCount(request, 1, 1);
-  const std::string& op = request.opType;
-  Attributes& a = request.attributes;
-  if (op == "LeakyRelu" || op == "Elu") {
-    const float alpha = a.getFloat("alpha", op == "LeakyRelu" ? 0.01f : 1.0f);
-    requireFinite(alpha, "alpha");
-    return std::make_unique<ScalarFunctionOp>(op == "LeakyRelu" ? Function::LeakyRelu : Function::Elu, alpha);
-  }
-  if (op == "Gelu") {
-    const std::string approximate = a.getString("approximate", "none");
-    if (approximate != "none" && approximate != "tanh")
-      throw Error("attribute approximate '" + approximate + "' is not valid (none or tanh)");
-    return std::make_unique<ScalarFunctionOp>(approximate == "tanh" ? Function::GeluTanh : Function::GeluErf, 0.0f);
-  }
+  const float alpha = request.attributes.getFloat("alpha", defaultAlpha);
+  requireFinite(alpha, "alpha");
+  return std::make_unique<ScalarFunctionOp>(function, alpha);
+}
+
+}  // namespace
+
+std::unique_ptr<Operator> makeRelu(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Relu);
+}
+
+std::unique_ptr<Operator> makeTanh(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Tanh);
+}
+
+std::unique_ptr<Operator> makeSigmoid(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Sigmoid);
+}
+
+std::unique_ptr<Operator> makeIdentity(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Identity);
+}
+
+std::unique_ptr<Operator> makeLeakyRelu(OperatorRequest& request) {
+  return makeWithAlpha(request, Function::LeakyRelu, 0.01f);
+}
+
+std::unique_ptr<Operator> makeElu(OperatorRequest& request) {
+  return makeWithAlpha(request, Function::Elu, 1.0f);
+}
+
+std::unique_ptr<Operator> makeGelu(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
+  const std::string approximate = request.attributes.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    throw Error("attribute approximate '" + approximate + "' is not valid (none or tanh)");
+  return std::make_unique<ScalarFunctionOp>(approximate == "tanh" ? Function::GeluTanh : Function::GeluErf, 0.0f);
+}
+
+std::unique_ptr<Operator> makeErf(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
   return std::make_unique<ScalarFunctionOp>(Function::Erf, 0.0f);
 }
 

@@ -54,15 +54,33 @@ class BinaryArithmeticOp final : public Operator {
 
 }  // namespace
 
-std::unique_ptr<Operator> makeArithmetic(OperatorRequest& request) {
+namespace {
+
+std::unique_ptr<Operator> makeBinary(OperatorRequest& request, Arithmetic kind) {
   requireInputCount(request, 2, 2);
-  const std::string& op = request.opType;
-  const Arithmetic kind = op == "Add"   ? Arithmetic::Add
-                          : op == "Sub" ? Arithmetic::Sub
-                          : op == "Mul" ? Arithmetic::Mul
-                          : op == "Div" ? Arithmetic::Div
-                                        : Arithmetic::Pow;
   return std::make_unique<BinaryArithmeticOp>(kind);
+}
+
+}  // namespace
+
+std::unique_ptr<Operator> makeAdd(OperatorRequest& request) {
+  return makeBinary(request, Arithmetic::Add);
+}
+
+std::unique_ptr<Operator> makeSub(OperatorRequest& request) {
+  return makeBinary(request, Arithmetic::Sub);
+}
+
+std::unique_ptr<Operator> makeMul(OperatorRequest& request) {
+  return makeBinary(request, Arithmetic::Mul);
+}
+
+std::unique_ptr<Operator> makeDiv(OperatorRequest& request) {
+  return makeBinary(request, Arithmetic::Div);
+}
+
+std::unique_ptr<Operator> makePow(OperatorRequest& request) {
+  return makeBinary(request, Arithmetic::Pow);
 }
 
 }  // namespace convscope::ops
