@@ -77,6 +77,10 @@ TEST(OperatorArithmetic, GeluExactAndTanh) {
   });
 }
 
+TEST(OperatorArithmetic, Neg) {
+  expectElementwise(oneNode("Neg"), [](double v) { return -v; });
+}
+
 TEST(OperatorArithmetic, LeakyReluAndElu) {
   ModelBuilder leaky = oneNode("LeakyRelu");
   setFloat(*leaky.graph().mutable_node(0), "alpha", 0.2f);
