@@ -77,10 +77,6 @@ TEST(OperatorArithmetic, GeluExactAndTanh) {
   });
 }
 
-TEST(OperatorArithmetic, Neg) {
-  expectElementwise(oneNode("Neg"), [](double v) { return -v; });
-}
-
 TEST(OperatorArithmetic, LeakyReluAndElu) {
   ModelBuilder leaky = oneNode("LeakyRelu");
   setFloat(*leaky.graph().mutable_node(0), "alpha", 0.2f);

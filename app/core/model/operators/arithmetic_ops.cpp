@@ -52,17 +52,6 @@ class BinaryArithmeticOp final : public Operator {
   Arithmetic kind_;
 };
 
-// Scratch: Neg, following docs/architecture.md's recipe.
-class NegOp final : public Operator {
- public:
-  Shape outputShape(const std::vector<Shape>& in) const override { return in[0]; }
-  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
-    Tensor out(in[0]->shape());
-    for (int64_t i = 0; i < out.size(); ++i) out[i] = -(*in[0])[i];
-    return out;
-  }
-};
-
 }  // namespace
 
 namespace {
@@ -92,11 +81,6 @@ std::unique_ptr<Operator> makeDiv(OperatorRequest& request) {
 
 std::unique_ptr<Operator> makePow(OperatorRequest& request) {
   return makeBinary(request, Arithmetic::Pow);
-}
-
-std::unique_ptr<Operator> makeNeg(OperatorRequest& request) {
-  requireInputCount(request, 1, 1);
-  return std::make_unique<NegOp>();
 }
 
 }  // namespace convscope::ops

@@ -46,7 +46,6 @@ const std::map<std::string, OperatorRow>& operatorTable() {
       {"Mul", {ops::makeMul, {"mul", Other}}},
       {"Div", {ops::makeDiv, {"div", Other}}},
       {"Pow", {ops::makePow, {"pow", Other}}},
-      {"Neg", {ops::makeNeg, {"neg", Other}}},
       {"LeakyRelu", {ops::makeLeakyRelu, {"leaky-relu", Other}}},
       {"Elu", {ops::makeElu, {"elu", Other}}},
       {"Gelu", {ops::makeGelu, {"gelu", Other}}},

@@ -22,7 +22,6 @@ std::unique_ptr<Operator> makeSub(OperatorRequest& request);
 std::unique_ptr<Operator> makeMul(OperatorRequest& request);
 std::unique_ptr<Operator> makeDiv(OperatorRequest& request);
 std::unique_ptr<Operator> makePow(OperatorRequest& request);
-std::unique_ptr<Operator> makeNeg(OperatorRequest& request);
 // activation_ops.cpp
 std::unique_ptr<Operator> makeRelu(OperatorRequest& request);
 std::unique_ptr<Operator> makeTanh(OperatorRequest& request);
