@@ -20,12 +20,6 @@
 
 namespace convscope::gpu {
 
-std::string CompiledUserKernel::errorText() const {
-  std::string text;
-  for (const KernelDiagnostic& e : errors) text += e.text() + "\n";
-  return text;
-}
-
 #ifndef CONVSCOPE_HAVE_CUDA
 
 std::string userKernelCompilerUnavailableReason() {
@@ -284,4 +278,13 @@ const ConvVariant& installUserKernel(const CompiledUserKernel& compiled) {
 
 #endif
 
+namespace {
+
+// The window reaches the compiler through the core only (app/core/conv/user_kernel_compiler.h).
+const bool registeredWithTheCore = [] {
+  installUserKernelCompiler({userKernelCompilerUnavailableReason, compileUserKernel, installUserKernel});
+  return true;
+}();
+
+}  // namespace
 }  // namespace convscope::gpu

@@ -1,30 +1,21 @@
 // A student's kernel file (docs/your-kernel.md) compiled at run time with NVRTC and added to the
 // variant table as a row (addUserConvVariant), so the engine, the check and the benchmark run it
 // like any course variant. Plain C++: in a build without CUDA every call says that this build
-// cannot compile kernels.
+// cannot compile kernels. These functions are also installed in the core as its
+// UserKernelCompiler (app/core/conv/user_kernel_compiler.h), which the window uses.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "app/core/conv/user_kernel_compiler.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
 
 namespace convscope::gpu {
 
-struct CompiledUserKernel {
-  UserKernelSource source;
-  // Compile errors and contract problems, "file:line: message"; empty when it compiled.
-  std::vector<KernelDiagnostic> errors;
-  std::string log;           // the compiler's own text, warnings included
-  std::string architecture;  // what it was compiled for: "sm_90", or "compute_75" where no GPU is usable
-  std::string loweredName;   // the kernel's symbol in the compiled image
-  std::vector<char> image;   // CUBIN (sm_) or PTX (compute_)
-  std::string ptx;           // the PTX, when UserKernelBuildOptions::keepPtx asked for it
-
-  bool ok() const { return errors.empty(); }
-  std::string errorText() const;  // the errors, one a line
-};
+// Declared in the core, which the window reaches this compiler through.
+using convscope::CompiledUserKernel;
 
 // Empty when this build can compile kernels at run time, else why not.
 std::string userKernelCompilerUnavailableReason();

@@ -1,5 +1,8 @@
 // convscope-cli: the headless face of ConvScope (model tables, classification, kernel variants).
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "app/cli/commands.h"
 #include "app/core/util/error.h"
@@ -7,38 +10,34 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: convscope-cli <command> [options]
-
-Commands:
-  info       print a model's layer table (type, output shape, parameters, FLOPs per image)
-  classify   classify test images and print op times and accuracy, course style
-  variants   list every convolution kernel variant and whether it can run here
-  bench      time variants at several batch sizes; write JSON and CSV
-  profile    the course's kernel table (time per kernel and copy) for one inference
-  kernel     your own conv kernel: 'kernel check FILE.cu' compiles and checks it
-
-Run 'convscope-cli <command> --help' for a command's options.
-)";
+// The usage text, its list of commands from the one table (subcommand_list.inc).
+std::string usage() {
+  size_t width = 0;
+  for (const convscope::cli::Subcommand& command : convscope::cli::kSubcommands)
+    width = std::max(width, std::string_view(command.name).size());
+  std::string text = "usage: convscope-cli <command> [options]\n\nCommands:\n";
+  for (const convscope::cli::Subcommand& command : convscope::cli::kSubcommands) {
+    const std::string name = command.name;
+    text += "  " + name + std::string(width + 3 - name.size(), ' ') + command.help + "\n";
+  }
+  return text + "\nRun 'convscope-cli <command> --help' for a command's options.\n";
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> all(argv + 1, argv + argc);
   if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
-    std::cout << kUsage;
+    std::cout << usage();
     return all.empty() ? 2 : 0;
   }
   const std::string command = all[0];
   const std::vector<std::string> rest(all.begin() + 1, all.end());
   convscope::keepFreedMemoryForReuse();
   try {
-    if (command == "info") return convscope::cli::runInfo(rest);
-    if (command == "classify") return convscope::cli::runClassify(rest);
-    if (command == "variants") return convscope::cli::runVariants(rest);
-    if (command == "bench") return convscope::cli::runBench(rest);
-    if (command == "profile") return convscope::cli::runProfile(rest);
-    if (command == "kernel") return convscope::cli::runKernel(rest);
-    std::cerr << "convscope-cli: unknown command '" << command << "'\n\n" << kUsage;
+    for (const convscope::cli::Subcommand& subcommand : convscope::cli::kSubcommands)
+      if (command == subcommand.name) return subcommand.run(rest);
+    std::cerr << "convscope-cli: unknown command '" << command << "'\n\n" << usage();
     return 2;
   } catch (const convscope::Error& e) {
     std::cout.flush();

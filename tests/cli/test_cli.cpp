@@ -130,6 +130,66 @@ TEST(Cli, EveryCommandHasHelp) {
   }
 }
 
+// The subcommands as the one list names them (app/cli/subcommand_list.inc, read here through the
+// same macro as the program reads it): name and help line.
+struct ListedSubcommand {
+  std::string name, help;
+};
+const std::vector<ListedSubcommand> kListedSubcommands = {
+#define CONVSCOPE_SUBCOMMAND(name, run, help) {name, help},
+#include "app/cli/subcommand_list.inc"
+#undef CONVSCOPE_SUBCOMMAND
+};
+
+// The lines of the "Commands:" section of the usage text, up to the blank line after it.
+std::vector<std::string> commandLines(const std::string& usage) {
+  std::vector<std::string> lines;
+  std::istringstream in(usage);
+  std::string line;
+  bool inSection = false;
+  while (std::getline(in, line)) {
+    if (line == "Commands:") {
+      inSection = true;
+    } else if (inSection) {
+      if (line.empty()) break;
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+TEST(Cli, EveryListedSubcommandIsInHelpAndDispatches) {
+  ASSERT_FALSE(kListedSubcommands.empty());
+  const Outcome help = runCli("--help");
+  ASSERT_EQ(help.exitCode, 0) << help.output;
+  const std::vector<std::string> lines = commandLines(help.output);
+  // One line per subcommand, in the list's order: "  NAME   HELP".
+  ASSERT_EQ(lines.size(), kListedSubcommands.size()) << help.output;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const ListedSubcommand& listed = kListedSubcommands[i];
+    std::istringstream words(lines[i]);
+    std::string name;
+    words >> name;
+    std::string rest;
+    std::getline(words >> std::ws, rest);
+    EXPECT_EQ(lines[i].rfind("  ", 0), 0u) << lines[i];
+    EXPECT_EQ(name, listed.name) << lines[i];
+    EXPECT_EQ(rest, listed.help) << lines[i];
+    // It dispatches: its own --help answers, not the unknown-command message.
+    const Outcome own = runCli(listed.name + " --help");
+    EXPECT_EQ(own.exitCode, 0) << listed.name << ": " << own.output;
+    EXPECT_NE(own.output.find("usage: convscope-cli " + listed.name), std::string::npos)
+        << listed.name << ": " << own.output;
+  }
+}
+
+TEST(Cli, AnUnknownSubcommandIsRefusedWithTheList) {
+  const Outcome r = runCli("no-such-command");
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("unknown command 'no-such-command'"), std::string::npos) << r.output;
+  EXPECT_EQ(commandLines(r.output).size(), kListedSubcommands.size()) << r.output;
+}
+
 TEST(Cli, BadInputFailsWithAMessageAndNonZeroExit) {
   TempDir dir;
   const std::string garbage = dir.write("garbage.onnx", {1, 2, 3, 4, 5, 6, 7, 8, 9}).string();

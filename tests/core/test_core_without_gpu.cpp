@@ -3,6 +3,8 @@
 // GPU, and classify with the CPU variants.
 #include <gtest/gtest.h>
 
+#include "app/core/conv/user_kernel_compiler.h"
+#include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
 #include "app/core/engine/engine.h"
@@ -21,6 +23,27 @@ TEST(CoreWithoutGpu, ListsOnlyTheCpuRowsAndSaysThereIsNoGpu) {
   EXPECT_EQ(gpuInfo().unusableReason, "this build of ConvScope has no CUDA support");
   EXPECT_THROW(createGpuDevice(), Error);
   EXPECT_FALSE(findConvVariant(defaultConvVariant()).runsOnGpu());
+}
+
+// No compiler was installed: compiling a student's kernel says, under the file's name, why not,
+// and its row cannot be added.
+TEST(CoreWithoutGpu, AStudentsKernelCannotBeCompiledAndSaysWhy) {
+  EXPECT_NE(userKernelCompiler().unavailableReason().find("does not link ConvScope's GPU library"), std::string::npos)
+      << userKernelCompiler().unavailableReason();
+  const UserKernelSource source = parseUserKernelSource("/somewhere/my_conv.cu", "__global__ void convscope_conv() {}");
+  const CompiledUserKernel kernel = userKernelCompiler().compile(source);
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_TRUE(kernel.image.empty());
+  EXPECT_EQ(kernel.errors.back().file, "my_conv.cu");
+  EXPECT_EQ(kernel.errors.back().message, userKernelCompiler().unavailableReason());
+  const size_t rows = convVariants().size();
+  try {
+    userKernelCompiler().install(kernel);
+    ADD_FAILURE() << "installed a kernel that did not compile";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/somewhere/my_conv.cu"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(convVariants().size(), rows);
 }
 
 TEST(CoreWithoutGpu, ClassifiesAsPyTorchDidWithTheCpuVariants) {

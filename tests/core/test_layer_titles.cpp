@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "app/core/model/conv_pixel.h"
 #include "app/core/model/layer_titles.h"
 #include "app/core/model/onnx_loader.h"
 
@@ -62,10 +63,12 @@ TEST(LayerTitles, LeNet5ReadsAsItsArchitecture) {
   EXPECT_EQ(titlesOf("lenet5"), expected);
 }
 
-// A graph of one Gemm: input x of `inputDims` (-1: the batch), weights W of `weightDims`. The
-// loader leaves only the first dimension free, so the transposed input's batch of 1 is fixed.
-std::vector<std::string> titlesOfOneGemm(const std::vector<int64_t>& inputDims, const std::vector<int64_t>& weightDims,
-                                         bool transA, bool transB) {
+// A graph of one Gemm (or MatMul): input x of `inputDims` (-1: the batch), weights W of
+// `weightDims`. The loader leaves only the first dimension free, so the transposed input's batch
+// of 1 is fixed.
+std::vector<std::string> titlesOfOneDenseLayer(const std::string& opType, const std::vector<int64_t>& inputDims,
+                                               const std::vector<int64_t>& weightDims, bool transA = false,
+                                               bool transB = false) {
   onnx::ModelProto proto;
   proto.set_ir_version(8);
   onnx::OperatorSetIdProto* opset = proto.add_opset_import();
@@ -89,11 +92,12 @@ std::vector<std::string> titlesOfOneGemm(const std::vector<int64_t>& inputDims, 
   for (const int64_t d : weightDims) w.add_dims(d);
   for (int64_t i = 0; i < weightDims[0] * weightDims[1]; ++i) w.add_float_data(0.01f);
   onnx::NodeProto& gemm = *graph.add_node();
-  gemm.set_op_type("Gemm");
+  gemm.set_op_type(opType);
   gemm.add_input("x");
   gemm.add_input("W");
   gemm.add_output("y");
   for (const auto& [name, on] : {std::pair{"transA", transA}, std::pair{"transB", transB}}) {
+    if (opType != "Gemm") break;
     onnx::AttributeProto& a = *gemm.add_attribute();
     a.set_name(name);
     a.set_type(onnx::AttributeProto::INT);
@@ -107,9 +111,41 @@ std::vector<std::string> titlesOfOneGemm(const std::vector<int64_t>& inputDims, 
 
 TEST(LayerTitles, ADenseLayerCountsItsInputsWhicheverWayItsInputIsStored) {
   // 16 inputs, 10 outputs per image: A is 1 x 16, or 16 x 1 with transA (K x M).
-  EXPECT_EQ(titlesOfOneGemm({-1, 16}, {16, 10}, false, false), std::vector<std::string>{"dense 1 · 16 → 10"});
-  EXPECT_EQ(titlesOfOneGemm({-1, 16}, {10, 16}, false, true), std::vector<std::string>{"dense 1 · 16 → 10"});
-  EXPECT_EQ(titlesOfOneGemm({16, 1}, {16, 10}, true, false), std::vector<std::string>{"dense 1 · 16 → 10"});
+  EXPECT_EQ(titlesOfOneDenseLayer("Gemm", {-1, 16}, {16, 10}, false, false),
+            std::vector<std::string>{"dense 1 · 16 → 10"});
+  EXPECT_EQ(titlesOfOneDenseLayer("Gemm", {-1, 16}, {10, 16}, false, true),
+            std::vector<std::string>{"dense 1 · 16 → 10"});
+  EXPECT_EQ(titlesOfOneDenseLayer("Gemm", {16, 1}, {16, 10}, true, false),
+            std::vector<std::string>{"dense 1 · 16 → 10"});
+}
+
+TEST(LayerTitles, AMatMulIsADenseLayerOfTheValuesOfOneImage) {
+  // 2-D: 16 inputs, 10 outputs per image. 3-D: 4 rows of 16 per image, so 4 x 16 = 64 values in
+  // and 4 x 10 = 40 out.
+  EXPECT_EQ(titlesOfOneDenseLayer("MatMul", {-1, 16}, {16, 10}), std::vector<std::string>{"dense 1 · 16 → 10"});
+  EXPECT_EQ(titlesOfOneDenseLayer("MatMul", {-1, 4, 16}, {16, 10}), std::vector<std::string>{"dense 1 · 64 → 40"});
+}
+
+// The titles ask each node's operator what it is; the factory gives it the description of its ONNX
+// type. Checked against the node's type, which the loader keeps.
+TEST(LayerTitles, EveryNodeOfTheShippedModelsIsDescribedAsItsType) {
+  for (const std::string name : {"course-high", "course-low", "lenet5"}) {
+    const auto model = loadOnnxModel(std::string(CONVSCOPE_MODELS_DIR) + "/" + name + ".onnx");
+    std::vector<int> convs;
+    for (size_t i = 0; i < model->nodes.size(); ++i) {
+      const Node& node = model->nodes[i];
+      const LayerDescription& description = node.op->description();
+      EXPECT_EQ(description.kind, layerKind(node.opType)) << name << ": " << node.name;
+      EXPECT_EQ(description.role == LayerRole::Convolution, node.opType == "Conv") << name << ": " << node.name;
+      EXPECT_EQ(description.role == LayerRole::Softmax, node.opType == "Softmax") << name << ": " << node.name;
+      EXPECT_EQ(description.role == LayerRole::Dense, node.opType == "Gemm" || node.opType == "MatMul")
+          << name << ": " << node.name;
+      if (node.opType == "Conv") convs.push_back(static_cast<int>(i));
+    }
+    EXPECT_EQ(convNodeIndices(*model), convs) << name;
+    EXPECT_EQ(convs.size(), 2u) << name;  // every shipped network has two conv layers
+    EXPECT_TRUE(model->endsWithSoftmax()) << name;
+  }
 }
 
 TEST(LayerTitles, KindsAreNamedForStudentsAndUnknownOnesLowercased) {

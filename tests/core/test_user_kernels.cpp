@@ -42,6 +42,22 @@ TEST(UserKernelCompile, TheTemplatesCompile) {
   }
 }
 
+// The window compiles through the core's interface (app/core/conv/user_kernel_compiler.h): in a
+// program that links gpu/, that is gpu/'s compiler, with the same result as calling it directly.
+TEST(UserKernelCompile, TheCoresCompilerIsTheOneGpuInstalled) {
+  EXPECT_EQ(userKernelCompiler().unavailableReason(), gpu::userKernelCompilerUnavailableReason());
+  for (const std::filesystem::path& file : {kTemplates / "naive_conv.cu", kKernels / "syntax_error.cu"}) {
+    SCOPED_TRACE(file.string());
+    const UserKernelSource source = readUserKernelSource(file);
+    const CompiledUserKernel throughTheCore = userKernelCompiler().compile(source);
+    const CompiledUserKernel direct = gpu::compileUserKernel(source);
+    EXPECT_EQ(throughTheCore.errorText(), direct.errorText());
+    EXPECT_EQ(throughTheCore.architecture, direct.architecture);
+    EXPECT_EQ(throughTheCore.loweredName, direct.loweredName);
+    EXPECT_EQ(throughTheCore.image.size(), direct.image.size());
+  }
+}
+
 TEST(UserKernelCompile, ASyntaxErrorGivesItsFileAndLine) {
   SKIP_WITHOUT_NVRTC();
   const std::filesystem::path file = kKernels / "syntax_error.cu";

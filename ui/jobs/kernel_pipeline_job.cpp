@@ -3,10 +3,10 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 
+#include "app/core/conv/user_kernel_compiler.h"
 #include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/engine/gpu_platform.h"
-#include "gpu/user_kernel.h"
 
 namespace convscope::ui {
 
@@ -79,11 +79,11 @@ void KernelPipelineJob::submitCompile() {
   submit(KernelStep::Compile, [this, file](JobContext&) -> std::function<void()> {
     KernelStepResult result{KernelStep::Compile};
     QString id, name;
-    std::shared_ptr<const gpu::CompiledUserKernel> image;
+    std::shared_ptr<const CompiledUserKernel> image;
     try {
       const UserKernelSource source = readUserKernelSource(file.toStdString());
-      auto compiledHere = std::make_shared<gpu::CompiledUserKernel>(gpu::compileUserKernel(source));
-      const gpu::CompiledUserKernel& kernel = *compiledHere;
+      auto compiledHere = std::make_shared<CompiledUserKernel>(userKernelCompiler().compile(source));
+      const CompiledUserKernel& kernel = *compiledHere;
       result.ok = kernel.ok();
       if (kernel.ok()) {
         image = compiledHere;
@@ -136,7 +136,7 @@ void KernelPipelineJob::submitCheck() {
   job.model = modelPath_.toStdString();
   job.data = dataFolder_.toStdString();
   job.timeLimitSeconds = checkSeconds_;
-  const std::shared_ptr<const gpu::CompiledUserKernel> image = compiled_;
+  const std::shared_ptr<const CompiledUserKernel> image = compiled_;
   submit(KernelStep::Check, [this, job, image](JobContext& context) -> std::function<void()> {
     context.progress(-1, tr("Checking your kernel"));
     const UserKernelJobResult r = runUserKernelJob(job, {}, [&context] { return !context.cancelled(); });
@@ -145,7 +145,7 @@ void KernelPipelineJob::submitCheck() {
     // thread, so no live inference runs between the install and the end of this job.
     if (r.passed && image) {
       try {
-        gpu::installUserKernel(*image);
+        userKernelCompiler().install(*image);
       } catch (const std::exception& e) {
         result.ok = false;
         result.summary = tr("passed, but cannot be added here: %1").arg(QString::fromUtf8(e.what()));

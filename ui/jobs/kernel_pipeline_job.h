@@ -3,7 +3,8 @@
 // child process with a time limit (runUserKernelJob), so that a kernel that faults or never ends
 // takes down that process, not the window. Each step's result arrives as a signal on the GUI
 // thread; a step runs only when the one before it succeeded. start() again (the file was saved)
-// cancels the steps in progress, killing a child that runs, and begins anew.
+// cancels the steps in progress, killing a child that runs, and begins anew. The compiler is the
+// core's (userKernelCompiler()): the one gpu/ installs in the program, which ui/ does not link.
 #pragma once
 
 #include <QObject>
@@ -12,8 +13,8 @@
 
 #include <memory>
 
+#include "app/core/conv/user_kernel_compiler.h"
 #include "app/core/engine/benchmark.h"
-#include "gpu/user_kernel.h"
 #include "ui/jobs/job_runner.h"
 
 namespace convscope::ui {
@@ -68,8 +69,8 @@ class KernelPipelineJob : public QObject {
   void submitTime();
   void submit(KernelStep step, std::function<std::function<void()>(JobContext&)> work);
 
-  QPointer<JobRunner> jobs_;                                 // the window may destroy the runner first
-  std::shared_ptr<const gpu::CompiledUserKernel> compiled_;  // the last compile, installed when checked
+  QPointer<JobRunner> jobs_;                            // the window may destroy the runner first
+  std::shared_ptr<const CompiledUserKernel> compiled_;  // the last compile, installed when checked
   JobRunner::JobId job_ = 0;
   quint64 generation_ = 0;
   QString file_, id_;

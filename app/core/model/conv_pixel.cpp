@@ -18,12 +18,13 @@ const Tensor& weightOf(const Model& model, const Node& conv, size_t input, const
 std::vector<int> convNodeIndices(const Model& model) {
   std::vector<int> indices;
   for (size_t i = 0; i < model.nodes.size(); ++i)
-    if (model.nodes[i].opType == "Conv") indices.push_back(static_cast<int>(i));
+    if (model.nodes[i].op->description().role == LayerRole::Convolution) indices.push_back(static_cast<int>(i));
   return indices;
 }
 
 ConvProblem convProblemOf(const Model& model, const Node& conv, const Shape& inputShape) {
-  if (conv.opType != "Conv" || conv.inputs.size() < 2) throw Error("node " + conv.name + " is not a Conv");
+  if (conv.op->description().role != LayerRole::Convolution || conv.inputs.size() < 2)
+    throw Error("node " + conv.name + " is not a Conv");
   std::vector<Shape> shapes = {inputShape, weightOf(model, conv, 1, "weights").shape()};
   if (conv.inputs.size() > 2) shapes.push_back(weightOf(model, conv, 2, "bias").shape());
   const std::optional<ConvProblem> problem = conv.op->convProblem(shapes);

@@ -1,7 +1,5 @@
 #include "app/core/model/layer_titles.h"
 
-#include <algorithm>
-#include <cctype>
 #include <map>
 
 #include "app/core/util/tensor.h"
@@ -29,40 +27,7 @@ int64_t valuesPerImage(const Shape& shape) {
 }  // namespace
 
 std::string layerKind(const std::string& opType) {
-  static const std::map<std::string, std::string> kinds = {{"Conv", "conv"},
-                                                           {"Gemm", "dense"},
-                                                           {"MatMul", "dense"},
-                                                           {"MaxPool", "max-pool"},
-                                                           {"AveragePool", "avg-pool"},
-                                                           {"Relu", "relu"},
-                                                           {"Tanh", "tanh"},
-                                                           {"Sigmoid", "sigmoid"},
-                                                           {"Softmax", "softmax"},
-                                                           {"Flatten", "flatten"},
-                                                           {"Reshape", "reshape"},
-                                                           {"Add", "add"},
-                                                           {"Identity", "identity"},
-                                                           {"Constant", "constant"},
-                                                           // The layers of students' CNNs beyond the course's.
-                                                           {"BatchNormalization", "batch-norm"},
-                                                           {"LeakyRelu", "leaky-relu"},
-                                                           {"Elu", "elu"},
-                                                           {"Gelu", "gelu"},
-                                                           {"Erf", "erf"},
-                                                           {"Sub", "sub"},
-                                                           {"Mul", "mul"},
-                                                           {"Div", "div"},
-                                                           {"Pow", "pow"},
-                                                           {"Dropout", "dropout"},
-                                                           {"GlobalAveragePool", "global-avg-pool"},
-                                                           {"ReduceMean", "mean"},
-                                                           {"Concat", "concat"},
-                                                           {"Resize", "resize"},
-                                                           {"Upsample", "upsample"}};
-  if (const auto it = kinds.find(opType); it != kinds.end()) return it->second;
-  std::string lower = opType;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return lower;
+  return describeOperator(opType).kind;
 }
 
 std::vector<std::string> layerTitles(const Model& model) {
@@ -79,11 +44,12 @@ std::vector<std::string> layerTitles(const Model& model) {
   std::vector<std::string> titles;
   titles.reserve(model.nodes.size());
   for (const Node& node : model.nodes) {
-    const std::string kind = layerKind(node.opType);
+    const LayerDescription& layer = node.op->description();
+    const std::string& kind = layer.kind;
     std::string title = kind + " " + std::to_string(++numberOfKind[kind]);
     const Shape& out = shapes.at(node.output);
     const Shape* in = node.inputs.empty() ? nullptr : &shapes.at(node.inputs.front());
-    if (node.opType == "Conv" && node.inputs.size() >= 2) {
+    if (layer.role == LayerRole::Convolution && node.inputs.size() >= 2) {
       const Shape& w = shapes.at(node.inputs[1]);  // filters x channels x kernel height x kernel width
       title += " · " + std::to_string(w[0]) + (w[0] == 1 ? " filter " : " filters ") + std::to_string(w[2]) + "×" +
                std::to_string(w[3]);
@@ -99,16 +65,15 @@ std::vector<std::string> layerTitles(const Model& model) {
           title += p->group == p->inChannels ? ", depthwise" : ", " + std::to_string(p->group) + " groups";
       }
       title += " → " + imageShape(out);
-    } else if (node.opType == "Gemm" && in && in->size() == 2 && out.size() == 2 && out[0] > 0) {
-      // A is M x K, or K x M with transA: either way K values for each of the M images of the output.
+    } else if (layer.role == LayerRole::Dense && in && in->size() == 2 && out.size() == 2 && out[0] > 0) {
+      // A is M x K, or K x M with Gemm's transA: either way K values for each of the M images of
+      // the output (a 2-D MatMul's A is M x K).
       title += " · " + std::to_string(elementCount(*in) / out[0]) + " → " + std::to_string(out[1]);
-    } else if ((node.opType == "Gemm" || node.opType == "MatMul") && in) {
+    } else if (layer.role == LayerRole::Dense && in) {
       title += " · " + std::to_string(valuesPerImage(*in)) + " → " + std::to_string(valuesPerImage(out));
-    } else if (node.opType == "Concat" && node.inputs.size() > 1) {
+    } else if (layer.role == LayerRole::Concatenation && node.inputs.size() > 1) {
       title += " · " + std::to_string(node.inputs.size()) + " inputs → " + imageShape(out);
-    } else if (in && (node.opType == "MaxPool" || node.opType == "AveragePool" || node.opType == "Flatten" ||
-                      node.opType == "Reshape" || node.opType == "GlobalAveragePool" || node.opType == "ReduceMean" ||
-                      node.opType == "Resize" || node.opType == "Upsample")) {
+    } else if (in && (layer.role == LayerRole::WindowPooling || layer.role == LayerRole::Reshaping)) {
       title += " · " + imageShape(*in) + " → " + imageShape(out);
     } else {
       title += " → " + imageShape(out);

@@ -41,10 +41,8 @@ std::map<std::string, Shape> Model::inferShapes(const std::map<std::string, Shap
     try {
       out = node.op->outputShape(in);
       // Element counts must fit in 64 bits everywhere. Shape-only operators may pass empty tensors
-      // along (ONNX allows them); the ones that compute -- through BLAS or the conv backends,
-      // which take no zero-sized matrix -- refuse them.
-      const bool computes = node.opType == "Conv" || node.opType == "Gemm" || node.opType == "MatMul" ||
-                            node.opType == "MaxPool" || node.opType == "AveragePool";
+      // along (ONNX allows them); the ones that compute through BLAS or the conv backends refuse them.
+      const bool computes = node.op->refusesEmptyTensors();
       for (size_t i = 0; i < in.size(); ++i)
         if (elementCount(in[i]) == 0 && computes)
           throw Error("input '" + node.inputs[i] + "' of shape " + shapeToString(in[i]) + " is empty");
@@ -76,7 +74,8 @@ const ValueInfo& Model::imageInput() const {
 
 bool Model::endsWithSoftmax() const {
   for (const Node& node : nodes)
-    if (!outputs.empty() && node.output == outputs.front().name) return node.opType == "Softmax";
+    if (!outputs.empty() && node.output == outputs.front().name)
+      return node.op->description().role == LayerRole::Softmax;
   return false;
 }
 

@@ -41,9 +41,36 @@ struct DeviceRun {
   std::function<void(const ConvProblem&, const float* input, const float* weights, float* output)> convolve;
 };
 
+// What a node is to a reader and to the model's checks. The factory sets it from its table, the
+// only place that names ONNX operators; the layer titles and the model's checks ask the operator.
+enum class LayerRole {
+  Convolution,    // Conv
+  Dense,          // Gemm, MatMul
+  WindowPooling,  // MaxPool, AveragePool
+  Reshaping,      // one image's shape changes, no window: Flatten, Reshape, global pooling, Resize
+  Concatenation,  // Concat
+  Softmax,        // Softmax
+  Other,          // value by value: activations, arithmetic, batch norm, dropout, identity
+};
+
+struct LayerDescription {
+  std::string kind;  // the reader's name of the layer: "conv", "dense", "max-pool", "tanh" ...
+  LayerRole role = LayerRole::Other;
+};
+
+struct OperatorRequest;
+
 class Operator {
  public:
   virtual ~Operator() = default;
+  const LayerDescription& description() const { return description_; }
+  // Whether its inputs and output may not be empty: it computes through BLAS or a conv backend,
+  // which take no zero-sized matrix. Shape-only operators may pass empty tensors along (as ONNX
+  // allows).
+  bool refusesEmptyTensors() const {
+    return description_.role == LayerRole::Convolution || description_.role == LayerRole::Dense ||
+           description_.role == LayerRole::WindowPooling;
+  }
   // Throws convscope::Error (without node context; the caller adds it) on inconsistent shapes.
   virtual Shape outputShape(const std::vector<Shape>& inputs) const = 0;
   virtual Tensor run(const std::vector<const Tensor*>& inputs, ConvExecutor& conv) const = 0;
@@ -81,6 +108,10 @@ class Operator {
     (void)inputs;
     return elementCount(output);
   }
+
+ private:
+  friend std::unique_ptr<Operator> createOperator(OperatorRequest& request);
+  LayerDescription description_;
 };
 
 // One element of an int64 vector the loader computed from shapes (Shape -> Slice -> Concat, as
@@ -111,6 +142,10 @@ struct OperatorRequest {
 
 // Throws convscope::Error with the reason (unsupported attribute value, wrong input count ...).
 std::unique_ptr<Operator> createOperator(OperatorRequest& request);
+
+// The description of an ONNX operator type; one ConvScope does not run is "Other", its kind the
+// name in lower case ("HardSwish": "hardswish").
+LayerDescription describeOperator(const std::string& opType);
 
 const std::vector<std::string>& supportedOperators();
 bool isSupportedOperator(const std::string& opType);

@@ -1,14 +1,77 @@
-// The activations students' CNNs use beyond the course's three: LeakyRelu, Elu, Gelu (both of
-// its forms) and Erf (the older exporter writes Gelu as x * 0.5 * (1 + erf(x / sqrt 2))), and
-// Dropout, which at inference passes its input through. They have no GPU kernel: on a GPU plan
-// they are host round trips, which the plan shows.
+// The one-input activations, value by value. The course's three (Relu, Tanh, Sigmoid) and Identity
+// have GPU kernels and fuse into a conv's epilogue; their arithmetic is applyActivation()
+// (util/host_epilogue.h), shared with the CPU variants' fused epilogues. The ones students' CNNs
+// bring beyond those -- LeakyRelu, Elu, Gelu (both of its forms) and Erf (the older exporter writes
+// Gelu as x * 0.5 * (1 + erf(x / sqrt 2))) -- and Dropout, which at inference passes its input
+// through, have no GPU kernel: on a GPU plan they are host round trips, which the plan shows.
+#include <algorithm>
 #include <cmath>
 
 #include "app/core/model/operators/operator_families.h"
 #include "app/core/util/error.h"
+#include "app/core/util/host_epilogue.h"
 
 namespace convscope::ops {
 namespace {
+
+enum class Kind { Relu, Tanh, Sigmoid, Identity };
+
+class ElementwiseOp final : public Operator {
+ public:
+  explicit ElementwiseOp(Kind kind) : kind_(kind) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override { return in[0]; }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    const Tensor& x = *in[0];
+    Tensor out(x.shape());
+    const float* src = x.data();
+    float* dst = out.data();
+    const int64_t n = x.size();
+    if (kind_ == Kind::Identity) {
+      std::copy(src, src + n, dst);
+      return out;
+    }
+    // Blocks of 16K elements: large enough to hide the loop overhead, many enough to share out.
+    // One block (a dense layer of one image) stays on this thread: waking the others would cost
+    // more than the work.
+    constexpr int64_t kBlock = 16384;
+    const Activation kind = activation();
+#pragma omp parallel for schedule(static) if (n > kBlock)
+    for (int64_t first = 0; first < n; first += kBlock)
+      applyActivation(kind, src + first, dst + first, std::min(kBlock, n - first));
+    return out;
+  }
+
+  bool hasDeviceKernel() const override {
+    return true;
+  }
+
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
+    if (kind_ == Kind::Identity) return *in[0];  // device tensors are never written after creation
+    DeviceTensor out = run.device.allocate(in[0]->shape);
+    run.device.activation(activation(), in[0]->data(), out.data(), out.size());
+    return out;
+  }
+
+  std::optional<EpilogueStep> asEpilogueStep(const Shape&) const override {
+    if (kind_ == Kind::Identity) return std::nullopt;
+    EpilogueStep step;
+    step.activation = activation();
+    return step;
+  }
+
+  int64_t flops(const std::vector<Shape>&, const Shape& out) const override {
+    return kind_ == Kind::Identity ? 0 : elementCount(out);
+  }
+
+ private:
+  Activation activation() const {
+    return kind_ == Kind::Relu ? Activation::Relu : kind_ == Kind::Tanh ? Activation::Tanh : Activation::Sigmoid;
+  }
+
+  Kind kind_;
+};
 
 enum class Function { LeakyRelu, Elu, GeluErf, GeluTanh, Erf };
 
@@ -79,21 +142,57 @@ void requireFinite(float value, const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<Operator> makeScalarFunction(OperatorRequest& request) {
+namespace {
+
+std::unique_ptr<Operator> makeElementwise(OperatorRequest& request, Kind kind) {
   requireInputCount(request, 1, 1);
-  const std::string& op = request.opType;
-  Attributes& a = request.attributes;
-  if (op == "LeakyRelu" || op == "Elu") {
-    const float alpha = a.getFloat("alpha", op == "LeakyRelu" ? 0.01f : 1.0f);
-    requireFinite(alpha, "alpha");
-    return std::make_unique<ScalarFunctionOp>(op == "LeakyRelu" ? Function::LeakyRelu : Function::Elu, alpha);
-  }
-  if (op == "Gelu") {
-    const std::string approximate = a.getString("approximate", "none");
-    if (approximate != "none" && approximate != "tanh")
-      throw Error("attribute approximate '" + approximate + "' is not valid (none or tanh)");
-    return std::make_unique<ScalarFunctionOp>(approximate == "tanh" ? Function::GeluTanh : Function::GeluErf, 0.0f);
-  }
+  return std::make_unique<ElementwiseOp>(kind);
+}
+
+// LeakyRelu and Elu: alpha, with ONNX's default for each.
+std::unique_ptr<Operator> makeWithAlpha(OperatorRequest& request, Function function, float defaultAlpha) {
+  requireInputCount(request, 1, 1);
+  const float alpha = request.attributes.getFloat("alpha", defaultAlpha);
+  requireFinite(alpha, "alpha");
+  return std::make_unique<ScalarFunctionOp>(function, alpha);
+}
+
+}  // namespace
+
+std::unique_ptr<Operator> makeRelu(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Relu);
+}
+
+std::unique_ptr<Operator> makeTanh(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Tanh);
+}
+
+std::unique_ptr<Operator> makeSigmoid(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Sigmoid);
+}
+
+std::unique_ptr<Operator> makeIdentity(OperatorRequest& request) {
+  return makeElementwise(request, Kind::Identity);
+}
+
+std::unique_ptr<Operator> makeLeakyRelu(OperatorRequest& request) {
+  return makeWithAlpha(request, Function::LeakyRelu, 0.01f);
+}
+
+std::unique_ptr<Operator> makeElu(OperatorRequest& request) {
+  return makeWithAlpha(request, Function::Elu, 1.0f);
+}
+
+std::unique_ptr<Operator> makeGelu(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
+  const std::string approximate = request.attributes.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    throw Error("attribute approximate '" + approximate + "' is not valid (none or tanh)");
+  return std::make_unique<ScalarFunctionOp>(approximate == "tanh" ? Function::GeluTanh : Function::GeluErf, 0.0f);
+}
+
+std::unique_ptr<Operator> makeErf(OperatorRequest& request) {
+  requireInputCount(request, 1, 1);
   return std::make_unique<ScalarFunctionOp>(Function::Erf, 0.0f);
 }
 

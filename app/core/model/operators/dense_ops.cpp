@@ -1,5 +1,5 @@
-// The dense layers: Gemm (PyTorch's Linear in the TorchScript exporter), MatMul (Linear in some
-// exports, followed by Add) and Add, Sub, Mul, Div, Pow with broadcasting. All products go through sgemm().
+// The dense layers: Gemm (PyTorch's Linear in the TorchScript exporter) and MatMul (Linear in some
+// exports, followed by an Add: arithmetic_ops.cpp). All products go through sgemm().
 #include <algorithm>
 #include <cmath>
 
@@ -169,52 +169,6 @@ class MatMulOp final : public Operator {
   }
 };
 
-// Add, and the Sub, Mul, Div and Pow that students' models bring (residual sums, Gelu written out by
-// the exporters, scaling), with broadcasting.
-enum class Arithmetic { Add, Sub, Mul, Div, Pow };
-
-class BinaryArithmeticOp final : public Operator {
- public:
-  explicit BinaryArithmeticOp(Arithmetic kind) : kind_(kind) {}
-
-  Shape outputShape(const std::vector<Shape>& in) const override { return broadcastShape(in[0], in[1]); }
-
-  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
-    const Shape shape = outputShape({in[0]->shape(), in[1]->shape()});
-    Tensor out = broadcastTo(*in[0], shape);
-    const Tensor& bSource = *in[1];
-    // The common cases: a bias vector along the last axis (after MatMul), or a scalar, applied
-    // without expanding it.
-    if (bSource.size() == 1 || (bSource.rank() == 1 && bSource.size() == shape.back())) {
-      const int64_t n = bSource.size();
-      for (int64_t i = 0; i < out.size(); ++i) out[i] = apply(out[i], bSource[i % n]);
-      return out;
-    }
-    const Tensor b = broadcastTo(bSource, shape);
-    for (int64_t i = 0; i < out.size(); ++i) out[i] = apply(out[i], b[i]);
-    return out;
-  }
-
- private:
-  float apply(float a, float b) const {
-    switch (kind_) {
-      case Arithmetic::Add:
-        return a + b;
-      case Arithmetic::Sub:
-        return a - b;
-      case Arithmetic::Mul:
-        return a * b;
-      case Arithmetic::Div:
-        return a / b;
-      case Arithmetic::Pow:  // GELU's tanh form, x^3, as the dynamo exporter writes it
-        return static_cast<float>(std::pow(double{a}, double{b}));
-    }
-    return a;
-  }
-
-  Arithmetic kind_;
-};
-
 }  // namespace
 
 std::unique_ptr<Operator> makeGemm(OperatorRequest& request) {
@@ -229,17 +183,6 @@ std::unique_ptr<Operator> makeGemm(OperatorRequest& request) {
 std::unique_ptr<Operator> makeMatMul(OperatorRequest& request) {
   requireInputCount(request, 2, 2);
   return std::make_unique<MatMulOp>();
-}
-
-std::unique_ptr<Operator> makeArithmetic(OperatorRequest& request) {
-  requireInputCount(request, 2, 2);
-  const std::string& op = request.opType;
-  const Arithmetic kind = op == "Add"   ? Arithmetic::Add
-                          : op == "Sub" ? Arithmetic::Sub
-                          : op == "Mul" ? Arithmetic::Mul
-                          : op == "Div" ? Arithmetic::Div
-                                        : Arithmetic::Pow;
-  return std::make_unique<BinaryArithmeticOp>(kind);
 }
 
 }  // namespace convscope::ops

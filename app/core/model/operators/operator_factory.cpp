@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "app/core/model/operators/operator_families.h"
@@ -27,36 +28,43 @@ namespace {
 
 using Factory = std::unique_ptr<Operator> (*)(OperatorRequest&);
 
-const std::map<std::string, Factory>& factories() {
-  static const std::map<std::string, Factory> table = {
-      {"Conv", ops::makeConv},
-      {"MaxPool", ops::makeMaxPool},
-      {"AveragePool", ops::makeAveragePool},
-      {"Gemm", ops::makeGemm},
-      {"MatMul", ops::makeMatMul},
-      {"Add", ops::makeArithmetic},
-      {"Sub", ops::makeArithmetic},
-      {"Mul", ops::makeArithmetic},
-      {"Div", ops::makeArithmetic},
-      {"Pow", ops::makeArithmetic},
-      {"LeakyRelu", ops::makeScalarFunction},
-      {"Elu", ops::makeScalarFunction},
-      {"Gelu", ops::makeScalarFunction},
-      {"Erf", ops::makeScalarFunction},
-      {"Dropout", ops::makeDropout},
-      {"BatchNormalization", ops::makeBatchNormalization},
-      {"GlobalAveragePool", ops::makeGlobalAveragePool},
-      {"ReduceMean", ops::makeReduceMean},
-      {"Concat", ops::makeConcat},
-      {"Resize", ops::makeResize},
-      {"Upsample", ops::makeUpsample},
-      {"Relu", ops::makeActivation},
-      {"Tanh", ops::makeActivation},
-      {"Sigmoid", ops::makeActivation},
-      {"Identity", ops::makeActivation},
-      {"Softmax", ops::makeSoftmax},
-      {"Flatten", ops::makeFlatten},
-      {"Reshape", ops::makeReshape},
+struct OperatorRow {
+  Factory make = nullptr;  // nullptr: the loader folds it away (Constant) and never asks for one
+  LayerDescription description;
+};
+
+const std::map<std::string, OperatorRow>& operatorTable() {
+  using enum LayerRole;
+  static const std::map<std::string, OperatorRow> table = {
+      {"Conv", {ops::makeConv, {"conv", Convolution}}},
+      {"MaxPool", {ops::makeMaxPool, {"max-pool", WindowPooling}}},
+      {"AveragePool", {ops::makeAveragePool, {"avg-pool", WindowPooling}}},
+      {"Gemm", {ops::makeGemm, {"dense", Dense}}},
+      {"MatMul", {ops::makeMatMul, {"dense", Dense}}},
+      {"Add", {ops::makeAdd, {"add", Other}}},
+      {"Sub", {ops::makeSub, {"sub", Other}}},
+      {"Mul", {ops::makeMul, {"mul", Other}}},
+      {"Div", {ops::makeDiv, {"div", Other}}},
+      {"Pow", {ops::makePow, {"pow", Other}}},
+      {"LeakyRelu", {ops::makeLeakyRelu, {"leaky-relu", Other}}},
+      {"Elu", {ops::makeElu, {"elu", Other}}},
+      {"Gelu", {ops::makeGelu, {"gelu", Other}}},
+      {"Erf", {ops::makeErf, {"erf", Other}}},
+      {"Dropout", {ops::makeDropout, {"dropout", Other}}},
+      {"BatchNormalization", {ops::makeBatchNormalization, {"batch-norm", Other}}},
+      {"GlobalAveragePool", {ops::makeGlobalAveragePool, {"global-avg-pool", Reshaping}}},
+      {"ReduceMean", {ops::makeReduceMean, {"mean", Reshaping}}},
+      {"Concat", {ops::makeConcat, {"concat", Concatenation}}},
+      {"Resize", {ops::makeResize, {"resize", Reshaping}}},
+      {"Upsample", {ops::makeUpsample, {"upsample", Reshaping}}},
+      {"Relu", {ops::makeRelu, {"relu", Other}}},
+      {"Tanh", {ops::makeTanh, {"tanh", Other}}},
+      {"Sigmoid", {ops::makeSigmoid, {"sigmoid", Other}}},
+      {"Identity", {ops::makeIdentity, {"identity", Other}}},
+      {"Softmax", {ops::makeSoftmax, {"softmax", Softmax}}},
+      {"Flatten", {ops::makeFlatten, {"flatten", Reshaping}}},
+      {"Reshape", {ops::makeReshape, {"reshape", Reshaping}}},
+      {"Constant", {nullptr, {"constant", Other}}},
   };
   return table;
 }
@@ -64,8 +72,8 @@ const std::map<std::string, Factory>& factories() {
 }  // namespace
 
 std::unique_ptr<Operator> createOperator(OperatorRequest& request) {
-  const auto it = factories().find(request.opType);
-  if (it == factories().end()) {
+  const auto it = operatorTable().find(request.opType);
+  if (it == operatorTable().end() || !it->second.make) {
     std::string known;
     for (const std::string& name : supportedOperators()) known += (known.empty() ? "" : ", ") + name;
     throw Error("operator " + request.opType + " is not supported (ConvScope runs " + known + ")");
@@ -73,14 +81,22 @@ std::unique_ptr<Operator> createOperator(OperatorRequest& request) {
   if (request.outputCount != 1)
     throw Error(std::to_string(request.outputCount) + " outputs requested; only the first output of " + request.opType +
                 " is supported");
-  return it->second(request);
+  std::unique_ptr<Operator> op = it->second.make(request);
+  op->description_ = it->second.description;
+  return op;
+}
+
+LayerDescription describeOperator(const std::string& opType) {
+  if (const auto it = operatorTable().find(opType); it != operatorTable().end()) return it->second.description;
+  std::string lower = opType;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return {lower, LayerRole::Other};
 }
 
 const std::vector<std::string>& supportedOperators() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> list;
-    for (const auto& [name, factory] : factories()) list.push_back(name);
-    list.push_back("Constant");  // folded into weights by the loader
+    for (const auto& [name, row] : operatorTable()) list.push_back(name);  // Constant: folded by the loader
     std::sort(list.begin(), list.end());
     return list;
   }();

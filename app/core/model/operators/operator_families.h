@@ -1,4 +1,5 @@
-// Factories of each operator family, used by createOperator(); internal to model/.
+// The factory of each ONNX operator type, used by createOperator(); internal to model/. One per
+// type, so that only operator_factory.cpp's table names the types.
 #pragma once
 
 #include <memory>
@@ -7,22 +8,41 @@
 
 namespace convscope::ops {
 
+// conv_op.cpp
 std::unique_ptr<Operator> makeConv(OperatorRequest& request);
+// pool_ops.cpp
 std::unique_ptr<Operator> makeMaxPool(OperatorRequest& request);
 std::unique_ptr<Operator> makeAveragePool(OperatorRequest& request);
+// dense_ops.cpp
 std::unique_ptr<Operator> makeGemm(OperatorRequest& request);
 std::unique_ptr<Operator> makeMatMul(OperatorRequest& request);
-std::unique_ptr<Operator> makeArithmetic(OperatorRequest& request);      // Add, Sub, Mul, Div, Pow
-std::unique_ptr<Operator> makeScalarFunction(OperatorRequest& request);  // LeakyRelu, Elu, Gelu, Erf
+// arithmetic_ops.cpp
+std::unique_ptr<Operator> makeAdd(OperatorRequest& request);
+std::unique_ptr<Operator> makeSub(OperatorRequest& request);
+std::unique_ptr<Operator> makeMul(OperatorRequest& request);
+std::unique_ptr<Operator> makeDiv(OperatorRequest& request);
+std::unique_ptr<Operator> makePow(OperatorRequest& request);
+// activation_ops.cpp
+std::unique_ptr<Operator> makeRelu(OperatorRequest& request);
+std::unique_ptr<Operator> makeTanh(OperatorRequest& request);
+std::unique_ptr<Operator> makeSigmoid(OperatorRequest& request);
+std::unique_ptr<Operator> makeIdentity(OperatorRequest& request);
+std::unique_ptr<Operator> makeLeakyRelu(OperatorRequest& request);
+std::unique_ptr<Operator> makeElu(OperatorRequest& request);
+std::unique_ptr<Operator> makeGelu(OperatorRequest& request);
+std::unique_ptr<Operator> makeErf(OperatorRequest& request);
 std::unique_ptr<Operator> makeDropout(OperatorRequest& request);
+// channel_ops.cpp
 std::unique_ptr<Operator> makeBatchNormalization(OperatorRequest& request);
 std::unique_ptr<Operator> makeGlobalAveragePool(OperatorRequest& request);
 std::unique_ptr<Operator> makeReduceMean(OperatorRequest& request);
 std::unique_ptr<Operator> makeConcat(OperatorRequest& request);
+// resize_op.cpp
 std::unique_ptr<Operator> makeResize(OperatorRequest& request);
 std::unique_ptr<Operator> makeUpsample(OperatorRequest& request);
-std::unique_ptr<Operator> makeActivation(OperatorRequest& request);  // Relu, Tanh, Sigmoid, Identity
+// softmax_op.cpp
 std::unique_ptr<Operator> makeSoftmax(OperatorRequest& request);
+// shape_ops.cpp
 std::unique_ptr<Operator> makeFlatten(OperatorRequest& request);
 std::unique_ptr<Operator> makeReshape(OperatorRequest& request);
 
