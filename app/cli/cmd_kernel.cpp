@@ -15,7 +15,7 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/conv_check.h"
-#include "app/core/conv/user_kernel_job.h"
+#include "app/core/engine/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/data/image_set.h"
 #include "app/core/engine/benchmark.h"

@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "app/core/conv/conv_check.h"
-#include "app/core/conv/user_kernel_job.h"
+#include "app/core/engine/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/engine/gpu_platform.h"
 #include "gpu/user_kernel.h"

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "app/core/conv/conv_backend.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 #include "app/core/engine/plan.h"
 #include "app/core/model/model.h"
 
