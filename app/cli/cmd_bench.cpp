@@ -4,9 +4,9 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
+#include "app/core/engine/user_kernel_job.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
-#include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/error.h"
 
 namespace convscope::cli {
@@ -115,8 +115,8 @@ int runBench(const std::vector<std::string>& tokens) {
               report.host.c_str());
   std::printf("Model: %s, %d repetitions after %d warm-ups, %s\n\n", report.model.c_str(), report.repeats,
               report.warmups, report.date.c_str());
-  std::printf("%-24s %7s %14s %14s %10s %10s %12s %9s %10s\n", "variant", "batch", "conv1 op (ms)", "conv2 op (ms)",
-              "total (ms)", "upload", "end to end", "accuracy", "peak (MB)");
+  std::printf("%-24s %7s %14s %14s %10s %10s %12s %9s\n", "variant", "batch", "conv1 op (ms)", "conv2 op (ms)",
+              "total (ms)", "upload", "end to end", "accuracy");
   for (const BenchmarkRun& run : report.runs) {
     std::printf("%-24s %7d", run.variant.c_str(), run.batch);
     for (size_t l = 0; l < 2; ++l)
@@ -127,8 +127,8 @@ int runBench(const std::vector<std::string>& tokens) {
                                                           : " ");
       else
         std::printf(" %14s", "-");
-    std::printf(" %10.3f %10.3f %11.3f%s %9.4f %10.1f\n", run.inference.median * 1e3, run.upload.median * 1e3,
-                run.endToEnd.median * 1e3, run.endToEndReplayed ? "g" : " ", run.accuracy, run.peakMemoryBytes / 1e6);
+    std::printf(" %10.3f %10.3f %11.3f%s %9.4f\n", run.inference.median * 1e3, run.upload.median * 1e3,
+                run.endToEnd.median * 1e3, run.endToEndReplayed ? "g" : " ", run.accuracy);
     // The same input bits: only a variant whose sums change order between runs (atomics) may differ.
     if (run.endToEnd.median > 0 && run.endToEndCorrect != run.correct)
       std::fprintf(stderr, "bench: warning: %s at batch %d: %d right end to end, %d on the float path\n",

@@ -209,9 +209,6 @@ TEST(Plan, TheBenchmarkSaysWhichNodesAFusedOpTimeCovers) {
   EXPECT_EQ(back.runs[0].layers[1].fusedNodes, (std::vector<std::string>{"/4/Tanh", "/5/MaxPool"}));
   EXPECT_TRUE(back.runs[1].layers[0].fusedNodes.empty()) << "cpu-reference fuses nothing";
   EXPECT_EQ(back.runs[0].correct, back.runs[1].correct);
-  EXPECT_EQ(back.runs[0].peakMemoryBytes,
-            Engine(loadOnnxModel(options.model.string()), "test-fusing").estimateMemory(2).bytes);
-  EXPECT_GT(back.runs[1].peakMemoryBytes, back.runs[0].peakMemoryBytes) << "cpu-reference stores every layer";
 }
 
 TEST(Plan, ADeclinedLayerGoesToTheNearestEarlierStepAndSaysWhy) {

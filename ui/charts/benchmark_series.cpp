@@ -47,12 +47,6 @@ bool runOpTime(const BenchmarkRun& run, int layer, double* seconds) {
   return true;
 }
 
-bool runPeakMemory(const BenchmarkRun& run, double* bytes) {
-  if (run.peakMemoryBytes <= 0) return false;
-  *bytes = static_cast<double>(run.peakMemoryBytes);
-  return true;
-}
-
 const BenchmarkRun* findRun(const BenchmarkReport& report, const std::string& variant, int batch) {
   const BenchmarkRun* found = nullptr;
   for (const BenchmarkRun& run : report.runs)

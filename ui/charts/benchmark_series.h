@@ -26,8 +26,6 @@ std::vector<std::string> convLayersIn(const BenchmarkReport& report);  // node n
 
 // The median op time of one conv layer of a run, or of all of them summed; false if it has no such layer.
 bool runOpTime(const BenchmarkRun& run, int layer, double* seconds);
-// The run's estimated peak memory in bytes; false when the file predates the field.
-bool runPeakMemory(const BenchmarkRun& run, double* bytes);
 // The run of a variant at a batch size (the last one, if a file holds it twice), or null.
 const BenchmarkRun* findRun(const BenchmarkReport& report, const std::string& variant, int batch);
 

@@ -154,7 +154,6 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
       BenchmarkRun run;
       run.variant = variant;
       run.batch = batch;
-      run.peakMemoryBytes = engine.estimateMemory(batch).bytes;
       std::vector<std::vector<double>> layerSamples;
       std::vector<double> totals, uploads;
       InferenceResult last;
@@ -251,8 +250,7 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                     {"end_to_end_replayed", run.endToEndReplayed},
                     {"end_to_end_correct", run.endToEndCorrect},
                     {"accuracy", run.accuracy},
-                    {"correct", run.correct},
-                    {"peak_memory_bytes", run.peakMemoryBytes}});
+                    {"correct", run.correct}});
   }
   const json document = {{"schema", "convscope-benchmark/1"},
                          {"model", report.model},
@@ -312,7 +310,6 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
       run.endToEndCorrect = r.value("end_to_end_correct", 0);
       run.accuracy = r.at("accuracy");
       run.correct = r.at("correct");
-      run.peakMemoryBytes = r.value("peak_memory_bytes", int64_t{0});
       report.runs.push_back(std::move(run));
     }
     return report;
@@ -325,7 +322,7 @@ void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::pat
   std::ofstream out(path);
   if (!out) throw Error(path.string() + ": cannot be opened for writing");
   out << "device,model,variant,batch,layer,node,ran_variant,op_time_median_s,op_time_min_s,op_time_max_s,gflops,"
-         "gbytes_per_s,inference_median_s,upload_median_s,end_to_end_median_s,accuracy,peak_memory_bytes\n";
+         "gbytes_per_s,inference_median_s,upload_median_s,end_to_end_median_s,accuracy\n";
   for (const BenchmarkRun& run : report.runs)
     for (size_t l = 0; l < run.layers.size(); ++l) {
       const LayerBenchmark& layer = run.layers[l];
@@ -333,7 +330,7 @@ void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::pat
           << ',' << layer.node << ',' << layer.ranVariant << ',' << layer.opTime.median << ',' << layer.opTime.min
           << ',' << layer.opTime.max << ',' << layer.gflops << ',' << layer.gbytesPerSecond << ','
           << run.inference.median << ',' << run.upload.median << ',' << run.endToEnd.median << ',' << run.accuracy
-          << ',' << run.peakMemoryBytes << '\n';
+          << '\n';
     }
   if (!out) throw Error(path.string() + ": write failed");
 }

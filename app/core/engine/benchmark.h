@@ -46,7 +46,6 @@ struct BenchmarkRun {
   int endToEndCorrect = 0;        // must equal `correct`: the same predictions
   double accuracy = 0.0;
   int correct = 0;
-  int64_t peakMemoryBytes = 0;  // the engine's estimate of the batch's peak memory (Engine::estimateMemory)
 };
 
 struct BenchmarkReport {
