@@ -3,9 +3,9 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 
-#include "app/core/engine/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/engine/gpu_platform.h"
+#include "app/core/engine/user_kernel_job.h"
 #include "gpu/user_kernel.h"
 
 namespace convscope::ui {
