@@ -8,7 +8,7 @@
 
 #include "app/core/conv/conv_backend.h"
 #include "app/core/conv/conv_problem.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 #include "gpu/gpu_context.h"
 #include "gpu/gpu_kernel.h"
 

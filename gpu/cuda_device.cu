@@ -221,7 +221,8 @@ class CudaDevice final : public Device {
     if (!recording_) return;
     recording_ = false;
     cudaGraph_t graph = nullptr;
-    if (cudaStreamEndCapture(context_.stream(), &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+    const cudaError_t ended = cudaStreamEndCapture(context_.stream(), &graph);
+    const CudaGraph discarded(ended == cudaSuccess ? graph : nullptr);  // destroyed on leaving
     cudaGetLastError();  // the broken recording's error was thrown already; the next check starts clean
   }
 

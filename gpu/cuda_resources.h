@@ -194,11 +194,7 @@ class DeviceBuffer {
   }
   size_t bytes() const noexcept { return bytes_; }
 
-  // Gives up ownership: the caller frees the memory (to check the free call, for instance).
-  void* release() noexcept {
-    bytes_ = 0;
-    return std::exchange(data_, nullptr);
-  }
+  // Frees the memory now, unchecked (a destructor must not throw).
   void reset() noexcept {
     if (!data_) return;
     void* data = release();
@@ -207,8 +203,23 @@ class DeviceBuffer {
     else
       cudaFree(data);
   }
+  // Frees the memory now and checks the free: a plain buffer's cudaFree waits for the device, so
+  // a fault of earlier work that used the memory is thrown here as a CudaError.
+  void free() {
+    if (!data_) return;
+    void* data = release();
+    if (streamOrdered_)
+      CONVSCOPE_CUDA_CHECK(cudaFreeAsync(data, stream_));
+    else
+      CONVSCOPE_CUDA_CHECK(cudaFree(data));
+  }
 
  private:
+  void* release() noexcept {
+    bytes_ = 0;
+    return std::exchange(data_, nullptr);
+  }
+
   void* data_ = nullptr;
   size_t bytes_ = 0;
   cudaStream_t stream_ = nullptr;

@@ -18,7 +18,7 @@ void* GpuContext::workspace(size_t bytes) {
   if (bytes <= workspace_.bytes()) return workspace_.get();
   // The old scratch may still be in use by queued work; it goes before the new one is allocated.
   CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (workspace_.get()) CONVSCOPE_CUDA_CHECK(cudaFree(workspace_.release()));
+  workspace_.free();
   workspace_ = DeviceBuffer(bytes);
   return workspace_.get();
 }

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 #include "gpu/cuda_resources.h"
 
 namespace convscope::gpu {

@@ -8,7 +8,7 @@
 
 #include "app/core/conv/conv_backend.h"
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 
 namespace convscope::gpu {
 

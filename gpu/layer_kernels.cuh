@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "app/core/data/gray_image.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 
 namespace convscope::gpu {
 

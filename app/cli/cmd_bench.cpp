@@ -4,9 +4,9 @@
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
-#include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/error.h"
 
 namespace convscope::cli {

@@ -12,8 +12,8 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
+#include "app/core/engine/conv_pixel.h"
 #include "app/core/engine/engine.h"
-#include "app/core/model/conv_pixel.h"
 #include "app/core/model/onnx_loader.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"

@@ -12,7 +12,7 @@
 #include "app/core/conv/conv_failure_map.h"
 #include "app/core/conv/kernel_messages.h"
 #include "app/core/conv/kernel_resources.h"
-#include "app/core/conv/user_kernel_job.h"
+#include "app/core/engine/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/util/child_process.h"

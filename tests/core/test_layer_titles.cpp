@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/core/model/conv_pixel.h"
+#include "app/core/engine/conv_pixel.h"
 #include "app/core/model/layer_titles.h"
 #include "app/core/model/onnx_loader.h"
 

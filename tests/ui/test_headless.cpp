@@ -30,9 +30,17 @@ TEST(Headless, ScreenshotOfTheTimingTabWithABenchmark) {
   report.device = "CPU only";
   for (const char* variant : {"cpu-reference", "cpu-im2col-gemm"})
     for (int batch : {1, 100}) {
-      BenchmarkRun run{variant, batch, {}, {}, {}, 1.0, batch};
-      run.layers.push_back(
-          LayerBenchmark{"/0/Conv", {}, variant, "", {1e-3 * batch, 1e-3 * batch, 1e-3 * batch}, 1, 1});
+      BenchmarkRun run;  // members by name: a positional list shifts when a field is added
+      run.variant = variant;
+      run.batch = batch;
+      run.accuracy = 1.0;
+      run.correct = batch;
+      LayerBenchmark layer;
+      layer.node = "/0/Conv";
+      layer.ranVariant = variant;
+      layer.opTime = {1e-3 * batch, 1e-3 * batch, 1e-3 * batch};
+      layer.gflops = layer.gbytesPerSecond = 1;
+      run.layers.push_back(layer);
       report.runs.push_back(run);
     }
   const QString bench = dir.filePath("bench.json"), shot = dir.filePath("timing.png");
@@ -51,8 +59,17 @@ TEST(Headless, PlotRendersTheTimingChartOfABenchmarkJson) {
   report.model = "course-high";
   report.device = "CPU only";
   for (int batch : {1, 10, 100}) {
-    BenchmarkRun run{"cpu-im2col-gemm", batch, {}, {}, {}, 1.0, batch};
-    run.layers.push_back(LayerBenchmark{"/0/Conv", {}, "cpu-im2col-gemm", "", {1e-4 * batch, 1e-4, 1e-4}, 1, 1});
+    BenchmarkRun run;
+    run.variant = "cpu-im2col-gemm";
+    run.batch = batch;
+    run.accuracy = 1.0;
+    run.correct = batch;
+    LayerBenchmark layer;
+    layer.node = "/0/Conv";
+    layer.ranVariant = "cpu-im2col-gemm";
+    layer.opTime = {1e-4 * batch, 1e-4, 1e-4};
+    layer.gflops = layer.gbytesPerSecond = 1;
+    run.layers.push_back(layer);
     report.runs.push_back(run);
   }
   const QString bench = dir.filePath("bench.json");

@@ -26,7 +26,7 @@
 #include <cmath>
 
 #include "app/core/engine/classifier.h"
-#include "app/core/model/conv_pixel.h"
+#include "app/core/engine/conv_pixel.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/common/presentation_mode.h"
 #include "ui/explain/conv_arithmetic_view.h"

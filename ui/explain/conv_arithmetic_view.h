@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "app/core/model/conv_pixel.h"
+#include "app/core/engine/conv_pixel.h"
 #include "app/core/model/model.h"
 #include "ui/inference/inference_outcome.h"
 

@@ -8,7 +8,7 @@
 
 #include <optional>
 
-#include "app/core/model/conv_pixel.h"
+#include "app/core/engine/conv_pixel.h"
 
 namespace convscope::ui {
 

@@ -6,7 +6,7 @@
 #include <QScrollArea>
 #include <QVBoxLayout>
 
-#include "app/core/model/conv_pixel.h"
+#include "app/core/engine/conv_pixel.h"
 #include "app/core/model/layer_titles.h"
 #include "ui/common/export.h"
 #include "ui/explain/kernel_grid_widget.h"

@@ -4,9 +4,9 @@
 #include <QFileInfo>
 
 #include "app/core/conv/user_kernel_compiler.h"
-#include "app/core/conv/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/engine/gpu_platform.h"
+#include "app/core/engine/user_kernel_job.h"
 
 namespace convscope::ui {
 

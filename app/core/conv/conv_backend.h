@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "app/core/conv/conv_problem.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 #include "app/core/util/error.h"
 
 namespace convscope {

@@ -291,11 +291,18 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
       BenchmarkRun run;
       run.variant = r.at("variant");
       run.batch = r.at("batch");
-      for (const json& l : r.at("layers"))
-        run.layers.push_back({l.at("node"), problemFromJson(l.at("problem")), l.at("ran_variant"),
-                              l.value("fallback_reason", ""), statsFromJson(l.at("op_time_s")), l.at("gflops"),
-                              l.at("gbytes_per_s"), l.value("fused_nodes", std::vector<std::string>{}),
-                              l.value("output_elements", problemFromJson(l.at("problem")).outputElements())});
+      for (const json& l : r.at("layers")) {
+        const ConvProblem problem = problemFromJson(l.at("problem"));
+        run.layers.push_back({.node = l.at("node"),
+                              .problem = problem,
+                              .ranVariant = l.at("ran_variant"),
+                              .fallbackReason = l.value("fallback_reason", ""),
+                              .opTime = statsFromJson(l.at("op_time_s")),
+                              .gflops = l.at("gflops"),
+                              .gbytesPerSecond = l.at("gbytes_per_s"),
+                              .fusedNodes = l.value("fused_nodes", std::vector<std::string>{}),
+                              .outputElements = l.value("output_elements", problem.outputElements())});
+      }
       run.inference = statsFromJson(r.at("inference_s"));
       run.upload = statsFromJson(r.at("upload_s"));
       if (r.contains("end_to_end_s")) run.endToEnd = statsFromJson(r.at("end_to_end_s"));  // newer files

@@ -1,10 +1,12 @@
 // Runs a Model forward on a batch, NCHW float32, with the convolution arithmetic done by the
-// kernel variant chosen from the table (variant_table.h). The engine lowers the graph into a plan
-// (plan.h) and one evaluator runs the plan's stages, on the CPU or on the GPU. With a GPU variant
-// the whole network runs on the GPU: weights are uploaded once, when the engine is made; a batch
-// goes up once and only the probabilities (and captured layers, on request) come back. It times
-// every Conv stage ("Op Time", as the course reports it) and, on request, keeps every layer's
-// output for the feature-map view (then nothing is fused, so every layer has an output).
+// kernel variant chosen from the table (variant_table.h). With a GPU variant the whole network
+// runs on the GPU: weights are uploaded once, when the engine is made; a batch goes up once and
+// only the probabilities (and captured layers, on request) come back. It times every Conv stage
+// ("Op Time", as the course reports it) and, on request, keeps every layer's output for the
+// feature-map view (then nothing is fused, so every layer has an output).
+// The Engine only ties its parts together: the plan (plan.h, kept by plan_cache.h), the memory
+// it will take (memory_estimate.h), the one walk over the plan on the host or the device
+// (evaluation.h) and the recording of small batches as one replayable launch (device_recording.h).
 // One Engine is used by one thread at a time; make one per worker.
 #pragma once
 
@@ -16,31 +18,14 @@
 #include <vector>
 
 #include "app/core/conv/conv_backend.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
+#include "app/core/engine/evaluation.h"
+#include "app/core/engine/memory_estimate.h"
 #include "app/core/engine/plan.h"
+#include "app/core/engine/plan_cache.h"
 #include "app/core/model/model.h"
 
 namespace convscope {
-
-struct ConvLayerTime {
-  std::string node;
-  ConvProblem problem;
-  double seconds = 0.0;
-  std::string variant;                  // the variant that actually ran this layer
-  std::string fallbackReason;           // set when the selected variant declined and the plan gave it to another
-  std::vector<std::string> fusedNodes;  // the activation/pooling nodes the variant applied in the same kernel
-  // Elements the stage wrote: the conv output, or the pooled one when a pooling was fused.
-  int64_t outputElements = 0;
-  // A whole-network stage's floating-point operations and compulsory bytes (input, every weight,
-  // output); 0 for the others, whose figures follow from `problem` and `outputElements`.
-  int64_t stageFlops = 0, stageBytes = 0;
-};
-
-struct LayerOutput {
-  std::string node;  // "input" for the picture as the model sees it
-  std::string opType;
-  Tensor value;
-};
 
 struct InferenceResult {
   Tensor probabilities;        // N x classes
@@ -50,20 +35,6 @@ struct InferenceResult {
   bool replayed = false;
   std::vector<ConvLayerTime> convTimes;  // one per Conv node, in execution order
   std::vector<LayerOutput> layers;       // filled when captured: the input, then every node
-};
-
-// A batch of 8-bit images as the data set stores them: count x height x width bytes, row-major.
-struct ByteImages {
-  const uint8_t* pixels = nullptr;
-  int count = 0, height = 0, width = 0;
-};
-
-// What running a batch takes, estimated from the shapes alone before anything is allocated.
-struct MemoryEstimate {
-  int64_t bytes = 0;  // at the peak: the input, live activations, the conv workspace
-  std::string node;   // the layer where the peak is reached
-  std::string opType;
-  int64_t workspaceBytes = 0;  // of `bytes`, the conv backend's scratch memory (im2col)
 };
 
 class Engine {
@@ -114,22 +85,10 @@ class Engine {
                                          std::vector<LayerOutput>* captured = nullptr);
 
  private:
-  class Evaluation;
-  class HostEvaluation;
-  class DeviceEvaluation;
-
   // Inputs by pointer: a 10,000-image batch is 92 MB, not to be copied into a map.
   using InputRefs = std::map<std::string, const Tensor*>;
   std::map<std::string, Tensor> evaluate(const InputRefs& inputs, std::vector<ConvLayerTime>* convTimes,
                                          std::vector<LayerOutput>* captured, double* uploadSeconds);
-  // The one walk over the plan, for any evaluation whose inputs are bound: runs every stage,
-  // frees each value after its last reader, captures layers on request and appends a record per
-  // conv stage (its seconds are known once the evaluation finishes).
-  void runPlan(const Plan& plan, int64_t batch, Evaluation& values, std::vector<ConvLayerTime>& stageTimes,
-               std::vector<LayerOutput>* captured) const;
-  // Then: the graph's outputs fetched, the conv times filled in.
-  std::map<std::string, Tensor> finishPlan(Evaluation& values, std::vector<ConvLayerTime>& stageTimes,
-                                           std::vector<ConvLayerTime>* convTimes, double* uploadSeconds) const;
   // inferBytes' recorded small batches: the resize, the network and the copy of the scores into
   // pinned memory as one CUDA graph, for one batch shape.
   struct RecordedBatch;
@@ -140,28 +99,23 @@ class Engine {
   MemoryEstimate estimateFor(const std::map<std::string, Shape>& inputShapes, bool captureLayers,
                              int64_t limit = INT64_MAX) const;
   void checkMemoryFor(const std::map<std::string, Shape>& inputShapes, int64_t batch, bool captureLayers) const;
-  // The host backend of a CPU variant, made on first use.
-  ConvBackend& hostBackend(const std::string& variantId) const;
   // makePlan() for these shapes, kept for the next call with the same ones.
-  const Plan& planFor(const std::map<std::string, Shape>& inputShapes, bool fuse) const;
+  const Plan& planFor(const std::map<std::string, Shape>& inputShapes, bool fuse) const {
+    return plans_.planFor(inputShapes, fuse);
+  }
 
   std::shared_ptr<const Model> model_;
   std::string variantId_;
   bool onGpu_ = false;
-  mutable std::map<std::string, std::unique_ptr<ConvBackend>> hostBackends_;  // CPU variants
-  struct PlannedShapes {
-    std::map<std::string, Shape> inputShapes;
-    bool fuse = true;
-    Plan plan;
-  };
-  mutable std::optional<PlannedShapes> lastPlan_;
+  // The CPU variants' backends, made on first use: the memory estimate (a const query) asks
+  // them for their workspace.
+  mutable HostBackends hostBackends_;
+  // Planning is no visible state: a const query (plan(), estimateMemory()) may fill the cache.
+  mutable PlanCache plans_;
   std::unique_ptr<Device> device_;  // GPU variants; outlives the weights below
   std::map<std::string, DeviceTensor> deviceWeights_;
   std::unique_ptr<RecordedBatch> recorded_;  // the last batch shape inferBytes recorded
   std::string recordingDeclined_;
 };
-
-// Row-wise softmax of an N x K tensor.
-Tensor softmaxRows(const Tensor& logits);
 
 }  // namespace convscope

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 
 namespace convscope {
 

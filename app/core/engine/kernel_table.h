@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 #include "app/core/engine/engine.h"
 
 namespace convscope {

@@ -145,4 +145,12 @@ std::vector<std::string> Plan::describe(const Model& model) const {
   return lines;
 }
 
+std::map<std::string, size_t> lastReaders(const Model& model) {
+  std::map<std::string, size_t> lastUse;
+  for (size_t i = 0; i < model.nodes.size(); ++i)
+    for (const std::string& name : model.nodes[i].inputs) lastUse[name] = i;
+  for (const ValueInfo& output : model.outputs) lastUse[output.name] = model.nodes.size();
+  return lastUse;
+}
+
 }  // namespace convscope

@@ -53,4 +53,9 @@ struct Plan {
 Plan makePlan(const Model& model, const std::string& variantId, const std::map<std::string, Shape>& inputShapes,
               bool fuse = true);
 
+// For every value the graph reads, the index of the last node that reads it (Model::nodes.size()
+// for a graph output, which is never freed): the evaluator frees an intermediate there, and the
+// memory estimate counts it free from there.
+std::map<std::string, size_t> lastReaders(const Model& model);
+
 }  // namespace convscope

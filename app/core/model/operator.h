@@ -12,7 +12,7 @@
 
 #include "app/core/conv/conv_backend.h"
 #include "app/core/conv/conv_problem.h"
-#include "app/core/engine/device.h"
+#include "app/core/device/device.h"
 #include "app/core/model/attributes.h"
 #include "app/core/util/tensor.h"
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "app/core/engine/device.h"
+#include "app/core/util/epilogue.h"
 
 namespace convscope {
 

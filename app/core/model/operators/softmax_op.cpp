@@ -1,11 +1,10 @@
 // Softmax. Opset 13 changed its meaning: from 13 on it normalises along one axis (default -1);
 // before, the input is flattened to 2-D at `axis` (default 1) and each row is normalised.
-#include <algorithm>
 #include <array>
-#include <cmath>
 
 #include "app/core/model/operators/operator_families.h"
 #include "app/core/util/error.h"
+#include "app/core/util/host_softmax.h"
 
 namespace convscope::ops {
 namespace {
@@ -23,28 +22,14 @@ class SoftmaxOp final : public Operator {
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
-    // Plain variables, not a structured binding: clang before 16 cannot use those in OpenMP regions.
     const std::array<int64_t, 3> parts = view(x.shape());
     const int64_t outer = parts[0], length = parts[1], inner = parts[2];
     Tensor out(x.shape());
-    // A few rows (one image's ten classes) stay on this thread: waking the others costs more.
-#pragma omp parallel for schedule(static) if (outer * length * inner > 16384)
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        const float* src = x.data() + o * length * inner + i;
-        float* dst = out.data() + o * length * inner + i;
-        float peak = -INFINITY;
-        for (int64_t j = 0; j < length; ++j) peak = std::max(peak, src[j * inner]);
-        float sum = 0.0f;
-        for (int64_t j = 0; j < length; ++j) sum += dst[j * inner] = std::exp(src[j * inner] - peak);
-        for (int64_t j = 0; j < length; ++j) dst[j * inner] /= sum;
-      }
+    softmaxAlongAxis(x.data(), out.data(), outer, length, inner);
     return out;
   }
 
-  bool hasDeviceKernel() const override {
-    return true;
-  }
+  bool hasDeviceKernel() const override { return true; }
 
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
     const auto [outer, length, inner] = view(in[0]->shape);

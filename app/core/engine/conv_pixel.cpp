@@ -1,4 +1,4 @@
-#include "app/core/model/conv_pixel.h"
+#include "app/core/engine/conv_pixel.h"
 
 #include "app/core/util/error.h"
 

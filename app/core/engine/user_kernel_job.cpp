@@ -1,4 +1,4 @@
-#include "app/core/conv/user_kernel_job.h"
+#include "app/core/engine/user_kernel_job.h"
 
 #include <unistd.h>
 

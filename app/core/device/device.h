@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "app/core/conv/conv_problem.h"
 #include "app/core/data/gray_image.h"
+#include "app/core/util/epilogue.h"
 #include "app/core/util/tensor.h"
 
 namespace convscope {
@@ -52,16 +52,6 @@ class RecordedWork {
   virtual ~RecordedWork() = default;
   // Runs the recorded work after the work already queued, and waits for it.
   virtual void replay() = 0;
-};
-
-enum class Activation { Relu, Tanh, Sigmoid };
-
-struct PoolGeometry {
-  int64_t planes = 0;  // images x channels
-  int inHeight = 0, inWidth = 0, outHeight = 0, outWidth = 0;
-  int kernelHeight = 0, kernelWidth = 0, strideHeight = 1, strideWidth = 1;
-  int padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
-  bool countIncludePad = false;  // average pooling only
 };
 
 class Device {
