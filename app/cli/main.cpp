@@ -17,7 +17,8 @@ Commands:
   profile    the course's kernel table (time per kernel and copy) for one inference
   kernel     your own conv kernel: 'kernel check FILE.cu' compiles and checks it
 
-Run 'convscope-cli <command> --help' for a command's options.
+Run 'convscope-cli <command> --help' for a command's options;
+'convscope-cli --version' prints the version.
 )";
 
 }  // namespace
@@ -27,6 +28,10 @@ int main(int argc, char** argv) {
   if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
     std::cout << kUsage;
     return all.empty() ? 2 : 0;
+  }
+  if (all[0] == "--version") {
+    std::cout << "convscope-cli " << CONVSCOPE_VERSION << "\n";  // the project's, from CMake
+    return 0;
   }
   const std::string command = all[0];
   const std::vector<std::string> rest(all.begin() + 1, all.end());
