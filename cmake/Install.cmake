@@ -40,9 +40,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Read, not linked: the Fashion-MNIST test set (classify, the window's test images) and the
 # DejaVu fonts the window's pictures and screenshots are drawn in.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "dataset-fashion-mnist, fonts-dejavu-core")
-if(CONVSCOPE_HAVE_CUDA)
-  # The CUDA runtime, cuBLAS and NVRTC come with NVIDIA's toolkit, not a Debian package, so
-  # dpkg-shlibdeps has no package to name for them: the package needs that toolkit installed.
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR})
-endif()
+# Built with CUDA, the programs also link the CUDA runtime, cuBLAS, NVRTC (and cuDNN where found)
+# of NVIDIA's toolkit, which no Debian package provides: CPack runs dpkg-shlibdeps with
+# --ignore-missing-info, so they are left out of Depends and the package needs that toolkit
+# installed where it was at build time (the programs' run path names its lib folder).
 include(CPack)
