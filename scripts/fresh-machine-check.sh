@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Proves that a new user's machine gets the whole product: builds a clean Debian bookworm root
 # with mmdebstrap, clones the committed tree into it, and runs README command 1
-# (scripts/setup.sh) and then command 2 (scripts/test.sh) inside, as root in a chroot.
+# (scripts/setup.sh) and then command 2 (scripts/test.sh) inside, as root in a chroot. Then it
+# builds the .deb (README "Install": cpack in build/), installs it with apt-get (which brings its
+# declared dependencies), hides the source tree and starts the installed window (offscreen, a
+# screenshot) and CLI from there.
 # That user has no GPU and no CUDA toolkit; --with-cuda also binds this machine's
 # /usr/local/cuda into the root (kernels compile and link, nothing runs them).
 #
@@ -10,7 +13,7 @@
 # scripts/install-deps.sh installs is in the root.
 #
 #   scripts/fresh-machine-check.sh [--with-cuda] [--keep]
-# Logs: build/fresh-machine/{mmdebstrap,setup,test}.log. Needs root (CI runs as root).
+# Logs: build/fresh-machine/{mmdebstrap,setup,test,package,installed}.log. Needs root (CI runs as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -21,7 +24,7 @@ for arg in "$@"; do
   case "$arg" in
     --with-cuda) with_cuda=1 ;;
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "fresh-machine-check: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -87,7 +90,7 @@ inside() {
 
 step() {  # name, command: run inside, log to a file, show the log's end on failure
   local name=$1 command=$2 t0=$SECONDS
-  say "README command: $command (log: $logs/$name.log)"
+  say "$name: $command (log: $logs/$name.log)"
   if inside "$command" </dev/null >"$logs/$name.log" 2>&1; then
     say "$command passed in $((SECONDS - t0)) s"
   else
@@ -102,3 +105,25 @@ grep -E "^-- ConvScope:" "$logs/setup.log" || true
 step test scripts/test.sh
 grep -E "tests passed|tests failed" "$logs/test.log" || true
 say "both README commands passed in a clean Debian root ($((SECONDS - started)) s in all)"
+
+# The package, as README's "Install" builds it, installed the way a user installs a .deb: apt-get
+# must find every dependency it declares in the clean root's package sources.
+step package "cd build && cpack -G DEB && dpkg-deb --info convscope_*.deb"
+grep -E "^ (Package|Version|Depends):" "$logs/package.log" || true
+step install "DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./build/convscope_*.deb"
+# The installed programs must need nothing of the source tree they were built from (the built
+# programs fall back to its data/ when no installed data lie beside them): it is moved away while
+# they run from /usr/bin, and the CLI must name the installed model.
+step installed "cd / && mv /home/user/convscope /home/user/convscope-away && (
+    set -e
+    convscope-cli --version
+    convscope-cli info | tee /tmp/installed-info.txt
+    grep -q '(/usr/share/convscope/models/course-high.onnx)' /tmp/installed-info.txt
+    convscope --version
+    QT_QPA_PLATFORM=offscreen convscope --screenshot /tmp/installed-window.png --index 0 --tab explore
+    test -s /tmp/installed-window.png
+    test -f /usr/share/applications/convscope.desktop
+    test -f /usr/share/icons/hicolor/scalable/apps/convscope.svg
+  ); status=\$?; mv /home/user/convscope-away /home/user/convscope; exit \$status"
+cp "$root/tmp/installed-window.png" "$logs/installed-window.png"
+say "the .deb installed with its dependencies and its programs started; look at $logs/installed-window.png"

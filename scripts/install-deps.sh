@@ -16,6 +16,9 @@ PACKAGES=(
   # QCustomPlot for the charts, QScintilla for the kernel editor, and a font so offscreen
   # renderings (tests, --screenshot) have text
   qt6-base-dev libqcustomplot-dev libqcustomplot2.1-qt6 libqscintilla2-qt6-dev fonts-dejavu-core
+  # the .deb (cpack in build/): CPack finds the programs with file, their libraries' packages with
+  # dpkg-shlibdeps (dpkg-dev, part of build-essential)
+  file
   # tests, and the source format check (scripts/check-format.sh)
   libgtest-dev clang-format
   # data: the Fashion-MNIST IDX files and the ONNX operator conformance cases

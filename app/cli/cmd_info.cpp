@@ -7,11 +7,12 @@
 #include "app/core/engine/plan.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/data_dir.h"
 
 namespace convscope::cli {
 
 std::string defaultModelPath() {
-  return std::string(CONVSCOPE_MODELS_DIR) + "/course-high.onnx";
+  return std::string(shippedModelsDir()) + "/course-high.onnx";  // installed or the source tree's
 }
 
 namespace {

@@ -30,6 +30,7 @@
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/data_dir.h"
 #include "app/core/util/error.h"
 #include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"
@@ -379,7 +380,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
 
 int runKernel(const std::vector<std::string>& tokens) {
   if (tokens.empty() || tokens[0] == "--help" || tokens[0] == "-h") {
-    std::cout << kHelp;
+    std::cout << kHelp << "The templates on this machine: " << kernelTemplatesDir() << "\n";
     return tokens.empty() ? 2 : 0;
   }
   const std::string verb = tokens[0];

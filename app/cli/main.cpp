@@ -20,7 +20,9 @@ std::string usage() {
     const std::string name = command.name;
     text += "  " + name + std::string(width + 3 - name.size(), ' ') + command.help + "\n";
   }
-  return text + "\nRun 'convscope-cli <command> --help' for a command's options.\n";
+  return text +
+         "\nRun 'convscope-cli <command> --help' for a command's options;\n'convscope-cli --version' prints the "
+         "version.\n";
 }
 
 }  // namespace
@@ -30,6 +32,10 @@ int main(int argc, char** argv) {
   if (all.empty() || all[0] == "--help" || all[0] == "-h" || all[0] == "help") {
     std::cout << usage();
     return all.empty() ? 2 : 0;
+  }
+  if (all[0] == "--version") {
+    std::cout << "convscope-cli " << CONVSCOPE_VERSION << "\n";  // the project's, from CMake
+    return 0;
   }
   const std::string command = all[0];
   const std::vector<std::string> rest(all.begin() + 1, all.end());

@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("ConvScope");
   QApplication::setApplicationName("convscope");
-  QApplication::setApplicationVersion("0.1.0");
-  QApplication::setStyle("Fusion");  // the same look on every desktop and in screenshots
+  QApplication::setApplicationVersion(CONVSCOPE_VERSION);  // the project's, from CMake
+  QApplication::setStyle("Fusion");                        // the same look on every desktop and in screenshots
 
   convscope::gui::LaunchOptions options;
   QString message;
