@@ -5,7 +5,6 @@
 #include "ui/charts/prediction_panel.h"
 #include "ui/explain/conv_arithmetic_view.h"
 #include "ui/explain/kernel_weights_view.h"
-#include "ui/explain/layer_count_view.h"
 #include "ui/failures/confusion_view.h"
 #include "ui/gpumap/gpu_mapping_panel.h"
 #include "ui/input/input_panel.h"
@@ -103,9 +102,6 @@ std::vector<TabRow> standardTabs() {
           .on(Change::Model, [](GpuMappingPanel& v, const WindowState& s) { v.setModel(*s.model); })
           .on(Change::Variant,
               [](GpuMappingPanel& v, const WindowState& s) { v.setVariant(0, s.variant.toStdString()); }),
-      tab<ui::LayerCountView>({"layer-count"}, "Layer count", LeftColumn::NotNeeded,
-                              [](const TabContext& c) { return new ui::LayerCountView(c.window); })
-          .on(Change::Model, [](ui::LayerCountView& v, const WindowState& s) { v.setModel(s.model); }),
       // "staircase": the roofline tab's second sub-tab.
       tab<RooflinePanel>({"roofline", "staircase"}, "Roofline", LeftColumn::NotNeeded,
                          [](const TabContext& c) { return new RooflinePanel(c.window); })
