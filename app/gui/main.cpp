@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
                    "convscope: there is no display ($DISPLAY and $WAYLAND_DISPLAY are empty), so the window cannot "
                    "open.\n  On a desktop, run it there; over ssh, use 'ssh -X'; on a server, run it under a virtual "
                    "display:\n    xvfb-run -s '-screen 0 1600x1000x24' %s\n  or render it headless:\n    %s "
-                   "--screenshot shot.png [--index N] [--tab explore|draw|timing|profile|model]\n",
-                   argv[0], argv[0]);
+                   "--screenshot shot.png [--index N] [--tab %s]\n",
+                   argv[0], argv[0], qPrintable(convscope::gui::MainWindow::tabNames().join('|')));
       return 1;
     }
     qputenv("QT_QPA_PLATFORM", "offscreen");  // the headless modes need no display

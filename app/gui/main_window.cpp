@@ -23,6 +23,7 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/gpu_platform.h"
+#include "app/gui/explore_view.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
@@ -81,18 +82,8 @@ MainWindow::MainWindow(Options options)
       modelPicker_(new ui::ModelPicker(this)),
       variants_(new ui::VariantSelector(this)),
       input_(new ui::InputPanel(this)),
-      maps_(new ui::FeatureMapView(this)),
-      prediction_(new ui::PredictionPanel(this)),
-      timing_(new ui::TimingPanel(jobs_, this)),
-      profile_(new ui::ProfilePanel(jobs_, this)),
-      userKernel_(new ui::UserKernelPanel(jobs_, this)),
-      summary_(new ui::ModelSummaryView(this)),
-      arithmetic_(new ui::ConvArithmeticView(this)),
-      weights_(new ui::KernelWeightsView(this)),
-      confusion_(new ui::ConfusionView(jobs_, this)),
       tabs_(new QTabWidget(this)),
       columns_(new QSplitter(Qt::Horizontal, this)),
-      explore_(new QSplitter(Qt::Horizontal, this)),
       deviceLabel_(new QLabel(this)),
       timeLabel_(new QLabel(this)),
       busy_(new QProgressBar(this)) {
@@ -119,8 +110,7 @@ MainWindow::MainWindow(Options options)
   prediction_->setClassNames(classNames());
   testSetLoader_->load(dataFolder);
   inference_->setVariant(variants_->currentVariant().toStdString());
-  profile_->setVariant(variants_->currentVariant());
-  confusion_->setVariant(variants_->currentVariant());
+  notify(Change::Variant);
   restoreSettings();
   if (!modelLoading()) loadModel(defaultModelPath());
   updateBusy();
@@ -138,24 +128,25 @@ void MainWindow::buildLayout() {
   left->setMinimumWidth(300);
   left_ = left;
 
-  explore_->addWidget(maps_);
-  explore_->addWidget(prediction_);
-  explore_->setStretchFactor(0, 3);
-  explore_->setStretchFactor(1, 2);
-  tabs_->addTab(explore_, tr("Feature maps && prediction"));
-  tabs_->addTab(timing_, tr("Timing"));
-  tabs_->addTab(profile_, tr("Profile"));
-  tabs_->addTab(summary_, tr("Model"));
-  tabs_->addTab(userKernel_, tr("Your kernel"));
-  tabs_->addTab(arithmetic_, tr("Arithmetic"));
-  tabs_->addTab(weights_, tr("Weights"));
-  tabs_->addTab(confusion_, tr("Where it fails"));
-  gpuMapping_ = new ui::GpuMappingPanel(this);
-  roofline_ = new ui::RooflinePanel(this);
-  tabs_->addTab(gpuMapping_, tr("GPU mapping"));
-  tabs_->addTab(roofline_, tr("Roofline"));
-  connect(gpuMapping_, &ui::GpuMappingPanel::errorOccurred, this, &MainWindow::showError);
-  connect(roofline_, &ui::RooflinePanel::errorOccurred, this, &MainWindow::showError);
+  const TabContext context = tabContext();
+  for (const TabRow& row : options_.tabs) {
+    QWidget* view = row.make(context);
+    tabViews_.push_back(view);
+    tabs_->addTab(view, tr(row.title));
+    if (row.connectErrors) row.connectErrors(view, this, [this](const QString& message) { showError(message); });
+  }
+  explore_ = requiredView<ExploreView>("explore");
+  maps_ = explore_->maps();
+  prediction_ = explore_->prediction();
+  timing_ = requiredView<ui::TimingPanel>("timing");
+  profile_ = requiredView<ui::ProfilePanel>("profile");
+  summary_ = requiredView<ui::ModelSummaryView>("model");
+  userKernel_ = requiredView<ui::UserKernelPanel>("kernel");
+  arithmetic_ = requiredView<ui::ConvArithmeticView>("arithmetic");
+  weights_ = requiredView<ui::KernelWeightsView>("weights");
+  confusion_ = requiredView<ui::ConfusionView>("confusion");
+  gpuMapping_ = requiredView<ui::GpuMappingPanel>("gpu-mapping");
+  roofline_ = requiredView<ui::RooflinePanel>("roofline");
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
@@ -224,8 +215,8 @@ void MainWindow::buildMenus() {
                   [this] { input_->showSource(ui::InputPanel::Source::TestSet); });
   view->addSeparator();
   // Ctrl+1 to Ctrl+9 for the first nine tabs (a key sequence has one digit); every tab is in the menu.
-  for (int i = 0; i < tabs_->count(); ++i)
-    view->addAction(tabs_->tabText(i), i < 9 ? QKeySequence(tr("Ctrl+%1").arg(i + 1)) : QKeySequence(),
+  for (int i = 0; i < static_cast<int>(options_.tabs.size()); ++i)
+    view->addAction(tr(options_.tabs[i].title), i < 9 ? QKeySequence(tr("Ctrl+%1").arg(i + 1)) : QKeySequence(),
                     this,  // "&&" stays a literal &
                     [this, i] { tabs_->setCurrentIndex(i); });
 
@@ -263,10 +254,7 @@ void MainWindow::connectWidgets() {
   });
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
-    profile_->setVariant(id);
-    confusion_->setVariant(id);
-    gpuMapping_->setVariant(0, id.toStdString());  // the mapping's left side follows a GPU variant
-    if (model_) summary_->showPlan(*model_, id.toStdString());
+    notify(Change::Variant);
     deviceLabel_->setText(deviceText());
     statusBar()->showMessage(tr("Kernel variant: %1").arg(id), 4000);
   });
@@ -307,11 +295,6 @@ void MainWindow::connectWidgets() {
   });
   connect(maps_, &ui::FeatureMapView::errorOccurred, this, &MainWindow::showError);
   connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
-  connect(timing_, &ui::TimingPanel::errorOccurred, this, &MainWindow::showError);
-  connect(profile_, &ui::ProfilePanel::errorOccurred, this, &MainWindow::showError);
-  connect(arithmetic_, &ui::ConvArithmeticView::errorOccurred, this, &MainWindow::showError);
-  connect(weights_, &ui::KernelWeightsView::errorOccurred, this, &MainWindow::showError);
-  connect(confusion_, &ui::ConfusionView::errorOccurred, this, &MainWindow::showError);
   // A pixel clicked on an enlarged conv map: its arithmetic, in this window.
   connect(maps_, &ui::FeatureMapView::convPixelChosen, this, [this](const QString& node, int channel, int y, int x) {
     if (!arithmetic_->showPixel(node, channel, y, x)) return;
@@ -331,10 +314,7 @@ void MainWindow::connectWidgets() {
 void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
   testSet_ = std::move(images);
   input_->setImageSet(testSet_);
-  timing_->setImageSet(testSet_);
-  profile_->setImageSet(testSet_);
-  confusion_->setImageSet(testSet_);
-  prediction_->setClassNames(classNames());
+  notify(Change::TestSet);
   statusBar()->showMessage(tr("Test set loaded: %n image(s)", "", testSet_->count()), 4000);
   updateBusy();
   // The image asked for meanwhile (settings, --index), else the first one unless the user has
@@ -399,19 +379,7 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   card_ = std::move(card);
   modelPath_ = QFileInfo(path).absoluteFilePath();
   modelPicker_->setCurrentModel(modelPath_, *model_, card_);
-  summary_->setModel(*model_, card_);
-  summary_->showPlan(*model_, variants_->currentVariant().toStdString());
-  timing_->setModelPath(modelPath_);
-  userKernel_->pipeline()->setModelPath(modelPath_);
-  profile_->setModel(model_);
-  arithmetic_->setModel(model_);
-  weights_->setModel(model_);
-  confusion_->setModel(model_);
-  try {
-    gpuMapping_->setModel(*model_);
-  } catch (const std::exception& e) {
-    showError(QString::fromStdString(e.what()));
-  }
+  notify(Change::Model);
   inference_->setModel(model_);
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
   dismissProblem(Problem::Model);
@@ -456,7 +424,9 @@ bool MainWindow::openBenchmark(const QString& path) {
     return false;
   }
   recent_->add(path);
-  roofline_->addReport(timing_->report(), QFileInfo(path).fileName());
+  benchmark_ = timing_->report();
+  benchmarkName_ = QFileInfo(path).fileName();
+  notify(Change::Benchmark);
   tabs_->setCurrentWidget(timing_);
   return true;
 }
@@ -511,21 +481,53 @@ bool MainWindow::selectVariant(const QString& id) {
 }
 
 QStringList MainWindow::tabNames() {
-  return {"explore",    "draw",    "timing",    "profile",     "model",    "kernel",
-          "arithmetic", "weights", "confusion", "gpu-mapping", "roofline", "staircase"};
+  static const QStringList names = tabNamesOf(standardTabs());
+  return names;
 }
 
 bool MainWindow::selectTab(const QString& name) {
-  const int tab = tabNames().indexOf(name.toLower());
-  if (tab < 0) return false;
-  // Each name to its widget, so the order of the tabs may change; "draw" is the first tab's
-  // drawing, "roofline" and "staircase" the two sub-tabs of one tab.
-  const QList<QWidget*> widgets = {explore_,    explore_, timing_,    profile_,    summary_,  userKernel_,
-                                   arithmetic_, weights_, confusion_, gpuMapping_, roofline_, roofline_};
-  tabs_->setCurrentWidget(widgets[tab]);
-  if (name.toLower() == "draw") input_->showSource(ui::InputPanel::Source::Drawing);
-  if (widgets[tab] == roofline_) roofline_->showStaircase(name.toLower() == "staircase");
-  return true;
+  const QString wanted = name.toLower();
+  for (size_t i = 0; i < options_.tabs.size(); ++i) {
+    const TabRow& row = options_.tabs[i];
+    if (!row.names.contains(wanted)) continue;
+    tabs_->setCurrentWidget(tabViews_[i]);
+    if (row.selected) row.selected(tabViews_[i], wanted, tabContext());
+    return true;
+  }
+  return false;
+}
+
+TabContext MainWindow::tabContext() {
+  return TabContext{this, jobs_};
+}
+
+template <class View>
+View* MainWindow::requiredView(const char* name) const {
+  for (size_t i = 0; i < options_.tabs.size(); ++i)
+    if (options_.tabs[i].names.front() == QLatin1String(name))
+      if (auto* view = qobject_cast<View*>(tabViews_[i])) return view;
+  // A programming error, not a user's: the window's own menus and files need this tab.
+  qFatal("MainWindow: the tab list has no tab '%s' of the view the window uses", name);
+}
+
+WindowState MainWindow::state() const {
+  return WindowState{model_,   card_,      modelPath_,    variants_->currentVariant(), testSet_, classNames(),
+                     outcome_, benchmark_, benchmarkName_};
+}
+
+void MainWindow::notify(Change change) {
+  const WindowState now = state();
+  for (size_t i = 0; i < options_.tabs.size(); ++i) {
+    const auto& listener = options_.tabs[i].listeners[static_cast<int>(change)];
+    if (!listener) continue;
+    // A view that cannot take the change (a model whose shapes it cannot map) says why in the
+    // banner; the others are still told.
+    try {
+      listener(tabViews_[i], now);
+    } catch (const std::exception& e) {
+      showError(QString::fromStdString(e.what()));
+    }
+  }
 }
 
 void MainWindow::setPresentation(bool on) {
@@ -549,12 +551,12 @@ void MainWindow::setPresentation(bool on) {
 }
 
 void MainWindow::showLeftColumnFor(QWidget* tab) {
-  // Model, variant and picture feed the maps and the profile; the Timing tab has its own
-  // variants. On a projector its charts need the whole width, so the column makes way there.
-  // The views that show why want the width as much: the picture for the arithmetic is chosen in
-  // the first tab, and the weights, the confusion matrix, the mapping and the roofline need none.
-  left_->setVisible(!(presentation() && (tab == timing_ || tab == arithmetic_ || tab == weights_ || tab == confusion_ ||
-                                         tab == roofline_ || tab == gpuMapping_)));
+  // Model, variant and picture feed some views; on a projector the others' charts need the whole
+  // width, so the column makes way there (each row says which it is).
+  const auto view = std::find(tabViews_.begin(), tabViews_.end(), tab);
+  const bool needed =
+      view == tabViews_.end() || options_.tabs[view - tabViews_.begin()].leftColumn == LeftColumn::Needed;
+  left_->setVisible(!presentation() || needed);
 }
 
 bool MainWindow::presentation() const {
@@ -571,10 +573,9 @@ void MainWindow::stepImage(int delta) {
 
 void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome) {
   dismissProblem(Problem::Inference);
-  maps_->setOutcome(outcome);
-  prediction_->setOutcome(outcome);
-  arithmetic_->setOutcome(outcome);
-  timeLabel_->setText(tr("%1 ms per picture").arg(outcome->pictureSeconds * 1e3, 0, 'f', 1));
+  outcome_ = std::move(outcome);
+  notify(Change::Outcome);
+  timeLabel_->setText(tr("%1 ms per picture").arg(outcome_->pictureSeconds * 1e3, 0, 'f', 1));
   if (!firstShown_) {
     firstShown_ = true;
     emit firstPredictionShown();

@@ -1,10 +1,11 @@
-// The ConvScope window. It owns the widgets of ui/ and wires them together: the model picker,
-// variant selector and input panel on the left; feature maps with the prediction, timing,
-// profile and model tabs on the right. What each part does lives in its own widget; here are
-// only the connections, the menus and shortcuts, drag-and-drop, settings and error reporting
-// (once, in the banner: never a dialog that stops a demo). Long work (inference, sweeps,
-// profiles, loading the model and the test set) runs as jobs of the window's one JobRunner: the
-// GUI thread queues them and takes their results, and never waits for them.
+// The ConvScope window. It holds the left column (model picker, variant selector, input panel)
+// and a tab for each row of the tab list (app/gui/tab_registry.h): it makes the views, fills the
+// View menu, chooses tabs by name (--tab) and tells the views of every change they listen to.
+// What each part does lives in its own widget; here are only the connections, the menus and
+// shortcuts, drag-and-drop, settings and error reporting (once, in the banner: never a dialog
+// that stops a demo). Long work (inference, sweeps, profiles, loading the model and the test
+// set) runs as jobs of the window's one JobRunner: the GUI thread queues them and takes their
+// results, and never waits for them.
 #pragma once
 
 #include <QMainWindow>
@@ -15,6 +16,7 @@
 #include "app/core/data/image_set.h"
 #include "app/core/model/model.h"
 #include "app/core/model/model_card.h"
+#include "app/gui/tab_registry.h"
 #include "ui/inference/inference_outcome.h"
 
 class QLabel;
@@ -48,6 +50,8 @@ class VariantSelector;
 
 namespace convscope::gui {
 
+class ExploreView;
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
 
@@ -57,6 +61,8 @@ class MainWindow : public QMainWindow {
     // Presentation mode also fills the screen. Off for screenshots, whose --size stands for the
     // projector's screen, and for tests that check a layout at a given size.
     bool fullScreenPresentation = true;
+    // The tabs, in order. Tests add a view of their own to check that every consumer reads the list.
+    std::vector<TabRow> tabs = standardTabs();
   };
 
   explicit MainWindow(Options options);
@@ -82,9 +88,14 @@ class MainWindow : public QMainWindow {
   // While the test set loads, the image is selected once it has arrived.
   bool selectTestImage(int index);
   bool selectVariant(const QString& id);
+  // Makes the tab of one of its names current (case does not matter); false for no tab's name.
   bool selectTab(const QString& name);
-  static QStringList tabNames();  // explore, draw, timing, profile, model, kernel, arithmetic, weights,
-                                  // confusion, gpu-mapping, roofline, staircase
+  // The names --tab accepts: every name of every row of the standard tabs, in order.
+  static QStringList tabNames();
+  // This window's rows and the view each made (the tab at the same index).
+  const std::vector<TabRow>& tabRows() const { return options_.tabs; }
+  QWidget* tabView(int row) const { return tabViews_.at(row); }
+  QTabWidget* tabWidget() const { return tabs_; }
   void setPresentation(bool on);
   bool presentation() const;
 
@@ -140,6 +151,12 @@ class MainWindow : public QMainWindow {
   void dismissProblem(Problem problem);
   void showInferenceFailure(const QString& message);
   void showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome);
+  // Tells every view that listens to `change`, in the order of the rows.
+  void notify(Change change);
+  WindowState state() const;
+  TabContext tabContext();
+  template <class View>
+  View* requiredView(const char* name) const;
   void stepImage(int delta);
   void updateTitle();
   void showLeftColumnFor(QWidget* tab);
@@ -153,6 +170,9 @@ class MainWindow : public QMainWindow {
   QString modelPath_;
   std::shared_ptr<const ImageSet> testSet_;
   QString lastError_;
+  std::shared_ptr<const ui::InferenceOutcome> outcome_;  // the latest, for the views that listen to outcomes
+  std::shared_ptr<const BenchmarkReport> benchmark_;     // the latest opened, with its file name
+  QString benchmarkName_;
   bool firstShown_ = false;
   // Asked for while the test set loads, applied when it arrives.
   std::optional<int> pendingTestImage_;
@@ -169,19 +189,24 @@ class MainWindow : public QMainWindow {
   ui::ModelPicker* modelPicker_;
   ui::VariantSelector* variants_;
   ui::InputPanel* input_;
-  ui::FeatureMapView* maps_;
-  ui::PredictionPanel* prediction_;
-  ui::TimingPanel* timing_;
-  ui::ProfilePanel* profile_;
-  ui::UserKernelPanel* userKernel_;
-  ui::ModelSummaryView* summary_;
-  ui::ConvArithmeticView* arithmetic_;
-  ui::KernelWeightsView* weights_;
-  ui::ConfusionView* confusion_;
   QTabWidget* tabs_;
+  std::vector<QWidget*> tabViews_;  // made from the rows, in their order
+  // The views the window itself uses beyond telling them of changes (menus, files, settings).
+  // Made by their rows in buildLayout; the window does not open without them.
+  ExploreView* explore_ = nullptr;
+  ui::FeatureMapView* maps_ = nullptr;
+  ui::PredictionPanel* prediction_ = nullptr;
+  ui::TimingPanel* timing_ = nullptr;
+  ui::ProfilePanel* profile_ = nullptr;
+  ui::UserKernelPanel* userKernel_ = nullptr;
+  ui::ModelSummaryView* summary_ = nullptr;
+  ui::ConvArithmeticView* arithmetic_ = nullptr;
+  ui::KernelWeightsView* weights_ = nullptr;
+  ui::ConfusionView* confusion_ = nullptr;
+  ui::GpuMappingPanel* gpuMapping_ = nullptr;
+  ui::RooflinePanel* roofline_ = nullptr;
   QSplitter* columns_;
   QWidget* left_ = nullptr;
-  QSplitter* explore_;
   QLabel* deviceLabel_;
   QLabel* timeLabel_;
   QProgressBar* busy_;  // decoding a picture file, loading the model or the test set
@@ -189,8 +214,6 @@ class MainWindow : public QMainWindow {
   QAction* presentationAction_;
   bool presenting_ = false;  // the menu's check mark flips before its slot runs: not a record of the mode
   Qt::WindowStates stateBeforePresentation_ = Qt::WindowNoState;
-  ui::GpuMappingPanel* gpuMapping_ = nullptr;  // made in buildLayout
-  ui::RooflinePanel* roofline_ = nullptr;
 };
 
 }  // namespace convscope::gui

@@ -1,0 +1,133 @@
+// The one list of the window's tabs. Each row describes a view once: the names --tab and
+// selectTab know it by, its title (the tab's text and its View-menu entry), whether it needs the
+// left column (model, variant, picture) in presentation mode, how to make it, and which of the
+// window's changes it listens to. MainWindow, the --tab option and its --help, the View menu
+// (Ctrl+1..9), presentation mode and the change notifications all read this list; none names a
+// view. docs/architecture.md, "Adding a tab", says how to add a row.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "app/core/data/image_set.h"
+#include "app/core/engine/benchmark.h"
+#include "app/core/model/model.h"
+#include "app/core/model/model_card.h"
+#include "ui/inference/inference_outcome.h"
+
+class QWidget;
+
+namespace convscope::ui {
+class JobRunner;
+}
+
+namespace convscope::gui {
+
+class MainWindow;
+
+// What a view may listen to. The window tells every listening view after the change is made.
+enum class Change {
+  Model,      // a model loaded (the model, its card and its path)
+  Variant,    // another kernel variant selected
+  TestSet,    // the test set's pictures arrived (with their class names)
+  Outcome,    // the picture's inference answered: maps, probabilities, times
+  Benchmark,  // a benchmark JSON opened (the report and its file name)
+};
+inline constexpr int kChangeCount = 5;
+QString changeName(Change change);  // "model", "variant", ...: for tests and messages
+
+// The window as the views see it when told of a change; fields not yet known are empty.
+struct WindowState {
+  std::shared_ptr<const Model> model;  // null until the first model has loaded
+  std::optional<ModelCard> card;
+  QString modelPath;
+  QString variant;  // the selected kernel variant's id
+  std::shared_ptr<const ImageSet> testSet;
+  QStringList classNames;  // the test set's, or Fashion-MNIST's before it arrives
+  std::shared_ptr<const ui::InferenceOutcome> outcome;
+  std::shared_ptr<const BenchmarkReport> benchmark;  // the one opened last
+  QString benchmarkName;                             // its file name
+};
+
+// What a view's factory and its selection hook get from the window.
+struct TabContext {
+  MainWindow* window;   // the parent of every view
+  ui::JobRunner* jobs;  // the one runner of the window's long work
+};
+
+// In presentation mode the left column makes way for views that do not need it: on a projector
+// their charts want the whole width.
+enum class LeftColumn { Needed, NotNeeded };
+
+struct TabRow {
+  QStringList names;  // the tab's own name first, then names of a part of it ("draw", "staircase")
+  const char* title;  // untranslated; "&&" is a literal & (tab and menu texts)
+  LeftColumn leftColumn = LeftColumn::Needed;
+  std::function<QWidget*(const TabContext&)> make;
+  // After the tab was made current by one of its names: shows the part that name stands for.
+  std::function<void(QWidget* view, const QString& name, const TabContext&)> selected;
+  // Connects the view's errorOccurred(QString), where it has one, to the window's banner.
+  std::function<void(QWidget* view, QObject* receiver, std::function<void(const QString&)> show)> connectErrors;
+  std::array<std::function<void(QWidget* view, const WindowState&)>, kChangeCount> listeners;
+
+  bool listensTo(Change change) const { return static_cast<bool>(listeners[static_cast<int>(change)]); }
+};
+
+// Writes a row with the view's own type: tab<ui::ProfilePanel>(...).on(Change::Model, ...).
+template <class View>
+class TabRowBuilder {
+ public:
+  TabRowBuilder(QStringList names, const char* title, LeftColumn leftColumn,
+                std::function<View*(const TabContext&)> make) {
+    row_.names = std::move(names);
+    row_.title = title;
+    row_.leftColumn = leftColumn;
+    row_.make = [make = std::move(make)](const TabContext& context) -> QWidget* { return make(context); };
+    if constexpr (requires(View & view) { &View::errorOccurred; }) {
+      row_.connectErrors = [](QWidget* view, QObject* receiver, std::function<void(const QString&)> show) {
+        QObject::connect(static_cast<View*>(view), &View::errorOccurred, receiver, std::move(show));
+      };
+    }
+  }
+
+  TabRowBuilder& on(Change change, std::function<void(View&, const WindowState&)> listener) {
+    row_.listeners[static_cast<int>(change)] = [listener = std::move(listener)](QWidget* view,
+                                                                                const WindowState& state) {
+      listener(static_cast<View&>(*view), state);
+    };
+    return *this;
+  }
+
+  TabRowBuilder& whenSelected(std::function<void(View&, const QString& name, const TabContext&)> selected) {
+    row_.selected = [selected = std::move(selected)](QWidget* view, const QString& name, const TabContext& context) {
+      selected(static_cast<View&>(*view), name, context);
+    };
+    return *this;
+  }
+
+  operator TabRow() const { return row_; }  // NOLINT(google-explicit-constructor): rows of a list
+
+ private:
+  TabRow row_;
+};
+
+template <class View>
+TabRowBuilder<View> tab(QStringList names, const char* title, LeftColumn leftColumn,
+                        std::function<View*(const TabContext&)> make) {
+  return TabRowBuilder<View>(std::move(names), title, leftColumn, std::move(make));
+}
+
+// The window's tabs, in the order of the tab bar (and of Ctrl+1..9).
+std::vector<TabRow> standardTabs();
+
+// Every name of `rows`, in order: what --tab accepts.
+QStringList tabNamesOf(const std::vector<TabRow>& rows);
+
+}  // namespace convscope::gui
