@@ -282,7 +282,10 @@ namespace {
 
 // The window reaches the compiler through the core only (app/core/conv/user_kernel_compiler.h).
 const bool registeredWithTheCore = [] {
-  installUserKernelCompiler({userKernelCompilerUnavailableReason, compileUserKernel, installUserKernel});
+  // compileUserKernel is overloaded (build options): the one-argument form is the interface's.
+  installUserKernelCompiler({userKernelCompilerUnavailableReason,
+                             static_cast<CompiledUserKernel (*)(const UserKernelSource&)>(compileUserKernel),
+                             installUserKernel});
   return true;
 }();
 
