@@ -1,7 +1,7 @@
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
@@ -10,6 +10,7 @@
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/picture_input.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
 
 namespace convscope::cli {
@@ -39,8 +40,7 @@ std::string className(const std::vector<std::string>& names, int64_t index) {
 
 void writeCsv(const std::string& path, const ClassificationRun& run, const ImageSet& images,
               const std::vector<std::string>& fileNames) {
-  std::ofstream out(path);
-  if (!out) throw Error(path + ": cannot be opened for writing");
+  std::ostringstream out;
   const std::vector<std::string>& names = images.classNames();
   // One probability column per model output, whatever the data set's class count.
   const size_t classes = run.images.empty() ? names.size() : run.images.front().probabilities.size();
@@ -66,7 +66,7 @@ void writeCsv(const std::string& path, const ClassificationRun& run, const Image
     }
     out << "\n";
   }
-  if (!out) throw Error(path + ": write failed (disk full?)");
+  writeFileAtomically(path, out.str());
 }
 
 }  // namespace

@@ -9,15 +9,20 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "app/core/data/idx_file.h"
 #include "app/core/data/image_file.h"
 #include "app/core/data/image_set.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/engine/kernel_profile_json.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/atomic_file.h"
 #include "tests/core/test_support.h"
 
 namespace convscope {
@@ -135,6 +140,150 @@ TEST(InputFiles, ModelCardThatIsNoRegularFileIsRefusedButAMissingCardIsNone) {
     }
     expectError([&] { readModelCard(model); }, {odd.path.string() + ": ", odd.says});
   }
+}
+
+TEST(InputFiles, ProfileJsonThatIsNoRegularFileIsRefusedSayingWhatItIs) {
+  expectEveryOddPathRefused("profile.json", [](const fs::path& p) { readKernelProfileJson(p); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON files say what is wrong in the user's words, never the library's
+// ("[json.exception.parse_error.101] parse error at line 1, column 1" for an empty file).
+
+// Every reader of a JSON file, as a function of the file's path.
+const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>>& jsonReaders() {
+  static const std::vector<std::pair<std::string, std::function<void(const fs::path&)>>> readers = {
+      {"bench.json", [](const fs::path& p) { readBenchmarkJson(p); }},
+      {"profile.json", [](const fs::path& p) { readKernelProfileJson(p); }},
+      // A model card is read beside its model: model.onnx -> model.json.
+      {"model.json", [](const fs::path& p) { readModelCard(p.parent_path() / "model.onnx"); }},
+  };
+  return readers;
+}
+
+std::string errorOf(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(JsonFiles, EmptyOrBlankFileIsSaidToBeEmptyByEveryReader) {
+  TempDir dir;
+  for (const auto& [name, read] : jsonReaders())
+    for (const std::string content : {"", " \n\t\n"}) {
+      const std::vector<uint8_t> bytes(content.begin(), content.end());
+      const fs::path file = dir.write(name, bytes);
+      EXPECT_EQ(errorOf([&, &read = read] { read(file); }), file.string() + " is empty") << name;
+    }
+}
+
+TEST(JsonFiles, TextThatIsNotJsonIsRefusedWithItsLineAndColumn) {
+  TempDir dir;
+  // The fault, the letter x, is the 12th character of the second line.
+  const std::string text = "{\n  \"model\": x\n}\n";
+  const size_t lineStart = text.find('\n') + 1;
+  const std::string where =
+      "line 2, column " + std::to_string(text.find('x') - lineStart + 1) + ": syntax error while parsing value";
+  for (const auto& [name, read] : jsonReaders()) {
+    const fs::path file = dir.write(name, std::vector<uint8_t>(text.begin(), text.end()));
+    const std::string error = errorOf([&, &read = read] { read(file); });
+    EXPECT_EQ(error.rfind(file.string() + " is not JSON: " + where, 0), 0u) << error;
+    EXPECT_EQ(error.find("json.exception"), std::string::npos) << error;
+  }
+}
+
+TEST(JsonFiles, MissingOrMistypedFieldIsNamedWithoutTheLibrarysWords) {
+  TempDir dir;
+  const struct {
+    std::string name, content, says;
+  } cases[] = {
+      {"bench.json", R"({"schema": "convscope-benchmark/1", "date": "d", "device": "x", "repeats": 1, "runs": []})",
+       ": malformed benchmark file: field \"model\" missing"},
+      {"bench.json",
+       R"({"schema": "convscope-benchmark/1", "model": "m", "date": "d", "device": "x", "repeats": "ten", "runs": []})",
+       ": malformed benchmark file: a field of the wrong type (type must be number, but is string)"},
+      {"bench.json", R"([1, 2, 3])", ": not a ConvScope benchmark file (schema convscope-benchmark/1)"},
+      {"profile.json", R"({"schema": "convscope-profile/1", "model": "m", "device": "d", "batch": 1, "rows": []})",
+       ": not a readable profile: field \"variant\" missing"},
+      {"model.json", R"({"description": "no accuracy"})", ": malformed model card: field \"test_accuracy\" missing"},
+      {"model.json", R"([0.9])", ": a model card is a JSON object"},
+  };
+  for (const auto& c : cases) {
+    const fs::path file = dir.write(c.name, std::vector<uint8_t>(c.content.begin(), c.content.end()));
+    const auto& read = std::find_if(jsonReaders().begin(), jsonReaders().end(), [&](const auto& r) {
+                         return r.first == c.name;
+                       })->second;
+    const std::string error = errorOf([&] { read(file); });
+    EXPECT_EQ(error, file.string() + c.says) << c.content;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saving never leaves half a file over a good one.
+
+std::string contentsOf(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::vector<std::string> namesIn(const fs::path& folder) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(AtomicSave, ReplacesTheFileWholeAndLeavesNoTemporaryFile) {
+  TempDir dir;
+  const fs::path file = dir.path() / "results.csv";
+  writeFileAtomically(file, "first\n");
+  EXPECT_EQ(contentsOf(file), "first\n");
+  const std::string longer(100000, 'x');
+  writeFileAtomically(file, longer);
+  EXPECT_EQ(contentsOf(file), longer);
+  writeFileAtomically(file, "");
+  EXPECT_EQ(contentsOf(file), "");
+  EXPECT_EQ(namesIn(dir.path()), std::vector<std::string>{"results.csv"});
+}
+
+TEST(AtomicSave, ReadOnlyFolderFailsNamingTheFileAndTheOldFileIsIntact) {
+  if (geteuid() == 0) GTEST_SKIP() << "root writes into read-only folders";
+  TempDir dir;
+  const fs::path folder = dir.path() / "locked";
+  fs::create_directories(folder);
+  const fs::path file = folder / "bench.json";
+  writeFileAtomically(file, "the good file\n");
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec);
+  expectError([&] { writeFileAtomically(file, "half"); },
+              {file.string() + ": cannot be written (Permission denied)", "any file there before is unchanged"});
+  // The writers of results go through it: the benchmark JSON and CSV, the profile JSON.
+  BenchmarkReport report;
+  report.model = "m";
+  expectError([&] { writeBenchmarkJson(report, file); }, {file.string() + ": cannot be written"});
+  expectError([&] { writeBenchmarkCsv(report, folder / "bench.csv"); }, {"bench.csv: cannot be written"});
+  expectError([&] { writeKernelProfileJson(KernelProfile{}, folder / "profile.json"); },
+              {"profile.json: cannot be written"});
+  fs::permissions(folder, fs::perms::owner_all);
+  EXPECT_EQ(contentsOf(file), "the good file\n");
+  EXPECT_EQ(namesIn(folder), std::vector<std::string>{"bench.json"});
+}
+
+TEST(AtomicSave, TargetThatCannotBeReplacedFailsAndLeavesNothingBehind) {
+  // A folder where the file should go: the temporary file is written, the rename fails, and the
+  // temporary file is removed again (the step a full disk or a crash would interrupt).
+  TempDir dir;
+  const fs::path file = dir.path() / "bench.json";
+  writeFileAtomically(file, "the good file\n");
+  // A target that is a folder: the write succeeds, the rename fails; the folder stays.
+  const fs::path folder = dir.path() / "taken";
+  fs::create_directories(folder / "inside");
+  expectError([&] { writeFileAtomically(folder, "x"); }, {folder.string() + ": cannot be written"});
+  EXPECT_TRUE(fs::is_directory(folder / "inside"));
+  EXPECT_EQ(contentsOf(file), "the good file\n");
+  EXPECT_EQ(namesIn(dir.path()), (std::vector<std::string>{"bench.json", "taken"}));
 }
 
 TEST(InputFiles, DataFolderWhoseImageFileIsAFifoOrALoopIsRefusedNotHungOrThrownAsInternal) {

@@ -6,14 +6,17 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
 #include "app/core/util/input_file.h"
+#include "app/core/util/json_file.h"
 
 namespace convscope {
 namespace {
@@ -263,10 +266,9 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                          {"repeats", report.repeats},
                          {"warmups", report.warmups},
                          {"runs", runs}};
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot be opened for writing");
+  std::ostringstream out;
   out << document.dump(2) << "\n";
-  if (!out) throw Error(path.string() + ": write failed");
+  writeFileAtomically(path, out.str());
 }
 
 BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
@@ -274,8 +276,8 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
   InputFile file(path, "a benchmark file", uint64_t{256} << 20);
   const std::string text = file.readAll();
   try {
-    const json j = json::parse(text);
-    if (j.value("schema", "") != "convscope-benchmark/1")
+    const json j = parseJsonText(text, path.string());
+    if (!j.is_object() || j.value("schema", "") != "convscope-benchmark/1")
       throw Error(path.string() + ": not a ConvScope benchmark file (schema convscope-benchmark/1)");
     BenchmarkReport report;
     report.model = j.at("model");
@@ -307,13 +309,12 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
     }
     return report;
   } catch (const json::exception& e) {
-    throw Error(path.string() + ": malformed benchmark file (" + e.what() + ")");
+    throw Error(path.string() + ": malformed benchmark file: " + describeJsonFieldError(e));
   }
 }
 
 void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot be opened for writing");
+  std::ostringstream out;
   out << "device,model,variant,batch,layer,node,ran_variant,op_time_median_s,op_time_min_s,op_time_max_s,gflops,"
          "gbytes_per_s,inference_median_s,upload_median_s,end_to_end_median_s,accuracy\n";
   for (const BenchmarkRun& run : report.runs)
@@ -325,7 +326,7 @@ void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::pat
           << run.inference.median << ',' << run.upload.median << ',' << run.endToEnd.median << ',' << run.accuracy
           << '\n';
     }
-  if (!out) throw Error(path.string() + ": write failed");
+  writeFileAtomically(path, out.str());
 }
 
 }  // namespace convscope
