@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -204,8 +206,11 @@ TEST(JsonFiles, MissingOrMistypedFieldIsNamedWithoutTheLibrarysWords) {
       {"bench.json", R"({"schema": "convscope-benchmark/1", "date": "d", "device": "x", "repeats": 1, "runs": []})",
        ": malformed benchmark file: field \"model\" missing"},
       {"bench.json",
+       R"({"schema": "convscope-benchmark/1", "model": 5, "date": "d", "device": "x", "repeats": 1, "runs": []})",
+       ": malformed benchmark file: a field of the wrong type (type must be string, but is number)"},
+      {"bench.json",
        R"({"schema": "convscope-benchmark/1", "model": "m", "date": "d", "device": "x", "repeats": "ten", "runs": []})",
-       ": malformed benchmark file: a field of the wrong type (type must be number, but is string)"},
+       ": malformed benchmark file: \"repeats\" is \"ten\", not a whole number from 0 to 1073741824"},
       {"bench.json", R"([1, 2, 3])", ": not a ConvScope benchmark file (schema convscope-benchmark/1)"},
       {"profile.json", R"({"schema": "convscope-profile/1", "model": "m", "device": "d", "batch": 1, "rows": []})",
        ": not a readable profile: field \"variant\" missing"},
@@ -222,13 +227,69 @@ TEST(JsonFiles, MissingOrMistypedFieldIsNamedWithoutTheLibrarysWords) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Saving never leaves half a file over a good one.
-
 std::string contentsOf(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+// Numbers in a benchmark file from another machine are checked before they are used: a stride of
+// 0 divided by zero (SIGFPE) when the layer's output was counted, a float beyond int's range
+// converted with undefined behaviour, and the group check's refusal did not name the file.
+TEST(JsonFiles, BenchmarkNumbersThatWouldDivideByZeroOrOverflowAreRefused) {
+  TempDir dir;
+  BenchmarkReport report;
+  report.model = "m";
+  report.date = "d";
+  report.device = "x";
+  report.repeats = 3;
+  BenchmarkRun run;
+  run.variant = "cpu-reference";
+  run.batch = 2;
+  LayerBenchmark layer;
+  layer.node = "conv";
+  layer.problem.inHeight = layer.problem.inWidth = 8;
+  layer.problem.kernelHeight = layer.problem.kernelWidth = 3;
+  layer.ranVariant = "cpu-reference";
+  run.layers.push_back(layer);
+  report.runs.push_back(run);
+  const fs::path good = dir.path() / "good.json";
+  writeBenchmarkJson(report, good);
+  ASSERT_EQ(readBenchmarkJson(good).runs.at(0).layers.at(0).problem.outHeight(), 6);
+  const nlohmann::json original = nlohmann::json::parse(contentsOf(good));
+  const struct {
+    std::string name;
+    std::function<void(nlohmann::json&)> change;
+    std::string says;
+  } cases[] = {
+      {"stride 0",
+       [](nlohmann::json& j) {
+         j["runs"][0]["layers"][0]["problem"]["stride"] = {0, 1};
+       },
+       "\"stride\" is 0, not a whole number from 1 to 32768"},
+      {"batch 1e300", [](nlohmann::json& j) { j["runs"][0]["batch"] = 1e300; },
+       "\"batch\" is 1e+300, not a whole number from 1 to 1073741824"},
+      {"repeats -1", [](nlohmann::json& j) { j["repeats"] = -1; }, "\"repeats\" is -1, not a whole number"},
+      {"kernel larger than the input",
+       [](nlohmann::json& j) { j["runs"][0]["layers"][0]["problem"]["kernel_height"] = 9; },
+       "a layer's problem has a kernel larger than its padded input (8x8)"},
+      {"group that does not divide", [](nlohmann::json& j) { j["runs"][0]["layers"][0]["problem"]["group"] = 3; },
+       "a layer's problem has group 3"},
+      {"output elements as a float", [](nlohmann::json& j) { j["runs"][0]["layers"][0]["output_elements"] = 1e30; },
+       "\"output_elements\" is 1e+30, not a whole number of elements"},
+  };
+  for (const auto& c : cases) {
+    nlohmann::json changed = original;
+    c.change(changed);
+    const std::string text = changed.dump(1);
+    const fs::path file = dir.write("bench.json", std::vector<uint8_t>(text.begin(), text.end()));
+    const std::string error = errorOf([&] { readBenchmarkJson(file); });
+    EXPECT_EQ(error.rfind(file.string() + ": malformed benchmark file: ", 0), 0u) << c.name << ": " << error;
+    EXPECT_NE(error.find(c.says), std::string::npos) << c.name << ": " << error;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saving never leaves half a file over a good one.
 
 std::vector<std::string> namesIn(const fs::path& folder) {
   std::vector<std::string> names;
