@@ -214,6 +214,9 @@ TEST(JsonFiles, MissingOrMistypedFieldIsNamedWithoutTheLibrarysWords) {
       {"bench.json", R"([1, 2, 3])", ": not a ConvScope benchmark file (schema convscope-benchmark/1)"},
       {"profile.json", R"({"schema": "convscope-profile/1", "model": "m", "device": "d", "batch": 1, "rows": []})",
        ": not a readable profile: field \"variant\" missing"},
+      {"profile.json",
+       R"({"schema": "convscope-profile/1", "variant": "v", "model": "m", "device": "d", "batch": 1e300, "rows": []})",
+       ": \"batch\" is 1e+300, not a whole number from 1 to 1073741824"},
       {"model.json", R"({"description": "no accuracy"})", ": malformed model card: field \"test_accuracy\" missing"},
       {"model.json", R"([0.9])", ": a model card is a JSON object"},
   };

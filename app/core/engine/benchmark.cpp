@@ -68,44 +68,30 @@ json problemJson(const ConvProblem& p) {
           {"flops", p.flops()}};
 }
 
-// A whole number from `low` to `high`: a count in a file from another machine is checked before
-// it is used, since a float beyond int's range converts with undefined behaviour, a stride of 0
-// divides by zero and sizes of 2^30 overflow every product of the problem.
-int wholeNumber(const json& value, const std::string& field, int64_t low, int64_t high) {
-  const bool inRange = value.is_number_unsigned() ? value.get<uint64_t>() <= static_cast<uint64_t>(high) &&
-                                                        static_cast<int64_t>(value.get<uint64_t>()) >= low
-                       : value.is_number_integer() ? value.get<int64_t>() >= low && value.get<int64_t>() <= high
-                                                   : false;
-  if (!inRange)
-    throw Error("\"" + field + "\" is " + value.dump() + ", not a whole number from " + std::to_string(low) + " to " +
-                std::to_string(high));
-  return static_cast<int>(value.get<int64_t>());
-}
-
 // Sizes up to 2^15 keep a dilated kernel's extent and every product of the problem in range.
 constexpr int64_t kLargestSize = int64_t{1} << 15;
 constexpr int64_t kLargestCount = int64_t{1} << 30;
 
 ConvProblem problemFromJson(const json& j) {
   ConvProblem p;
-  p.batch = wholeNumber(j.at("batch"), "batch", 1, kLargestCount);
-  p.inChannels = wholeNumber(j.at("in_channels"), "in_channels", 1, kLargestSize);
-  p.inHeight = wholeNumber(j.at("in_height"), "in_height", 1, kLargestSize);
-  p.inWidth = wholeNumber(j.at("in_width"), "in_width", 1, kLargestSize);
-  p.outChannels = wholeNumber(j.at("out_channels"), "out_channels", 1, kLargestSize);
-  p.kernelHeight = wholeNumber(j.at("kernel_height"), "kernel_height", 1, kLargestSize);
-  p.kernelWidth = wholeNumber(j.at("kernel_width"), "kernel_width", 1, kLargestSize);
-  p.strideHeight = wholeNumber(j.at("stride").at(0), "stride", 1, kLargestSize);
-  p.strideWidth = wholeNumber(j.at("stride").at(1), "stride", 1, kLargestSize);
-  p.padTop = wholeNumber(j.at("pads").at(0), "pads", 0, kLargestSize);
-  p.padLeft = wholeNumber(j.at("pads").at(1), "pads", 0, kLargestSize);
-  p.padBottom = wholeNumber(j.at("pads").at(2), "pads", 0, kLargestSize);
-  p.padRight = wholeNumber(j.at("pads").at(3), "pads", 0, kLargestSize);
+  p.batch = jsonWholeNumber(j.at("batch"), "batch", 1, kLargestCount);
+  p.inChannels = jsonWholeNumber(j.at("in_channels"), "in_channels", 1, kLargestSize);
+  p.inHeight = jsonWholeNumber(j.at("in_height"), "in_height", 1, kLargestSize);
+  p.inWidth = jsonWholeNumber(j.at("in_width"), "in_width", 1, kLargestSize);
+  p.outChannels = jsonWholeNumber(j.at("out_channels"), "out_channels", 1, kLargestSize);
+  p.kernelHeight = jsonWholeNumber(j.at("kernel_height"), "kernel_height", 1, kLargestSize);
+  p.kernelWidth = jsonWholeNumber(j.at("kernel_width"), "kernel_width", 1, kLargestSize);
+  p.strideHeight = jsonWholeNumber(j.at("stride").at(0), "stride", 1, kLargestSize);
+  p.strideWidth = jsonWholeNumber(j.at("stride").at(1), "stride", 1, kLargestSize);
+  p.padTop = jsonWholeNumber(j.at("pads").at(0), "pads", 0, kLargestSize);
+  p.padLeft = jsonWholeNumber(j.at("pads").at(1), "pads", 0, kLargestSize);
+  p.padBottom = jsonWholeNumber(j.at("pads").at(2), "pads", 0, kLargestSize);
+  p.padRight = jsonWholeNumber(j.at("pads").at(3), "pads", 0, kLargestSize);
   // Absent in files written before grouped and dilated convolutions were read.
-  p.group = j.contains("group") ? wholeNumber(j.at("group"), "group", 1, kLargestSize) : 1;
+  p.group = j.contains("group") ? jsonWholeNumber(j.at("group"), "group", 1, kLargestSize) : 1;
   if (j.contains("dilation")) {
-    p.dilationHeight = wholeNumber(j.at("dilation").at(0), "dilation", 1, kLargestSize);
-    p.dilationWidth = wholeNumber(j.at("dilation").at(1), "dilation", 1, kLargestSize);
+    p.dilationHeight = jsonWholeNumber(j.at("dilation").at(0), "dilation", 1, kLargestSize);
+    p.dilationWidth = jsonWholeNumber(j.at("dilation").at(1), "dilation", 1, kLargestSize);
   }
   if (p.inHeight + p.padTop + p.padBottom < p.kernelExtentHeight() ||
       p.inWidth + p.padLeft + p.padRight < p.kernelExtentWidth())
@@ -319,12 +305,12 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
     report.cudaRuntime = j.value("cuda_runtime", "");
     report.cudnn = j.value("cudnn", "");
     report.host = j.value("host", "");
-    report.repeats = wholeNumber(j.at("repeats"), "repeats", 0, kLargestCount);
-    report.warmups = j.contains("warmups") ? wholeNumber(j.at("warmups"), "warmups", 0, kLargestCount) : 0;
+    report.repeats = jsonWholeNumber(j.at("repeats"), "repeats", 0, kLargestCount);
+    report.warmups = j.contains("warmups") ? jsonWholeNumber(j.at("warmups"), "warmups", 0, kLargestCount) : 0;
     for (const json& r : j.at("runs")) {
       BenchmarkRun run;
       run.variant = r.at("variant");
-      run.batch = wholeNumber(r.at("batch"), "batch", 1, kLargestCount);
+      run.batch = jsonWholeNumber(r.at("batch"), "batch", 1, kLargestCount);
       for (const json& l : r.at("layers"))
         run.layers.push_back({l.at("node"), problemFromJson(l.at("problem")), l.at("ran_variant"),
                               l.value("fallback_reason", ""), statsFromJson(l.at("op_time_s")), l.at("gflops"),
@@ -335,10 +321,10 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
       if (r.contains("end_to_end_s")) run.endToEnd = statsFromJson(r.at("end_to_end_s"));  // newer files
       run.endToEndReplayed = r.value("end_to_end_replayed", false);
       run.endToEndCorrect = r.contains("end_to_end_correct")
-                                ? wholeNumber(r.at("end_to_end_correct"), "end_to_end_correct", 0, kLargestCount)
+                                ? jsonWholeNumber(r.at("end_to_end_correct"), "end_to_end_correct", 0, kLargestCount)
                                 : 0;
       run.accuracy = r.at("accuracy");
-      run.correct = wholeNumber(r.at("correct"), "correct", 0, kLargestCount);
+      run.correct = jsonWholeNumber(r.at("correct"), "correct", 0, kLargestCount);
       report.runs.push_back(std::move(run));
     }
     return report;

@@ -56,8 +56,7 @@ KernelProfile readKernelProfileJson(const std::filesystem::path& path) {
     profile.model = j.at("model").get<std::string>();
     profile.device = j.at("device").get<std::string>();
     profile.date = j.value("date", "");
-    profile.batch = j.at("batch").get<int>();
-    if (profile.batch < 1) throw Error("\"batch\" is " + std::to_string(profile.batch) + ", not a batch size");
+    profile.batch = jsonWholeNumber(j.at("batch"), "batch", 1, int64_t{1} << 30);
     const json& rows = j.at("rows");
     if (!rows.is_array() || rows.empty()) throw Error("\"rows\" holds no kernels");
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -65,8 +64,11 @@ KernelProfile readKernelProfileJson(const std::filesystem::path& path) {
       KernelRow row;
       row.name = r.at("name").get<std::string>();
       row.isCopy = r.value("is_copy", false);
-      row.calls = r.at("calls").get<int>();
-      if (row.calls < 1) throw Error("row " + std::to_string(i) + ": \"calls\" is " + std::to_string(row.calls));
+      try {
+        row.calls = jsonWholeNumber(r.at("calls"), "calls", 1, int64_t{1} << 30);
+      } catch (const Error& e) {
+        throw Error("row " + std::to_string(i) + ": " + e.what());
+      }
       row.totalMs = nonNegative(r, "total_ms", i);
       row.minMs = nonNegative(r, "min_ms", i);
       row.maxMs = nonNegative(r, "max_ms", i);

@@ -44,4 +44,15 @@ std::string describeJsonFieldError(const nlohmann::json::exception& error) {
   return detail;
 }
 
+int jsonWholeNumber(const nlohmann::json& value, const std::string& field, int64_t low, int64_t high) {
+  const bool inRange = value.is_number_unsigned() ? value.get<uint64_t>() <= static_cast<uint64_t>(high) &&
+                                                        static_cast<int64_t>(value.get<uint64_t>()) >= low
+                       : value.is_number_integer() ? value.get<int64_t>() >= low && value.get<int64_t>() <= high
+                                                   : false;
+  if (!inRange)
+    throw Error("\"" + field + "\" is " + value.dump() + ", not a whole number from " + std::to_string(low) + " to " +
+                std::to_string(high));
+  return static_cast<int>(value.get<int64_t>());
+}
+
 }  // namespace convscope
