@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz: ONNX loader, IDX reader, image header) with clang in build-fuzz/ and runs each for SECONDS
+# Builds the libFuzzer targets (tests/fuzz: ONNX loader, IDX reader, image header, benchmark JSON,
+# profile JSON, .cu contract parser) with clang in build-fuzz/ and runs each for SECONDS
 # (default 600) under the limits every input must respect: 1 GB of memory (-rss_limit_mb, which
 # also caps a single allocation) and 10 s per input. Then prints, per target, the executions,
 # the findings (crash-, leak-, oom-, timeout- files) and the peak RSS.
@@ -13,16 +14,17 @@ cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 build=build-fuzz
 cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
+targets="fuzz_onnx_loader fuzz_idx_reader fuzz_image_header fuzz_benchmark_json fuzz_profile_json fuzz_kernel_source"
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" -DCONVSCOPE_FUZZ=ON \
   -DCONVSCOPE_WITH_CUDA=OFF -DCONVSCOPE_WITH_GUI=OFF -DCONVSCOPE_SANITIZE=OFF \
   $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
-nice cmake --build "$build" -j "$(nproc)" --target fuzz_onnx_loader fuzz_idx_reader fuzz_image_header
+nice cmake --build "$build" -j "$(nproc)" --target $targets
 
 # Seed corpora: a few small shipped models and the ONNX operator conformance models (by path,
 # not copied into the repository), and small IDX files written here.
 seeds="$build/seeds"
-rm -rf "$seeds" && mkdir -p "$seeds/onnx" "$seeds/idx" "$seeds/image"
+rm -rf "$seeds" && mkdir -p "$seeds/onnx" "$seeds/idx" "$seeds/image" "$seeds/benchmark" "$seeds/profile" "$seeds/kernel"
 cp data/models/lenet5.onnx tests/data/exported/lenet5-torchscript-op13.onnx "$seeds/onnx/"
 for case in /usr/share/libonnx-testdata/data/node/test_{conv,gemm,flatten,reshape,relu,maxpool,averagepool,softmax,matmul,add,constant,identity,sigmoid,tanh}*; do
   [ -f "$case/model.onnx" ] && cp "$case/model.onnx" "$seeds/onnx/$(basename "$case").onnx"
@@ -53,6 +55,24 @@ printf '\x49\x49\x2a\x00\x10\x00\x00\x00\x80\x00\x05\x02\x83\xc4\x0e\x02\x0c\x00
 printf 'P5\n3 2\n255\n\x00\x10\x20\x30\x40\x50' >"$seeds/image/small.pgm"
 printf 'P2\n2 2\n9\n0 3\n6 9\n' >"$seeds/image/small-ascii.pgm"
 
+# A benchmark file cut to one run of one layer (the shipped H100 sweep), a profile as the CLI
+# writes it, and the students' kernels: the examples and the broken ones of the tests.
+python3 - docs/results/bench-h100.json "$seeds" <<'PYTHON'
+import json, sys
+bench = json.load(open(sys.argv[1]))
+bench["runs"] = bench["runs"][:1]
+bench["runs"][0]["layers"] = bench["runs"][0]["layers"][:1]
+json.dump(bench, open(sys.argv[2] + "/benchmark/one-run.json", "w"), indent=1)
+profile = {"schema": "convscope-profile/1", "variant": "gpu-tiled", "model": "course-high", "device": "H100",
+           "date": "2026-11-25", "batch": 1000,
+           "rows": [{"name": "conv", "is_copy": False, "calls": 2, "total_ms": 6.0, "min_ms": 1.5, "max_ms": 4.5,
+                     "share": 0.6},
+                    {"name": "[CUDA memcpy HtoD]", "is_copy": True, "calls": 1, "total_ms": 4.0, "min_ms": 4.0,
+                     "max_ms": 4.0, "share": 0.4}]}
+json.dump(profile, open(sys.argv[2] + "/profile/profile.json", "w"), indent=1)
+PYTHON
+cp examples/kernels/*.cu tests/data/kernels/*.cu "$seeds/kernel/"
+
 run() {  # target, seed folder
   local target="$1" seedDir="$2"
   mkdir -p "$build/corpus/$target" "$build/findings/$target"
@@ -66,15 +86,21 @@ if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
   run fuzz_onnx_loader "$seeds/onnx" &
   run fuzz_idx_reader "$seeds/idx" &
   run fuzz_image_header "$seeds/image" &
+  run fuzz_benchmark_json "$seeds/benchmark" &
+  run fuzz_profile_json "$seeds/profile" &
+  run fuzz_kernel_source "$seeds/kernel" &
   wait
 else
   run fuzz_onnx_loader "$seeds/onnx"
   run fuzz_idx_reader "$seeds/idx"
   run fuzz_image_header "$seeds/image"
+  run fuzz_benchmark_json "$seeds/benchmark"
+  run fuzz_profile_json "$seeds/profile"
+  run fuzz_kernel_source "$seeds/kernel"
 fi
 
 status=0
-for target in fuzz_onnx_loader fuzz_idx_reader fuzz_image_header; do
+for target in $targets; do
   log="$build/$target.log"
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   rss=$(grep -o 'stat::peak_rss_mb: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")

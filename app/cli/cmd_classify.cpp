@@ -1,13 +1,16 @@
 #include <cstdio>
-#include <fstream>
 #include <iostream>
+#include <memory>
+#include <sstream>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_file.h"
 #include "app/core/engine/classifier.h"
+#include "app/core/engine/picture_input.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
 
 namespace convscope::cli {
@@ -37,8 +40,7 @@ std::string className(const std::vector<std::string>& names, int64_t index) {
 
 void writeCsv(const std::string& path, const ClassificationRun& run, const ImageSet& images,
               const std::vector<std::string>& fileNames) {
-  std::ofstream out(path);
-  if (!out) throw Error(path + ": cannot be opened for writing");
+  std::ostringstream out;
   const std::vector<std::string>& names = images.classNames();
   // One probability column per model output, whatever the data set's class count.
   const size_t classes = run.images.empty() ? names.size() : run.images.front().probabilities.size();
@@ -64,7 +66,7 @@ void writeCsv(const std::string& path, const ClassificationRun& run, const Image
     }
     out << "\n";
   }
-  if (!out) throw Error(path + ": write failed (disk full?)");
+  writeFileAtomically(path, out.str());
 }
 
 }  // namespace
@@ -83,6 +85,7 @@ int runClassify(const std::vector<std::string>& tokens) {
   const std::vector<std::string> files = args.values("images");
   ImageSet images;
   std::shared_ptr<const Model> model;
+  std::unique_ptr<Engine> engine;
   if (files.empty()) {
     std::cout << "Loading fashion-mnist data..." << std::flush;
     images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
@@ -96,11 +99,15 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << "Loading model..." << std::flush;
     model = loadOnnxModel(modelPath);
     std::cout << " done\n";
+    model->imageInput();  // refuses a model that is not a gray-image classifier, with the reason
+    engine = std::make_unique<Engine>(model, variant);
+    // Before any picture is decoded: a model whose input is 2^24 x 2^24 is refused with its
+    // figures here, not by std::bad_alloc in the resize.
+    checkPicturesFit(*engine, static_cast<int64_t>(files.size()));
     std::cout << "Loading images..." << std::flush;
     std::vector<GrayImage> pictures;
     for (const std::string& file : files)
-      pictures.push_back(
-          resizedToFit(loadImageFile(file, args.has("invert")), model->inputHeight(), model->inputWidth()));
+      pictures.push_back(pictureAtModelInput(*engine, loadImageFile(file, args.has("invert"))));
     images = ImageSet::fromImages("image files", pictures, fashionMnistClassNames());
     std::cout << " done\n";
   }
@@ -111,11 +118,11 @@ int runClassify(const std::vector<std::string>& tokens) {
     throw Error("--count " + std::to_string(count) + " but " + images.source() + " holds " +
                 std::to_string(images.count()) + " images");
 
-  Engine engine(model, variant);
+  if (!engine) engine = std::make_unique<Engine>(model, variant);
   std::cout << "New Inference\n";
   // On the GPU the whole request is one batch, as in the course; on the CPU chunks keep memory low.
   const int chunk = findConvVariant(variant).runsOnGpu() ? count : 256;
-  const ClassificationRun run = classify(engine, images, 0, count, chunk);
+  const ClassificationRun run = classify(*engine, images, 0, count, chunk);
   for (const ConvLayerTime& t : run.convTimes) {
     std::printf("Op Time: %.6f\n", t.seconds);
     if (!t.fallbackReason.empty())

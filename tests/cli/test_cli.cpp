@@ -365,4 +365,85 @@ TEST(CliMalformed, AbsurdShapesAreRefusedWithTheMemoryTheyNeedNotBadAlloc) {
       << bench.output;
 }
 
+// The header of a PNG whose IHDR says width x height (8-bit gray; CRC and pixel data left out:
+// the size is read, and refused, before anything is decoded).
+std::vector<uint8_t> pngHeader(uint32_t width, uint32_t height) {
+  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+  for (const uint32_t v : {width, height})
+    for (int shift = 24; shift >= 0; shift -= 8) png.push_back(static_cast<uint8_t>(v >> shift));
+  png.insert(png.end(), {8, 0, 0, 0, 0, 0, 0, 0, 0});
+  return png;
+}
+
+// The header of a baseline JPEG (SOI, SOF0 of one component) whose frame says width x height.
+std::vector<uint8_t> jpegHeader(uint16_t width, uint16_t height) {
+  return {0xFF,
+          0xD8,
+          0xFF,
+          0xC0,
+          0,
+          11,
+          8,
+          static_cast<uint8_t>(height >> 8),
+          static_cast<uint8_t>(height),
+          static_cast<uint8_t>(width >> 8),
+          static_cast<uint8_t>(width),
+          1,
+          1,
+          0x11,
+          0,
+          0xFF,
+          0xD9};
+}
+
+TEST(CliMalformed, PicturesForAModelOf2To24SquaredAreRefusedBeforeTheyAreDecoded) {
+  // issue 23: a model whose input is N x 1 x 2^24 x 2^24 and an ordinary picture ended in
+  // "internal error: std::bad_alloc" (exit 3), from the resize to the model's input.
+  if (!convscope::imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV to read image files";
+  TempDir dir;
+  const std::string model = (dir.path() / "huge.onnx").string();
+  ModelBuilder b;
+  b.input("x", {-1, 1, int64_t{1} << 24, int64_t{1} << 24}).output("y");
+  b.weights("W", {2, 1, 3, 3});
+  b.node("Conv", {"x", "W"}, {"h"}, "conv1");
+  b.node("Flatten", {"h"}, {"y"}, "flat");
+  b.save(model);
+  const std::string pgm = "P5\n2 2\n255\n";
+  std::vector<uint8_t> pgmBytes(pgm.begin(), pgm.end());
+  pgmBytes.insert(pgmBytes.end(), {0, 85, 170, 255});
+  for (const auto& [name, bytes] : {std::pair{"small.pgm", pgmBytes}, std::pair{"small.png", pngHeader(28, 28)},
+                                    std::pair{"small.jpg", jpegHeader(28, 28)}}) {
+    const std::string picture = dir.write(name, bytes).string();
+    const Outcome r = runCli("classify --model '" + model + "' --images '" + picture + "'");
+    EXPECT_EQ(r.exitCode, 1) << name << "\n" << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("huge\\.onnx: layer '[^']+' \\([A-Za-z]+\\) needs [0-9.]+ TB "
+                                                       "for batch 1.*the limit is [0-9.]+ GB")))
+        << name << "\n"
+        << r.output;
+    // Refused before any picture was read: the header-only PNG and JPEG would fail to decode.
+    EXPECT_EQ(r.output.find("Loading images"), std::string::npos) << name << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << name << "\n" << r.output;
+  }
+}
+
+TEST(CliMalformed, PngAndJpegHeadersClaimingHugePicturesAreRefusedBeforeDecoding) {
+  if (!convscope::imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV to read image files";
+  TempDir dir;
+  const struct {
+    std::string name;
+    std::vector<uint8_t> bytes;
+    std::string size, megapixels;
+  } cases[] = {{"claims.png", pngHeader(100000, 100000), "100000x100000", "10000.0 megapixels"},
+               {"claims.jpg", jpegHeader(65535, 65535), "65535x65535", "4294.8 megapixels"},
+               {"wide.png", pngHeader(0xFFFFFFFFu, 1), "4294967295x1", "4295.0 megapixels"}};
+  for (const auto& c : cases) {
+    const std::string picture = dir.write(c.name, c.bytes).string();
+    const Outcome r = runCli("classify --model '" + kModels + "/lenet5.onnx' --images '" + picture + "'");
+    EXPECT_EQ(r.exitCode, 1) << c.name << "\n" << r.output;
+    EXPECT_NE(r.output.find(picture + ": the "), std::string::npos) << c.name << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.size + " (" + c.megapixels + ")"), std::string::npos) << c.name << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << c.name << "\n" << r.output;
+  }
+}
+
 }  // namespace malformed

@@ -17,6 +17,7 @@
 #include "app/core/data/image_set.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/engine.h"
+#include "app/core/engine/picture_input.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/omp_exceptions.h"
 #include "tests/core/model_builder.h"
@@ -211,6 +212,43 @@ class ScopedMemoryLimit {
  private:
   std::optional<std::string> previous_;
 };
+
+TEST(MemoryLimits, PictureForAnInputOf2To24SquaredIsRefusedBeforeTheResize) {
+  // The CLI's --images and the window's pictures went through resizedToFit before any estimate:
+  // 2^48 floats, std::bad_alloc. Now the model's file, the layer and the figures are named.
+  const auto model = bigConvModel(int64_t{1} << 24, 3, 0);
+  Engine engine(model, "cpu-im2col-gemm");
+  const GrayImage picture{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}};
+  expectError([&] { pictureAtModelInput(engine, picture); }, {"big.onnx: ", "needs", "TB", "limit"});
+  expectError([&] { pictureAtModelInput(engine, picture, true); }, {"big.onnx: ", "needs", "TB", "limit"});
+  expectError([&] { checkPicturesFit(engine, 1); }, {"big.onnx: ", "needs", "TB", "limit"});
+}
+
+TEST(MemoryLimits, PicturesHeldTogetherAreCountedAgainstTheLimit) {
+  // 1000 x 1000 floats: 4 MB a picture. One inference (input, two 998^2 conv outputs, the
+  // flattened copy) needs about 20 MB and fits 100 MB; 25 pictures (100 MB) fit, 26 do not.
+  const ScopedMemoryLimit limit("100");
+  const auto model = bigConvModel(1000, 3, 0);
+  Engine engine(model, "cpu-reference");
+  EXPECT_NO_THROW(checkPicturesFit(engine, 25));
+  expectError([&] { checkPicturesFit(engine, 26); }, {"big.onnx: ", "26 pictures", "1000 x 1000", "104.0 MB",
+                                                      "the limit is 100.0 MB", "CONVSCOPE_MEMORY_LIMIT_MB"});
+}
+
+TEST(MemoryLimits, PictureAtModelInputIsTheAspectKeepingResizeOrThePictureItself) {
+  const auto model = bigConvModel(6, 3, 0);
+  Engine engine(model, "cpu-reference");
+  GrayImage wide{2, 4, {}};
+  for (int i = 0; i < 8; ++i) wide.pixels.push_back(0.1f * static_cast<float>(i));
+  const GrayImage sized = pictureAtModelInput(engine, wide);
+  const GrayImage expected = resizedToFit(wide, 6, 6);
+  EXPECT_EQ(sized.height, 6);
+  EXPECT_EQ(sized.width, 6);
+  EXPECT_EQ(sized.pixels, expected.pixels);
+  GrayImage exact{6, 6, std::vector<float>(36)};
+  for (int i = 0; i < 36; ++i) exact.pixels[static_cast<size_t>(i)] = static_cast<float>(i) / 36.0f;
+  EXPECT_EQ(pictureAtModelInput(engine, exact).pixels, exact.pixels);
+}
 
 TEST(MemoryLimits, Im2colWorkspaceOfA64By64KernelWithPads1000IsRefused) {
   // The output is small (2 x 1965 x 1965 floats); the unrolled input is not: 4096 x 1965^2 floats.

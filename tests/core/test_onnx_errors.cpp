@@ -489,6 +489,139 @@ TEST(OnnxErrors, MalformedAttributesOfTheNewOperatorsAreRefusedNamingTheNode) {
   }
 }
 
+// More malformed attributes of the same operators, at their edges (issue 23): every one refused
+// at load, naming the node and the problem, never a crash or an internal error at inference.
+TEST(OnnxErrors, EdgeCasesOfTheNewOperatorsAttributesAreRefusedNamingTheNode) {
+  const auto conv = [](ModelBuilder& b, const convscope::Shape& w) -> onnx::NodeProto& {
+    b.weights("W", w);
+    return b.node("Conv", {"x", "W"}, {"y"}, "bad");
+  };
+  const auto statistics = [](ModelBuilder& b) {
+    for (const char* name : {"s", "B", "m", "v"}) b.floats(name, {4}, {1.0f, 1.0f, 1.0f, 1.0f});
+  };
+  const std::vector<MalformedCase> cases = {
+      {"Conv negative group",
+       [&](ModelBuilder& b) {
+         setInt(conv(b, {4, 4, 3, 3}), "group", -2);
+       },
+       {"attribute group=-2 is invalid"}},
+      {"Conv more groups than channels",
+       [&](ModelBuilder& b) {
+         setInt(conv(b, {8, 1, 3, 3}), "group", 8);
+       },
+       {"group 8 does not divide the input's 4 channels"}},
+      {"Conv filters that do not split into the groups",
+       [&](ModelBuilder& b) {
+         setInt(conv(b, {3, 2, 3, 3}), "group", 2);
+       },
+       {"group 2 does not divide the input's 4 channels and the weights' 3 filters"}},
+      {"Conv group beyond int",
+       [&](ModelBuilder& b) {
+         setInt(conv(b, {4, 4, 3, 3}), "group", int64_t{1} << 40);
+       },
+       {"attribute group=1099511627776 is invalid"}},
+      {"BatchNormalization scale of rank 2",
+       [](ModelBuilder& b) {
+         b.floats("s", {2, 2}, {1.0f, 1.0f, 1.0f, 1.0f});
+         for (const char* name : {"B", "m", "v"}) b.floats(name, {4}, {1.0f, 1.0f, 1.0f, 1.0f});
+         b.node("BatchNormalization", {"x", "s", "B", "m", "v"}, {"y"}, "bad");
+       },
+       {"scale [2x2] does not match the input's 4 channels"}},
+      {"BatchNormalization NaN epsilon",
+       [&](ModelBuilder& b) {
+         statistics(b);
+         setFloat(b.node("BatchNormalization", {"x", "s", "B", "m", "v"}, {"y"}, "bad"), "epsilon", NAN);
+       },
+       {"epsilon must be a finite number"}},
+      {"BatchNormalization with four inputs",
+       [&](ModelBuilder& b) {
+         statistics(b);
+         b.node("BatchNormalization", {"x", "s", "B", "m"}, {"y"}, "bad");
+       },
+       {"takes 5 inputs, got 4"}},
+      {"ReduceMean axis -5",
+       [](ModelBuilder& b) { setInts(b.node("ReduceMean", {"x"}, {"y"}, "bad"), "axes", {-5}); },
+       {"axis -5 is out of range for rank 4"}},
+      {"ReduceMean axis beyond int64's range after wrapping",
+       [](ModelBuilder& b) { setInts(b.node("ReduceMean", {"x"}, {"y"}, "bad"), "axes", {INT64_MIN}); },
+       {"out of range for rank 4"}},
+      {"Concat axis -5",
+       [](ModelBuilder& b) {
+         setInt(b.node("Concat", {"x", "x"}, {"y"}, "bad"), "axis", -5);
+       },
+       {"axis -5 is out of range for rank 4"}},
+      {"Concat axis INT64_MIN",
+       [](ModelBuilder& b) {
+         setInt(b.node("Concat", {"x", "x"}, {"y"}, "bad"), "axis", INT64_MIN);
+       },
+       {"out of range for rank 4"}},
+      {"Concat of different ranks",
+       [](ModelBuilder& b) {
+         b.weights("z", {4, 8});
+         setInt(b.node("Concat", {"x", "z"}, {"y"}, "bad"), "axis", 1);
+       },
+       {"inputs [1x4x8x8] and [4x8] differ outside the concatenation axis 1"}},
+      {"Resize scales and sizes both given",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, 2, 2});
+         b.int64s("sizes", {1, 4, 16, 16});
+         b.node("Resize", {"x", "", "scales", "sizes"}, {"y"}, "bad");
+       },
+       {"exactly one of scales and sizes must be given"}},
+      {"Resize scales of 3 values",
+       [](ModelBuilder& b) {
+         b.floats("scales", {3}, {1, 2, 2});
+         b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
+       },
+       {"scales hold 3 values for an input of rank 4"}},
+      {"Resize sizes of 5 values",
+       [](ModelBuilder& b) {
+         b.int64s("sizes", {1, 4, 16, 16, 1});
+         b.node("Resize", {"x", "", "", "sizes"}, {"y"}, "bad");
+       },
+       {"sizes hold 5 values for an input of rank 4"}},
+      {"Resize NaN scale",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, NAN, 2});
+         b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
+       },
+       {"must be positive and finite"}},
+      {"Resize scale that shrinks the picture to nothing",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, 0.01f, 0.01f});
+         b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
+       },
+       {"the resized shape of [1x4x8x8] has an invalid dimension 0"}},
+      {"Resize scale beyond any picture",
+       [](ModelBuilder& b) {
+         b.floats("scales", {4}, {1, 1, 1e30f, 1e30f});
+         b.node("Resize", {"x", "", "scales"}, {"y"}, "bad");
+       },
+       {"the resized shape is absurdly large"}},
+      {"Resize negative size",
+       [](ModelBuilder& b) {
+         b.int64s("sizes", {1, 4, -16, 16});
+         b.node("Resize", {"x", "", "", "sizes"}, {"y"}, "bad");
+       },
+       {"the sizes 'sizes' hold -16; sizes are at least 1"}},
+      {"Resize size of the channels",
+       [](ModelBuilder& b) {
+         b.int64s("sizes", {1, 8, 16, 16});
+         b.node("Resize", {"x", "", "", "sizes"}, {"y"}, "bad");
+       },
+       {"only the spatial axes may be resized"}},
+  };
+  for (const MalformedCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    ModelBuilder b;
+    b.input("x", {-1, 4, 8, 8}).output("y");
+    c.build(b);
+    const std::string message = refusal(b.bytes());
+    EXPECT_NE(message.find("node 'bad' ("), std::string::npos) << message;
+    for (const std::string& word : c.words) EXPECT_NE(message.find(word), std::string::npos) << message;
+  }
+}
+
 TEST(OnnxErrors, MaxPoolStorageOrder) {
   ModelBuilder b;
   b.input("x", {-1, 1, 8, 8}).output("y");

@@ -144,7 +144,7 @@ TEST(Profile, ABadProfileFileIsRefusedWithItsNameAndTheProblem) {
     const char* problem;
   };
   const std::vector<Case> cases = {
-      {"notes.json", "these are lesson notes", "not a readable profile"},
+      {"notes.json", "these are lesson notes", "is not JSON: line 1, column"},
       {"bench.json", R"({"schema": "convscope-benchmark/1", "runs": []})", "not a ConvScope profile"},
       {"negative.json", QString(goodJson).replace("\"total_ms\": 6.0", "\"total_ms\": -6.0"), "negative"},
       {"minmax.json", QString(goodJson).replace("\"min_ms\": 1.5", "\"min_ms\": 9.5"), "above \"max_ms\""},

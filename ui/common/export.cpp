@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QSaveFile>
 #include <QStandardPaths>
 
 namespace convscope::ui {
@@ -53,7 +54,10 @@ QString exportWidget(QWidget& widget, const QString& path) {
       pixmap.setDevicePixelRatio(2.0);
       pixmap.fill(widget.palette().color(QPalette::Window));
       widget.render(&pixmap);
-      return pixmap.save(path, "PNG") ? QString() : cannotWrite(path);
+      // Through a temporary file renamed on commit: a failed save leaves the file there before.
+      QSaveFile file(path);
+      if (!file.open(QIODevice::WriteOnly) || !pixmap.save(&file, "PNG") || !file.commit()) return cannotWrite(path);
+      return QString();
     }
     case Format::Pdf: {
       QPdfWriter pdf(path);

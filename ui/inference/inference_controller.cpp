@@ -6,6 +6,7 @@
 
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/engine.h"
+#include "app/core/engine/picture_input.h"
 #include "app/core/model/layer_titles.h"
 
 namespace convscope::ui {
@@ -37,8 +38,9 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
   const int height = model.inputHeight(), width = model.inputWidth();
   const auto pictureStart = std::chrono::steady_clock::now();  // after the engine is ready
   const GrayImage& source = picture.image;
-  // Aspect ratio kept: a wide photo is padded with its background, not squashed.
-  GrayImage sized = source.height == height && source.width == width ? source : resizedToFit(source, height, width);
+  // Aspect ratio kept: a wide photo is padded with its background, not squashed. Refused with
+  // the model's figures before the resize when one picture at its input does not fit in memory.
+  GrayImage sized = pictureAtModelInput(engine, source, true);
   const Tensor input({1, 1, height, width}, std::move(sized.pixels));
   InferenceResult result = engine.infer(input, true);
   // What one picture costs: the resize and the captured run, not the timed runs that follow.

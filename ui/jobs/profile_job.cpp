@@ -26,6 +26,7 @@ void ProfileJob::start(std::shared_ptr<const Model> model, const std::string& va
     if (!images || images->count() == 0) throw Error("the profiler needs the test set, and none is loaded");
     const int count = std::min(batch, images->count());
     Engine engine(model, variant);
+    engine.checkMemory(count);  // before the batch itself is built
     const Tensor input = images->batch(0, count, model->inputHeight(), model->inputWidth());
     auto result = std::make_shared<ProfileResult>();
     result->variant = variant;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -128,12 +129,17 @@ std::optional<ImageSize> pnmSize(const std::string& data) {
     if (!number(size.width) || !number(size.height)) return ImageSize{format, 0, 0};
     return size;
   }
+  // Every WIDTH and HEIGHT in the header counts, and the largest wins: a decoder that takes the
+  // last of two (or one hidden where this parser would not look) must not decode more than the
+  // size checked here. Stricter than any decoder, never laxer.
   const std::string header = data.substr(0, end);
-  for (const auto& [key, field] : {std::pair{"\nWIDTH", &size.width}, std::pair{"\nHEIGHT", &size.height}}) {
-    const size_t at = header.find(key);
-    if (at == std::string::npos) return ImageSize{format, 0, 0};
-    i = at + std::strlen(key);
-    if (!number(*field)) return ImageSize{format, 0, 0};
+  for (const auto& [key, field] : {std::pair{"WIDTH", &size.width}, std::pair{"HEIGHT", &size.height}}) {
+    for (size_t at = header.find(key); at != std::string::npos; at = header.find(key, at + 1)) {
+      i = at + std::strlen(key);
+      uint64_t value = 0;
+      if (number(value)) *field = std::max(*field, value);
+    }
+    if (*field == 0) return ImageSize{format, 0, 0};
   }
   return size;
 }
@@ -150,14 +156,31 @@ std::optional<ImageSize> tiffSize(const Bytes& b) {
   const size_t ifd = u32(4);
   if (!b.has(ifd, 2)) return size;
   const uint32_t entries = u16(ifd);
+  // libtiff reads ImageWidth and ImageLength from any integer type, keeps the first of two equal
+  // tags and warns about the rest: every occurrence counts here, and the largest wins, so no
+  // order or type of the tags makes the decoder see a larger picture than the one checked. A
+  // negative signed value reads as the largest size; a type this parser does not read makes the
+  // size unknown (refused).
+  constexpr uint64_t kNegative = std::numeric_limits<uint32_t>::max();
+  const auto valueAt = [&](size_t at, uint32_t type) -> std::optional<uint64_t> {
+    const uint64_t byte = b.at(at), half = u16(at), word = u32(at);
+    if (type == 1) return byte;                                   // BYTE
+    if (type == 6) return byte & 0x80 ? kNegative : byte;         // SBYTE
+    if (type == 3) return half;                                   // SHORT
+    if (type == 8) return half & 0x8000 ? kNegative : half;       // SSHORT
+    if (type == 4) return word;                                   // LONG
+    if (type == 9) return word & 0x80000000u ? kNegative : word;  // SLONG
+    return std::nullopt;
+  };
   for (uint32_t e = 0; e < entries; ++e) {
     const size_t at = ifd + 2 + 12 * size_t{e};
     if (!b.has(at, 12)) break;
     const uint32_t tag = u16(at);
-    const uint32_t type = u16(at + 2);
-    const uint64_t value = type == 3 ? u16(at + 8) : type == 4 ? u32(at + 8) : 0;
-    if (tag == 256) size.width = value;
-    if (tag == 257) size.height = value;
+    if (tag != 256 && tag != 257) continue;
+    const std::optional<uint64_t> value = valueAt(at + 8, u16(at + 2));
+    if (!value) return ImageSize{"TIFF", 0, 0};
+    uint64_t& field = tag == 256 ? size.width : size.height;
+    field = std::max(field, *value);
   }
   return size;
 }

@@ -6,14 +6,17 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
 #include "app/core/util/input_file.h"
+#include "app/core/util/json_file.h"
 
 namespace convscope {
 namespace {
@@ -65,27 +68,35 @@ json problemJson(const ConvProblem& p) {
           {"flops", p.flops()}};
 }
 
+// Sizes up to 2^15 keep a dilated kernel's extent and every product of the problem in range.
+constexpr int64_t kLargestSize = int64_t{1} << 15;
+constexpr int64_t kLargestCount = int64_t{1} << 30;
+
 ConvProblem problemFromJson(const json& j) {
   ConvProblem p;
-  p.batch = j.at("batch");
-  p.inChannels = j.at("in_channels");
-  p.inHeight = j.at("in_height");
-  p.inWidth = j.at("in_width");
-  p.outChannels = j.at("out_channels");
-  p.kernelHeight = j.at("kernel_height");
-  p.kernelWidth = j.at("kernel_width");
-  p.strideHeight = j.at("stride").at(0);
-  p.strideWidth = j.at("stride").at(1);
-  p.padTop = j.at("pads").at(0);
-  p.padLeft = j.at("pads").at(1);
-  p.padBottom = j.at("pads").at(2);
-  p.padRight = j.at("pads").at(3);
+  p.batch = jsonWholeNumber(j.at("batch"), "batch", 1, kLargestCount);
+  p.inChannels = jsonWholeNumber(j.at("in_channels"), "in_channels", 1, kLargestSize);
+  p.inHeight = jsonWholeNumber(j.at("in_height"), "in_height", 1, kLargestSize);
+  p.inWidth = jsonWholeNumber(j.at("in_width"), "in_width", 1, kLargestSize);
+  p.outChannels = jsonWholeNumber(j.at("out_channels"), "out_channels", 1, kLargestSize);
+  p.kernelHeight = jsonWholeNumber(j.at("kernel_height"), "kernel_height", 1, kLargestSize);
+  p.kernelWidth = jsonWholeNumber(j.at("kernel_width"), "kernel_width", 1, kLargestSize);
+  p.strideHeight = jsonWholeNumber(j.at("stride").at(0), "stride", 1, kLargestSize);
+  p.strideWidth = jsonWholeNumber(j.at("stride").at(1), "stride", 1, kLargestSize);
+  p.padTop = jsonWholeNumber(j.at("pads").at(0), "pads", 0, kLargestSize);
+  p.padLeft = jsonWholeNumber(j.at("pads").at(1), "pads", 0, kLargestSize);
+  p.padBottom = jsonWholeNumber(j.at("pads").at(2), "pads", 0, kLargestSize);
+  p.padRight = jsonWholeNumber(j.at("pads").at(3), "pads", 0, kLargestSize);
   // Absent in files written before grouped and dilated convolutions were read.
-  p.group = j.value("group", 1);
+  p.group = j.contains("group") ? jsonWholeNumber(j.at("group"), "group", 1, kLargestSize) : 1;
   if (j.contains("dilation")) {
-    p.dilationHeight = j.at("dilation").at(0);
-    p.dilationWidth = j.at("dilation").at(1);
+    p.dilationHeight = jsonWholeNumber(j.at("dilation").at(0), "dilation", 1, kLargestSize);
+    p.dilationWidth = jsonWholeNumber(j.at("dilation").at(1), "dilation", 1, kLargestSize);
   }
+  if (p.inHeight + p.padTop + p.padBottom < p.kernelExtentHeight() ||
+      p.inWidth + p.padLeft + p.padRight < p.kernelExtentWidth())
+    throw Error("a layer's problem has a kernel larger than its padded input (" + std::to_string(p.inHeight) + "x" +
+                std::to_string(p.inWidth) + ")");
   // The group divides the channels in every problem ConvScope writes; any other would divide by
   // zero or index past the weights wherever the problem is described.
   if (p.group < 1 || p.inChannels % p.group != 0 || p.outChannels % p.group != 0 || p.dilationHeight < 1 ||
@@ -94,6 +105,16 @@ ConvProblem problemFromJson(const json& j) {
                 std::to_string(p.dilationHeight) + "x" + std::to_string(p.dilationWidth) +
                 " that does not fit its channels");
   return p;
+}
+
+// What a stage wrote: the file's figure (a whole number), else the problem's output.
+int64_t outputElementsFromJson(const json& layer) {
+  if (!layer.contains("output_elements")) return problemFromJson(layer.at("problem")).outputElements();
+  const json& value = layer.at("output_elements");
+  if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<int64_t>() < 0) ||
+      (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+    throw Error("\"output_elements\" is " + value.dump() + ", not a whole number of elements");
+  return value.get<int64_t>();
 }
 
 json statsJson(const SampleStats& s) {
@@ -263,10 +284,9 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                          {"repeats", report.repeats},
                          {"warmups", report.warmups},
                          {"runs", runs}};
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot be opened for writing");
+  std::ostringstream out;
   out << document.dump(2) << "\n";
-  if (!out) throw Error(path.string() + ": write failed");
+  writeFileAtomically(path, out.str());
 }
 
 BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
@@ -274,8 +294,8 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
   InputFile file(path, "a benchmark file", uint64_t{256} << 20);
   const std::string text = file.readAll();
   try {
-    const json j = json::parse(text);
-    if (j.value("schema", "") != "convscope-benchmark/1")
+    const json j = parseJsonText(text, path.string());
+    if (!j.is_object() || j.value("schema", "") != "convscope-benchmark/1")
       throw Error(path.string() + ": not a ConvScope benchmark file (schema convscope-benchmark/1)");
     BenchmarkReport report;
     report.model = j.at("model");
@@ -285,42 +305,46 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
     report.cudaRuntime = j.value("cuda_runtime", "");
     report.cudnn = j.value("cudnn", "");
     report.host = j.value("host", "");
-    report.repeats = j.at("repeats");
-    report.warmups = j.value("warmups", 0);
+    report.repeats = jsonWholeNumber(j.at("repeats"), "repeats", 0, kLargestCount);
+    report.warmups = j.contains("warmups") ? jsonWholeNumber(j.at("warmups"), "warmups", 0, kLargestCount) : 0;
     for (const json& r : j.at("runs")) {
       BenchmarkRun run;
       run.variant = r.at("variant");
-      run.batch = r.at("batch");
-      for (const json& l : r.at("layers")) {
-        const ConvProblem problem = problemFromJson(l.at("problem"));
+      run.batch = jsonWholeNumber(r.at("batch"), "batch", 1, kLargestCount);
+      for (const json& l : r.at("layers"))
         run.layers.push_back({.node = l.at("node"),
-                              .problem = problem,
+                              .problem = problemFromJson(l.at("problem")),
                               .ranVariant = l.at("ran_variant"),
                               .fallbackReason = l.value("fallback_reason", ""),
                               .opTime = statsFromJson(l.at("op_time_s")),
                               .gflops = l.at("gflops"),
                               .gbytesPerSecond = l.at("gbytes_per_s"),
                               .fusedNodes = l.value("fused_nodes", std::vector<std::string>{}),
-                              .outputElements = l.value("output_elements", problem.outputElements())});
-      }
+                              .outputElements = outputElementsFromJson(l)});
       run.inference = statsFromJson(r.at("inference_s"));
       run.upload = statsFromJson(r.at("upload_s"));
       if (r.contains("end_to_end_s")) run.endToEnd = statsFromJson(r.at("end_to_end_s"));  // newer files
       run.endToEndReplayed = r.value("end_to_end_replayed", false);
-      run.endToEndCorrect = r.value("end_to_end_correct", 0);
+      run.endToEndCorrect = r.contains("end_to_end_correct")
+                                ? jsonWholeNumber(r.at("end_to_end_correct"), "end_to_end_correct", 0, kLargestCount)
+                                : 0;
       run.accuracy = r.at("accuracy");
-      run.correct = r.at("correct");
+      run.correct = jsonWholeNumber(r.at("correct"), "correct", 0, kLargestCount);
       report.runs.push_back(std::move(run));
     }
     return report;
   } catch (const json::exception& e) {
-    throw Error(path.string() + ": malformed benchmark file (" + e.what() + ")");
+    throw Error(path.string() + ": malformed benchmark file: " + describeJsonFieldError(e));
+  } catch (const Error& e) {
+    // The checks of the fields above speak of the field; the file is named here, once.
+    const std::string message = e.what();
+    if (message.rfind(path.string(), 0) == 0) throw;
+    throw Error(path.string() + ": malformed benchmark file: " + message);
   }
 }
 
 void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::path& path) {
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot be opened for writing");
+  std::ostringstream out;
   out << "device,model,variant,batch,layer,node,ran_variant,op_time_median_s,op_time_min_s,op_time_max_s,gflops,"
          "gbytes_per_s,inference_median_s,upload_median_s,end_to_end_median_s,accuracy\n";
   for (const BenchmarkRun& run : report.runs)
@@ -332,7 +356,7 @@ void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::pat
           << run.inference.median << ',' << run.upload.median << ',' << run.endToEnd.median << ',' << run.accuracy
           << '\n';
     }
-  if (!out) throw Error(path.string() + ": write failed");
+  writeFileAtomically(path, out.str());
 }
 
 }  // namespace convscope

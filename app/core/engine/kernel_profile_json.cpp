@@ -2,9 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-
+#include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
+#include "app/core/util/json_file.h"
 
 namespace convscope {
 namespace {
@@ -39,17 +40,15 @@ void writeKernelProfileJson(const KernelProfile& profile, const std::filesystem:
                          {"date", profile.date},
                          {"batch", profile.batch},
                          {"rows", rows}};
-  std::ofstream out(path);
-  if (!out) throw Error(path.string() + ": cannot be opened for writing");
-  out << document.dump(2) << "\n";
-  if (!out) throw Error(path.string() + ": write failed");
+  writeFileAtomically(path, document.dump(2) + "\n");
 }
 
 KernelProfile readKernelProfileJson(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path.string() + ": cannot be opened");
+  // A profile is a few kB; the limit keeps a wrong file (or a device) from being read whole.
+  InputFile file(path, "a profile file", uint64_t{64} << 20);
+  const std::string text = file.readAll();
   try {
-    const json j = json::parse(in);
+    const json j = parseJsonText(text, path.string());
     if (!j.is_object() || j.value("schema", "") != kSchema)
       throw Error(std::string("not a ConvScope profile (schema ") + kSchema + ")");
     KernelProfile profile;
@@ -57,8 +56,7 @@ KernelProfile readKernelProfileJson(const std::filesystem::path& path) {
     profile.model = j.at("model").get<std::string>();
     profile.device = j.at("device").get<std::string>();
     profile.date = j.value("date", "");
-    profile.batch = j.at("batch").get<int>();
-    if (profile.batch < 1) throw Error("\"batch\" is " + std::to_string(profile.batch) + ", not a batch size");
+    profile.batch = jsonWholeNumber(j.at("batch"), "batch", 1, int64_t{1} << 30);
     const json& rows = j.at("rows");
     if (!rows.is_array() || rows.empty()) throw Error("\"rows\" holds no kernels");
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -66,8 +64,11 @@ KernelProfile readKernelProfileJson(const std::filesystem::path& path) {
       KernelRow row;
       row.name = r.at("name").get<std::string>();
       row.isCopy = r.value("is_copy", false);
-      row.calls = r.at("calls").get<int>();
-      if (row.calls < 1) throw Error("row " + std::to_string(i) + ": \"calls\" is " + std::to_string(row.calls));
+      try {
+        row.calls = jsonWholeNumber(r.at("calls"), "calls", 1, int64_t{1} << 30);
+      } catch (const Error& e) {
+        throw Error("row " + std::to_string(i) + ": " + e.what());
+      }
       row.totalMs = nonNegative(r, "total_ms", i);
       row.minMs = nonNegative(r, "min_ms", i);
       row.maxMs = nonNegative(r, "max_ms", i);
@@ -78,9 +79,12 @@ KernelProfile readKernelProfileJson(const std::filesystem::path& path) {
     }
     return profile;
   } catch (const json::exception& e) {
-    throw Error(path.string() + ": not a readable profile (" + e.what() + ")");
+    throw Error(path.string() + ": not a readable profile: " + describeJsonFieldError(e));
   } catch (const Error& e) {
-    throw Error(path.string() + ": " + e.what());
+    // parseJsonText's messages name the file already.
+    const std::string message = e.what();
+    if (message.rfind(path.string(), 0) == 0) throw;
+    throw Error(path.string() + ": " + message);
   }
 }
 

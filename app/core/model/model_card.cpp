@@ -4,6 +4,7 @@
 
 #include "app/core/util/error.h"
 #include "app/core/util/input_file.h"
+#include "app/core/util/json_file.h"
 
 namespace convscope {
 namespace {
@@ -21,7 +22,8 @@ std::optional<ModelCard> readModelCard(const std::filesystem::path& modelPath) {
   InputFile file(path, "a model card", kMaxModelCardBytes);
   const std::string text = file.readAll();
   try {
-    const nlohmann::json j = nlohmann::json::parse(text);
+    const nlohmann::json j = parseJsonText(text, path.string());
+    if (!j.is_object()) throw Error(path.string() + ": a model card is a JSON object");
     ModelCard card;
     card.description = j.value("description", "");
     card.testAccuracy = j.at("test_accuracy").get<double>();
@@ -33,7 +35,7 @@ std::optional<ModelCard> readModelCard(const std::filesystem::path& modelPath) {
     card.trainedOn = j.value("trained_on", "");
     return card;
   } catch (const nlohmann::json::exception& e) {
-    throw Error(path.string() + ": malformed model card (" + e.what() + ")");
+    throw Error(path.string() + ": malformed model card: " + describeJsonFieldError(e));
   }
 }
 
