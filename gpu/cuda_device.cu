@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <map>
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"

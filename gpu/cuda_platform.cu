@@ -7,7 +7,7 @@
 #include <cudnn.h>
 #endif
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "gpu/conv_kernel.h"
 
 namespace convscope::gpu {

@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
 
 #ifdef CONVSCOPE_HAVE_CUDA

@@ -1,6 +1,6 @@
 #include "gpu/user_kernel_inspect.h"
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 
 #ifdef CONVSCOPE_HAVE_CUDA
 #include <cuda_runtime.h>

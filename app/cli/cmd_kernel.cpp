@@ -26,7 +26,7 @@
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/engine.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"

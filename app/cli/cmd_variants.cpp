@@ -4,7 +4,7 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/gemm.h"
 
 namespace convscope::cli {

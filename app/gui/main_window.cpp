@@ -6,23 +6,29 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFrame>
 #include <QGroupBox>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <utility>
 
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
+#include "app/core/util/data_dir.h"
 #include "app/gui/explore_view.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
@@ -65,7 +71,7 @@ QGroupBox* group(const QString& title, QWidget* content, QWidget* parent) {
 }
 
 QString defaultModelPath() {
-  return QString::fromUtf8(CONVSCOPE_MODELS_DIR) + "/course-high.onnx";
+  return QString::fromUtf8(shippedModelsDir()) + "/course-high.onnx";
 }
 
 }  // namespace
@@ -102,7 +108,14 @@ MainWindow::MainWindow(Options options)
       tr("Resizing the picture and one inference that keeps every layer's output; the warm runs "
          "timed after it for the op times are not counted"));
   statusBar()->addPermanentWidget(timeLabel_);
+  // The time and the device read as two facts, from the back of a room too: a rule between them.
+  auto* rule = new QFrame(this);
+  rule->setObjectName("statusRule");
+  rule->setFrameShape(QFrame::VLine);
+  rule->setFrameShadow(QFrame::Sunken);
+  statusBar()->addPermanentWidget(rule);
   statusBar()->addPermanentWidget(deviceLabel_);
+  for (QLabel* label : {timeLabel_, deviceLabel_}) label->setContentsMargins(6, 0, 6, 0);
 
   // The window opens at once: the test set and the model arrive from the job runner.
   const QString dataFolder = QString::fromStdString(defaultDataFolder().string());
@@ -114,6 +127,60 @@ MainWindow::MainWindow(Options options)
   restoreSettings();
   if (!modelLoading()) loadModel(defaultModelPath());
   updateBusy();
+
+  // Nothing lost: a sweep's runs reach a recovery file as they finish, and the next start offers
+  // them back (after the window is up, so the question has a window to sit on).
+  QString recovery = options_.recoveryFile;
+  if (recovery.isEmpty() && options_.useSettings)
+    recovery = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/recovery/sweep.json";
+  if (!options_.ask)
+    options_.ask = [this](const QString& text, QMessageBox::StandardButtons buttons) {
+      return QMessageBox::question(this, tr("ConvScope"), text, buttons);
+    };
+  if (!options_.chooseSavePath)
+    options_.chooseSavePath = [this](const QString& suggested) {
+      return QFileDialog::getSaveFileName(this, tr("Save the benchmark"), suggested, tr("Benchmark JSON (*.json)"));
+    };
+  if (!recovery.isEmpty()) {
+    timing_->setRecoveryFile(recovery);
+    QTimer::singleShot(0, this, &MainWindow::offerRecoveredSweep);
+  }
+}
+
+void MainWindow::offerRecoveredSweep() {
+  const auto report = ui::TimingPanel::readRecoveryFile(timing_->recoveryFile());
+  if (!report || timing_->sweepRunning()) return;
+  const QMessageBox::StandardButton answer =
+      options_.ask(tr("ConvScope closed with a sweep that was not saved: %n run(s) on %1 (%2). Show them again?", "",
+                      static_cast<int>(report->runs.size()))
+                       .arg(QString::fromStdString(report->device), QString::fromStdString(report->date)),
+                   QMessageBox::Yes | QMessageBox::Discard);
+  if (answer == QMessageBox::Yes) {
+    timing_->showRecovered(report);
+    selectTab("timing");
+  } else if (answer == QMessageBox::Discard) {
+    timing_->discardUnsavedResults();
+  }
+}
+
+bool MainWindow::keepOrDiscardUnsavedResults() {
+  if (!timing_->hasUnsavedResults()) return true;
+  const QMessageBox::StandardButton answer =
+      options_.ask(tr("The sweep's %n run(s) are not saved. Save them before quitting?", "",
+                      timing_->report() ? static_cast<int>(timing_->report()->runs.size()) : 0),
+                   QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  if (answer == QMessageBox::Discard) {
+    timing_->discardUnsavedResults();
+    return true;
+  }
+  if (answer != QMessageBox::Save) return false;  // Cancel, or the question closed
+  const QString path = options_.chooseSavePath("bench.json");
+  if (path.isEmpty()) return false;  // no file chosen: stay
+  if (const QString error = timing_->saveJson(path); !error.isEmpty()) {
+    showError(error);
+    return false;
+  }
+  return true;
 }
 
 MainWindow::~MainWindow() = default;
@@ -162,6 +229,18 @@ void MainWindow::buildLayout() {
   layout->addWidget(columns_, 1);
   setCentralWidget(central);
   resize(1440, 900);
+  fitToScreen();
+}
+
+void MainWindow::fitToScreen() {
+  // Never larger than the screen it opens on (a 1024x700 lab screen would hide the tabs and the
+  // status bar), and on it.
+  const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+  if (!screen) return;
+  const QRect room = screen->availableGeometry();
+  const QSize fitted = size().boundedTo(room.size()).expandedTo(minimumSizeHint().boundedTo(room.size()));
+  if (fitted != size()) resize(fitted);
+  if (!room.intersects(frameGeometry())) move(room.topLeft());
 }
 
 void MainWindow::buildMenus() {
@@ -544,6 +623,12 @@ void MainWindow::setPresentation(bool on) {
   }
   ui::setPresentationMode(on);
   presentationAction_->setChecked(on);
+  for (size_t i = 0; i < options_.tabs.size(); ++i) {
+    const TabRow& row = options_.tabs[i];
+    const int index = static_cast<int>(i);
+    tabs_->setTabText(index, tr(on && row.shortTitle ? row.shortTitle : row.title));
+    tabs_->setTabToolTip(index, on && row.shortTitle ? QString(tr(row.title)).replace("&&", "&") : QString());
+  }
   left_->setMinimumWidth(on ? 400 : 300);  // room for the larger text
   modelPicker_->setCompact(on);            // and for the pictures
   variants_->setCompact(on);
@@ -660,6 +745,7 @@ void MainWindow::restoreSettings() {
   if (!options_.useSettings) return;
   const QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
+  fitToScreen();  // saved on a larger screen
   if (settings.contains("window/columns")) columns_->restoreState(settings.value("window/columns").toByteArray());
   if (settings.contains("window/explore")) explore_->restoreState(settings.value("window/explore").toByteArray());
   variants_->setCurrentVariant(settings.value("variant").toString());  // ignored when unknown or unavailable here
@@ -699,7 +785,8 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (!userKernel_->confirmClose()) return event->ignore();  // unsaved kernel edits: the student cancelled
+  if (!userKernel_->confirmClose()) return event->ignore();    // unsaved kernel edits: the student cancelled
+  if (!keepOrDiscardUnsavedResults()) return event->ignore();  // unsaved sweep results: kept open
   saveSettings();
   // Neither may keep the window waiting: each stops after its inference in flight, or at once
   // when it is only waiting for its turn on the device.

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QMessageBox>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -63,6 +65,13 @@ class MainWindow : public QMainWindow {
     bool fullScreenPresentation = true;
     // The tabs, in order. Tests add a view of their own to check that every consumer reads the list.
     std::vector<TabRow> tabs = standardTabs();
+    // Where a sweep keeps its runs until they are saved (the Timing tab's recovery file); empty:
+    // the application's data folder where settings are used, else nowhere.
+    QString recoveryFile;
+    // The questions the window asks (unsaved results at quit, a sweep to recover at start) and
+    // where to save: a dialog by default; tests answer them.
+    std::function<QMessageBox::StandardButton(const QString& text, QMessageBox::StandardButtons buttons)> ask;
+    std::function<QString(const QString& suggested)> chooseSavePath;
   };
 
   explicit MainWindow(Options options);
@@ -94,6 +103,8 @@ class MainWindow : public QMainWindow {
   static QStringList tabNames();
   // This window's rows and the view each made (the tab at the same index).
   const std::vector<TabRow>& tabRows() const { return options_.tabs; }
+  QLabel* timeLabel() const { return timeLabel_; }
+  QLabel* deviceLabel() const { return deviceLabel_; }
   QWidget* tabView(int row) const { return tabViews_.at(row); }
   QTabWidget* tabWidget() const { return tabs_; }
   void setPresentation(bool on);
@@ -132,6 +143,11 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  // A sweep left unsaved by the last run (closed, crashed, killed): offered back once.
+  void offerRecoveredSweep();
+  void fitToScreen();
+  // Unsaved sweep results at quit: saved, discarded, or the quit cancelled (false).
+  bool keepOrDiscardUnsavedResults();
 
  private:
   void buildLayout();

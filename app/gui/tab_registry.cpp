@@ -48,6 +48,7 @@ std::vector<TabRow> standardTabs() {
       // "draw": the same tab, with the drawing canvas in the left column.
       tab<ExploreView>({"explore", "draw"}, "Feature maps && prediction", LeftColumn::Needed,
                        [](const TabContext& c) { return new ExploreView(c.window); })
+          .presentedAs("Maps")
           .on(Change::TestSet,
               [](ExploreView& v, const WindowState& s) { v.prediction()->setClassNames(s.classNames); })
           .on(Change::Outcome,
@@ -81,6 +82,7 @@ std::vector<TabRow> standardTabs() {
               }),
       tab<UserKernelPanel>({"kernel"}, "Your kernel", LeftColumn::Needed,
                            [](const TabContext& c) { return new UserKernelPanel(c.jobs, c.window); })
+          .presentedAs("Kernel")
           .on(Change::Model, [](UserKernelPanel& v, const WindowState& s) { v.pipeline()->setModelPath(s.modelPath); }),
       // The picture for the arithmetic is chosen in the first tab.
       tab<ConvArithmeticView>({"arithmetic"}, "Arithmetic", LeftColumn::NotNeeded,
@@ -92,6 +94,7 @@ std::vector<TabRow> standardTabs() {
           .on(Change::Model, [](KernelWeightsView& v, const WindowState& s) { v.setModel(s.model); }),
       tab<ConfusionView>({"confusion"}, "Where it fails", LeftColumn::NotNeeded,
                          [](const TabContext& c) { return new ConfusionView(c.jobs, c.window); })
+          .presentedAs("Failures")
           .on(Change::Model, [](ConfusionView& v, const WindowState& s) { v.setModel(s.model); })
           .on(Change::Variant, [](ConfusionView& v, const WindowState& s) { v.setVariant(s.variant); })
           .on(Change::TestSet, [](ConfusionView& v, const WindowState& s) { v.setImageSet(s.testSet); }),
@@ -99,6 +102,7 @@ std::vector<TabRow> standardTabs() {
       // throws for inconsistent shapes: the window shows the message.
       tab<GpuMappingPanel>({"gpu-mapping"}, "GPU mapping", LeftColumn::NotNeeded,
                            [](const TabContext& c) { return new GpuMappingPanel(c.window); })
+          .presentedAs("Mapping")
           .on(Change::Model, [](GpuMappingPanel& v, const WindowState& s) { v.setModel(*s.model); })
           .on(Change::Variant,
               [](GpuMappingPanel& v, const WindowState& s) { v.setVariant(0, s.variant.toStdString()); }),

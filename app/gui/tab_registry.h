@@ -69,6 +69,9 @@ enum class LeftColumn { Needed, NotNeeded };
 struct TabRow {
   QStringList names;  // the tab's own name first, then names of a part of it ("draw", "staircase")
   const char* title;  // untranslated; "&&" is a literal & (tab and menu texts)
+  // The tab's text in presentation mode, where large letters must still fit every tab in one bar
+  // (the full title becomes its tooltip); null: the title.
+  const char* shortTitle = nullptr;
   LeftColumn leftColumn = LeftColumn::Needed;
   std::function<QWidget*(const TabContext&)> make;
   // After the tab was made current by one of its names: shows the part that name stands for.
@@ -102,6 +105,11 @@ class TabRowBuilder {
                                                                                 const WindowState& state) {
       listener(static_cast<View&>(*view), state);
     };
+    return *this;
+  }
+
+  TabRowBuilder& presentedAs(const char* shortTitle) {
+    row_.shortTitle = shortTitle;
     return *this;
   }
 

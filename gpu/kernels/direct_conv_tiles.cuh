@@ -19,7 +19,7 @@
 #include <string>
 #include <tuple>
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_shape.cuh"

@@ -13,7 +13,7 @@
 
 #include "app/core/data/image_file.h"
 #include "app/core/data/image_set.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/engine/kernel_profile_json.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"

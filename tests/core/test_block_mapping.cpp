@@ -12,7 +12,7 @@
 
 #include "app/core/conv/block_mapping.h"
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
 
 namespace convscope {

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
 #include "app/core/util/host_epilogue.h"
 #include "tests/core/direct_convolution.h"

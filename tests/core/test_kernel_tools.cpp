@@ -14,7 +14,7 @@
 #include "app/core/conv/kernel_resources.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/conv/user_kernel_source.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"

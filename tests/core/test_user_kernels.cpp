@@ -15,7 +15,7 @@
 #include "app/core/conv/cpu_backends.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
 #include "tests/core/test_support.h"

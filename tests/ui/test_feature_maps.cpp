@@ -26,7 +26,7 @@ void expectOneMapPerChannel(gui::MainWindow& window) {
   int shown = 0;
   for (size_t i = 0; i < outcome->layers.size(); ++i) {
     const LayerOutput& layer = outcome->layers[i];
-    if (ui::FeatureMapView::isShapeOnly(layer.opType)) continue;
+    if (ui::FeatureMapView::isShapeOnly(layer.role)) continue;
     SCOPED_TRACE(layer.node + " " + layer.opType);
     ASSERT_LT(shown, view->layerCount());
     ui::LayerMapsWidget* widget = view->layer(shown++);

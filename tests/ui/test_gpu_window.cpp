@@ -13,7 +13,7 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/profile/profile_panel.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "app/core/engine/benchmark.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "tests/ui/ui_test_support.h"
 
 namespace convscope::testing {

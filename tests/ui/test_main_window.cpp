@@ -12,7 +12,7 @@
 #include <QStatusBar>
 
 #include "app/core/data/image_file.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_chart.h"

@@ -8,7 +8,7 @@
 #include <QPushButton>
 #include <QTableWidget>
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/engine/kernel_profile_json.h"
 #include "app/core/engine/kernel_table.h"
 #include "tests/ui/ui_test_support.h"

@@ -15,7 +15,7 @@
 #include <QListWidget>
 #include <QStandardItemModel>
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "gpu/user_kernel.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/kernel/kernel_editor.h"

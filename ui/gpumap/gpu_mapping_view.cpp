@@ -8,7 +8,7 @@
 #include <cmath>
 #include <optional>
 
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 
 namespace convscope::ui {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "app/core/conv/user_kernel_compiler.h"
 #include "app/core/conv/user_kernel_source.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/engine/user_kernel_job.h"
 
 namespace convscope::ui {

@@ -70,9 +70,9 @@ FeatureMapView::FeatureMapView(QWidget* parent)
   layout->addWidget(readout_);
 }
 
-bool FeatureMapView::isShapeOnly(const std::string& opType) {
-  return opType == "Flatten" || opType == "Reshape" || opType == "Identity" || opType == "Constant" ||
-         opType == "Squeeze" || opType == "Unsqueeze";
+bool FeatureMapView::isShapeOnly(LayerRole role) {
+  // The same values as the layer before, in the same or another shape: nothing new to draw.
+  return role == LayerRole::Flattening || role == LayerRole::PassThrough;
 }
 
 void FeatureMapView::clear(const QString& message) {
@@ -93,7 +93,7 @@ void FeatureMapView::setOutcome(std::shared_ptr<const InferenceOutcome> outcome)
   if (outcome_)
     for (size_t i = 0; i < outcome_->layers.size(); ++i) {
       const LayerOutput& layer = outcome_->layers[i];
-      if (isShapeOnly(layer.opType)) continue;
+      if (isShapeOnly(layer.role)) continue;
       shown.push_back(static_cast<int>(i));
       signature.push_back(layer.node + shapeToString(layer.value.shape()));
     }
@@ -162,7 +162,8 @@ void FeatureMapView::enlarge(int layer, int channel) {
     connect(zoom_, &MapZoomDialog::pixelClicked, this, [this](int layer, int channel, int y, int x) {
       if (!outcome_ || layer < 0 || layer >= static_cast<int>(outcome_->layers.size())) return;
       const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer)];
-      if (output.opType == "Conv") emit convPixelChosen(QString::fromStdString(output.node), channel, y, x);
+      if (output.role == LayerRole::Convolution)
+        emit convPixelChosen(QString::fromStdString(output.node), channel, y, x);
     });
   }
   zoom_->showMap(outcome_, layer, channel, map_);

@@ -44,7 +44,7 @@ class FeatureMapView : public QWidget {
   // The whole grid (not only the visible part) as PNG or PDF; empty on success, else the error.
   QString exportTo(const QString& path);
 
-  static bool isShapeOnly(const std::string& opType);
+  static bool isShapeOnly(LayerRole role);
   // About how many pixels a map's longer side takes in a view `width` pixels wide.
   static int tileTargetFor(int width, bool presentation);
   int tileTarget() const { return tileTarget_; }

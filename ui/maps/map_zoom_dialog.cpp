@@ -29,7 +29,7 @@ void MapZoomDialog::showMap(std::shared_ptr<const InferenceOutcome> outcome, int
   layer_ = layer;
   channel_ = channel;
   conv_ = outcome && layer >= 0 && layer < static_cast<int>(outcome->layers.size()) &&
-          outcome->layers[static_cast<size_t>(layer)].opType == "Conv";
+          outcome->layers[static_cast<size_t>(layer)].role == LayerRole::Convolution;
   readout_->setText(hint());
   map_->setLayer(std::move(outcome), layer, map, channel);
   resize(sizeHint().expandedTo(QSize(460, 480)));

@@ -10,6 +10,8 @@
 #include <QSignalBlocker>
 #include <QVBoxLayout>
 
+#include "app/core/util/data_dir.h"
+
 namespace convscope::ui {
 namespace {
 
@@ -48,7 +50,7 @@ ModelPicker::ModelPicker(QWidget* parent) : QWidget(parent), combo_(new QComboBo
 
 QStringList ModelPicker::shippedModels() {
   QStringList paths;
-  const QDir folder(QString::fromUtf8(CONVSCOPE_MODELS_DIR));
+  const QDir folder(QString::fromUtf8(shippedModelsDir()));
   for (const QString& name : folder.entryList({"*.onnx"}, QDir::Files, QDir::Name))
     paths << folder.absoluteFilePath(name);
   return paths;
@@ -96,7 +98,7 @@ void ModelPicker::selectInCombo(const QString& path) {
 
 void ModelPicker::openFileDialog() {
   const QString folder =
-      current_.isEmpty() ? QString::fromUtf8(CONVSCOPE_MODELS_DIR) : QFileInfo(current_).absolutePath();
+      current_.isEmpty() ? QString::fromUtf8(shippedModelsDir()) : QFileInfo(current_).absolutePath();
   const QString path =
       QFileDialog::getOpenFileName(this, tr("Open a model"), folder, tr("ONNX models (*.onnx);;All files (*)"));
   if (!path.isEmpty()) emit modelRequested(path);

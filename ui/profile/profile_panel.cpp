@@ -11,7 +11,7 @@
 #include <QVBoxLayout>
 
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/engine/kernel_profile_json.h"
 #include "ui/charts/benchmark_series.h"
 

@@ -1,6 +1,6 @@
 // A student's kernel file compiled at run time, and its row in the variant table, as the core
 // knows them. gpu/ installs the compiler (NVRTC) when a program links it, as it installs the GPU
-// platform (engine/gpu_platform.h), so that the window reaches it through the core only. In a
+// platform (device/gpu_platform.h), so that the window reaches it through the core only. In a
 // program that does not link gpu/, compiling says that it cannot.
 #pragma once
 

@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "app/core/conv/cpu_backends.h"
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
 
 namespace convscope {

@@ -25,6 +25,7 @@
 #include "app/core/conv/conv_backend.h"
 #include "app/core/conv/conv_problem.h"
 #include "app/core/data/gray_image.h"
+#include "app/core/device/kernel_handle.h"
 
 namespace convscope {
 
@@ -88,13 +89,6 @@ struct NetworkRun {
   // (null when the layer has none).
   std::vector<const float*> weights, biases;
   float* output = nullptr;  // images x classes: probabilities with the network's softmax, else scores
-};
-
-// A kernel as the CUDA runtime knows it, for its occupancy API: the __global__ function (opaque
-// here: the core names no CUDA) and the dynamic shared memory it is launched with.
-struct KernelHandle {
-  const void* function = nullptr;
-  int64_t dynamicSharedBytes = 0;
 };
 
 struct ConvVariant {

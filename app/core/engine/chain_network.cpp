@@ -57,8 +57,12 @@ std::optional<Activation> activationOf(const Node& node, const Shape& input) {
   return step->activation;
 }
 
+LayerRole roleOf(const Node& node) {
+  return node.op->description().role;
+}
+
 void skipIdentities(ChainReader& chain, int64_t* flops) {
-  while (!chain.done() && (chain.peek().opType == "Identity" || chain.peek().opType == "Dropout")) chain.take(flops);
+  while (!chain.done() && roleOf(chain.peek()) == LayerRole::PassThrough) chain.take(flops);
 }
 
 ChainNetwork read(const Model& model) {
@@ -71,7 +75,7 @@ ChainNetwork read(const Model& model) {
   ChainReader chain(model, shapes, input.name);
   int64_t flops = 0;
 
-  while (skipIdentities(chain, &flops), !chain.done() && chain.peek().opType == "Conv") {
+  while (skipIdentities(chain, &flops), !chain.done() && roleOf(chain.peek()) == LayerRole::Convolution) {
     const std::vector<Shape> in = chain.inputsOfNext();
     const Node& conv = chain.take(&flops);
     ChainConv layer;
@@ -116,7 +120,7 @@ ChainNetwork read(const Model& model) {
     const Node& node = chain.peek();
     const Shape before = chain.currentShape();
     chain.inputsOfNext();  // a branch is named as such first
-    if (node.opType != "Flatten" && node.opType != "Reshape")
+    if (roleOf(node) != LayerRole::Flattening)
       throw Error(ChainReader::describe(node) + " follows the convolutions where a Flatten is expected");
     const Shape& after = shapes.at(node.output);
     if (after.size() != 2 || after[0] != 1 || after[1] != elementCount(before))

@@ -237,7 +237,7 @@ void runPlan(const Model& model, const Plan& plan, int64_t batch, Evaluation& va
     } catch (const Error& e) {
       throw Error(nodeContext(model, first) + e.what());
     }
-    if (captured) captured->push_back({last.name, last.opType, values.fetch(last.output)});
+    if (captured) captured->push_back({last.name, last.opType, values.fetch(last.output), last.op->description().role});
     for (const size_t index : stage.nodes)
       for (const std::string& name : model.nodes[index].inputs)
         if (lastUse.at(name) == index) values.release(name);

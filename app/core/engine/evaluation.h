@@ -40,6 +40,7 @@ struct LayerOutput {
   std::string node;  // "input" for the picture as the model sees it
   std::string opType;
   Tensor value;
+  LayerRole role = LayerRole::Other;  // what the node is to a reader (the input: Other)
 };
 
 // A batch of 8-bit images as the data set stores them: count x height x width bytes, row-major.

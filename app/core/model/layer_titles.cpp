@@ -73,7 +73,8 @@ std::vector<std::string> layerTitles(const Model& model) {
       title += " · " + std::to_string(valuesPerImage(*in)) + " → " + std::to_string(valuesPerImage(out));
     } else if (layer.role == LayerRole::Concatenation && node.inputs.size() > 1) {
       title += " · " + std::to_string(node.inputs.size()) + " inputs → " + imageShape(out);
-    } else if (in && (layer.role == LayerRole::WindowPooling || layer.role == LayerRole::Reshaping)) {
+    } else if (in && (layer.role == LayerRole::WindowPooling || layer.role == LayerRole::Reshaping ||
+                      layer.role == LayerRole::Flattening)) {
       title += " · " + imageShape(*in) + " → " + imageShape(out);
     } else {
       title += " → " + imageShape(out);

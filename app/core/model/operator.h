@@ -47,10 +47,12 @@ enum class LayerRole {
   Convolution,    // Conv
   Dense,          // Gemm, MatMul
   WindowPooling,  // MaxPool, AveragePool
-  Reshaping,      // one image's shape changes, no window: Flatten, Reshape, global pooling, Resize
+  Flattening,     // the same values in another shape: Flatten, Reshape
+  Reshaping,      // one image's shape changes, no window: global pooling, Resize
   Concatenation,  // Concat
   Softmax,        // Softmax
-  Other,          // value by value: activations, arithmetic, batch norm, dropout, identity
+  PassThrough,    // the same values, the same shape: Identity, Dropout (at inference)
+  Other,          // value by value: activations, arithmetic, batch norm
 };
 
 struct LayerDescription {

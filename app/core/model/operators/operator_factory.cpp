@@ -50,7 +50,7 @@ const std::map<std::string, OperatorRow>& operatorTable() {
       {"Elu", {ops::makeElu, {"elu", Other}}},
       {"Gelu", {ops::makeGelu, {"gelu", Other}}},
       {"Erf", {ops::makeErf, {"erf", Other}}},
-      {"Dropout", {ops::makeDropout, {"dropout", Other}}},
+      {"Dropout", {ops::makeDropout, {"dropout", PassThrough}}},
       {"BatchNormalization", {ops::makeBatchNormalization, {"batch-norm", Other}}},
       {"GlobalAveragePool", {ops::makeGlobalAveragePool, {"global-avg-pool", Reshaping}}},
       {"ReduceMean", {ops::makeReduceMean, {"mean", Reshaping}}},
@@ -60,10 +60,10 @@ const std::map<std::string, OperatorRow>& operatorTable() {
       {"Relu", {ops::makeRelu, {"relu", Other}}},
       {"Tanh", {ops::makeTanh, {"tanh", Other}}},
       {"Sigmoid", {ops::makeSigmoid, {"sigmoid", Other}}},
-      {"Identity", {ops::makeIdentity, {"identity", Other}}},
+      {"Identity", {ops::makeIdentity, {"identity", PassThrough}}},
       {"Softmax", {ops::makeSoftmax, {"softmax", Softmax}}},
-      {"Flatten", {ops::makeFlatten, {"flatten", Reshaping}}},
-      {"Reshape", {ops::makeReshape, {"reshape", Reshaping}}},
+      {"Flatten", {ops::makeFlatten, {"flatten", Flattening}}},
+      {"Reshape", {ops::makeReshape, {"reshape", Flattening}}},
       {"Constant", {nullptr, {"constant", Other}}},
   };
   return table;

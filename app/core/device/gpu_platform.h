@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "app/core/conv/variant_table.h"
 #include "app/core/device/device.h"
+#include "app/core/device/kernel_handle.h"
 
 namespace convscope {
 

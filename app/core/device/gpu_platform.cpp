@@ -1,4 +1,4 @@
-#include "app/core/engine/gpu_platform.h"
+#include "app/core/device/gpu_platform.h"
 
 #include <mutex>
 
