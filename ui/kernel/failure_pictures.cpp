@@ -7,6 +7,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -34,7 +35,19 @@ class FailurePicturesCanvas : public QWidget {
   static constexpr int kMaxPictureHeight = 320;
 
   int gap() const { return fontMetrics().height(); }
-  int titleHeight() const { return fontMetrics().height() + 4; }
+  static QStringList titles() {
+    return {FailurePictures::tr("Expected"), FailurePictures::tr("Your kernel"), FailurePictures::tr("Wrong elements")};
+  }
+  // One line, or two where a title is wider than its picture and the gap beside it (large fonts
+  // beside the editor): a title wraps rather than being cut.
+  int titleHeight(int width) const {
+    const auto& map = owner_->map_;
+    const double column = map ? map->width * elementPixels(width) + gap() : width;
+    int lines = 1;
+    for (const QString& title : titles())
+      if (fontMetrics().horizontalAdvance(title) > column) lines = 2;
+    return fontMetrics().height() * lines + 4;
+  }
   int barHeight() const { return fontMetrics().height() * 2 + 6; }
 
   double elementPixels(int width) const {
@@ -52,7 +65,7 @@ class FailurePicturesCanvas : public QWidget {
     const double pictureWidth = map->width * size, pictureHeight = map->height * size;
     const double rowWidth = 3 * pictureWidth + 2 * gap();
     const double left = std::max(0.0, (width() - rowWidth) / 2) + static_cast<int>(picture) * (pictureWidth + gap());
-    return {std::round(left), static_cast<double>(titleHeight()), pictureWidth, pictureHeight};
+    return {std::round(left), static_cast<double>(titleHeight(width())), pictureWidth, pictureHeight};
   }
 
   // The element under `pos` (this canvas's coordinates), with the picture it is in.
@@ -74,7 +87,7 @@ class FailurePicturesCanvas : public QWidget {
   int heightForWidth(int width) const override {
     const auto& map = owner_->map_;
     if (!map) return 0;
-    return titleHeight() + static_cast<int>(std::ceil(map->height * elementPixels(width))) + barHeight();
+    return titleHeight(width) + static_cast<int>(std::ceil(map->height * elementPixels(width))) + barHeight();
   }
   QSize sizeHint() const override {
     const auto& map = owner_->map_;
@@ -101,17 +114,17 @@ class FailurePicturesCanvas : public QWidget {
       const QImage& image;
       QString title;
     } pictures[] = {
-        {FailurePictures::Picture::Expected, owner_->expectedImage_, FailurePictures::tr("Expected")},
-        {FailurePictures::Picture::Actual, owner_->actualImage_, FailurePictures::tr("Your kernel")},
-        {FailurePictures::Picture::Verdicts, owner_->verdictImage_, FailurePictures::tr("Wrong elements")},
+        {FailurePictures::Picture::Expected, owner_->expectedImage_, titles()[0]},
+        {FailurePictures::Picture::Actual, owner_->actualImage_, titles()[1]},
+        {FailurePictures::Picture::Verdicts, owner_->verdictImage_, titles()[2]},
     };
     for (const auto& p : pictures) {
       const QRectF rect = pictureRect(p.picture);
-      // Titles over the pictures, elided rather than running into the next one.
-      const QRect titleRect(static_cast<int>(rect.left()), 0, static_cast<int>(rect.width()), titleHeight());
+      // A title may use the gap beside its picture, and wraps rather than running into the next one.
+      const QRect titleRect(static_cast<int>(rect.left() - gap() / 2), 0, static_cast<int>(rect.width()) + gap(),
+                            titleHeight(width()));
       painter.setPen(palette().color(QPalette::WindowText));
-      painter.drawText(titleRect, Qt::AlignHCenter | Qt::AlignBottom,
-                       fontMetrics().elidedText(p.title, Qt::ElideRight, titleRect.width()));
+      painter.drawText(titleRect, Qt::AlignHCenter | Qt::AlignBottom | Qt::TextWordWrap, p.title);
       painter.setRenderHint(QPainter::SmoothPixmapTransform, false);  // sharp squares
       painter.drawImage(rect, p.image);
       painter.setPen(palette().color(QPalette::Mid));
@@ -139,8 +152,8 @@ QImage verdictPicture(const ConvFailureMap& map) {
   return image;
 }
 
-QString swatch(const QColor& colour) {
-  return QString("<span style='color:%1'>&#9632;</span>").arg(colour.name());
+QString swatch(const QColor& colour, const char* square = "&#9632;") {
+  return QString("<span style='color:%1'>%2</span>").arg(colour.name(), square);
 }
 
 }  // namespace
@@ -155,13 +168,14 @@ FailurePictures::FailurePictures(QWidget* parent)
       readout_(new QLabel(this)),
       worst_(new QPlainTextEdit(this)) {
   heading_->setWordWrap(true);
+  heading_->setTextFormat(Qt::PlainText);
   heading_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   legend_->setTextFormat(Qt::RichText);
   legend_->setText(swatch(verdictColour(ElementVerdict::Wrong)) + tr(" wrong &nbsp; ") +
                    swatch(verdictColour(ElementVerdict::NeverWritten)) + tr(" never written &nbsp; ") +
                    swatch(verdictColour(ElementVerdict::NotANumber)) + tr(" NaN &nbsp; ") +
-                   swatch(verdictColour(ElementVerdict::Ok)) + tr(" ok &nbsp; ") + swatch(noNumberColour()) +
-                   tr(" no number in your kernel's map"));
+                   swatch(QColor(0x80, 0x80, 0x80), "&#9633;") /* ok is nearly the background: an outline */ +
+                   tr(" ok &nbsp; ") + swatch(noNumberColour()) + tr(" no number in your kernel's map"));
   legend_->setWordWrap(true);
   for (QLabel* label : {counts_, ranges_, readout_}) {
     label->setWordWrap(true);
@@ -169,22 +183,47 @@ FailurePictures::FailurePictures(QWidget* parent)
   }
   readout_->setToolTip(tr("Point at an element of a picture to read it"));
   worst_->setReadOnly(true);
-  worst_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  worst_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
   worst_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   worst_->setToolTip(tr("The elements furthest from the expected values"));
   worst_->setMaximumHeight(worst_->fontMetrics().lineSpacing() * 6 + 12);
 
-  auto* layout = new QVBoxLayout(this);
+  // In a scroll area: beside the editor, in presentation mode's large fonts, the pictures keep
+  // their squares and the labels their lines, and the rest scrolls.
+  auto* content = new QWidget;
+  auto* layout = new QVBoxLayout(content);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(heading_);
+  layout->setSpacing(3);
+  // The pictures first: where the eye goes; which map they are of comes after the counts.
   layout->addWidget(canvas_);
   layout->addWidget(legend_);
   layout->addWidget(counts_);
   layout->addWidget(ranges_);
   layout->addWidget(readout_);
+  layout->addWidget(heading_);
   layout->addWidget(new QLabel(tr("<b>Worst elements</b>"), this));
   layout->addWidget(worst_);
+  layout->addStretch(1);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(content);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->addWidget(scroll);
   showReadout(-1, -1);
+}
+
+// Room for the pictures at least, however little the panel has: the labels may scroll.
+QSize FailurePictures::minimumSizeHint() const {
+  const int width = canvas_->width() > 0 ? canvas_->width() : 300;
+  return {200, canvas_->heightForWidth(width) + fontMetrics().height() * 2};
+}
+
+void FailurePictures::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  updateGeometry();  // the minimum height follows the width
 }
 
 QColor FailurePictures::verdictColour(ElementVerdict verdict) {
@@ -233,15 +272,15 @@ void FailurePictures::setFailureMap(const ConvFailureMap& map) {
         actualImage_.setPixel(w, h, noNumberColour().rgb());
   verdictImage_ = verdictPicture(map);
 
-  heading_->setText(tr("<b>Where it is wrong</b>: image %1, output channel %2 of the shape %3 (%4×%5); "
-                       "%6 of %7 elements of the shape are wrong.")
+  QString heading = tr("The map shown: image %1, output channel %2 of the shape %3 (%4×%5).")
                         .arg(map.n)
                         .arg(map.m)
-                        .arg(QString::fromStdString(map.problem.describe()).toHtmlEscaped())
+                        .arg(QString::fromStdString(map.problem.describe()))
                         .arg(map.height)
-                        .arg(map.width)
-                        .arg(map.shapeBad)
-                        .arg(map.shapeTotal));
+                        .arg(map.width);
+  if (map.shapeTotal > 0)  // the check counts the whole shape; a map made otherwise may not
+    heading += tr(" In the whole shape %1 of %2 elements are bad.").arg(map.shapeBad).arg(map.shapeTotal);
+  heading_->setText(heading);
   counts_->setText(countsText());
   ranges_->setText(rangesText());
   worst_->setPlainText(worstText());
@@ -319,9 +358,9 @@ QString FailurePictures::worstText() const {
     const QString got = e.verdict == ElementVerdict::NeverWritten ? tr("nothing")
                         : std::isnan(e.got)                       ? tr("NaN")
                                                                   : formatValue(e.got);
-    lines << tr("h %1, w %2: expected %3, got %4 (%5)")
-                 .arg(e.h, 3)
-                 .arg(e.w, 3)
+    lines << tr("[h=%1][w=%2] expected %3, got %4 (%5)")
+                 .arg(e.h)
+                 .arg(e.w)
                  .arg(formatValue(e.expected), got, QString::fromUtf8(verdictName(e.verdict)));
   }
   return lines.join('\n');

@@ -55,6 +55,10 @@ class FailurePictures : public QWidget {
   QString readoutText() const;  // "h 3, w 0: expected 0.25, got 1.5 · wrong"; empty off the map
   QString worstText() const;    // one line per worst element
 
+ protected:
+  QSize minimumSizeHint() const override;
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   friend class FailurePicturesCanvas;
   void showReadout(int h, int w);

@@ -174,7 +174,7 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   resultsLayout->setContentsMargins(0, 0, 0, 0);
   resultsLayout->addLayout(steps);
   failurePictures_->hide();
-  resultsLayout->addWidget(failurePictures_);  // under the check's step
+  resultsLayout->addWidget(failurePictures_, 3);  // under the check's step; most of the room when shown
   resultsLayout->addWidget(new QLabel(tr("<b>Errors</b>"), results));
   resultsLayout->addWidget(diagnostics_);
   resultsLayout->addWidget(details_, 1);
