@@ -10,6 +10,7 @@
 #include <Qsci/qsciscintilla.h>
 
 #include <QComboBox>
+#include <QDir>
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QListWidget>
@@ -18,6 +19,7 @@
 #include "app/core/device/gpu_platform.h"
 #include "gpu/user_kernel.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/kernel/failure_pictures.h"
 #include "ui/kernel/kernel_editor.h"
 #include "ui/kernel/user_kernel_panel.h"
 #include "ui/model/variant_selector.h"
@@ -427,6 +429,44 @@ TEST(UserKernelPanel, GpuChecksTimesAndContainsAFault) {
   ASSERT_TRUE(window->selectVariant("user-good"));
   ASSERT_TRUE(window->selectTestImage(3));
   EXPECT_TRUE(waitForInference(*window));
+}
+
+// Wrong kernels on the GPU: each fails its check and the tab draws where. With
+// CONVSCOPE_SCREENSHOT_DIR set, the tab of each is written there (your-kernel-<name>.png).
+TEST(UserKernelPanel, GpuWrongKernelsShowTheirPattern) {
+  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  auto window = windowWithKernelPanel();
+  window->resize(1280, 800);
+  ui::UserKernelPanel* panel = window->userKernel();
+  QTemporaryDir dir;
+  for (const QString name : {"leaves_rows_unwritten", "ignores_stride", "forgets_left_padding"}) {
+    SCOPED_TRACE(name.toStdString());
+    const QString file = writeFile(dir, name + ".cu", contentsOf(kKernels + name + ".cu"));
+    ASSERT_TRUE(window->openFile(file));
+    ASSERT_TRUE(waitForSteps(*panel, 300000));
+    EXPECT_TRUE(panel->stepText(ui::KernelStep::Check).contains("✘")) << panel->detailsText().toStdString();
+    ui::FailurePictures* pictures = panel->failurePictures();
+    ASSERT_TRUE(pictures->isVisible());
+    ASSERT_TRUE(pictures->failureMap().has_value());
+    const ConvFailureMap& map = *pictures->failureMap();
+    EXPECT_GT(map.bad(), 0);
+    if (name == "leaves_rows_unwritten") EXPECT_GT(map.neverWritten, 0);
+    // The first bad element has its verdict's colour where the picture draws it.
+    QCoreApplication::processEvents();
+    const QImage shown = pictures->grab().toImage();
+    bool found = false;
+    for (int h = 0; h < map.height && !found; ++h)
+      for (int w = 0; w < map.width && !found; ++w) {
+        if (map.at(h, w) == ElementVerdict::Ok) continue;
+        found = true;
+        const std::optional<QPoint> at = pictures->elementCentre(ui::FailurePictures::Picture::Verdicts, h, w);
+        ASSERT_TRUE(at.has_value());
+        EXPECT_EQ(shown.pixelColor(*at), ui::FailurePictures::verdictColour(map.at(h, w)));
+      }
+    EXPECT_TRUE(found);
+    if (const QString folder = qEnvironmentVariable("CONVSCOPE_SCREENSHOT_DIR"); !folder.isEmpty())
+      EXPECT_TRUE(window->grab().save(QDir(folder).filePath("your-kernel-" + name + ".png")));
+  }
 }
 
 }  // namespace

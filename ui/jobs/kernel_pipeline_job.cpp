@@ -170,6 +170,7 @@ void KernelPipelineJob::submitCheck() {
       result.summary = QString::fromStdString(r.failure);
     }
     result.details = QString::fromStdString(r.report);
+    if (!r.passed) result.failureMap = r.failureMap;
     if (!r.passed && !r.childOutput.empty())
       result.details += tr("\nThe kernel's process said:\n") + QString::fromStdString(r.childOutput);
     return [this, result] {

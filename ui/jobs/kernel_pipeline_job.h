@@ -12,7 +12,9 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 
+#include "app/core/conv/conv_failure_map.h"
 #include "app/core/conv/user_kernel_compiler.h"
 #include "app/core/engine/benchmark.h"
 #include "ui/jobs/job_runner.h"
@@ -29,6 +31,8 @@ struct KernelStepResult {
   QString details;       // compiler errors, the check's report, the child's last words
   // Compile: each error with its file and line (0: none), for the editor's marks.
   std::vector<KernelDiagnostic> diagnostics = {};  // a default: the other steps leave it out
+  // Check, when it failed on wrong elements: the failing map, for the pictures (failure_pictures.h).
+  std::optional<ConvFailureMap> failureMap = {};
 };
 
 class KernelPipelineJob : public QObject {

@@ -31,6 +31,7 @@
 #include "app/core/data/image_set.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
+#include "ui/kernel/failure_pictures.h"
 #include "ui/kernel/kernel_editor.h"
 
 namespace convscope::ui {
@@ -113,6 +114,7 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
       compile_(new QLabel(this)),
       check_(new QLabel(this)),
       time_(new QLabel(this)),
+      failurePictures_(new FailurePictures(this)),
       diagnostics_(new QListWidget(this)),
       details_(new QPlainTextEdit(this)),
       rerun_(new QPushButton(tr("Run again"), this)),
@@ -171,6 +173,8 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   auto* resultsLayout = new QVBoxLayout(results);
   resultsLayout->setContentsMargins(0, 0, 0, 0);
   resultsLayout->addLayout(steps);
+  failurePictures_->hide();
+  resultsLayout->addWidget(failurePictures_, 3);  // under the check's step; most of the room when shown
   resultsLayout->addWidget(new QLabel(tr("<b>Errors</b>"), results));
   resultsLayout->addWidget(diagnostics_);
   resultsLayout->addWidget(details_, 1);
@@ -379,6 +383,7 @@ void UserKernelPanel::run() {
   for (KernelStep step : {KernelStep::Compile, KernelStep::Check, KernelStep::Time}) statusOf(step)->setText(tr("–"));
   details_->clear();
   showDiagnostics({});
+  failurePictures_->hide();  // they were of the last check
   pipeline_->start(file_);
 }
 
@@ -395,6 +400,10 @@ void UserKernelPanel::showFinished(const KernelStepResult& result) {
       ->setText(QString("<span style='color:%1'><b>%2</b></span> %3")
                     .arg(colour, mark.toHtmlEscaped(), result.summary.toHtmlEscaped()));
   if (result.step == KernelStep::Compile) showDiagnostics(result.diagnostics);
+  if (result.step == KernelStep::Check) {
+    if (!result.ok && result.failureMap) failurePictures_->setFailureMap(*result.failureMap);
+    failurePictures_->setVisible(!result.ok && result.failureMap);
+  }
   if (!result.details.isEmpty() && (!result.ok || details_->toPlainText().isEmpty())) {
     const int firstNewBlock = details_->toPlainText().isEmpty() ? 0 : details_->blockCount();
     details_->appendPlainText(stepName(result.step) + ":\n" + result.details.trimmed() + "\n");

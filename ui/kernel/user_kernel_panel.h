@@ -26,6 +26,7 @@ class QTimer;
 namespace convscope::ui {
 
 class ErrorBanner;
+class FailurePictures;
 class JobRunner;
 class KernelEditor;
 
@@ -59,6 +60,8 @@ class UserKernelPanel : public QWidget {
   KernelPipelineJob* pipeline() const { return pipeline_; }
   KernelEditor* editor() const { return editor_; }
   QListWidget* diagnosticsList() const { return diagnostics_; }
+  // Where a failed check's kernel is wrong, as pictures; hidden unless the last check kept a map.
+  FailurePictures* failurePictures() const { return failurePictures_; }
   QString errorText() const;  // the panel's error strip, empty while hidden
 
   void setSavePathChooser(SavePathChooser chooser) { chooseSavePath_ = std::move(chooser); }
@@ -102,6 +105,7 @@ class UserKernelPanel : public QWidget {
   QLabel* compile_;
   QLabel* check_;
   QLabel* time_;
+  FailurePictures* failurePictures_;
   QListWidget* diagnostics_;
   QPlainTextEdit* details_;
   QPushButton* rerun_;
