@@ -67,7 +67,7 @@ grep -- '-- fallback' "$LOGS/plans.txt" | sort | uniq -c | head -5
 
 if stage test; then
   # The ONNX conformance cases come from a Debian package that is not carried.
-  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" ctest --test-dir "$build" --output-on-failure -j 6 -E "Conformance" ${TESTS:+-R "$TESTS"} \
+  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" ctest --test-dir "$build" --output-on-failure -j 6 -E "[Cc]onformance" ${TESTS:+-R "$TESTS"} \
     >"$LOGS/ctest.log" 2>&1 || status=1
   grep -E "tests passed|Failed|\*\*\*|Not Run" "$LOGS/ctest.log" | head -40
   grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: (GpuWindow|Profile\.AGpu)[^ ]* +\.+ +Passed" "$LOGS/ctest.log" |

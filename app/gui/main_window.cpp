@@ -117,7 +117,7 @@ MainWindow::MainWindow(Options options)
   rule->setFrameShadow(QFrame::Sunken);
   statusBar()->addPermanentWidget(rule);
   statusBar()->addPermanentWidget(deviceLabel_);
-  for (QLabel* label : {timeLabel_, deviceLabel_}) label->setContentsMargins(6, 0, 6, 0);
+  spaceStatusLabels();
 
   // The window opens at once: the test set and the model arrive from the job runner.
   const QString dataFolder = QString::fromStdString(defaultDataFolder().string());
@@ -232,6 +232,19 @@ void MainWindow::buildLayout() {
   setCentralWidget(central);
   resize(1440, 900);
   fitToScreen();
+}
+
+void MainWindow::spaceStatusLabels() {
+  // Half a letter of the labels' own font on each side of the rule: in presentation mode too.
+  for (QLabel* label : {timeLabel_, deviceLabel_}) {
+    const int margin = (label->fontMetrics().averageCharWidth() + 1) / 2 + 2;
+    label->setContentsMargins(margin, 0, margin, 0);
+  }
+}
+
+void MainWindow::changeEvent(QEvent* event) {
+  QMainWindow::changeEvent(event);
+  if (event->type() == QEvent::FontChange) spaceStatusLabels();
 }
 
 void MainWindow::fitToScreen() {

@@ -143,9 +143,11 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void changeEvent(QEvent* event) override;
   // A sweep left unsaved by the last run (closed, crashed, killed): offered back once.
   void offerRecoveredSweep();
   void fitToScreen();
+  void spaceStatusLabels();
   // Unsaved sweep results at quit: saved, discarded, or the quit cancelled (false).
   bool keepOrDiscardUnsavedResults();
 

@@ -79,9 +79,10 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   const std::string file = job.file.filename().string();
   // Every message about the kernel names the student's file as they gave it.
   const std::string studentFile = job.file.string();
-  const auto explain = [&](const std::string& error) {
-    return explainKernelFault(error, result.kernelOutput.textForDiagnosis(), studentFile);
-  };
+  // CUDA writes a failed device-side assert's message to stderr (seen on an H200, CUDA 13), not
+  // through printf's buffer: the child's own output is searched too.
+  const std::string diagnosis = result.kernelOutput.textForDiagnosis() + child.output;
+  const auto explain = [&](const std::string& error) { return explainKernelFault(error, diagnosis, studentFile); };
   // The child's own lines, its "error: ..." (CUDA's words after a ConvScope path) said in the
   // student's terms too: the window and the CLI show them.
   {
