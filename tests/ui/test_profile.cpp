@@ -26,8 +26,9 @@ TEST(Profile, ACpuVariantGetsAnExplanationInsteadOfAnEmptyTable) {
   EXPECT_TRUE(profile->message().contains("GPU")) << profile->message().toStdString();
   const QList<QPushButton*> buttons = profile->findChildren<QPushButton*>();
   ASSERT_FALSE(buttons.isEmpty());
-  for (QPushButton* button : buttons)  // only opening a saved profile works with a CPU variant
-    EXPECT_EQ(button->isEnabled(), button == profile->openButton()) << button->text().toStdString();
+  for (QPushButton* button : buttons)  // only opening a saved profile (or the example) works with a CPU variant
+    EXPECT_EQ(button->isEnabled(), button == profile->openButton() || button == profile->exampleButton())
+        << button->text().toStdString();
   if (!gpuInfo().usable) {
     EXPECT_TRUE(profile->message().contains(QString::fromStdString(gpuInfo().unusableReason).toHtmlEscaped()));
   }
@@ -97,6 +98,28 @@ TEST(Profile, WithoutAGpuItSaysWhyTheTableIsEmpty) {
     EXPECT_EQ(profile->table()->rowCount(), 0);
     EXPECT_TRUE(profile->openButton()->isEnabled());
   }
+}
+
+// Without a GPU the tab offers a table measured on an H100, built into the program; opened, it is
+// that file's table, row by row.
+TEST(Profile, WithoutAGpuTheH100ExampleOpensAsTheKernelTable) {
+  if (gpuInfo().usable) GTEST_SKIP() << "this machine has a GPU: the example is not offered";
+  auto window = openWindow();
+  ASSERT_TRUE(window->selectTab("profile"));
+  ui::ProfilePanel* profile = window->profile();
+  ASSERT_TRUE(profile->exampleButton()->isVisible());
+  EXPECT_TRUE(profile->message().contains("Open the H100 example")) << profile->message().toStdString();
+  QTest::mouseClick(profile->exampleButton(), Qt::LeftButton);
+  const KernelProfile expected = readKernelProfileJson(std::string(CONVSCOPE_SOURCE_DIR) +
+                                                       "/resources/examples/profile-h100-restrict-unroll-10000.json");
+  ASSERT_GT(expected.rows.size(), 3u);
+  ASSERT_EQ(profile->table()->rowCount(), static_cast<int>(expected.rows.size()));
+  for (size_t r = 0; r < expected.rows.size(); ++r)
+    EXPECT_EQ(profile->table()->item(static_cast<int>(r), 7)->text(), QString::fromStdString(expected.rows[r].name))
+        << "row " << r;
+  EXPECT_TRUE(profile->message().contains("H100")) << profile->message().toStdString();
+  EXPECT_TRUE(profile->message().contains("profile-h100-restrict-unroll-10000.json"))
+      << profile->message().toStdString();
 }
 
 TEST(Profile, ASavedProfileOpensOnAnyMachineAsTheKernelTable) {

@@ -1,5 +1,6 @@
 #include "ui/profile/profile_panel.h"
 
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -37,9 +38,20 @@ ProfilePanel::ProfilePanel(JobRunner* jobs, QWidget* parent)
       batch_(new QSpinBox(this)),
       run_(new QPushButton(tr("Profile one inference"), this)),
       open_(new QPushButton(tr("Open profile…"), this)),
+      example_(new QPushButton(tr("Open the H100 example"), this)),
       table_(new QTableWidget(this)) {
   open_->setToolTip(tr("Open a kernel table saved by 'convscope-cli profile --json FILE' (on a GPU machine)"));
   connect(open_, &QPushButton::clicked, this, &ProfilePanel::openAsked);
+  example_->setToolTip(tr("The course's kernel table for gpu-restrict-unroll at batch 10,000, measured on an H100"));
+  connect(example_, &QPushButton::clicked, this, [this] {
+    const QString copy = exampleFolder_.filePath(QFileInfo(kExampleResource).fileName());
+    QFile::remove(copy);
+    if (!exampleFolder_.isValid() || !QFile::copy(kExampleResource, copy)) {
+      emit errorOccurred(tr("Profile: the built-in example could not be copied to %1").arg(exampleFolder_.path()));
+      return;
+    }
+    if (const QString error = openProfile(copy); !error.isEmpty()) emit errorOccurred(error);
+  });
   message_->setWordWrap(true);
   message_->setTextFormat(Qt::RichText);
   batch_->setRange(1, 10000);
@@ -66,6 +78,7 @@ ProfilePanel::ProfilePanel(JobRunner* jobs, QWidget* parent)
   row->addWidget(run_);
   row->addStretch(1);
   row->addWidget(open_);
+  row->addWidget(example_);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(message_);
   layout->addLayout(row);
@@ -112,6 +125,7 @@ void ProfilePanel::refresh() {
     return;
   }
   const GpuInfo& gpu = gpuInfo();
+  example_->setVisible(!gpu.usable);
   const QString openHint =
       tr("To read a profile measured elsewhere, save it there with "
          "<tt>convscope-cli profile --variant ID --json FILE</tt> and open it here "
@@ -119,7 +133,7 @@ void ProfilePanel::refresh() {
   if (!gpu.usable) {
     // Say why the table is empty first: no variant choice can fill it on this machine.
     message_->setText(tr("<b>No GPU on this machine:</b> %1. The profiler times GPU kernels, so it cannot run "
-                         "here.<br>%2")
+                         "here.<br>%2 <b>Open the H100 example</b> shows one measured on an H100.")
                           .arg(QString::fromStdString(gpu.unusableReason).toHtmlEscaped(), openHint));
     return;
   }

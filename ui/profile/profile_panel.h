@@ -4,6 +4,7 @@
 // is empty; a profile saved on a GPU machine (`convscope-cli profile --json`) opens here anywhere.
 #pragma once
 
+#include <QTemporaryDir>
 #include <QWidget>
 
 #include <memory>
@@ -37,6 +38,9 @@ class ProfilePanel : public QWidget {
   QString message() const;
   QTableWidget* table() const { return table_; }
   QPushButton* openButton() const { return open_; }
+  // Shown where no GPU can profile: opens the kernel table measured on an H100 (built in).
+  QPushButton* exampleButton() const { return example_; }
+  static constexpr const char* kExampleResource = ":/examples/profile-h100-restrict-unroll-10000.json";
 
   // Shows a saved profile (docs/profile-json.md); empty on success, else the message (the file
   // name and the problem), and the table shown before stays.
@@ -62,6 +66,8 @@ class ProfilePanel : public QWidget {
   QSpinBox* batch_;
   QPushButton* run_;
   QPushButton* open_;
+  QPushButton* example_;
+  QTemporaryDir exampleFolder_;  // the example's copy: the reader takes files, not resources
   QTableWidget* table_;
   QString shown_;  // what the table shows, when it holds one: "<b>variant</b>, model …"
   bool shownFromFile_ = false;
