@@ -8,7 +8,6 @@
 
 #include <set>
 
-#include <QElapsedTimer>
 
 #include <QTabWidget>
 
