@@ -217,7 +217,7 @@ void GpuMappingView::updateSelection() {
 }
 
 int GpuMappingView::heightForWidth(int width) const {
-  if (!hasProblem_ || launchIndex_ < 0) return 300;
+  if (!hasProblem_ || launchIndex_ < 0) return QFontMetrics(font()).height() * 4;  // a message, no drawing
   // layout() run backwards: the cell that the width allows, then the heights under it.
   const ConvProblem& p = problem_;
   const double caption = QFontMetrics(font()).height() * 1.4;
