@@ -75,6 +75,8 @@ say "cloned $(git -C "$root/home/user/convscope" log --oneline -1)"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 bind /proc /proc
 bind /sys /sys
+# A booted machine has its cgroup file system under /sys (slurmd reads it: the Slurm test).
+if mountpoint -q /sys/fs/cgroup; then bind /sys/fs/cgroup /sys/fs/cgroup; fi
 bind /dev /dev
 bind /dev/pts /dev/pts
 path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
