@@ -47,7 +47,7 @@ root="$(mktemp -d "${TMPDIR:-/var/tmp}/convscope-fresh.XXXXXX")"
 mounts=()
 cleanup() {
   local status=$?
-  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[$i]}" 2>/dev/null || true; done
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -R -l "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}" 2>/dev/null || true; done
   if [ "$keep" -eq 1 ]; then say "root kept at $root"; else rm -rf --one-file-system "$root"; fi
   exit $status
 }
@@ -75,8 +75,15 @@ say "cloned $(git -C "$root/home/user/convscope" log --oneline -1)"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 bind /proc /proc
 bind /sys /sys
-# A booted machine has its cgroup file system under /sys (slurmd reads it: the Slurm test).
-if mountpoint -q /sys/fs/cgroup; then bind /sys/fs/cgroup /sys/fs/cgroup; fi
+# A booted machine has its cgroup file systems under /sys (slurmd reads them: the Slurm test), with
+# their sub-mounts (cgroup v1's controllers), seen from the root as a slave, so that nothing done
+# there reaches the host's.
+if mountpoint -q /sys/fs/cgroup; then
+  mkdir -p "$root/sys/fs/cgroup"
+  mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup"
+  mount --make-rslave "$root/sys/fs/cgroup"
+  mounts+=("$root/sys/fs/cgroup")
+fi
 bind /dev /dev
 bind /dev/pts /dev/pts
 path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
