@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "app/core/engine/chain_network.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/chain_network.h"
 #include "app/core/util/error.h"
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"

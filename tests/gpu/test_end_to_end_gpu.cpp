@@ -12,8 +12,8 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
-#include "app/core/engine/engine.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/engine.h"
 #include "app/core/model/onnx_loader.h"
 
 namespace convscope {

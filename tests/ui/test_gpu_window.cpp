@@ -12,8 +12,8 @@
 #include <cmath>
 
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/benchmark.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/benchmark.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/profile/profile_panel.h"

@@ -2,8 +2,8 @@
 // pictures, and bad arguments end with a message and a non-zero exit code.
 #include <gtest/gtest.h>
 
-#include "app/core/engine/benchmark.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/benchmark.h"
 #include "tests/ui/ui_test_support.h"
 
 namespace convscope::testing {

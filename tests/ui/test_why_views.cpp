@@ -8,7 +8,6 @@
 
 #include <set>
 
-
 #include <QTabWidget>
 
 #include <QComboBox>

@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/engine.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/engine.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"

@@ -5,8 +5,8 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
-#include "app/core/engine/device_recording.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/device_recording.h"
 #include "app/core/util/error.h"
 #include "app/core/util/host_softmax.h"
 #include "app/core/util/input_file.h"
