@@ -67,6 +67,22 @@ void TimingLineChart::setReport(std::shared_ptr<const BenchmarkReport> report) {
   rebuild();
 }
 
+namespace {
+
+// A series' points (batch, op time in ms) into `graph`, widening [low, high] to hold them.
+void plotSeries(QCPGraph& graph, const VariantSeries& series, double* low, double* high) {
+  QVector<double> x, y;
+  for (size_t i = 0; i < series.batches.size(); ++i) {
+    x.push_back(series.batches[i]);
+    y.push_back(series.seconds[i] * 1e3);
+    *low = std::min(*low, y.back());
+    *high = std::max(*high, y.back());
+  }
+  graph.setData(x, y, true);
+}
+
+}  // namespace
+
 void TimingLineChart::setComparison(std::shared_ptr<const BenchmarkReport> comparison, const QString& label) {
   comparison_ = std::move(comparison);
   comparisonLabel_ = label;
@@ -110,14 +126,7 @@ void TimingLineChart::rebuild() {
     graph->setPen(QPen(style.colour, 2.2, style.line));
     graph->setScatterStyle(
         QCPScatterStyle(static_cast<QCPScatterStyle::ScatterShape>(style.marker), style.colour, style.colour, 8));
-    QVector<double> x, y;
-    for (size_t i = 0; i < series.batches.size(); ++i) {
-      x.push_back(series.batches[i]);
-      y.push_back(series.seconds[i] * 1e3);
-      low = std::min(low, y.back());
-      high = std::max(high, y.back());
-    }
-    graph->setData(x, y, true);
+    plotSeries(*graph, series, &low, &high);
     variants_.push_back(series.variant);
     graphVariants_.push_back(series.variant);
   }
@@ -139,14 +148,7 @@ void TimingLineChart::rebuild() {
           graph->setPen(QPen(style.colour, 1.2, style.line));
           graph->setScatterStyle(QCPScatterStyle(static_cast<QCPScatterStyle::ScatterShape>(style.marker),
                                                  QPen(style.colour, 1.5), Qt::NoBrush, 9));
-          QVector<double> x, y;
-          for (size_t i = 0; i < series.batches.size(); ++i) {
-            x.push_back(series.batches[i]);
-            y.push_back(series.seconds[i] * 1e3);
-            low = std::min(low, y.back());
-            high = std::max(high, y.back());
-          }
-          graph->setData(x, y, true);
+          plotSeries(*graph, series, &low, &high);
           comparisonGraphs.push_back(graph);
           graphVariants_.push_back(series.variant);
           ++comparisonGraphs_;
