@@ -1,6 +1,8 @@
 #include "gpu/user_kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -180,6 +182,27 @@ void launchUserKernel(LoadedUserKernel& loaded, Device& device, const ConvProble
   }
 }
 
+// -I options for the CUDA toolkit's headers and its C++ library (cccl), found where the build
+// found them or where CUDA_HOME / CUDA_PATH point.
+std::vector<std::string> toolkitIncludeOptions() {
+  std::vector<std::filesystem::path> roots;
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* home = std::getenv(variable); home && *home)
+      roots.push_back(std::filesystem::path(home) / "include");
+#ifdef CONVSCOPE_CUDA_INCLUDE_DIR
+  roots.emplace_back(CONVSCOPE_CUDA_INCLUDE_DIR);
+#endif
+  roots.emplace_back("/usr/local/cuda/include");
+  std::error_code error;
+  for (const std::filesystem::path& root : roots) {
+    if (!std::filesystem::exists(root / "mma.h", error)) continue;
+    std::vector<std::string> options = {"-I" + root.string()};
+    if (std::filesystem::is_directory(root / "cccl", error)) options.push_back("-I" + (root / "cccl").string());
+    return options;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string userKernelCompilerUnavailableReason() {
@@ -197,6 +220,7 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserK
   const std::string file = source.path.string();
   kernel.errors = source.problems;
   kernel.architecture = build.architecture.empty() ? targetArchitecture() : build.architecture;
+  if (!source.refusedIncludes.empty()) return kernel;  // NVRTC would open the files they name
 
   const std::string text = source.text + kContractCheck;
   const char* headerSources[] = {kConvScopeKernelHeader, kWithoutPrintfHeader};
@@ -211,6 +235,10 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserK
   nvrtcAddNameExpression(program, kUserKernelName);
   const std::string arch = "--gpu-architecture=" + kernel.architecture;
   std::vector<const char*> options = {arch.c_str(), "--std=c++17", "--pre-include=convscope_kernel.h", "-lineinfo"};
+  // The toolkit's device headers (<mma.h>, <cuda_fp16.h>, ...), the only files a kernel may
+  // include besides ConvScope's header (kernel_includes.h refused every other before this).
+  const std::vector<std::string> includeOptions = toolkitIncludeOptions();
+  for (const std::string& option : includeOptions) options.push_back(option.c_str());
   if (build.withoutPrintf) options.push_back("--pre-include=convscope_without_printf.h");
   if (build.ptxasInfo) options.push_back("--ptxas-options=-v");
   const nvrtcResult compiled = nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());

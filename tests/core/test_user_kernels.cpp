@@ -7,12 +7,14 @@
 
 #include <cmath>
 #include <csignal>
+#include <fstream>
 #include <limits>
 #include <regex>
 #include <tuple>
 
 #include "app/core/conv/conv_check.h"
 #include "app/core/conv/cpu_backends.h"
+#include "app/core/conv/kernel_includes.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
@@ -93,6 +95,90 @@ TEST(UserKernelCompile, AMissingOrNonGlobalKernelSaysSo) {
   kernel = gpu::compileUserKernel(parseUserKernelSource("device.cu", device));
   ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
   EXPECT_NE(kernel.errors[0].message.find("not a __global__ kernel"), std::string::npos) << kernel.errorText();
+}
+
+// The template with `lines` put in after its first line (so the refusal's line number is known).
+std::string templateWith(const std::string& lines) {
+  const std::string text = readUserKernelSource(kTemplates / "naive_conv.cu").text;
+  const size_t firstLineEnd = text.find('\n') + 1;
+  return text.substr(0, firstLineEnd) + lines + text.substr(firstLineEnd);
+}
+
+// Every way of naming a file to the preprocessor is refused, on the line it starts on.
+TEST(UserKernelIncludes, EveryWayOfNamingAnotherFileIsRefusedOnItsLine) {
+  const std::vector<std::pair<std::string, std::string>> attempts = {
+      {"#include </etc/hostname>\n", "#include </etc/hostname>"},
+      {"#include \"/etc/hostname\"\n", "#include \"/etc/hostname\""},
+      {"#include \"student_notes.cu\"\n", "#include \"student_notes.cu\""},  // NVRTC looks in the current folder
+      {"#include <stdio.h>\n", "#include <stdio.h>"},
+      {"  # /* hidden */ include <stdio.h>\n", "#include <stdio.h>"},
+      {"%:include \"/etc/hostname\"\n", "#include \"/etc/hostname\""},     // a digraph for #
+      {"?\?=include \"/etc/hostname\"\n", "#include \"/etc/hostname\""},   // a trigraph for #
+      {"#inc\\\nlude \"/etc/hostname\"\n", "#include \"/etc/hostname\""},  // a line continued
+      {"#define SECRET \"/etc/hostname\"\n#include SECRET\n", "computed name"},
+      {"#include_next <mma.h>\n", "#include_next <mma.h>"},
+      {"#import \"/etc/hostname\"\n", "#import"},
+      {"#embed \"/etc/hostname\"\n", "#embed"},
+      {"#if __has_include(\"/etc/shadow\")\n#endif\n", "__has_include(\"/etc/shadow\")"},
+      {"#include <cuda_fp16.h/../../../../etc/hostname>\n", "cuda_fp16.h/../"},
+      {"/* a comment that ends */ #include \"/etc/hostname\"\n", "#include \"/etc/hostname\""},
+      {"#incl\\u0075de \"/etc/hostname\"\n", "escapes"},
+  };
+  for (const auto& [lines, named] : attempts) {
+    SCOPED_TRACE(lines);
+    const UserKernelSource source = parseUserKernelSource("student/mine.cu", templateWith(lines));
+    // The refused directive starts on line 2 (line 3 for the computed include after its #define).
+    const int line = lines.rfind("#define", 0) == 0 ? 3 : 2;
+    ASSERT_EQ(source.refusedIncludes.size(), 1u);
+    EXPECT_EQ(source.refusedIncludes[0].file, "student/mine.cu");
+    EXPECT_EQ(source.refusedIncludes[0].line, line);
+    EXPECT_NE(source.refusedIncludes[0].message.find(named), std::string::npos) << source.refusedIncludes[0].message;
+    EXPECT_NE(source.refusedIncludes[0].message.find("<mma.h>"), std::string::npos);  // what is allowed
+    EXPECT_FALSE(source.ok());                                                        // also among the problems
+  }
+}
+
+TEST(UserKernelIncludes, TheToolkitsDeviceHeadersAndCommentsPass) {
+  const std::string allowed =
+      "#include <mma.h>\n"
+      "#  include <cuda_fp16.h>  // half precision\n"
+      "#include \"convscope_kernel.h\"\n"
+      "// #include <stdio.h> would be refused, but this is a line comment\n"
+      "#if __has_include(<cuda_bf16.h>)\n#endif\n"
+      "__device__ const char* kNote = \"#include <stdio.h>\";  // not a directive: mid-line\n";
+  const UserKernelSource source = parseUserKernelSource("mine.cu", templateWith(allowed));
+  EXPECT_TRUE(source.refusedIncludes.empty()) << source.refusedIncludes[0].text();
+  EXPECT_TRUE(source.ok());
+}
+
+// The compiler never sees a refused file: nothing of it comes back in any message.
+TEST(UserKernelIncludes, ARefusedFileNeverReachesTheCompiler) {
+  SKIP_WITHOUT_NVRTC();
+  const testing::TempDir dir;
+  const std::filesystem::path secret = dir.path() / "expected_values.txt";
+  std::ofstream(secret) << "float kExpected = 31337.25f; // SECRET-MARKER\n";
+  const gpu::CompiledUserKernel kernel =
+      gpu::compileUserKernel(parseUserKernelSource("mine.cu", templateWith("#include \"" + secret.string() + "\"\n")));
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.log, "");  // NVRTC never ran
+  EXPECT_EQ(kernel.errorText().find("SECRET-MARKER"), std::string::npos) << kernel.errorText();
+  EXPECT_EQ(kernel.errorText().find("31337"), std::string::npos);
+  EXPECT_NE(kernel.errorText().find("mine.cu:2: #include"), std::string::npos) << kernel.errorText();
+
+  // Every allowed header compiles: the toolkit's headers (and their own includes) are found.
+  std::string allowed;
+  for (const std::string& header : allowedKernelHeaders()) allowed += "#include <" + header + ">\n";
+  const gpu::CompiledUserKernel withHeaders =
+      gpu::compileUserKernel(parseUserKernelSource("mine.cu", templateWith(allowed)));
+  EXPECT_TRUE(withHeaders.ok()) << withHeaders.errorText() << withHeaders.log;
+}
+
+TEST(UserKernelSource, AFileLargerThanAKernelIsRefusedBeforeItIsRead) {
+  const testing::TempDir dir;
+  const std::filesystem::path big = dir.path() / "huge.cu";
+  std::ofstream(big) << std::string(kMaxKernelFileBytes + 1, ' ');
+  testing::expectError([&] { readUserKernelSource(big); }, {big.string(), "at most"});
+  testing::expectError([&] { readUserKernelSource("/dev/zero"); }, {"/dev/zero", "not a regular file"});  // endless
 }
 
 TEST(UserKernelSource, ReadsTheLaunchMacrosAndRefusesMalformedOnes) {

@@ -5,6 +5,7 @@
 #include <regex>
 #include <sstream>
 
+#include "app/core/conv/kernel_includes.h"
 #include "app/core/util/error.h"
 
 namespace convscope {
@@ -114,15 +115,29 @@ UserKernelSource parseUserKernelSource(const std::filesystem::path& path, const 
                                "a block of " + std::to_string(source.launch.blockX) + " x " +
                                    std::to_string(source.launch.blockY) +
                                    " threads exceeds CUDA's 1,024 threads per block"});
+  source.refusedIncludes = refusedKernelIncludes(file, text);
+  source.problems.insert(source.problems.end(), source.refusedIncludes.begin(), source.refusedIncludes.end());
   return source;
 }
 
 UserKernelSource readUserKernelSource(const std::filesystem::path& path) {
+  std::error_code error;
+  if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
+    throw Error("the kernel file '" + path.string() + "' is not a regular file");
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > kMaxKernelFileBytes)
+    throw Error("the kernel file '" + path.string() + "' has " + std::to_string(size) +
+                " bytes; a kernel file may have at most " + std::to_string(kMaxKernelFileBytes) + " (1 MiB)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read the kernel file '" + path.string() + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseUserKernelSource(path, text.str());
+  // At most the limit, also if the file grew since its size was read.
+  std::string text(kMaxKernelFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxKernelFileBytes)
+    throw Error("the kernel file '" + path.string() + "' has more than " + std::to_string(kMaxKernelFileBytes) +
+                " bytes (1 MiB), the most a kernel file may have");
+  return parseUserKernelSource(path, text);
 }
 
 ConvVariant userKernelVariantRow(const UserKernelSource& source) {

@@ -3,6 +3,7 @@
 // Plain C++: the CLI and the GUI read a file's geometry and refuse a broken one on any machine.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -47,13 +48,20 @@ struct UserKernelSource {
   std::string displayName;  // the file's name
   std::string text;
   UserKernelLaunch launch;
-  std::vector<KernelDiagnostic> problems;  // the contract's macros missing or malformed
+  std::vector<KernelDiagnostic> problems;  // the contract's macros missing or malformed, refused #includes
+  // The #includes refused (kernel_includes.h), also in `problems`: a file with any is never handed
+  // to the compiler, which would open what they name.
+  std::vector<KernelDiagnostic> refusedIncludes;
 
   bool ok() const { return problems.empty(); }
 };
 
-// Reads `path` and its CONVSCOPE_* macros. Throws convscope::Error when the file cannot be read;
-// a file that breaks the contract comes back with its problems listed.
+// A kernel file larger than this is refused before it is read (the templates are 3-5 KB).
+inline constexpr std::uintmax_t kMaxKernelFileBytes = 1024 * 1024;
+
+// Reads `path` and its CONVSCOPE_* macros. Throws convscope::Error when the file cannot be read
+// or is larger than kMaxKernelFileBytes; a file that breaks the contract comes back with its
+// problems listed.
 UserKernelSource readUserKernelSource(const std::filesystem::path& path);
 // The same for a text in memory (tests, an unsaved editor buffer).
 UserKernelSource parseUserKernelSource(const std::filesystem::path& path, const std::string& text);
