@@ -194,6 +194,37 @@ TEST(Presentation, EveryTabReadsWholeOnA1920By1080Projector) {
   expectTimingTabReadable(*window);
 }
 
+// The maps' titles and the hint under them, read from the back of a room: on a 1440x900
+// projector each title is whole (on two lines where one would cut it) and the hint is not cut
+// at the window's edge.
+TEST(Presentation, LayerTitlesAndTheMapsHintAreWholeAt1440By900) {
+  PresentationOff off;
+  auto window = windowOfSize({1440, 900}, true);
+  const QList<ui::LayerMapsWidget*> layers = window->findChildren<ui::LayerMapsWidget*>();
+  ASSERT_GE(layers.size(), 3);
+  int twoLines = 0;
+  for (ui::LayerMapsWidget* layer : layers) {
+    if (!layer->isVisible()) continue;
+    SCOPED_TRACE(layer->title().toStdString());
+    const QStringList lines = layer->titleLines(layer->width());
+    ASSERT_LE(lines.size(), 2);
+    EXPECT_EQ(lines.join(' '), layer->title()) << "the title is cut";
+    twoLines += lines.size() == 2;
+    QFont bold = layer->font();
+    bold.setBold(true);
+    for (const QString& line : lines)  // each line fits beside the colour legend (190 px wide)
+      EXPECT_LE(QFontMetrics(bold).horizontalAdvance(line), layer->width() - 190) << line.toStdString();
+  }
+  EXPECT_GE(twoLines, 1) << "at this size some title needs its second line: the test would not see a cut one";
+  auto* maps = window->findChild<ui::FeatureMapView*>();
+  ASSERT_NE(maps, nullptr);
+  for (QLabel* label : maps->findChildren<QLabel*>()) {
+    if (!label->isVisible() || !label->text().contains("Point at a map")) continue;
+    EXPECT_TRUE(label->wordWrap());
+    EXPECT_GE(label->height(), label->heightForWidth(label->width())) << "the hint is cut";
+  }
+}
+
 TEST(Presentation, EveryTabReadsWholeAt1280By720) {
   PresentationOff off;
   auto window = windowOfSize({1280, 720}, true);

@@ -42,6 +42,7 @@ FeatureMapView::FeatureMapView(QWidget* parent)
   connect(exportButton, &QPushButton::clicked, this, &FeatureMapView::exportAsked);
   readout_->setText(hint());
   readout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long readouts never widen the window
+  readout_->setWordWrap(true);  // and are never cut at the window's edge (a projector's large font)
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
   auto* bar = new QHBoxLayout;

@@ -110,8 +110,30 @@ void LayerMapsWidget::render() {
   update();
 }
 
-int LayerMapsWidget::headerHeight() const {
-  return fontMetrics().height() + 10;
+int LayerMapsWidget::titleWidth(int width) const {
+  return std::max(1, width - kLegendWidth - 3 * kGap);
+}
+
+QStringList LayerMapsWidget::titleLines(int width) const {
+  QFont bold = font();
+  bold.setBold(true);
+  const QFontMetrics metrics(bold);
+  const int room = titleWidth(width);
+  if (metrics.horizontalAdvance(title_) <= room) return {title_};
+  // Break at the last space that leaves a first line that fits.
+  int breakAt = -1;
+  for (int i = title_.indexOf(' '); i > 0; i = title_.indexOf(' ', i + 1)) {
+    if (metrics.horizontalAdvance(title_.left(i).trimmed()) > room) break;
+    breakAt = i;
+  }
+  if (breakAt < 0) return {metrics.elidedText(title_, Qt::ElideRight, room)};
+  return {title_.left(breakAt).trimmed(), metrics.elidedText(title_.mid(breakAt).trimmed(), Qt::ElideRight, room)};
+}
+
+int LayerMapsWidget::headerHeight(int width) const {
+  QFont bold = font();
+  bold.setBold(true);
+  return static_cast<int>(titleLines(width).size()) * QFontMetrics(bold).height() + 10;
 }
 
 LayerMapsWidget::Grid LayerMapsWidget::gridFor(int width) const {
@@ -125,9 +147,9 @@ LayerMapsWidget::Grid LayerMapsWidget::gridFor(int width) const {
 }
 
 int LayerMapsWidget::heightForWidth(int width) const {
-  if (images_.empty()) return headerHeight();
+  if (images_.empty()) return headerHeight(width);
   const Grid grid = gridFor(width);
-  return headerHeight() + grid.rows * (grid.tileHeight + kGap) + kGap;
+  return headerHeight(width) + grid.rows * (grid.tileHeight + kGap) + kGap;
 }
 
 QSize LayerMapsWidget::sizeHint() const {
@@ -136,29 +158,31 @@ QSize LayerMapsWidget::sizeHint() const {
 }
 
 QSize LayerMapsWidget::minimumSizeHint() const {
-  return {mapWidth_ * scale_ + 2 * kGap, headerHeight()};
+  return {mapWidth_ * scale_ + 2 * kGap, headerHeight(mapWidth_ * scale_ + 2 * kGap)};
 }
 
 QRect LayerMapsWidget::tileRect(int slot, const Grid& grid) const {
   const int row = slot / grid.columns, column = slot % grid.columns;
-  return QRect(kGap + column * (grid.tileWidth + kGap), headerHeight() + row * (grid.tileHeight + kGap), grid.tileWidth,
-               grid.tileHeight);
+  return QRect(kGap + column * (grid.tileWidth + kGap), headerHeight(width()) + row * (grid.tileHeight + kGap),
+               grid.tileWidth, grid.tileHeight);
 }
 
 void LayerMapsWidget::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   const QColor text = palette().color(QPalette::WindowText);
   painter.setPen(text);
-  const int header = headerHeight();
   QFont bold = font();
   bold.setBold(true);
   painter.setFont(bold);
-  painter.drawText(QRect(kGap, 0, width() - kLegendWidth - 3 * kGap, header), Qt::AlignVCenter | Qt::AlignLeft,
-                   painter.fontMetrics().elidedText(title_, Qt::ElideRight, width() - kLegendWidth - 3 * kGap));
+  const int lineHeight = painter.fontMetrics().height();
+  const QStringList lines = titleLines(width());
+  for (int i = 0; i < lines.size(); ++i)
+    painter.drawText(QRect(kGap, 5 + i * lineHeight, titleWidth(width()), lineHeight), Qt::AlignVCenter | Qt::AlignLeft,
+                     lines[i]);
   painter.setFont(font());
   if (images_.empty()) return;
   const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer_)];
-  paintColourLegend(painter, QRect(width() - kLegendWidth - kGap, 2, kLegendWidth, header - 4),
+  paintColourLegend(painter, QRect(width() - kLegendWidth - kGap, 2, kLegendWidth, lineHeight + 6),
                     output.node == "input" ? ColourMap::Gray : map_, range_);
 
   const Grid grid = gridFor(width());
@@ -257,7 +281,7 @@ void LayerMapsWidget::leaveEvent(QEvent*) {
 bool LayerMapsWidget::event(QEvent* event) {
   if (event->type() == QEvent::ToolTip) {  // the ONNX name, over the title only: the maps have the readout
     const auto* help = static_cast<QHelpEvent*>(event);
-    if (help->pos().y() < headerHeight() && !onnxName_.isEmpty())
+    if (help->pos().y() < headerHeight(width()) && !onnxName_.isEmpty())
       QToolTip::showText(help->globalPos(), onnxName_, this);
     else
       QToolTip::hideText();

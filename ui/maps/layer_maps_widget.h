@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QImage>
+#include <QStringList>
 #include <QWidget>
 
 #include <memory>
@@ -34,6 +35,9 @@ class LayerMapsWidget : public QWidget {
   int mapWidth() const { return mapWidth_; }
   bool isVector() const { return vector_; }
   QString title() const { return title_; }
+  // The title as painted at `width`: one line, or two where one would cut it (a projector's large
+  // font); the second is elided only where even two do not hold it.
+  QStringList titleLines(int width) const;
   QString onnxName() const { return onnxName_; }  // "ONNX node /0/Conv (Conv)": the title's tooltip
   ValueRange range() const { return range_; }
   // The value, channel and position under a point, as the hover text says it; empty off the maps.
@@ -65,7 +69,8 @@ class LayerMapsWidget : public QWidget {
     int columns = 1, rows = 1, tileWidth = 1, tileHeight = 1;
   };
   Grid gridFor(int width) const;
-  int headerHeight() const;
+  int headerHeight(int width) const;
+  int titleWidth(int width) const;
   QRect tileRect(int slot, const Grid& grid) const;
   // The channel and cell under `point`, false when it is not over a map.
   bool hit(const QPoint& point, int* channel, int* y, int* x) const;
