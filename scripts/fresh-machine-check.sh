@@ -116,6 +116,9 @@ step() {  # name, command: run inside, log to a file, show the log's end on fail
   if inside "$command" </dev/null >"$logs/$name.log" 2>&1; then
     say "$command passed in $((SECONDS - t0)) s"
   else
+    # What each failing test said (the log's tail has only ctest's summary of them).
+    grep -n -B3 -A25 -E '\*\*\*(Failed|Exception|Timeout)|Failure$|ERROR: [A-Za-z]+Sanitizer|runtime error:' \
+      "$logs/$name.log" | head -200 || true
     tail -60 "$logs/$name.log"
     say "$command FAILED in the clean root after $((SECONDS - t0)) s" >&2
     exit 1
