@@ -715,7 +715,8 @@ int runGrade(const std::vector<std::string>& tokens) {
       throw Error("grade merge: which results folder? (grade merge RESULTS)");
     const fs::path results = tokens[1];
     if (!fs::is_directory(results)) throw Error(results.string() + ": not a results folder");
-    const Args args({tokens.begin() + 2, tokens.end()}, {"model", "data"}, {"anonymize", "time-references"});
+    const Args args({tokens.begin() + 2, tokens.end()}, {"model", "data", "time-limit", "memory-limit"},
+                    {"anonymize", "time-references"});
     if (args.has("time-references")) timeReferences(results, readSettings(args));
     return merge(results, args.has("anonymize"));
   }
