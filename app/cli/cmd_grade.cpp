@@ -584,7 +584,10 @@ std::string shellQuote(const std::string& text) {
 
 std::string commandLine(const std::vector<std::string>& argv) {
   std::string line;
-  for (const std::string& a : argv) line += (line.empty() ? "" : " ") + shellQuote(a);
+  for (const std::string& a : argv) {
+    if (!line.empty()) line += ' ';
+    line += shellQuote(a);
+  }
   return line;
 }
 
@@ -642,7 +645,10 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
   const int taskMinutes = (3 * settings.timeLimitSeconds + 120) / 60 + 1;
   std::vector<std::string> task = {program, "grade", fs::absolute(dir).string(), "--out", results.string(), "--only"};
   std::string gradeLine = commandLine(task) + " \"$id\"";
-  for (const std::string& option : settingsOptions(settings)) gradeLine += " " + shellQuote(option);
+  for (const std::string& option : settingsOptions(settings)) {
+    gradeLine += ' ';
+    gradeLine += shellQuote(option);
+  }
   const std::string arrayScript =
       sbatchHeader(o, "convscope-grade", (slurm / "logs" / "grade_%A_%a.out").string(), taskMinutes) +
       "#SBATCH --array=0-" + std::to_string(found.submissions.size() - 1) + "%" + std::to_string(o.maxParallel) +

@@ -364,9 +364,15 @@ std::string leaderboardCsv(const Leaderboard& board) {
       csv += csvField(g.gpu.empty() ? "no GPU" : g.gpu) + "," + std::to_string(row["rank"].get<int>()) + "," +
              csvField(row["id"]) + "," + csvField(row["status"]) + "," + csvField(row["message"]) + "," +
              numberText(row["accuracy"]);
-      for (int b : kGradeBatches) csv += "," + numberText(row["opTimeSeconds"].value(std::to_string(b), json()));
-      csv += "," + numberText(row["speedupOverGpuBaseline"]) + "," + numberText(row["speedupOverCudnn"]) + "," +
-             numberText(row["registers"]) + "," + numberText(row["occupancy"]) + "\n";
+      for (int b : kGradeBatches) {
+        csv += ',';
+        csv += numberText(row["opTimeSeconds"].value(std::to_string(b), json()));
+      }
+      for (const char* field : {"speedupOverGpuBaseline", "speedupOverCudnn", "registers", "occupancy"}) {
+        csv += ',';
+        csv += numberText(row[field]);
+      }
+      csv += '\n';
     }
   return csv;
 }
