@@ -534,8 +534,11 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
                                        "--out",       results.string(), "--only",
                                        s.id,          "--gpu-slots",    std::to_string(gpuSlots)};
       for (const std::string& o : settingsOptions(settings)) argv.push_back(o);
-      // Compile, check, network and bench, each within the limit, and a margin for the grader.
-      const double limit = 3.0 * settings.timeLimitSeconds + 120.0;
+      // Compile, check, network and bench, each within the limit, and a margin for the grader; a
+      // child may first wait for a GPU while the others ahead of it use theirs. This limit only
+      // catches a grader that hangs (the kernel's own steps have theirs inside the child).
+      const int waitingAhead = gpuSlots > 0 ? (jobs + gpuSlots - 1) / gpuSlots : 0;
+      const double limit = (3.0 * settings.timeLimitSeconds + 120.0) * (1 + waitingAhead);
       const ChildOutcome child = runChildProcess(argv, limit, [] { return !g_interrupted.load(); });
       const std::lock_guard<std::mutex> lock(printing);
       if (child.cancelled) {

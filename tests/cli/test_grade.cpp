@@ -3,7 +3,9 @@
 // leaderboard's rows, CSV and HTML recomputed here), the ranking on made-up timed results, the
 // anonymized board, the incremental re-run and the Slurm scripts of --dry-run.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -60,7 +62,10 @@ const fs::path kExamples = fs::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels";
 const fs::path kTestKernels = fs::path(CONVSCOPE_SOURCE_DIR) / "tests/data/kernels";
 
 std::string quoted(const fs::path& p) {
-  return "'" + p.string() + "'";
+  std::string text = "'";
+  text += p.string();
+  text += '\'';
+  return text;
 }
 
 // A small class: every status this machine can tell apart, and two entries that are no submission.
@@ -193,9 +198,11 @@ TEST(Grade, TheLeaderboardJsonCsvAndHtmlAgreeWithTheSubmissionsFiles) {
     EXPECT_EQ(row["occupancy"], s["occupancy"]);
   }
   // Compiled submissions rank above those that do not compile or break the contract.
-  for (size_t i = 1; i < rows.size(); ++i)
-    if (rows[i]["status"] == "compiled, not run: no GPU")
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i]["status"] == "compiled, not run: no GPU") {
       EXPECT_EQ(rows[i - 1]["status"], "compiled, not run: no GPU") << rows[i]["id"];
+    }
+  }
   const auto csv = parseCsv(readText(c.results / "leaderboard.csv"));
   ASSERT_EQ(csv.size(), rows.size() + 1);
   EXPECT_EQ(csv[0][1], "rank");
@@ -284,7 +291,7 @@ TEST(Grade, AnonymizeLeaksNoIdIntoTheHtmlOrCsvAndKeepsItsPseudonymsStable) {
   ASSERT_EQ(c.grade("--anonymize").exitCode, 0);
   const std::string html = readText(c.results / "leaderboard.html");
   const std::string csv = readText(c.results / "leaderboard.csv");
-  for (const std::string& name : {"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"}) {
+  for (const char* name : {"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"}) {
     EXPECT_EQ(html.find(name), std::string::npos) << name;
     EXPECT_EQ(csv.find(name), std::string::npos) << name;
   }
@@ -358,6 +365,53 @@ TEST(Grade, SlurmDryRunWritesAThrottledArrayAndAMergeThatWaitsForIt) {
   EXPECT_NE(r.output.find("#SBATCH --dependency=afterok:"), std::string::npos);
   EXPECT_EQ(r.output.find("submitted array job"), std::string::npos);
   EXPECT_FALSE(fs::exists(c.results / "submissions/alice-naive.json"));
+}
+
+// Ctrl+C while grading: the children stop, every finished result is kept, and the leaderboard is
+// written from exactly those.
+TEST(Grade, InterruptKeepsTheFinishedResultsAndMergesThem) {
+  TempDir temp;
+  const fs::path dir = temp.path() / "class", results = temp.path() / "results";
+  for (int i = 0; i < 10; ++i)
+    writeText(dir / (std::to_string(i) + "-student.cu"), readText(kExamples / "naive_conv.cu"));
+  int pipeFds[2];
+  ASSERT_EQ(pipe(pipeFds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(pipeFds[1], STDOUT_FILENO);
+    dup2(pipeFds[1], STDERR_FILENO);
+    close(pipeFds[0]);
+    execl(CONVSCOPE_CLI_PATH, CONVSCOPE_CLI_PATH, "grade", dir.c_str(), "--out", results.c_str(), "--jobs", "1",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipeFds[1]);
+  FILE* out = fdopen(pipeFds[0], "r");
+  std::string output;
+  char line[4096];
+  // The first finished submission's line, then Ctrl+C.
+  while (fgets(line, sizeof line, out)) {
+    output += line;
+    if (std::string(line).find("-student  ") != std::string::npos) break;
+  }
+  kill(pid, SIGINT);
+  while (fgets(line, sizeof line, out)) output += line;
+  fclose(out);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+  EXPECT_NE(output.find("interrupted: the finished results are kept"), std::string::npos) << output;
+  std::set<std::string> kept;
+  for (const auto& entry : fs::directory_iterator(results / "submissions")) kept.insert(entry.path().stem());
+  EXPECT_GE(kept.size(), 1u);
+  EXPECT_LT(kept.size(), 10u) << output;
+  const json board = readJson(results / "leaderboard.json");
+  std::set<std::string> ranked;
+  for (const json& g : board["groups"])
+    for (const json& row : g["rows"]) ranked.insert(row["id"]);
+  EXPECT_EQ(ranked, kept);
 }
 
 TEST(Grade, BadInputIsRefusedNamingTheFolder) {
