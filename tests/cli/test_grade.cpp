@@ -31,8 +31,11 @@ struct Outcome {
   std::string output;
 };
 
-Outcome runCli(const std::string& arguments) {
-  const std::string command = std::string("'") + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
+// `withGpu` false hides every GPU from the program (CUDA_VISIBLE_DEVICES empty): the grading
+// steps any machine runs, fast on the GPU machine too.
+Outcome runCli(const std::string& arguments, bool withGpu = false) {
+  const std::string command =
+      std::string(withGpu ? "" : "CUDA_VISIBLE_DEVICES= ") + "'" + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return {-1, "popen failed"};
   std::string output;
@@ -128,7 +131,6 @@ std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
 }
 
 TEST(Grade, EverySubmissionGetsItsStatusAndMessageAndStrayEntriesAreSkippedByName) {
-  if (convscope::gpuInfo().usable) GTEST_SKIP() << "statuses without a GPU; on a GPU the kernels run";
   const SmallClass c;
   const Outcome r = c.grade();
   ASSERT_EQ(r.exitCode, 0) << r.output;
@@ -382,6 +384,7 @@ TEST(Grade, InterruptKeepsTheFinishedResultsAndMergesThem) {
     dup2(pipeFds[1], STDOUT_FILENO);
     dup2(pipeFds[1], STDERR_FILENO);
     close(pipeFds[0]);
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
     execl(CONVSCOPE_CLI_PATH, CONVSCOPE_CLI_PATH, "grade", dir.c_str(), "--out", results.c_str(), "--jobs", "1",
           static_cast<char*>(nullptr));
     _exit(127);
@@ -412,6 +415,44 @@ TEST(Grade, InterruptKeepsTheFinishedResultsAndMergesThem) {
   for (const json& g : board["groups"])
     for (const json& row : g["rows"]) ranked.insert(row["id"]);
   EXPECT_EQ(ranked, kept);
+}
+
+// On a GPU: a correct kernel passes with its op times and speed-ups against the course's
+// reference timed on the same GPU; a wrong one, a faulting one and an endless one get their
+// statuses; grading goes on after each.
+TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetTheirStatus) {
+  if (!convscope::gpuInfo().usable) GTEST_SKIP() << "needs a GPU: " << convscope::gpuInfo().unusableReason;
+  TempDir temp;
+  const fs::path dir = temp.path() / "class", results = temp.path() / "results";
+  fs::create_directories(dir);
+  fs::copy_file(kExamples / "tiled_conv.cu", dir / "right.cu");
+  fs::copy_file(kTestKernels / "forgets_left_padding.cu", dir / "wrong.cu");
+  fs::copy_file(kTestKernels / "traps.cu", dir / "traps.cu");
+  fs::copy_file(kTestKernels / "endless_loop.cu", dir / "spins.cu");
+  const Outcome r = runCli("grade " + quoted(dir) + " --out " + quoted(results) + " --time-limit 30", true);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto status = [&](const std::string& id) {
+    return readJson(results / "submissions" / (id + ".json"))["status"].get<std::string>();
+  };
+  EXPECT_EQ(status("right"), "passed") << r.output;
+  EXPECT_EQ(status("wrong"), "wrong");
+  EXPECT_EQ(status("traps"), "faulted");
+  EXPECT_EQ(status("spins"), "time limit");
+  const json right = readJson(results / "submissions/right.json");
+  EXPECT_EQ(right["gpu"]["name"], convscope::gpuInfo().name);
+  for (const char* batch : {"100", "1000", "10000"}) EXPECT_GT(right["opTimeSeconds"][batch].get<double>(), 0.0);
+  const json reference = readJson(results / "reference.json");
+  EXPECT_EQ(reference["gpu"]["name"], convscope::gpuInfo().name);
+  const json board = readJson(results / "leaderboard.json");
+  ASSERT_EQ(board["groups"].size(), 1u);
+  const json& first = board["groups"][0]["rows"][0];
+  EXPECT_EQ(first["id"], "right");
+  double baseline = 0;
+  for (const json& v : reference["variants"])
+    if (v["id"] == "gpu-baseline") baseline = v["opTimeSeconds"]["10000"];
+  ASSERT_GT(baseline, 0.0);
+  EXPECT_NEAR(first["speedupOverGpuBaseline"].get<double>(), baseline / right["opTimeSeconds"]["10000"].get<double>(),
+              1e-9);
 }
 
 TEST(Grade, BadInputIsRefusedNamingTheFolder) {

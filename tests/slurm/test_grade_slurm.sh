@@ -12,6 +12,8 @@ export SLURM_LOCAL_DIR="$work/cluster"
 cleanup() { "$repo/scripts/slurm-local.sh" stop >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# Compile-only on any machine, the GPU machine too (the tasks inherit it: sbatch exports the environment).
+export CUDA_VISIBLE_DEVICES=
 
 "$repo/scripts/make-class.sh" 8 "$work/class" >/dev/null
 echo "not a kernel" >"$work/class/notes.txt"
