@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/class_leaderboard.h"
 #include "tests/core/test_support.h"
 
 namespace {
@@ -453,6 +454,17 @@ TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetThe
   ASSERT_GT(baseline, 0.0);
   EXPECT_NEAR(first["speedupOverGpuBaseline"].get<double>(), baseline / right["opTimeSeconds"]["10000"].get<double>(),
               1e-9);
+}
+
+// The pseudonyms' keyed hash is SipHash-2-4: the reference vectors of Aumasson and Bernstein's
+// paper (key 00 01 .. 0f; messages 00 01 .. of length 0 and 15).
+TEST(Grade, ThePseudonymsHashIsSipHash24AsPublished) {
+  const uint64_t key0 = 0x0706050403020100ULL, key1 = 0x0f0e0d0c0b0a0908ULL;
+  std::string message;
+  EXPECT_EQ(convscope::sipHash24(message, key0, key1), 0x726fdb47dd0e0e31ULL);
+  for (int i = 0; i < 15; ++i) message += char(i);
+  EXPECT_EQ(convscope::sipHash24(message, key0, key1), 0xa129ca6149be45e5ULL);
+  EXPECT_EQ(convscope::hex64(0xa129ca6149be45e5ULL), "a129ca6149be45e5");
 }
 
 TEST(Grade, BadInputIsRefusedNamingTheFolder) {
