@@ -16,7 +16,10 @@ usage() { echo "usage: scripts/make-class.sh N OUT [--runtime]" >&2; exit 2; }
 count="$1"
 out="$2"
 runtime="${3:-}"
-[[ "$count" =~ ^[0-9]+$ ]] && [ "$count" -ge 1 ] || { echo "make-class.sh: N must be a whole number >= 1, not '$count'" >&2; exit 2; }
+if ! [[ "$count" =~ ^[0-9]+$ ]] || [ "$count" -lt 1 ]; then
+  echo "make-class.sh: N must be a whole number >= 1, not '$count'" >&2
+  exit 2
+fi
 [ -z "$runtime" ] || [ "$runtime" = "--runtime" ] || usage
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 templates="$repo/examples/kernels"

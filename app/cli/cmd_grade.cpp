@@ -565,6 +565,9 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
         fs::create_directories(results / "submissions");
         writeFileAtomically(resultFile(results, s.id), r.dump(2) + "\n");
         status = r["status"];
+        // For the course staff: what the grader said before it ended (not in the student's message).
+        std::cerr << s.id << ": the grading process " << child.describe(limit) << "; its output:\n"
+                  << child.output << "\n";
       } else {
         status = parseJsonText(readWholeFile(resultFile(results, s.id)), s.id)["status"];
       }

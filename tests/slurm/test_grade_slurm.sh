@@ -35,8 +35,8 @@ slurm_ranking="$(ranking "$work/slurm")"
   fail "the Slurm leaderboard differs from the local one:"$'\n'"local:"$'\n'"$local_ranking"$'\n'"slurm:"$'\n'"$slurm_ranking"
 skipped="$(jq -r '.skipped[].path' "$work/slurm/leaderboard.json" | paste -sd, -)"
 [ "$skipped" = "notes.txt,two-kernels" ] || fail "the Slurm leaderboard skipped '$skipped', not notes.txt,two-kernels"
-array=$(ls "$work/slurm/slurm/logs" | sed -nE 's/^grade_([0-9]+)_[0-9]+\.out$/\1/p' | sort -u)
+array=$(find "$work/slurm/slurm/logs" -name 'grade_*' -printf '%f\n' | sed -nE 's/^grade_([0-9]+)_[0-9]+\.out$/\1/p' | sort -u)
 [ "$(echo "$array" | wc -l)" -eq 1 ] || fail "task logs of more than one array job: $array"
-logs=$(ls "$work/slurm/slurm/logs" | grep -cE "^grade_${array}_[0-7]\.out$")
+logs=$(find "$work/slurm/slurm/logs" -name 'grade_*' -printf '%f\n' | grep -cE "^grade_${array}_[0-7]\.out$")
 [ "$logs" -eq 8 ] || fail "$logs task logs named grade_%A_%a.out, not 8"
 echo "1 passed, 0 failed"
