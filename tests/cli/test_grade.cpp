@@ -261,10 +261,15 @@ TEST(Grade, MergeRanksCorrectFirstThenByOpTimeWithSpeedUpsAndOneTablePerGpu) {
                    {{{"id", "gpu-baseline"}, {"displayName", "Baseline"}, {"opTimeSeconds", {{"10000", 0.060}}}},
                     {{"id", "cudnn"}, {"displayName", "cuDNN"}, {"opTimeSeconds", {{"10000", 0.015}}}}}}})
                 .dump());
+  writeText(results / "submissions/broken.json", "{\"schema\": 1, \"id\": ");  // a task killed mid-write
   const Outcome r = runCli("grade merge " + quoted(results));
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const json board = readJson(results / "leaderboard.json");
   ASSERT_EQ(board["groups"].size(), 2u) << board.dump(1);
+  // A file that cannot be read is named and left out, and the rest are still ranked.
+  ASSERT_EQ(board["unreadable"].size(), 1u);
+  EXPECT_EQ(board["unreadable"][0]["file"], "broken.json");
+  EXPECT_NE(r.output.find("not merged: broken.json"), std::string::npos) << r.output;
   std::map<std::string, json> byGpu;
   for (const json& g : board["groups"]) byGpu[g["gpu"]] = g;
   std::vector<std::string> order;
