@@ -1,0 +1,457 @@
+#include "app/core/engine/class_leaderboard.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "app/core/util/atomic_file.h"
+#include "app/core/util/error.h"
+#include "app/core/util/json_file.h"
+
+namespace convscope {
+
+using nlohmann::json;
+
+namespace {
+
+uint64_t rotl(uint64_t x, int b) {
+  return (x << b) | (x >> (64 - b));
+}
+
+void sipRound(uint64_t& v0, uint64_t& v1, uint64_t& v2, uint64_t& v3) {
+  v0 += v1;
+  v1 = rotl(v1, 13);
+  v1 ^= v0;
+  v0 = rotl(v0, 32);
+  v2 += v3;
+  v3 = rotl(v3, 16);
+  v3 ^= v2;
+  v0 += v3;
+  v3 = rotl(v3, 21);
+  v3 ^= v0;
+  v2 += v1;
+  v1 = rotl(v1, 17);
+  v1 ^= v2;
+  v2 = rotl(v2, 32);
+}
+
+std::string readWholeFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": cannot read it");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The rank order of the statuses that are not ranked by time.
+int statusOrder(const std::string& status) {
+  static const std::vector<std::string> order = {kGradePassed,        kGradeNoGpu,   kGradeWrong,
+                                                 kGradeTimeLimit,     kGradeFaulted, kGradeBreaksContract,
+                                                 kGradeDoesNotCompile};
+  const auto it = std::find(order.begin(), order.end(), status);
+  return it == order.end() ? int(order.size()) : int(it - order.begin());
+}
+
+std::string batchKey() {
+  return std::to_string(kGradeBatches.back());
+}
+
+// The op-time sum at the ranking batch, or nothing.
+std::optional<double> rankingTime(const json& row) {
+  const json& times = row.value("opTimeSeconds", json::object());
+  if (!times.is_object() || !times.contains(batchKey()) || !times[batchKey()].is_number()) return std::nullopt;
+  return times[batchKey()].get<double>();
+}
+
+std::optional<double> referenceTime(const json& reference, const std::string& variant) {
+  if (!reference.is_object() || !reference.contains("variants")) return std::nullopt;
+  for (const json& v : reference["variants"])
+    if (v.value("id", "") == variant) {
+      const json& times = v.value("opTimeSeconds", json::object());
+      if (times.contains(batchKey()) && times[batchKey()].is_number()) return times[batchKey()].get<double>();
+    }
+  return std::nullopt;
+}
+
+void replaceAll(std::string& text, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// id -> pseudonym: a keyed hash under the results folder's own secret, written beside it.
+std::map<std::string, std::string> pseudonyms(const std::filesystem::path& results,
+                                              const std::vector<std::string>& ids) {
+  const std::filesystem::path secretFile = results / ".anonymize-secret";
+  uint64_t key0 = 0, key1 = 0;
+  if (std::filesystem::exists(secretFile)) {
+    std::istringstream in(readWholeFile(secretFile));
+    std::string a, b;
+    in >> a >> b;
+    try {
+      key0 = std::stoull(a, nullptr, 16);
+      key1 = std::stoull(b, nullptr, 16);
+    } catch (const std::exception&) {
+      throw Error(secretFile.string() + ": not two hexadecimal numbers (delete it to make a new secret)");
+    }
+  } else {
+    key0 = secureRandom64();
+    key1 = secureRandom64();
+    writeFileAtomically(secretFile, hex64(key0) + " " + hex64(key1) + "\n");
+  }
+  std::map<std::string, std::string> names;
+  std::string mapping = "id,pseudonym\n";
+  for (const std::string& id : ids) {
+    names[id] = "student-" + hex64(sipHash24(id, key0, key1)).substr(0, 10);
+    mapping += id + "," + names[id] + "\n";
+  }
+  writeFileAtomically(results / "pseudonyms.csv", mapping);
+  return names;
+}
+
+std::string csvField(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string numberText(const json& value, int digits = 6) {
+  if (!value.is_number()) return "";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, value.get<double>());
+  return buffer;
+}
+
+std::string htmlEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// The class's op-time sums at the ranking batch as dots on a log axis, the course's variants and
+// cuDNN as vertical lines: where the class stands against what the course built.
+std::string distributionSvg(const LeaderboardGroup& group) {
+  std::vector<double> times;
+  for (const json& row : group.rows)
+    if (const auto t = rankingTime(row); t && *t > 0) times.push_back(*t);
+  std::vector<std::pair<std::string, double>> lines;
+  if (group.reference.is_object() && group.reference.contains("variants"))
+    for (const json& v : group.reference["variants"])
+      if (const auto t = referenceTime(group.reference, v.value("id", "")); t && *t > 0)
+        lines.emplace_back(v.value("displayName", v.value("id", "")), *t);
+  std::ostringstream svg;
+  if (times.empty() && lines.empty())
+    return "<p class=\"note\">No op times to draw: no submission of this table was timed.</p>";
+  double low = 1e300, high = 0;
+  for (double t : times) low = std::min(low, t), high = std::max(high, t);
+  for (const auto& [name, t] : lines) low = std::min(low, t), high = std::max(high, t);
+  const double logLow = std::log10(low) - 0.1, logHigh = std::log10(high) + 0.1;
+  const int width = 900, left = 40, right = 860, height = 60 + 16 * int(lines.size()) + 40;
+  const auto x = [&](double t) { return left + (right - left) * (std::log10(t) - logLow) / (logHigh - logLow); };
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" role=\"img\" aria-label=\"op-time sums at batch " << batchKey() << "\">\n";
+  svg << "<line x1=\"" << left << "\" y1=\"40\" x2=\"" << right << "\" y2=\"40\" stroke=\"#888\"/>\n";
+  for (int decade = int(std::ceil(logLow)); decade <= int(std::floor(logHigh)); ++decade) {
+    const double px = x(std::pow(10.0, decade));
+    svg << "<line x1=\"" << px << "\" y1=\"36\" x2=\"" << px << "\" y2=\"44\" stroke=\"#888\"/><text x=\"" << px
+        << "\" y=\"56\" font-size=\"10\" text-anchor=\"middle\">1e" << decade << " s</text>\n";
+  }
+  for (double t : times)
+    svg << "<circle class=\"submission\" cx=\"" << x(t)
+        << "\" cy=\"30\" r=\"4\" fill=\"#1f77b4\" fill-opacity=\"0.6\"/>\n";
+  int row = 0;
+  for (const auto& [name, t] : lines) {
+    const double px = x(t);
+    const int y = 70 + 16 * row++;
+    svg << "<line class=\"reference\" x1=\"" << px << "\" y1=\"10\" x2=\"" << px << "\" y2=\"" << y
+        << "\" stroke=\"#d62728\" stroke-dasharray=\"3,2\"/><text x=\"" << px + 3 << "\" y=\"" << y
+        << "\" font-size=\"10\">" << htmlEscape(name) << "</text>\n";
+  }
+  svg << "</svg>";
+  return svg.str();
+}
+
+}  // namespace
+
+uint64_t sipHash24(const std::string& data, uint64_t key0, uint64_t key1) {
+  uint64_t v0 = 0x736f6d6570736575ULL ^ key0, v1 = 0x646f72616e646f6dULL ^ key1;
+  uint64_t v2 = 0x6c7967656e657261ULL ^ key0, v3 = 0x7465646279746573ULL ^ key1;
+  const size_t length = data.size();
+  const auto byte = [&](size_t i) { return uint64_t(static_cast<unsigned char>(data[i])); };
+  size_t i = 0;
+  for (; i + 8 <= length; i += 8) {
+    uint64_t m = 0;
+    for (int b = 0; b < 8; ++b) m |= byte(i + b) << (8 * b);
+    v3 ^= m;
+    sipRound(v0, v1, v2, v3);
+    sipRound(v0, v1, v2, v3);
+    v0 ^= m;
+  }
+  uint64_t last = uint64_t(length & 0xff) << 56;
+  for (int b = 0; i + b < length; ++b) last |= byte(i + b) << (8 * b);
+  v3 ^= last;
+  sipRound(v0, v1, v2, v3);
+  sipRound(v0, v1, v2, v3);
+  v0 ^= last;
+  v2 ^= 0xff;
+  for (int r = 0; r < 4; ++r) sipRound(v0, v1, v2, v3);
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+std::string hex64(uint64_t value) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(value));
+  return buffer;
+}
+
+uint64_t secureRandom64() {
+  std::ifstream in("/dev/urandom", std::ios::binary);
+  uint64_t value = 0;
+  if (!in.read(reinterpret_cast<char*>(&value), sizeof value))
+    throw Error("/dev/urandom: cannot read the secure random source");
+  return value;
+}
+
+Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymize) {
+  Leaderboard board;
+  board.anonymized = anonymize;
+  json reference = nullptr;
+  if (std::filesystem::exists(results / "reference.json")) {
+    try {
+      reference = parseJsonText(readWholeFile(results / "reference.json"), (results / "reference.json").string());
+    } catch (const std::exception& e) {
+      board.unreadable.push_back({{"file", "reference.json"}, {"reason", e.what()}});
+    }
+  }
+  // What the grader found in DIR that is no submission (skipped.json, written by grade).
+  if (std::filesystem::exists(results / "skipped.json")) {
+    try {
+      const json skipped = parseJsonText(readWholeFile(results / "skipped.json"), (results / "skipped.json").string());
+      for (const json& s : skipped.value("skipped", json::array())) board.skipped.push_back(s);
+    } catch (const std::exception& e) {
+      board.unreadable.push_back({{"file", "skipped.json"}, {"reason", e.what()}});
+    }
+  }
+  std::vector<json> submissions;
+  const std::filesystem::path folder = results / "submissions";
+  if (std::filesystem::is_directory(folder)) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(folder))
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      try {
+        json s = parseJsonText(readWholeFile(file), file.string());
+        if (s.value("schema", 0) != kClassResultsSchema || !s.contains("id") || !s.contains("status"))
+          throw Error(file.string() + ": not a submission result of schema " + std::to_string(kClassResultsSchema));
+        submissions.push_back(std::move(s));
+      } catch (const std::exception& e) {
+        board.unreadable.push_back({{"file", file.filename().string()}, {"reason", e.what()}});
+      }
+    }
+  }
+  std::map<std::string, std::string> names;
+  if (anonymize) {
+    std::vector<std::string> ids;
+    for (const json& s : submissions) ids.push_back(s["id"].get<std::string>());
+    names = pseudonyms(results, ids);
+  }
+  // Results from different GPUs are never ranked together: one table per GPU.
+  std::map<std::string, LeaderboardGroup> byGpu;
+  for (const json& s : submissions) {
+    const std::string gpu = s.contains("gpu") && s["gpu"].is_object() ? s["gpu"].value("name", "") : "";
+    LeaderboardGroup& group = byGpu[gpu];
+    group.gpu = gpu;
+    json row = {{"id", s["id"]},
+                {"status", s["status"]},
+                {"message", s.value("message", "")},
+                {"accuracy", s.value("accuracy", json(nullptr))},
+                {"opTimeSeconds", s.value("opTimeSeconds", json::object())},
+                {"registers", s.value("registers", json(nullptr))},
+                {"occupancy", s.value("occupancy", json(nullptr))},
+                {"gradedAt", s.value("gradedAt", "")}};
+    if (anonymize) {
+      const std::string id = s["id"].get<std::string>();
+      std::string message = row["message"].get<std::string>();
+      replaceAll(message, id, names[id]);
+      row["id"] = names[id];
+      row["message"] = message;
+    }
+    group.rows.push_back(std::move(row));
+  }
+  for (auto& [gpu, group] : byGpu) {
+    const bool referenceHere = !gpu.empty() && reference.is_object() && reference.contains("gpu") &&
+                               reference["gpu"].is_object() && reference["gpu"].value("name", "") == gpu;
+    group.reference = referenceHere ? reference : json(nullptr);
+    std::stable_sort(group.rows.begin(), group.rows.end(), [](const json& a, const json& b) {
+      const int sa = statusOrder(a["status"]), sb = statusOrder(b["status"]);
+      if (sa != sb) return sa < sb;
+      const auto ta = rankingTime(a), tb = rankingTime(b);
+      if (ta && tb && *ta != *tb) return *ta < *tb;
+      if (ta.has_value() != tb.has_value()) return ta.has_value();
+      return a["id"].get<std::string>() < b["id"].get<std::string>();
+    });
+    const auto baseline = referenceTime(group.reference, "gpu-baseline");
+    const auto cudnn = referenceTime(group.reference, "cudnn");
+    int rank = 0;
+    for (json& row : group.rows) {
+      row["rank"] = ++rank;
+      const auto time = rankingTime(row);
+      row["speedupOverGpuBaseline"] = time && baseline && *time > 0 ? json(*baseline / *time) : json(nullptr);
+      row["speedupOverCudnn"] = time && cudnn && *time > 0 ? json(*cudnn / *time) : json(nullptr);
+      if (row["status"] == kGradePassed) {
+        ++group.correct;
+        if (time && cudnn && *time < *cudnn) ++group.correctAndFasterThanCudnn;
+      }
+    }
+    group.summary = std::to_string(group.rows.size()) + " submissions: " + std::to_string(group.correct) +
+                    " correct, " + std::to_string(group.correctAndFasterThanCudnn) + " correct and faster than cuDNN" +
+                    (gpu.empty() ? " (graded without a GPU)" : " on " + gpu);
+    board.groups.push_back(group);
+  }
+  return board;
+}
+
+json leaderboardToJson(const Leaderboard& board) {
+  json groups = json::array();
+  for (const LeaderboardGroup& g : board.groups)
+    groups.push_back({{"gpu", g.gpu.empty() ? json(nullptr) : json(g.gpu)},
+                      {"summary", g.summary},
+                      {"submissions", g.rows.size()},
+                      {"correct", g.correct},
+                      {"correctAndFasterThanCudnn", g.correctAndFasterThanCudnn},
+                      {"reference", g.reference},
+                      {"rows", g.rows}});
+  return {{"schema", kClassResultsSchema},
+          {"kind", "convscope-class-leaderboard"},
+          {"rankingBatch", kGradeBatches.back()},
+          {"anonymized", board.anonymized},
+          {"groups", groups},
+          {"unreadable", board.unreadable},
+          // A skipped entry's name may be a student's id: the anonymized board gives only the count.
+          {"skipped", board.anonymized ? json(nullptr) : json(board.skipped)},
+          {"skippedCount", board.skipped.size()}};
+}
+
+std::string leaderboardCsv(const Leaderboard& board) {
+  std::string csv = "gpu,rank,id,status,message,accuracy";
+  for (int b : kGradeBatches) csv += ",op_time_" + std::to_string(b) + "_s";
+  csv += ",speedup_over_gpu_baseline,speedup_over_cudnn,registers,occupancy\n";
+  for (const LeaderboardGroup& g : board.groups)
+    for (const json& row : g.rows) {
+      csv += csvField(g.gpu.empty() ? "no GPU" : g.gpu) + "," + std::to_string(row["rank"].get<int>()) + "," +
+             csvField(row["id"]) + "," + csvField(row["status"]) + "," + csvField(row["message"]) + "," +
+             numberText(row["accuracy"]);
+      for (int b : kGradeBatches) {
+        csv += ',';
+        csv += numberText(row["opTimeSeconds"].value(std::to_string(b), json()));
+      }
+      for (const char* field : {"speedupOverGpuBaseline", "speedupOverCudnn", "registers", "occupancy"}) {
+        csv += ',';
+        csv += numberText(row[field]);
+      }
+      csv += '\n';
+    }
+  return csv;
+}
+
+std::string leaderboardHtml(const Leaderboard& board) {
+  std::ostringstream html;
+  html
+      << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ConvScope class leaderboard</title>\n"
+      << "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
+         "th,td{border:1px solid #ccc;padding:3px 6px;font-size:13px}th{cursor:pointer;background:#eee}"
+         "td.num{text-align:right}.note{color:#555}</style></head><body>\n"
+      << "<h1>Class leaderboard</h1>\n<p class=\"note\">Ranked: correct first, then the sum of the conv layers' op "
+         "times at batch "
+      << batchKey()
+      << ". Results from different GPUs are never ranked together: one table per GPU. Click a column "
+         "title to sort.</p>\n";
+  if (board.groups.size() > 1)
+    html << "<p class=\"note\">These results come from " << board.groups.size()
+         << " different machines (GPUs), so they are shown in separate tables.</p>\n";
+  if (!board.skipped.empty()) {
+    html << "<p class=\"note\">" << board.skipped.size() << " entries of the submissions folder are no submission";
+    if (board.anonymized) {
+      html << " (not named here: the leaderboard is anonymized).</p>\n";
+    } else {
+      html << ":</p>\n<ul class=\"skipped\">";
+      for (const json& s : board.skipped)
+        html << "<li>" << htmlEscape(s.value("path", "")) << ": " << htmlEscape(s.value("reason", "")) << "</li>";
+      html << "</ul>\n";
+    }
+  }
+  int tableIndex = 0;
+  for (const LeaderboardGroup& g : board.groups) {
+    html << "<h2>" << htmlEscape(g.gpu.empty() ? "Graded without a GPU" : g.gpu) << "</h2>\n<p class=\"summary\">"
+         << htmlEscape(g.summary) << "</p>\n";
+    if (g.gpu.empty())
+      html << "<p class=\"note\">No reference lines: these submissions were graded without a GPU, so neither they "
+              "nor the course's variants were timed.</p>\n";
+    else if (g.reference.is_null())
+      html << "<p class=\"note\">No reference lines: the course's variants were not timed on this GPU in this "
+              "results folder.</p>\n";
+    html << distributionSvg(g) << "\n<table id=\"t" << tableIndex++ << "\" class=\"leaderboard\"><thead><tr>";
+    std::vector<std::string> titles = {"rank", "id", "status", "message", "accuracy"};
+    for (int b : kGradeBatches) titles.push_back("op time at " + std::to_string(b) + " (s)");
+    for (const char* t : {"speed-up over GPU baseline", "speed-up over cuDNN", "registers", "occupancy"})
+      titles.push_back(t);
+    for (const std::string& t : titles) html << "<th>" << htmlEscape(t) << "</th>";
+    html << "</tr></thead><tbody>\n";
+    for (const json& row : g.rows) {
+      html << "<tr><td class=\"num\">" << row["rank"].get<int>() << "</td><td>"
+           << htmlEscape(row["id"].get<std::string>()) << "</td><td>" << htmlEscape(row["status"].get<std::string>())
+           << "</td><td>" << htmlEscape(row["message"].get<std::string>()) << "</td><td class=\"num\">"
+           << numberText(row["accuracy"]) << "</td>";
+      for (int b : kGradeBatches)
+        html << "<td class=\"num\">" << numberText(row["opTimeSeconds"].value(std::to_string(b), json())) << "</td>";
+      html << "<td class=\"num\">" << numberText(row["speedupOverGpuBaseline"], 3) << "</td><td class=\"num\">"
+           << numberText(row["speedupOverCudnn"], 3) << "</td><td class=\"num\">" << numberText(row["registers"])
+           << "</td><td class=\"num\">" << numberText(row["occupancy"], 3) << "</td></tr>\n";
+    }
+    html << "</tbody></table>\n";
+  }
+  // Sorting by a click on a column title: numbers as numbers, empty cells last.
+  html << "<script>\nfor (const table of document.querySelectorAll('table.leaderboard')) {\n"
+          "  table.querySelectorAll('th').forEach((th, column) => th.addEventListener('click', () => {\n"
+          "    const body = table.tBodies[0];\n"
+          "    const up = th.dataset.order !== 'up'; th.dataset.order = up ? 'up' : 'down';\n"
+          "    const key = r => r.cells[column].textContent;\n"
+          "    const rows = Array.from(body.rows).sort((a, b) => {\n"
+          "      const x = key(a), y = key(b);\n"
+          "      if (x === '' || y === '') return (x === '') - (y === '');\n"
+          "      const d = (isNaN(x) || isNaN(y)) ? x.localeCompare(y) : x - y;\n"
+          "      return up ? d : -d; });\n"
+          "    rows.forEach(r => body.appendChild(r)); }));\n}\n</script>\n</body></html>\n";
+  return html.str();
+}
+
+void writeLeaderboard(const std::filesystem::path& results, const Leaderboard& board) {
+  writeFileAtomically(results / "leaderboard.json", leaderboardToJson(board).dump(2) + "\n");
+  writeFileAtomically(results / "leaderboard.csv", leaderboardCsv(board));
+  writeFileAtomically(results / "leaderboard.html", leaderboardHtml(board));
+}
+
+}  // namespace convscope

@@ -1,0 +1,68 @@
+// Class mode's results folder (docs/class-mode.md): one JSON per graded submission under
+// RESULTS/submissions/, the course variants' reference times in RESULTS/reference.json, and the
+// merged ranking written from them as leaderboard.json, leaderboard.csv and a self-contained
+// leaderboard.html. The grader (convscope-cli grade) writes the submissions; the merge is plain
+// data work, so a Slurm merge job, `grade merge` by hand and the window all read the same files.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace convscope {
+
+inline constexpr int kClassResultsSchema = 1;
+
+// A submission's status, as the results name it (also the order of the unranked rows).
+inline constexpr const char* kGradePassed = "passed";
+inline constexpr const char* kGradeWrong = "wrong";
+inline constexpr const char* kGradeDoesNotCompile = "does not compile";
+inline constexpr const char* kGradeBreaksContract = "breaks the contract";
+inline constexpr const char* kGradeFaulted = "faulted";
+inline constexpr const char* kGradeTimeLimit = "time limit";
+inline constexpr const char* kGradeNoGpu = "compiled, not run: no GPU";
+
+// The op-time batches every submission is timed at; the ranking uses the last one.
+inline const std::vector<int> kGradeBatches = {100, 1000, 10000};
+
+// SipHash-2-4 of `data` under a 128-bit key: the keyed hash behind --anonymize's pseudonyms (a
+// student cannot recompute one without the results folder's secret) and the content hashes.
+uint64_t sipHash24(const std::string& data, uint64_t key0, uint64_t key1);
+std::string hex64(uint64_t value);
+
+// Rows of one GPU (or of "no GPU"), ranked: passed first by the op-time sum at the largest batch,
+// then the rest by status and id.
+struct LeaderboardGroup {
+  std::string gpu;           // "" for results graded without a GPU
+  nlohmann::json reference;  // reference.json when it was timed on this GPU, else null
+  std::vector<nlohmann::json> rows;
+  int correct = 0, correctAndFasterThanCudnn = 0;
+  std::string summary;  // "N submissions: C correct, F correct and faster than cuDNN"
+};
+
+struct Leaderboard {
+  std::vector<LeaderboardGroup> groups;
+  std::vector<nlohmann::json> unreadable;  // {"file", "reason"}: a submission JSON that could not be read
+  std::vector<nlohmann::json> skipped;     // {"path", "reason"}: entries of DIR that are no submission
+  bool anonymized = false;
+};
+
+// Reads RESULTS/submissions/*.json (and reference.json), ranks, and, when `anonymize`, replaces
+// every id (also inside messages) by its pseudonym from RESULTS/pseudonyms.csv (made here with a
+// fresh secret on first use; that file and the secret stay in RESULTS and are not published).
+Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymize);
+
+// Writes leaderboard.json, leaderboard.csv and leaderboard.html into `results` (each atomically).
+void writeLeaderboard(const std::filesystem::path& results, const Leaderboard& board);
+
+// The same in memory (tests read them from the files).
+nlohmann::json leaderboardToJson(const Leaderboard& board);
+std::string leaderboardCsv(const Leaderboard& board);
+std::string leaderboardHtml(const Leaderboard& board);
+
+// 8 bytes from the system's secure random source (/dev/urandom). Throws convscope::Error.
+uint64_t secureRandom64();
+
+}  // namespace convscope

@@ -1,0 +1,490 @@
+// convscope-cli grade as course staff run it (docs/class-mode.md): a folder of submissions graded
+// into a results folder, checked against the per-submission JSON files the grader wrote (the
+// leaderboard's rows, CSV and HTML recomputed here), the ranking on made-up timed results, the
+// anonymized board, the incremental re-run and the Slurm scripts of --dry-run.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "app/core/device/gpu_platform.h"
+#include "app/core/engine/class_leaderboard.h"
+#include "tests/core/test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using convscope::testing::TempDir;
+using nlohmann::json;
+
+struct Outcome {
+  int exitCode;
+  std::string output;
+};
+
+// `withGpu` false hides every GPU from the program (CUDA_VISIBLE_DEVICES empty): the grading
+// steps any machine runs, fast on the GPU machine too.
+Outcome runCli(const std::string& arguments, bool withGpu = false) {
+  const std::string command =
+      std::string(withGpu ? "" : "CUDA_VISIBLE_DEVICES= ") + "'" + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+std::string readText(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void writeText(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+json readJson(const fs::path& path) {
+  return json::parse(readText(path));
+}
+
+const fs::path kExamples = fs::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels";
+const fs::path kTestKernels = fs::path(CONVSCOPE_SOURCE_DIR) / "tests/data/kernels";
+
+std::string quoted(const fs::path& p) {
+  std::string text = "'";
+  text += p.string();
+  text += '\'';
+  return text;
+}
+
+// A small class: every status this machine can tell apart, and two entries that are no submission.
+struct SmallClass {
+  TempDir temp;
+  fs::path dir = temp.path() / "class";
+  fs::path results = temp.path() / "results";
+  SmallClass() {
+    fs::create_directories(dir);
+    fs::copy_file(kExamples / "naive_conv.cu", dir / "alice-naive.cu");
+    fs::create_directories(dir / "bob-tiled");
+    fs::copy_file(kExamples / "tiled_conv.cu", dir / "bob-tiled/my_conv.cu");
+    fs::copy_file(kTestKernels / "forgets_left_padding.cu", dir / "carol-padding.cu");
+    fs::copy_file(kTestKernels / "syntax_error.cu", dir / "dave-syntax.cu");
+    fs::copy_file(kTestKernels / "wrong_signature.cu", dir / "erin-signature.cu");
+    // The contract's macros: one missing (the file compiles, but its launch is not stated).
+    std::string noBlock = readText(kExamples / "naive_conv.cu");
+    noBlock = std::regex_replace(noBlock, std::regex("#define CONVSCOPE_BLOCK_X[^\n]*\n"), "");
+    writeText(dir / "frank-macro.cu", noBlock);
+    writeText(dir / "grace-notes.txt", "not a kernel\n");
+    fs::create_directories(dir / "heidi-twice");
+    fs::copy_file(kExamples / "naive_conv.cu", dir / "heidi-twice/a.cu");
+    fs::copy_file(kExamples / "tiled_conv.cu", dir / "heidi-twice/b.cu");
+  }
+  Outcome grade(const std::string& extra = "") const {
+    return runCli("grade " + quoted(dir) + " --out " + quoted(results) + " --jobs 2 " + extra);
+  }
+};
+
+const std::vector<std::string> kIds = {"alice-naive", "bob-tiled",      "carol-padding",
+                                       "dave-syntax", "erin-signature", "frank-macro"};
+
+// Simple CSV reading: quoted fields with "" for a quote, commas and newlines inside quotes.
+std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool inQuotes = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (inQuotes) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        field += '"', ++i;
+      else if (c == '"')
+        inQuotes = false;
+      else
+        field += c;
+    } else if (c == '"') {
+      inQuotes = true;
+    } else if (c == ',') {
+      rows.back().push_back(field), field.clear();
+    } else if (c == '\n') {
+      rows.back().push_back(field), field.clear();
+      rows.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+TEST(Grade, EverySubmissionGetsItsStatusAndMessageAndStrayEntriesAreSkippedByName) {
+  const SmallClass c;
+  const Outcome r = c.grade();
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::map<std::string, std::string> expected = {
+      {"alice-naive", "compiled, not run: no GPU"},   {"bob-tiled", "compiled, not run: no GPU"},
+      {"carol-padding", "compiled, not run: no GPU"}, {"dave-syntax", "does not compile"},
+      {"erin-signature", "breaks the contract"},      {"frank-macro", "breaks the contract"}};
+  for (const auto& [id, status] : expected) {
+    const json s = readJson(c.results / "submissions" / (id + ".json"));
+    EXPECT_EQ(s["schema"], 1) << id;
+    EXPECT_EQ(s["id"], id);
+    EXPECT_EQ(s["status"], status) << id << ": " << s["message"];
+    // One line per finished submission on the terminal: id and status.
+    EXPECT_NE(r.output.find(id + "  " + status), std::string::npos) << r.output;
+    // A message names the student's file as the student knows it, never the grader's folders.
+    EXPECT_EQ(s["message"].get<std::string>().find(c.temp.path().string()), std::string::npos) << s["message"];
+    EXPECT_NE(std::stoull(s["seed"].get<std::string>()), 0u);
+  }
+  EXPECT_NE(readJson(c.results / "submissions/dave-syntax.json")["message"].get<std::string>().find("dave-syntax.cu:"),
+            std::string::npos);
+  EXPECT_NE(readJson(c.results / "submissions/erin-signature.json")["message"].get<std::string>().find("parameters"),
+            std::string::npos);
+  EXPECT_NE(
+      readJson(c.results / "submissions/frank-macro.json")["message"].get<std::string>().find("CONVSCOPE_BLOCK_X"),
+      std::string::npos);
+  // The folder's file is the submission (the folder's name is the id); compiled ones have figures.
+  EXPECT_EQ(readJson(c.results / "submissions/bob-tiled.json")["file"], "bob-tiled/my_conv.cu");
+  EXPECT_TRUE(readJson(c.results / "submissions/alice-naive.json")["registers"].is_number());
+  EXPECT_EQ(fs::exists(c.results / "submissions/grace-notes.json"), false);
+  EXPECT_EQ(fs::exists(c.results / "submissions/heidi-twice.json"), false);
+  const json board = readJson(c.results / "leaderboard.json");
+  std::set<std::string> skipped;
+  for (const json& s : board["skipped"]) skipped.insert(s["path"].get<std::string>());
+  EXPECT_EQ(skipped, (std::set<std::string>{"grace-notes.txt", "heidi-twice"}));
+  EXPECT_NE(r.output.find("heidi-twice: a submission folder must hold exactly one .cu file; this one holds 2"),
+            std::string::npos)
+      << r.output;
+  // The seed is one per grading run: every submission of this run was checked with the same one.
+  std::set<std::string> seeds;
+  for (const std::string& id : kIds) seeds.insert(readJson(c.results / "submissions" / (id + ".json"))["seed"]);
+  EXPECT_EQ(seeds.size(), 1u);
+  EXPECT_NE(r.output.find("6 submissions: 0 correct, 0 correct and faster than cuDNN"), std::string::npos) << r.output;
+  EXPECT_EQ(board["groups"][0]["reference"], nullptr);
+  EXPECT_NE(readText(c.results / "leaderboard.html").find("No reference lines"), std::string::npos);
+}
+
+TEST(Grade, TheLeaderboardJsonCsvAndHtmlAgreeWithTheSubmissionsFiles) {
+  const SmallClass c;
+  ASSERT_EQ(c.grade().exitCode, 0);
+  std::map<std::string, json> submissions;
+  for (const auto& entry : fs::directory_iterator(c.results / "submissions")) {
+    const json s = readJson(entry.path());
+    submissions[s["id"]] = s;
+  }
+  ASSERT_EQ(submissions.size(), kIds.size());
+  const json board = readJson(c.results / "leaderboard.json");
+  ASSERT_EQ(board["schema"], 1);
+  std::vector<json> rows;
+  for (const json& g : board["groups"])
+    for (const json& row : g["rows"]) rows.push_back(row);
+  ASSERT_EQ(rows.size(), submissions.size());
+  for (const json& row : rows) {
+    const json& s = submissions.at(row["id"]);
+    EXPECT_EQ(row["status"], s["status"]);
+    EXPECT_EQ(row["message"], s["message"]);
+    EXPECT_EQ(row["registers"], s["registers"]);
+    EXPECT_EQ(row["occupancy"], s["occupancy"]);
+  }
+  // Compiled submissions rank above those that do not compile or break the contract.
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i]["status"] == "compiled, not run: no GPU") {
+      EXPECT_EQ(rows[i - 1]["status"], "compiled, not run: no GPU") << rows[i]["id"];
+    }
+  }
+  const auto csv = parseCsv(readText(c.results / "leaderboard.csv"));
+  ASSERT_EQ(csv.size(), rows.size() + 1);
+  EXPECT_EQ(csv[0][1], "rank");
+  EXPECT_EQ(csv[0][2], "id");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(csv[i + 1].size(), csv[0].size()) << i;
+    EXPECT_EQ(csv[i + 1][1], std::to_string(rows[i]["rank"].get<int>()));
+    EXPECT_EQ(csv[i + 1][2], rows[i]["id"]);
+    EXPECT_EQ(csv[i + 1][3], rows[i]["status"]);
+    EXPECT_EQ(csv[i + 1][4], rows[i]["message"]);
+  }
+  // The html's table holds the rows in the same order, and needs nothing from the network.
+  const std::string html = readText(c.results / "leaderboard.html");
+  size_t at = 0;
+  for (const json& row : rows) {
+    at = html.find("<td>" + row["id"].get<std::string>() + "</td>", at);
+    ASSERT_NE(at, std::string::npos) << row["id"];
+  }
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // only the SVG namespace
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+}
+
+// Made-up timed results (as a GPU machine writes them) and the course's reference times: the
+// merge ranks the correct ones by their op-time sum at 10,000, computes the speed-ups and the
+// summary, and never ranks two GPUs' results together.
+TEST(Grade, MergeRanksCorrectFirstThenByOpTimeWithSpeedUpsAndOneTablePerGpu) {
+  TempDir temp;
+  const fs::path results = temp.path();
+  const auto submission = [&](const std::string& id, const std::string& status, const std::string& gpu,
+                              std::optional<double> time) {
+    json s = {{"schema", 1},
+              {"kind", "convscope-class-submission"},
+              {"id", id},
+              {"status", status},
+              {"message", "m " + id},
+              {"gpu", {{"name", gpu}}},
+              {"opTimeSeconds", json::object()}};
+    if (time) s["opTimeSeconds"] = {{"100", *time / 100}, {"1000", *time / 10}, {"10000", *time}};
+    writeText(results / "submissions" / (id + ".json"), s.dump());
+  };
+  submission("slow", "passed", "H100", 0.030);
+  submission("fast", "passed", "H100", 0.010);
+  submission("middle", "passed", "H100", 0.020);
+  submission("wrong-but-fast", "wrong", "H100", 0.001);
+  submission("faulty", "faulted", "H100", std::nullopt);
+  submission("elsewhere", "passed", "A100", 0.005);
+  writeText(results / "reference.json",
+            json({{"schema", 1},
+                  {"gpu", {{"name", "H100"}}},
+                  {"variants",
+                   {{{"id", "gpu-baseline"}, {"displayName", "Baseline"}, {"opTimeSeconds", {{"10000", 0.060}}}},
+                    {{"id", "cudnn"}, {"displayName", "cuDNN"}, {"opTimeSeconds", {{"10000", 0.015}}}}}}})
+                .dump());
+  writeText(results / "submissions/broken.json", "{\"schema\": 1, \"id\": ");  // a task killed mid-write
+  const Outcome r = runCli("grade merge " + quoted(results));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const json board = readJson(results / "leaderboard.json");
+  ASSERT_EQ(board["groups"].size(), 2u) << board.dump(1);
+  // A file that cannot be read is named and left out, and the rest are still ranked.
+  ASSERT_EQ(board["unreadable"].size(), 1u);
+  EXPECT_EQ(board["unreadable"][0]["file"], "broken.json");
+  EXPECT_NE(r.output.find("not merged: broken.json"), std::string::npos) << r.output;
+  std::map<std::string, json> byGpu;
+  for (const json& g : board["groups"]) byGpu[g["gpu"]] = g;
+  std::vector<std::string> order;
+  for (const json& row : byGpu["H100"]["rows"]) order.push_back(row["id"]);
+  EXPECT_EQ(order, (std::vector<std::string>{"fast", "middle", "slow", "wrong-but-fast", "faulty"}));
+  const json& fast = byGpu["H100"]["rows"][0];
+  EXPECT_EQ(fast["rank"], 1);
+  EXPECT_NEAR(fast["speedupOverGpuBaseline"].get<double>(), 0.060 / 0.010, 1e-12);
+  EXPECT_NEAR(fast["speedupOverCudnn"].get<double>(), 0.015 / 0.010, 1e-12);
+  // Only "fast" (0.010 s) is correct and under cuDNN's 0.015 s; "wrong-but-fast" does not count.
+  EXPECT_EQ(byGpu["H100"]["summary"], "5 submissions: 3 correct, 1 correct and faster than cuDNN on H100");
+  EXPECT_EQ(byGpu["A100"]["rows"].size(), 1u);
+  EXPECT_EQ(byGpu["A100"]["reference"], nullptr);  // timed on the H100: no line on the A100's table
+  EXPECT_EQ(byGpu["A100"]["rows"][0]["speedupOverCudnn"], nullptr);
+  EXPECT_NE(r.output.find("separate tables"), std::string::npos) << r.output;
+  const std::string html = readText(results / "leaderboard.html");
+  EXPECT_NE(html.find("class=\"reference\""), std::string::npos);  // the reference lines are drawn
+  size_t dots = 0;
+  for (size_t at = html.find("class=\"submission\""); at != std::string::npos;
+       at = html.find("class=\"submission\"", at + 1))
+    ++dots;
+  EXPECT_EQ(dots, 5u);  // the four timed H100 results and the A100's one
+}
+
+TEST(Grade, AnonymizeLeaksNoIdIntoTheHtmlOrCsvAndKeepsItsPseudonymsStable) {
+  const SmallClass c;
+  ASSERT_EQ(c.grade("--anonymize").exitCode, 0);
+  const std::string html = readText(c.results / "leaderboard.html");
+  const std::string csv = readText(c.results / "leaderboard.csv");
+  for (const char* name : {"alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"}) {
+    EXPECT_EQ(html.find(name), std::string::npos) << name;
+    EXPECT_EQ(csv.find(name), std::string::npos) << name;
+  }
+  const json first = readJson(c.results / "leaderboard.json");
+  ASSERT_EQ(first["anonymized"], true);
+  std::set<std::string> pseudonyms;
+  for (const json& row : first["groups"][0]["rows"]) pseudonyms.insert(row["id"]);
+  EXPECT_EQ(pseudonyms.size(), kIds.size());
+  // The mapping stays in the results folder; a second merge gives the same names.
+  const std::string mapping = readText(c.results / "pseudonyms.csv");
+  for (const std::string& id : kIds) EXPECT_NE(mapping.find(id + ",student-"), std::string::npos) << id;
+  ASSERT_EQ(runCli("grade merge " + quoted(c.results) + " --anonymize").exitCode, 0);
+  std::set<std::string> again;
+  const json second = readJson(c.results / "leaderboard.json");
+  for (const json& row : second["groups"][0]["rows"]) again.insert(row["id"]);
+  EXPECT_EQ(again, pseudonyms);
+}
+
+TEST(Grade, ARerunKeepsUnchangedSubmissionsAndRegradesOnlyAChangedFile) {
+  const SmallClass c;
+  ASSERT_EQ(c.grade().exitCode, 0);
+  std::map<std::string, std::string> firstText;
+  for (const std::string& id : kIds) firstText[id] = readText(c.results / "submissions" / (id + ".json"));
+  const Outcome second = c.grade();
+  ASSERT_EQ(second.exitCode, 0) << second.output;
+  for (const std::string& id : kIds) {
+    EXPECT_NE(second.output.find(id + "  "), std::string::npos);
+    EXPECT_EQ(readText(c.results / "submissions" / (id + ".json")), firstText[id]) << id << " was regraded";
+  }
+  size_t kept = 0;
+  for (size_t at = second.output.find("unchanged, kept"); at != std::string::npos;
+       at = second.output.find("unchanged, kept", at + 1))
+    ++kept;
+  EXPECT_EQ(kept, kIds.size()) << second.output;
+  // Dave fixes his syntax error: only his file is graded again.
+  fs::copy_file(kExamples / "naive_conv.cu", c.dir / "dave-syntax.cu", fs::copy_options::overwrite_existing);
+  const Outcome third = c.grade();
+  ASSERT_EQ(third.exitCode, 0) << third.output;
+  for (const std::string& id : kIds) {
+    const bool regraded = readText(c.results / "submissions" / (id + ".json")) != firstText[id];
+    EXPECT_EQ(regraded, id == "dave-syntax") << id << "\n" << third.output;
+  }
+  EXPECT_NE(readJson(c.results / "submissions/dave-syntax.json")["status"], "does not compile");
+  EXPECT_EQ(third.output.find("dave-syntax  does not compile"), std::string::npos);
+}
+
+TEST(Grade, SlurmDryRunWritesAThrottledArrayAndAMergeThatWaitsForIt) {
+  const SmallClass c;
+  const Outcome r = c.grade("--slurm --dry-run --max-parallel 3 --partition gpu --gres gpu:1");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::string array = readText(c.results / "slurm/grade-array.sbatch");
+  const std::string merge = readText(c.results / "slurm/grade-merge.sbatch");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(array, m, std::regex(R"(#SBATCH --array=(\d+)-(\d+)%(\d+))"))) << array;
+  EXPECT_EQ(m[1], "0");
+  EXPECT_EQ(std::stoi(m[2]), int(kIds.size()) - 1);
+  EXPECT_EQ(m[3], "3");
+  EXPECT_TRUE(std::regex_search(array, std::regex(R"(#SBATCH --output=\S*_%A_%a\.out)"))) << array;
+  EXPECT_NE(array.find("#SBATCH --partition=gpu"), std::string::npos);
+  EXPECT_NE(array.find("#SBATCH --gres=gpu:1"), std::string::npos);
+  EXPECT_NE(array.find("'--only' \"$id\""), std::string::npos) << array;
+  EXPECT_TRUE(std::regex_search(merge, std::regex(R"(#SBATCH --dependency=afterok:\S+)"))) << merge;
+  EXPECT_NE(merge.find("'grade' 'merge'"), std::string::npos) << merge;
+  // The manifest's lines are the array's task ids: one submission each, the skipped left out.
+  std::istringstream manifest(readText(c.results / "slurm/manifest.txt"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(manifest, line);) lines.push_back(line);
+  EXPECT_EQ(lines, kIds);
+  // Both scripts are printed; nothing was submitted.
+  EXPECT_NE(r.output.find("#SBATCH --array="), std::string::npos);
+  EXPECT_NE(r.output.find("#SBATCH --dependency=afterok:"), std::string::npos);
+  EXPECT_EQ(r.output.find("submitted array job"), std::string::npos);
+  EXPECT_FALSE(fs::exists(c.results / "submissions/alice-naive.json"));
+}
+
+// Ctrl+C while grading: the children stop, every finished result is kept, and the leaderboard is
+// written from exactly those.
+TEST(Grade, InterruptKeepsTheFinishedResultsAndMergesThem) {
+  TempDir temp;
+  const fs::path dir = temp.path() / "class", results = temp.path() / "results";
+  for (int i = 0; i < 10; ++i)
+    writeText(dir / (std::to_string(i) + "-student.cu"), readText(kExamples / "naive_conv.cu"));
+  int pipeFds[2];
+  ASSERT_EQ(pipe(pipeFds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(pipeFds[1], STDOUT_FILENO);
+    dup2(pipeFds[1], STDERR_FILENO);
+    close(pipeFds[0]);
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    execl(CONVSCOPE_CLI_PATH, CONVSCOPE_CLI_PATH, "grade", dir.c_str(), "--out", results.c_str(), "--jobs", "1",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipeFds[1]);
+  FILE* out = fdopen(pipeFds[0], "r");
+  std::string output;
+  char line[4096];
+  // The first finished submission's line, then Ctrl+C.
+  while (fgets(line, sizeof line, out)) {
+    output += line;
+    if (std::string(line).find("-student  ") != std::string::npos) break;
+  }
+  kill(pid, SIGINT);
+  while (fgets(line, sizeof line, out)) output += line;
+  fclose(out);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << output;
+  EXPECT_NE(output.find("interrupted: the finished results are kept"), std::string::npos) << output;
+  std::set<std::string> kept;
+  for (const auto& entry : fs::directory_iterator(results / "submissions")) kept.insert(entry.path().stem());
+  EXPECT_GE(kept.size(), 1u);
+  EXPECT_LT(kept.size(), 10u) << output;
+  const json board = readJson(results / "leaderboard.json");
+  std::set<std::string> ranked;
+  for (const json& g : board["groups"])
+    for (const json& row : g["rows"]) ranked.insert(row["id"]);
+  EXPECT_EQ(ranked, kept);
+}
+
+// On a GPU: a correct kernel passes with its op times and speed-ups against the course's
+// reference timed on the same GPU; a wrong one, a faulting one and an endless one get their
+// statuses; grading goes on after each.
+TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetTheirStatus) {
+  if (!convscope::gpuInfo().usable) GTEST_SKIP() << "needs a GPU: " << convscope::gpuInfo().unusableReason;
+  TempDir temp;
+  const fs::path dir = temp.path() / "class", results = temp.path() / "results";
+  fs::create_directories(dir);
+  fs::copy_file(kExamples / "tiled_conv.cu", dir / "right.cu");
+  fs::copy_file(kTestKernels / "forgets_left_padding.cu", dir / "wrong.cu");
+  fs::copy_file(kTestKernels / "traps.cu", dir / "traps.cu");
+  fs::copy_file(kTestKernels / "endless_loop.cu", dir / "spins.cu");
+  const Outcome r = runCli("grade " + quoted(dir) + " --out " + quoted(results) + " --time-limit 30", true);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto status = [&](const std::string& id) {
+    return readJson(results / "submissions" / (id + ".json"))["status"].get<std::string>();
+  };
+  EXPECT_EQ(status("right"), "passed") << r.output;
+  EXPECT_EQ(status("wrong"), "wrong");
+  EXPECT_EQ(status("traps"), "faulted");
+  EXPECT_EQ(status("spins"), "time limit");
+  const json right = readJson(results / "submissions/right.json");
+  EXPECT_EQ(right["gpu"]["name"], convscope::gpuInfo().name);
+  for (const char* batch : {"100", "1000", "10000"}) EXPECT_GT(right["opTimeSeconds"][batch].get<double>(), 0.0);
+  const json reference = readJson(results / "reference.json");
+  EXPECT_EQ(reference["gpu"]["name"], convscope::gpuInfo().name);
+  const json board = readJson(results / "leaderboard.json");
+  ASSERT_EQ(board["groups"].size(), 1u);
+  const json& first = board["groups"][0]["rows"][0];
+  EXPECT_EQ(first["id"], "right");
+  double baseline = 0;
+  for (const json& v : reference["variants"])
+    if (v["id"] == "gpu-baseline") baseline = v["opTimeSeconds"]["10000"];
+  ASSERT_GT(baseline, 0.0);
+  EXPECT_NEAR(first["speedupOverGpuBaseline"].get<double>(), baseline / right["opTimeSeconds"]["10000"].get<double>(),
+              1e-9);
+}
+
+// The pseudonyms' keyed hash is SipHash-2-4: the reference vectors of Aumasson and Bernstein's
+// paper (key 00 01 .. 0f; messages 00 01 .. of length 0 and 15).
+TEST(Grade, ThePseudonymsHashIsSipHash24AsPublished) {
+  const uint64_t key0 = 0x0706050403020100ULL, key1 = 0x0f0e0d0c0b0a0908ULL;
+  std::string message;
+  EXPECT_EQ(convscope::sipHash24(message, key0, key1), 0x726fdb47dd0e0e31ULL);
+  for (int i = 0; i < 15; ++i) message += char(i);
+  EXPECT_EQ(convscope::sipHash24(message, key0, key1), 0xa129ca6149be45e5ULL);
+  EXPECT_EQ(convscope::hex64(0xa129ca6149be45e5ULL), "a129ca6149be45e5");
+}
+
+TEST(Grade, BadInputIsRefusedNamingTheFolder) {
+  TempDir temp;
+  const Outcome missing = runCli("grade " + quoted(temp.path() / "nothing") + " --out " + quoted(temp.path() / "r"));
+  EXPECT_NE(missing.exitCode, 0);
+  EXPECT_NE(missing.output.find((temp.path() / "nothing").string() + ": not a folder of submissions"),
+            std::string::npos)
+      << missing.output;
+  const Outcome noOut = runCli("grade " + quoted(temp.path()));
+  EXPECT_NE(noOut.exitCode, 0);
+  EXPECT_NE(noOut.output.find("--out RESULTS"), std::string::npos) << noOut.output;
+  const Outcome noMerge = runCli("grade merge " + quoted(temp.path() / "nothing"));
+  EXPECT_NE(noMerge.exitCode, 0);
+  EXPECT_NE(noMerge.output.find("not a results folder"), std::string::npos) << noMerge.output;
+}
+
+}  // namespace

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# convscope-cli grade through a real Slurm cluster (scripts/slurm-local.sh): a made-up class
+# (scripts/make-class.sh, plus a stray file and a folder with two .cu files) graded locally and
+# with --slurm --wait (an array job throttled to 2 tasks, a merge job afterok) must give the same
+# leaderboard: the same ids, statuses and order, one task log per submission named %A_%a.
+# Fails with the reason where Slurm cannot start. Usage: test_grade_slurm.sh CONVSCOPE_CLI
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+cli="${1:?usage: test_grade_slurm.sh CONVSCOPE_CLI}"
+work="$(mktemp -d)"
+export SLURM_LOCAL_DIR="$work/cluster"
+cleanup() { "$repo/scripts/slurm-local.sh" stop >/dev/null 2>&1 || true; rm -rf "$work"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# Compile-only on any machine, the GPU machine too (the tasks inherit it: sbatch exports the environment).
+export CUDA_VISIBLE_DEVICES=
+
+"$repo/scripts/make-class.sh" 8 "$work/class" >/dev/null
+echo "not a kernel" >"$work/class/notes.txt"
+mkdir "$work/class/two-kernels"
+cp "$repo/examples/kernels/naive_conv.cu" "$repo/examples/kernels/tiled_conv.cu" "$work/class/two-kernels/"
+
+"$cli" grade "$work/class" --out "$work/local" --jobs 2 >/dev/null
+
+"$repo/scripts/slurm-local.sh" start
+eval "$("$repo/scripts/slurm-local.sh" env)"
+"$cli" grade "$work/class" --out "$work/slurm" --slurm --max-parallel 2 --wait --wait-timeout 150
+
+# Ranking order as "rank id status" lines; the two must agree line for line.
+ranking() { jq -r '.groups[] | .rows[] | "\(.rank) \(.id) \(.status)"' "$1/leaderboard.json"; }
+local_ranking="$(ranking "$work/local")"
+slurm_ranking="$(ranking "$work/slurm")"
+[ "$(echo "$local_ranking" | wc -l)" -eq 8 ] || fail "the local leaderboard has not the 8 submissions: $local_ranking"
+[ "$local_ranking" = "$slurm_ranking" ] ||
+  fail "the Slurm leaderboard differs from the local one:"$'\n'"local:"$'\n'"$local_ranking"$'\n'"slurm:"$'\n'"$slurm_ranking"
+skipped="$(jq -r '.skipped[].path' "$work/slurm/leaderboard.json" | paste -sd, -)"
+[ "$skipped" = "notes.txt,two-kernels" ] || fail "the Slurm leaderboard skipped '$skipped', not notes.txt,two-kernels"
+array=$(find "$work/slurm/slurm/logs" -name 'grade_*' -printf '%f\n' | sed -nE 's/^grade_([0-9]+)_[0-9]+\.out$/\1/p' | sort -u)
+[ "$(echo "$array" | wc -l)" -eq 1 ] || fail "task logs of more than one array job: $array"
+logs=$(find "$work/slurm/slurm/logs" -name 'grade_*' -printf '%f\n' | grep -cE "^grade_${array}_[0-7]\.out$")
+[ "$logs" -eq 8 ] || fail "$logs task logs named grade_%A_%a.out, not 8"
+echo "1 passed, 0 failed"
