@@ -5,6 +5,8 @@
 // the first text into the second.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <random>
 #include <sstream>
 #include <string>
@@ -52,8 +54,8 @@ std::string applyUnifiedDiff(const std::string& original, const std::string& pat
   while (std::getline(in, line)) {
     if (line.rfind("--- ", 0) == 0 || line.rfind("+++ ", 0) == 0) continue;
     if (line.rfind("@@ -", 0) == 0) {
-      int oldStart = 0, oldCount = 0;
-      EXPECT_EQ(std::sscanf(line.c_str(), "@@ -%d,%d", &oldStart, &oldCount), 2) << line;
+      int oldStart = 0, oldCount = 1;  // "@@ -5 +5 @@": one line
+      EXPECT_GE(std::sscanf(line.c_str(), "@@ -%d,%d", &oldStart, &oldCount), 1) << line;
       const size_t firstOld = oldCount == 0 ? oldStart : oldStart - 1;  // 0-based index of the hunk's first old line
       while (next < firstOld && next < source.size()) result.push_back(source[next++]);
       continue;

@@ -184,7 +184,11 @@ std::string unifiedDiff(const LineDiff& diff, const std::string& oldName, const 
       out << "--- " << oldName << "\n+++ " << newName << "\n";
       headerWritten = true;
     }
-    out << "@@ -" << oldStart << "," << oldCount << " +" << newStart << "," << newCount << " @@\n";
+    // As diff -u writes a range: "start,count", or only "start" for one line.
+    const auto range = [](int start, int lineCount) {
+      return lineCount == 1 ? std::to_string(start) : std::to_string(start) + "," + std::to_string(lineCount);
+    };
+    out << "@@ -" << range(oldStart, oldCount) << " +" << range(newStart, newCount) << " @@\n";
     for (int j = begin; j < stop; ++j) {
       const DiffLine& line = lines[j];
       out << (line.kind == DiffLine::Kind::Same      ? ' '

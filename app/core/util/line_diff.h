@@ -36,7 +36,7 @@ struct LineDiff {
 // A shortest edit script from `oldText` to `newText` (fewest lines added plus removed).
 LineDiff diffLines(const std::string& oldText, const std::string& newText);
 
-// The diff as `diff -u` prints it: "--- oldName", "+++ newName", then hunks "@@ -a,b +c,d @@" with
+// The diff as `diff -u` prints it: "--- oldName", "+++ newName", then hunks "@@ -a,b +c,d @@" (",1" left out) with
 // `context` unchanged lines around each change; "\ No newline at end of file" after a last line
 // without one. Empty when the texts are identical.
 std::string unifiedDiff(const LineDiff& diff, const std::string& oldName, const std::string& newName, int context = 3);
