@@ -14,6 +14,8 @@
 
 #include <fstream>
 
+#include "app/core/conv/kernel_resources.h"
+#include "app/core/device/gpu_platform.h"
 #include "gpu/user_kernel.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/kernel/kernel_editor.h"
@@ -103,6 +105,53 @@ TEST(KernelHistoryPane, EachSaveThatCompilesIsAVersionAndTwoChosenShowTheChanged
   EXPECT_EQ(diff.count(QRegularExpression("^-", QRegularExpression::MultilineOption)), 1) << diff.toStdString();
   // Without a GPU the code is PTX: no SASS, and the pane says why.
   EXPECT_TRUE(history->sassDiffText().isEmpty());
+}
+
+// On a GPU the version that compiled is checked and timed, and the history holds what the steps
+// reported: passed, and the op time the timing step's report gives (summed here from its layers),
+// and the SASS where nvdisasm is found.
+TEST(KernelHistoryPane, GpuAVersionHoldsItsCheckAndTheTimingStepsOpTime) {
+  if (!gpuInfo().usable) GTEST_SKIP() << "no usable GPU: " << gpuInfo().unusableReason;
+  auto window = openWindow();
+  ui::UserKernelPanel* panel = window->userKernel();
+  panel->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
+  panel->pipeline()->setTimingRepeats(2, 1);
+  std::shared_ptr<const BenchmarkReport> timed;
+  QObject::connect(panel, &ui::UserKernelPanel::timed, panel,
+                   [&](std::shared_ptr<const BenchmarkReport> report) { timed = std::move(report); });
+  QTemporaryDir dir;
+  ASSERT_TRUE(window->openFile(writeFile(dir, "gpu_student.cu", contentsOf(kTemplates + "naive_conv.cu"))));
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !panel->pipeline()->running(); }, 600000));
+  ASSERT_TRUE(timed) << panel->stepText(ui::KernelStep::Time).toStdString();
+  // The independent figure: the largest batch's run (10,000 is the largest the pipeline times), its layers summed.
+  const BenchmarkRun* largest = nullptr;
+  for (const BenchmarkRun& run : timed->runs)
+    if (!largest || run.batch > largest->batch) largest = &run;
+  ASSERT_TRUE(largest);
+  double expectedSeconds = 0.0;
+  for (const LayerBenchmark& layer : largest->layers) expectedSeconds += layer.opTime.median;
+
+  const KernelHistory& history = *panel->historyView()->history();
+  ASSERT_EQ(history.versions().size(), 1u);
+  const KernelVersion& version = history.versions()[0];
+  EXPECT_EQ(version.status(), "passed") << version.checkSummary;
+  EXPECT_EQ(version.opTimes.size(), timed->runs.size());
+  ASSERT_TRUE(version.chartedOpTime());
+  EXPECT_EQ(version.chartedOpTime()->batch, largest->batch);
+  EXPECT_NEAR(version.chartedOpTime()->seconds, expectedSeconds, 1e-12);
+  ASSERT_EQ(panel->historyView()->chart()->points().size(), 1u);
+  EXPECT_EQ(panel->historyView()->chart()->points()[0].kind, ui::KernelHistoryChart::PointKind::Passed);
+  if (findNvdisasm()) {
+    ASSERT_TRUE(version.sass) << version.sassMissingReason;
+    EXPECT_NE(version.sass->find("convscope"), std::string::npos) << "the SASS names the kernel";
+  } else {
+    EXPECT_FALSE(version.sass);
+    EXPECT_NE(version.sassMissingReason.find("nvdisasm"), std::string::npos) << version.sassMissingReason;
+  }
+  // What the pane shows is on disk too: a fresh reader finds the same.
+  const KernelHistory reread(history.kernelFile());
+  ASSERT_EQ(reread.versions().size(), 1u);
+  EXPECT_EQ(reread.versions()[0].opTimes.size(), version.opTimes.size());
 }
 
 // A history written through the core: v1 failed its check, v2 passed and was timed at 100 and
