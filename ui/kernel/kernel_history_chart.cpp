@@ -9,7 +9,7 @@ namespace {
 
 const QColor kPassed("#2ca02c");
 const QColor kFailed("#d62728");
-const QColor kUntimed(Qt::gray);
+const QColor kUntimed("#7f7f7f");
 
 }  // namespace
 
@@ -54,14 +54,14 @@ void KernelHistoryChart::rebuild() {
     graph->setName(name);
     graph->setPen(line ? QPen(colour, 2) : QPen(colour));
     graph->setLineStyle(line ? QCPGraph::lsStepLeft : QCPGraph::lsNone);
-    graph->setScatterStyle(
-        QCPScatterStyle(shape, colour, shape == QCPScatterStyle::ssCircle ? colour : Qt::NoBrush, 9));
+    // A pen and a brush, not two colours: the empty circle must have no fill.
+    graph->setScatterStyle(QCPScatterStyle(shape, QPen(colour, 1.5),
+                                           shape == QCPScatterStyle::ssDisc ? QBrush(colour) : QBrush(Qt::NoBrush), 9));
     return graph;
   };
   QCPGraph* passed = addGraph(tr("passed"), kPassed, QCPScatterStyle::ssDisc, true);
   QCPGraph* failed = addGraph(tr("failed the check"), kFailed, QCPScatterStyle::ssCross, false);
   QCPGraph* untimed = addGraph(tr("not timed"), kUntimed, QCPScatterStyle::ssCircle, false);
-  untimed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, kUntimed, Qt::NoBrush, 9));
   double highest = 0.0;
   for (const Point& point : points_) highest = std::max(highest, point.milliseconds.value_or(0.0));
   for (const Point& point : points_) {
@@ -75,7 +75,9 @@ void KernelHistoryChart::rebuild() {
   const int first = points_.empty() ? 1 : points_.front().version;
   const int last = points_.empty() ? 1 : points_.back().version;
   xAxis->setRange(first - 0.5, last + 0.5);
-  yAxis->setRange(0.0, highest > 0.0 ? highest * 1.15 : 1.0);
+  // A little below zero, so that the markers on the axis (versions without a time) show whole.
+  const double top = highest > 0.0 ? highest * 1.15 : 1.0;
+  yAxis->setRange(-0.06 * top, top);
   title_->setText(points_.empty()
                       ? tr("No versions yet: each save that compiles adds one")
                       : tr("Op time over your versions (sum of the conv layers; batch 10,000 where timed)"));
