@@ -172,7 +172,7 @@ int runHistory(const std::filesystem::path& file, const Args& args) {
       if (!version.sass)
         throw Error(history.kernelFile().string() + ": version " + std::to_string(version.number) + " has no SASS (" +
                     version.sassMissingReason + ")");
-      return *version.sass;
+      return comparableSass(*version.sass);
     };
     const std::string name = history.kernelFile().filename().string() + (sass ? " SASS" : "");
     std::cout << unifiedDiff(diffLines(textOf(a), textOf(b)), name + " v" + std::to_string(a.number),

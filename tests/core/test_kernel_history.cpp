@@ -4,11 +4,13 @@
 // folder is skipped with a message naming it, and the others still read.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app/core/conv/kernel_history.h"
+#include "app/core/util/line_diff.h"
 #include "tests/core/test_support.h"
 
 namespace convscope::testing {
@@ -176,10 +178,43 @@ TEST(KernelHistory, ASourceOverTheCapIsRefusedNamingTheFile) {
   EXPECT_NE(history.versions()[0].sassMissingReason.find("larger than the history keeps"), std::string::npos);
 }
 
+// nvdisasm's listing as it prints it: an address before each instruction and its encoding after,
+// with a second encoding line under it.
+std::string sassListing(const std::vector<std::string>& instructions) {
+  std::string listing = "        .text.convscope_conv:\n";
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    char address[16];
+    std::snprintf(address, sizeof address, "/*%04zx*/", i * 16);
+    listing += std::string("        ") + address + "                   " + instructions[i] + " ;   /* 0x" +
+               std::to_string(1000 + i * 7 + instructions[i].size()) + "a0000017a02 */\n";
+    listing +=
+        "                                                          /* 0x000fe4000000" + std::to_string(i) + "f00 */\n";
+  }
+  return listing;
+}
+
+TEST(KernelHistory, ComparedSassDiffersOnlyWhereTheInstructionsDo) {
+  const std::vector<std::string> before = {"MOV R1, c[0x0][0x28]", "IMAD R2, R3, R4, R5", "STG.E [R6], R2", "EXIT"};
+  std::vector<std::string> after = before;
+  after.insert(after.begin() + 1, "FFMA R7, R8, R9, R7");  // one instruction more: every later address shifts
+  const LineDiff printed = diffLines(sassListing(before), sassListing(after));
+  const LineDiff compared = diffLines(comparableSass(sassListing(before)), comparableSass(sassListing(after)));
+  EXPECT_GT(printed.added(), 4);  // as printed, each later instruction's line (and encoding) differs
+  EXPECT_EQ(compared.added(), 1);
+  EXPECT_EQ(compared.removed(), 0);
+  const std::string comparable = comparableSass(sassListing(before));
+  EXPECT_EQ(comparable,
+            ".text.convscope_conv:\n  MOV R1, c[0x0][0x28] ;\n  IMAD R2, R3, R4, R5 ;\n  STG.E [R6], R2 ;\n  EXIT ;\n")
+      << comparable;
+  EXPECT_EQ(comparableSass(""), "");
+}
+
 TEST(KernelHistory, TheRootFollowsTheEnvironment) {
   const char* saved = std::getenv("CONVSCOPE_KERNEL_HISTORY");
   const std::string savedValue = saved ? saved : "";
   unsetenv("CONVSCOPE_KERNEL_HISTORY");
+  const char* savedXdg = std::getenv("XDG_DATA_HOME");
+  const std::string savedXdgValue = savedXdg ? savedXdg : "";
   setenv("XDG_DATA_HOME", "/tmp/xdg-test", 1);
   EXPECT_EQ(kernelHistoryRoot(), fs::path("/tmp/xdg-test/ConvScope/convscope/kernel-history"));
   setenv("CONVSCOPE_KERNEL_HISTORY", "/tmp/explicit", 1);
@@ -188,6 +223,10 @@ TEST(KernelHistory, TheRootFollowsTheEnvironment) {
     setenv("CONVSCOPE_KERNEL_HISTORY", savedValue.c_str(), 1);
   else
     unsetenv("CONVSCOPE_KERNEL_HISTORY");
+  if (savedXdg)
+    setenv("XDG_DATA_HOME", savedXdgValue.c_str(), 1);
+  else
+    unsetenv("XDG_DATA_HOME");
 }
 
 }  // namespace

@@ -224,8 +224,9 @@ void KernelHistoryView::showSelection() {
         tr("No SASS of v%1 to compare: %2").arg(without.number).arg(QString::fromStdString(without.sassMissingReason)));
     return;
   }
-  sassDiffPlain_ = QString::fromStdString(
-      unifiedDiff(diffLines(*older->sass, *newer->sass), label(*older) + " SASS", label(*newer) + " SASS"));
+  sassDiffPlain_ =
+      QString::fromStdString(unifiedDiff(diffLines(comparableSass(*older->sass), comparableSass(*newer->sass)),
+                                         label(*older) + " SASS", label(*newer) + " SASS"));
   if (sassDiffPlain_.isEmpty())
     sassDiff_->setPlainText(tr("v%1 and v%2 compile to the same SASS.").arg(older->number).arg(newer->number));
   else

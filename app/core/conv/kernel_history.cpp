@@ -1,6 +1,7 @@
 #include "app/core/conv/kernel_history.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -130,6 +131,23 @@ fs::path kernelHistoryFolder(const fs::path& kernelFile, const fs::path& root) {
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(stableHash(absolute.string())));
   return root / (absolute.filename().string() + "-" + hash);
+}
+
+std::string comparableSass(const std::string& sass) {
+  static const std::regex address(R"(/\*[0-9a-fA-F]{4,}\*/)");
+  static const std::regex encoding(R"(/\*\s*0x[0-9a-fA-F]+\s*\*/)");
+  std::istringstream in(sass);
+  std::string result;
+  for (std::string line; std::getline(in, line);) {
+    std::string kept = std::regex_replace(std::regex_replace(line, encoding, ""), address, "");
+    while (!kept.empty() && std::isspace(static_cast<unsigned char>(kept.back()))) kept.pop_back();
+    const bool onlyMarkup = kept.find_first_not_of(" \t") == std::string::npos;
+    if (onlyMarkup && !line.empty() && line.find_first_not_of(" \t\r") != std::string::npos) continue;
+    // The indentation before an address is kept relative: leading blanks trimmed to one level.
+    const size_t start = kept.find_first_not_of(" \t");
+    result += (start == std::string::npos ? std::string() : (start > 0 ? "  " : "") + kept.substr(start)) + "\n";
+  }
+  return result;
 }
 
 std::optional<KernelOpTime> KernelVersion::chartedOpTime() const {

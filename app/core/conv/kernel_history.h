@@ -84,6 +84,12 @@ class KernelHistory {
   int highestFileNumber_ = 0;  // of every version file there, skipped ones too: a new number overwrites none
 };
 
+// SASS as two versions are compared: nvdisasm's instruction addresses ("/*0080*/") and encodings
+// ("/* 0x000fe40000000f00 */") left out, and the lines then empty dropped. One instruction added
+// shifts every address after it and a changed register changes its encoding; compared as printed,
+// every line after the change would differ.
+std::string comparableSass(const std::string& sass);
+
 // The folder of `kernelFile`'s history under `root`: "<file name>-<16 hex digits of its absolute path's hash>".
 std::filesystem::path kernelHistoryFolder(const std::filesystem::path& kernelFile, const std::filesystem::path& root);
 
