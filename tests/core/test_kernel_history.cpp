@@ -203,8 +203,9 @@ TEST(KernelHistory, ComparedSassDiffersOnlyWhereTheInstructionsDo) {
   EXPECT_EQ(compared.added(), 1);
   EXPECT_EQ(compared.removed(), 0);
   const std::string comparable = comparableSass(sassListing(before));
-  EXPECT_EQ(comparable,
-            ".text.convscope_conv:\n  MOV R1, c[0x0][0x28] ;\n  IMAD R2, R3, R4, R5 ;\n  STG.E [R6], R2 ;\n  EXIT ;\n")
+  EXPECT_EQ(
+      comparable,
+      "  .text.convscope_conv:\n  MOV R1, c[0x0][0x28] ;\n  IMAD R2, R3, R4, R5 ;\n  STG.E [R6], R2 ;\n  EXIT ;\n")
       << comparable;
   EXPECT_EQ(comparableSass(""), "");
 }
