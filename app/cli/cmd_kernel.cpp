@@ -70,7 +70,8 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
           over the conv layers at batch 10,000, else the largest batch timed). Kept in
           ~/.local/share/ConvScope/convscope/kernel-history ($CONVSCOPE_KERNEL_HISTORY overrides)
   --line N            ptx, sass: only the lines compiled from line N of FILE.cu
-  --diff A B          history: the unified diff of versions A and B's source (--sass: their SASS)
+  --diff A B          history: the unified diff of versions A and B's source (--sass: their SASS,
+                      without nvdisasm's addresses and encodings)
   --json FILE|-       check: the whole result as JSON (docs/your-kernel.md); - writes it to stdout
   --timeout SECONDS   the child's time limit (default 120): a kernel that never ends is stopped
   --no-network        skip the test-set accuracy
