@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,7 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/conv_check.h"
+#include "app/core/conv/kernel_history.h"
 #include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/data/image_set.h"
@@ -32,6 +35,7 @@
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/data_dir.h"
 #include "app/core/util/error.h"
+#include "app/core/util/line_diff.h"
 #include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"
 
@@ -45,6 +49,7 @@ constexpr const char* kHelp = R"(usage: convscope-cli kernel check FILE.cu [--sh
        convscope-cli kernel info FILE.cu [--arch sm_XY]
        convscope-cli kernel ptx FILE.cu [--arch sm_XY] [--line N]
        convscope-cli kernel sass FILE.cu [--arch sm_XY] [--line N]
+       convscope-cli kernel history FILE.cu [--diff A B [--sass]]
 
 Your own convolution kernel (the contract: docs/your-kernel.md; templates: examples/kernels/).
   check   compiles FILE.cu with NVRTC (errors as file:line), then, in a child process with a time
@@ -60,7 +65,13 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
           (default sm_90) with the occupancy computed from that architecture's limits
   ptx     the PTX NVRTC makes of FILE.cu (with .loc source lines)
   sass    the SASS of the cubin for --arch, by nvdisasm (scripts/install-nvdisasm.sh)
+  history the versions of FILE.cu that compiled in the window's Your kernel tab, one a line:
+          number, when, check (passed, failed, compiled: not checked) and the op time (the sum
+          over the conv layers at batch 10,000, else the largest batch timed). Kept in
+          ~/.local/share/ConvScope/convscope/kernel-history ($CONVSCOPE_KERNEL_HISTORY overrides)
   --line N            ptx, sass: only the lines compiled from line N of FILE.cu
+  --diff A B          history: the unified diff of versions A and B's source (--sass: their SASS,
+                      without nvdisasm's addresses and encodings)
   --json FILE|-       check: the whole result as JSON (docs/your-kernel.md); - writes it to stdout
   --timeout SECONDS   the child's time limit (default 120): a kernel that never ends is stopped
   --no-network        skip the test-set accuracy
@@ -133,6 +144,66 @@ int runInfo(const std::filesystem::path& file, const Args& args) {
 }
 
 // PTX or SASS, whole or only the lines of one source line (-lineinfo).
+// "3" or "v3": a version number of `history`, which must hold it.
+const KernelVersion& historyVersion(const KernelHistory& history, const std::string& text) {
+  const std::string digits = !text.empty() && (text[0] == 'v' || text[0] == 'V') ? text.substr(1) : text;
+  const bool whole = !digits.empty() && digits.size() < 10 &&
+                     std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); });
+  const KernelVersion* version = whole ? history.version(std::stoi(digits)) : nullptr;
+  if (!version)
+    throw Error(history.kernelFile().string() + ": no version '" + text + "' in its history (" +
+                (history.versions().empty() ? std::string("it has none")
+                                            : "it holds v" + std::to_string(history.versions().front().number) +
+                                                  " to v" + std::to_string(history.versions().back().number)) +
+                "; 'kernel history FILE.cu' lists them)");
+  return *version;
+}
+
+int runHistory(const std::filesystem::path& file, const Args& args) {
+  const KernelHistory history(file);
+  for (const std::string& skipped : history.skipped()) std::cerr << "skipped " << skipped << "\n";
+  if (args.has("diff")) {
+    const std::vector<std::string> which = args.values("diff");
+    if (which.size() != 2) throw Error("option '--diff' takes two version numbers: --diff A B");
+    const KernelVersion& a = historyVersion(history, which[0]);
+    const KernelVersion& b = historyVersion(history, which[1]);
+    const bool sass = args.has("sass");
+    const auto textOf = [&](const KernelVersion& version) -> std::string {
+      if (!sass) return version.source;
+      if (!version.sass)
+        throw Error(history.kernelFile().string() + ": version " + std::to_string(version.number) + " has no SASS (" +
+                    version.sassMissingReason + ")");
+      return comparableSass(*version.sass);
+    };
+    const std::string name = history.kernelFile().filename().string() + (sass ? " SASS" : "");
+    std::cout << unifiedDiff(diffLines(textOf(a), textOf(b)), name + " v" + std::to_string(a.number),
+                             name + " v" + std::to_string(b.number));
+    return 0;
+  }
+  if (args.has("sass")) throw Error("option '--sass' goes with --diff A B");
+  if (history.versions().empty()) {
+    std::cout << file.string()
+              << ": no versions kept yet (a version is kept each time the Your kernel tab compiles it; "
+              << history.folder().string() << ")\n";
+    return 0;
+  }
+  for (const KernelVersion& version : history.versions()) {
+    char line[160];
+    std::snprintf(line, sizeof line, "v%-4d %s  %-8s", version.number, version.savedAt.c_str(),
+                  version.status().c_str());
+    std::cout << line;
+    if (const std::optional<KernelOpTime> time = version.chartedOpTime()) {
+      std::snprintf(line, sizeof line, "  op time %.3f ms at batch %d", time->seconds * 1e3, time->batch);
+      std::cout << line;
+    } else {
+      std::cout << "  not timed";
+    }
+    if (!version.checkSummary.empty()) std::cout << "  (" << version.checkSummary << ")";
+    std::cout << "\n";
+  }
+  return 0;
+}
+
 int runListing(const std::filesystem::path& file, const Args& args, ListingKind kind) {
   const UserKernelSource source = readUserKernelSource(file);
   gpu::UserKernelBuildOptions options;
@@ -393,12 +464,13 @@ int runKernel(const std::vector<std::string>& tokens) {
   if (verb == "info") return runInfo(file, Args(rest, {"arch"}, {}));
   if (verb == "ptx") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Ptx);
   if (verb == "sass") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Sass);
+  if (verb == "history") return runHistory(file, Args(rest, {"diff"}, {"sass"}));
   if (verb == "run-isolated")
     return runIsolated(file, Args(rest,
                                   {"task", "json", "kernel-output", "shapes", "seed", "model", "data", "batches",
                                    "repeats", "warmups"},
                                   {"no-network"}));
-  throw Error("kernel: unknown verb '" + verb + "' (check, info, ptx, sass; see --help)");
+  throw Error("kernel: unknown verb '" + verb + "' (check, info, ptx, sass, history; see --help)");
 }
 
 }  // namespace convscope::cli

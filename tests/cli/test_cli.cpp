@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 
+#include "app/core/conv/kernel_history.h"
 #include "app/core/data/image_file.h"
 #include "app/core/data/image_set.h"
 #include "app/core/device/gpu_platform.h"
@@ -215,6 +216,97 @@ TEST(Cli, BadInputFailsWithAMessageAndNonZeroExit) {
     EXPECT_NE(r.exitCode, 0) << c.arguments;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.arguments << "\n" << r.output;
   }
+}
+
+// The output of `command` (stdout and stderr), run by the shell.
+std::string shellOutput(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
+  pclose(pipe);
+  return output;
+}
+
+// From the first hunk on: what two unified diffs must agree on (their headers name files and times).
+std::string hunksOf(const std::string& diff) {
+  const size_t at = diff.find("@@");
+  return at == std::string::npos ? std::string() : diff.substr(at);
+}
+
+TEST(Cli, KernelHistoryListsTheVersionsAndDiffsTwoAsDiffDoes) {
+  TempDir dir;
+  const std::string root = (dir.path() / "history").string();
+  const std::filesystem::path kernel = dir.path() / "my_conv.cu";
+  std::string v1, v2;
+  for (int i = 1; i <= 12; ++i) {
+    v1 += "line " + std::to_string(i) + "\n";
+    v2 += (i == 6 ? std::string("acc += in[i] * w[i];") : "line " + std::to_string(i)) + "\n";
+  }
+  v2 += "no newline at the end";
+  {
+    convscope::KernelHistory history(kernel, root);
+    ASSERT_EQ(history.recordCompiled(v1, std::string("SASS A\nIMAD R1\n"), ""), 1);
+    ASSERT_EQ(history.recordCompiled(v2, std::nullopt, "no nvdisasm here"), 2);
+    ASSERT_EQ(history.recordCompiled(v2 + "\n// three\n", std::string("SASS A\nFFMA R1\n"), ""), 3);
+    history.recordCheck(1, false, "wrong at [n=0][m=0][h=1][w=1]");
+    history.recordCheck(3, true, "passed 12 random shapes");
+    convscope::BenchmarkReport report;
+    for (int batch : {100, 10000}) {
+      convscope::BenchmarkRun run;
+      run.batch = batch;
+      for (double seconds : {0.25e-3 * batch / 100, 0.5e-3 * batch / 100}) {
+        convscope::LayerBenchmark layer;
+        layer.opTime.median = seconds;
+        run.layers.push_back(layer);
+      }
+      report.runs.push_back(run);
+    }
+    history.recordTiming(3, report);
+  }
+  const std::string env = "CONVSCOPE_KERNEL_HISTORY='" + root + "'";
+  const Outcome list = runCli("kernel history '" + kernel.string() + "'", env);
+  EXPECT_EQ(list.exitCode, 0) << list.output;
+  std::vector<std::string> lines;
+  std::istringstream in(list.output);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u) << list.output;
+  EXPECT_TRUE(std::regex_search(lines[0], std::regex(R"(^v1 .* failed .*not timed.*wrong at)"))) << lines[0];
+  EXPECT_TRUE(std::regex_search(lines[1], std::regex(R"(^v2 .* compiled .*not timed)"))) << lines[1];
+  // 0.25 + 0.5 ms per 100 images, at 10,000: 75 ms.
+  EXPECT_TRUE(std::regex_search(lines[2], std::regex(R"(^v3 .* passed .*op time 75\.000 ms at batch 10000)")))
+      << lines[2];
+
+  // The source diff: the hunks GNU diff -u prints for the same two texts.
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.path() / name, std::ios::binary) << text;
+    return (dir.path() / name).string();
+  };
+  const std::string expected = hunksOf(shellOutput("diff -u '" + write("a", v1) + "' '" + write("b", v2) + "'"));
+  ASSERT_FALSE(expected.empty()) << "diff(1) is needed for this test";
+  const Outcome diff = runCli("kernel history '" + kernel.string() + "' --diff 1 v2", env);
+  EXPECT_EQ(diff.exitCode, 0) << diff.output;
+  EXPECT_NE(diff.output.find("--- my_conv.cu v1\n+++ my_conv.cu v2\n"), std::string::npos) << diff.output;
+  EXPECT_EQ(hunksOf(diff.output), expected);
+  const Outcome sass = runCli("kernel history '" + kernel.string() + "' --diff 1 3 --sass", env);
+  EXPECT_EQ(sass.exitCode, 0) << sass.output;
+  EXPECT_EQ(hunksOf(sass.output), "@@ -1,2 +1,2 @@\n SASS A\n-IMAD R1\n+FFMA R1\n");
+  // What cannot be shown is said, naming the file.
+  const Outcome noSass = runCli("kernel history '" + kernel.string() + "' --diff 1 2 --sass", env);
+  EXPECT_NE(noSass.exitCode, 0);
+  EXPECT_NE(noSass.output.find("my_conv.cu: version 2 has no SASS (no nvdisasm here)"), std::string::npos)
+      << noSass.output;
+  const Outcome noVersion = runCli("kernel history '" + kernel.string() + "' --diff 1 7", env);
+  EXPECT_NE(noVersion.exitCode, 0);
+  EXPECT_NE(noVersion.output.find("no version '7' in its history (it holds v1 to v3"), std::string::npos)
+      << noVersion.output;
+  const Outcome oneVersion = runCli("kernel history '" + kernel.string() + "' --diff 1", env);
+  EXPECT_NE(oneVersion.exitCode, 0);
+  EXPECT_NE(oneVersion.output.find("--diff A B"), std::string::npos) << oneVersion.output;
+  // A file with no history says so, and where it would be.
+  const Outcome none = runCli("kernel history '" + (dir.path() / "other.cu").string() + "'", env);
+  EXPECT_EQ(none.exitCode, 0);
+  EXPECT_NE(none.output.find("no versions kept yet"), std::string::npos) << none.output;
 }
 
 TEST(Cli, ProfileWritesItsKernelTableAsJsonWhereItCanRun) {

@@ -1,5 +1,6 @@
 // The GUI tests' main: a QApplication on the offscreen platform (no display needed), settings
-// kept in a temporary folder so a test never reads or changes the user's, then GoogleTest.
+// and data (the kernels' history) kept in temporary folders so a test never reads or changes the
+// user's, then GoogleTest.
 #include <gtest/gtest.h>
 
 #include <QApplication>
@@ -11,6 +12,9 @@ int main(int argc, char** argv) {
   QTemporaryDir settings;
   qputenv("XDG_CONFIG_HOME", settings.path().toUtf8());
   QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settings.path());
+  QTemporaryDir data;
+  qputenv("XDG_DATA_HOME", data.path().toUtf8());
+  qunsetenv("CONVSCOPE_KERNEL_HISTORY");  // else the history would go where it names
   QApplication app(argc, argv);
   QApplication::setOrganizationName("ConvScopeTests");
   QApplication::setApplicationName("convscope-ui-tests");

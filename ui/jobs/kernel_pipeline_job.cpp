@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 #include <QFileInfo>
 
+#include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_compiler.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/device/gpu_platform.h"
@@ -78,7 +79,7 @@ void KernelPipelineJob::submitCompile() {
   const QString file = file_;
   submit(KernelStep::Compile, [this, file](JobContext&) -> std::function<void()> {
     KernelStepResult result{KernelStep::Compile};
-    QString id, name;
+    QString id, name, sourceText, sass, sassMissingReason;
     std::shared_ptr<const CompiledUserKernel> image;
     try {
       const UserKernelSource source = readUserKernelSource(file.toStdString());
@@ -96,6 +97,18 @@ void KernelPipelineJob::submitCompile() {
                              .arg(source.launch.tileWidth)
                              .arg(source.launch.tileHeight);
         result.details = QString::fromStdString(kernel.log);
+        sourceText = QString::fromStdString(source.text);
+        // Here, off the window's thread: nvdisasm is a child process.
+        if (kernel.architecture.rfind("sm_", 0) != 0 || kernel.image.empty()) {
+          sassMissingReason =
+              tr("compiled to %1 only (PTX, no GPU here), so no SASS").arg(QString::fromStdString(kernel.architecture));
+        } else {
+          try {
+            sass = QString::fromStdString(disassembleCubin(kernel.image, file.toStdString()));
+          } catch (const std::exception& e) {
+            sassMissingReason = QString::fromUtf8(e.what());
+          }
+        }
       } else {
         // The first error where the student looks for it: "file.cu:10: error: expected a ";"".
         KernelDiagnostic first = kernel.errors.front();
@@ -111,9 +124,10 @@ void KernelPipelineJob::submitCompile() {
       result.summary = tr("cannot read it");
       result.details = QString::fromUtf8(e.what());
     }
-    return [this, result, id, name, image] {
+    return [this, result, id, name, image, sourceText, sass, sassMissingReason] {
       emit stepFinished(result);
       if (!result.ok) return;
+      emit sourceCompiled(sourceText, sass, sassMissingReason);
       id_ = id;
       compiled_ = image;
       emit compiled(id, name);

@@ -63,6 +63,9 @@ class KernelPipelineJob : public QObject {
   // The kernel compiled. Its row joins the table (installUserKernel) only once its check passed,
   // on the worker thread before `checked`: the window never runs code that was not checked.
   void compiled(const QString& id, const QString& displayName);
+  // The same compile, for the kernel's history (kernel_history.h): the source that compiled and its
+  // SASS, or, when there is none (no nvdisasm; compiled to PTX only, without a GPU), why not.
+  void sourceCompiled(const QString& source, const QString& sass, const QString& sassMissingReason);
   // `why`: empty when it passed, else why it may not be selected.
   void checked(const QString& id, bool passed, const QString& why);
   void timed(std::shared_ptr<const BenchmarkReport> report);

@@ -20,6 +20,7 @@
 #include <QSaveFile>
 #include <QShortcut>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTextBlock>
 #include <QTextCursor>
 #include <QTextDocumentFragment>
@@ -33,6 +34,7 @@
 #include "ui/common/export.h"
 #include "ui/kernel/failure_pictures.h"
 #include "ui/kernel/kernel_editor.h"
+#include "ui/kernel/kernel_history_view.h"
 
 namespace convscope::ui {
 namespace {
@@ -115,6 +117,7 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
       check_(new QLabel(this)),
       time_(new QLabel(this)),
       failurePictures_(new FailurePictures(this)),
+      history_(new KernelHistoryView(this)),
       diagnostics_(new QListWidget(this)),
       details_(new QPlainTextEdit(this)),
       rerun_(new QPushButton(tr("Run again"), this)),
@@ -180,7 +183,18 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   resultsLayout->addWidget(details_, 1);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(editor_);
-  split->addWidget(results);
+  // Beside the steps, the kernel's history: every version that compiled, its op time and diffs.
+  auto* side = new QTabWidget(this);
+  side->addTab(results, tr("Steps"));
+  side->addTab(history_, tr("History"));
+  connect(pipeline_, &KernelPipelineJob::sourceCompiled, history_, &KernelHistoryView::recordCompiled);
+  connect(pipeline_, &KernelPipelineJob::stepFinished, history_, [this](const KernelStepResult& result) {
+    if (result.step == KernelStep::Check && !result.skipped) history_->recordCheck(result.ok, result.summary);
+  });
+  connect(pipeline_, &KernelPipelineJob::timed, history_, [this](const std::shared_ptr<const BenchmarkReport>& report) {
+    if (report) history_->recordTiming(*report);
+  });
+  split->addWidget(side);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   split->setChildrenCollapsible(false);
@@ -270,6 +284,7 @@ void UserKernelPanel::openKernel(const QString& file) {
   editor_->setTextFromFile(*text);
   editor_->editor()->setReadOnly(false);
   fileLabel_->setToolTip(file_);
+  history_->setKernelFile(file_);
   save_->setEnabled(true);
   rerun_->setEnabled(true);
   showFileState();

@@ -29,6 +29,7 @@ class ErrorBanner;
 class FailurePictures;
 class JobRunner;
 class KernelEditor;
+class KernelHistoryView;
 
 enum class KernelTemplate { Naive, Tiled };  // examples/kernels/naive_conv.cu, tiled_conv.cu
 
@@ -62,6 +63,8 @@ class UserKernelPanel : public QWidget {
   QListWidget* diagnosticsList() const { return diagnostics_; }
   // Where a failed check's kernel is wrong, as pictures; hidden unless the last check kept a map.
   FailurePictures* failurePictures() const { return failurePictures_; }
+  // Every version of the open kernel that compiled: the op-time chart, the list and the diffs.
+  KernelHistoryView* historyView() const { return history_; }
   QString errorText() const;  // the panel's error strip, empty while hidden
 
   void setSavePathChooser(SavePathChooser chooser) { chooseSavePath_ = std::move(chooser); }
@@ -106,6 +109,7 @@ class UserKernelPanel : public QWidget {
   QLabel* check_;
   QLabel* time_;
   FailurePictures* failurePictures_;
+  KernelHistoryView* history_;
   QListWidget* diagnostics_;
   QPlainTextEdit* details_;
   QPushButton* rerun_;

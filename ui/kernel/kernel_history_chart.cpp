@@ -1,0 +1,105 @@
+#include "ui/kernel/kernel_history_chart.h"
+
+#include <algorithm>
+
+#include "ui/charts/chart_style.h"
+
+namespace convscope::ui {
+namespace {
+
+const QColor kPassed("#2ca02c");
+const QColor kFailed("#d62728");
+const QColor kUntimed("#7f7f7f");
+
+}  // namespace
+
+KernelHistoryChart::KernelHistoryChart(QWidget* parent) : QCustomPlot(parent), title_(new QCPTextElement(this)) {
+  plotLayout()->insertRow(0);
+  plotLayout()->addElement(0, 0, title_);
+  xAxis->setLabel(tr("version"));
+  yAxis->setLabel(tr("op time (ms)"));
+  QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
+  whole->setTickStep(1.0);
+  whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);  // many versions: every 2nd, 5th, ... labelled
+  xAxis->setTicker(whole);
+  legend->setVisible(true);
+  axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
+  setMinimumHeight(160);
+  rebuild();
+}
+
+void KernelHistoryChart::setVersions(const std::vector<KernelVersion>& versions) {
+  points_.clear();
+  for (const KernelVersion& version : versions) {
+    Point point;
+    point.version = version.number;
+    if (const std::optional<KernelOpTime> time = version.chartedOpTime()) {
+      point.milliseconds = time->seconds * 1e3;
+      point.batch = time->batch;
+    }
+    point.kind = version.checkPassed == false ? PointKind::Failed
+                 : point.milliseconds         ? PointKind::Passed
+                                              : PointKind::Untimed;
+    points_.push_back(point);
+  }
+  rebuild();
+}
+
+void KernelHistoryChart::rebuild() {
+  clearGraphs();
+  styleChart(*this);
+  const auto addGraph = [this](const QString& name, const QColor& colour, QCPScatterStyle::ScatterShape shape,
+                               bool line) {
+    QCPGraph* graph = QCustomPlot::addGraph();
+    graph->setName(name);
+    graph->setPen(line ? QPen(colour, 2) : QPen(colour));
+    graph->setLineStyle(line ? QCPGraph::lsStepLeft : QCPGraph::lsNone);
+    // A pen and a brush, not two colours: the empty circle must have no fill.
+    graph->setScatterStyle(QCPScatterStyle(shape, QPen(colour, 1.5),
+                                           shape == QCPScatterStyle::ssDisc ? QBrush(colour) : QBrush(Qt::NoBrush), 9));
+    return graph;
+  };
+  QCPGraph* passed = addGraph(tr("passed"), kPassed, QCPScatterStyle::ssDisc, true);
+  QCPGraph* failed = addGraph(tr("failed the check"), kFailed, QCPScatterStyle::ssCross, false);
+  QCPGraph* untimed = addGraph(tr("not timed"), kUntimed, QCPScatterStyle::ssCircle, false);
+  double highest = 0.0;
+  for (const Point& point : points_) highest = std::max(highest, point.milliseconds.value_or(0.0));
+  for (const Point& point : points_) {
+    // Untimed and failed versions without a time sit on the axis: they are there, with no figure.
+    const double y = point.milliseconds.value_or(0.0);
+    (point.kind == PointKind::Passed   ? passed
+     : point.kind == PointKind::Failed ? failed
+                                       : untimed)
+        ->addData(point.version, y);
+  }
+  const int first = points_.empty() ? 1 : points_.front().version;
+  const int last = points_.empty() ? 1 : points_.back().version;
+  xAxis->setRange(first - 0.5, last + 0.5);
+  // A little below zero, so that the markers on the axis (versions without a time) show whole.
+  const double top = highest > 0.0 ? highest * 1.15 : 1.0;
+  yAxis->setRange(-0.06 * top, top);
+  title_->setText(points_.empty()
+                      ? tr("No versions yet: each save that compiles adds one")
+                      : tr("Op time over your versions (sum of the conv layers; batch 10,000 where timed)"));
+  replot(rpQueuedReplot);
+}
+
+void KernelHistoryChart::changeEvent(QEvent* event) {
+  QCustomPlot::changeEvent(event);
+  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) rebuild();
+}
+
+bool KernelHistoryChart::event(QEvent* event) {
+  const bool handled = answerToolTip(*this, event, [this](const QPoint& at) {
+    const int version = static_cast<int>(std::lround(xAxis->pixelToCoord(at.x())));
+    for (const Point& point : points_)
+      if (point.version == version)
+        return point.milliseconds
+                   ? tr("v%1: %2 ms at batch %3").arg(version).arg(*point.milliseconds, 0, 'f', 3).arg(point.batch)
+                   : tr("v%1: not timed").arg(version);
+    return QString();
+  });
+  return handled || QCustomPlot::event(event);
+}
+
+}  // namespace convscope::ui
