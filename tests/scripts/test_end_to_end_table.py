@@ -2,7 +2,6 @@
 (tests/scripts/fixtures/, made-up numbers). Run: python3 -m unittest discover tests/scripts"""
 import copy
 import io
-import json
 import os
 import sys
 import tempfile
