@@ -37,7 +37,7 @@ def load(path):
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError) as error:
-        raise TableError(f"{path}: cannot read it as JSON: {error}")
+        raise TableError(f"{path}: cannot read it as JSON ({error})")
 
 
 def number(value):
