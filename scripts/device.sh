@@ -5,11 +5,14 @@
 #   The device call:        carry .deps/device-bundle.tar.xz and .data; command: scripts/device.sh
 # There it runs every test (the GPU ones, and the window's under Qt's offscreen platform: live
 # inference with every GPU variant, the Profile tab, a GPU sweep), compute-sanitizer memcheck,
-# racecheck, synccheck and initcheck on every GPU variant and a student's kernel, the benchmark at batch 100, 1,000 and 10,000, the profiler table
-# and PyTorch's reference figures at the same batch sizes. Logs and screenshots go under $OUT.
+# racecheck, synccheck and initcheck on every GPU variant and a student's kernel, the benchmark at batch 1, 100, 1,000 and
+# 10,000 (BENCH_BATCHES), the profiler table and PyTorch's reference figures at the same batch sizes in the same call
+# (pytorch.json beside bench.json: its end-to-end peer compiled into one CUDA graph, and the pinned upload bandwidth
+# that the end-to-end floor needs). Logs and screenshots go under $OUT.
 # Stages can be chosen: STAGES="test sanitize bench ncu" (default: test sanitize bench); the ncu
 # stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
+# BENCH_BATCHES (comma-separated) sets the batch sizes of the benchmark and of PyTorch (default: 1,100,1000,10000);
 # PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -112,7 +115,8 @@ fi
 
 if stage bench; then
   variants=$($cli variants | awk '$2=="yes" && $1 ~ /^(gpu-|cudnn)/ {print $1}' | paste -sd, -)
-  $cli bench --variants "${BENCH_VARIANTS:-$variants,cpu-im2col-gemm}" --batches 100,1000,10000 --repeats "${REPEATS:-20}" \
+  batches="${BENCH_BATCHES:-1,100,1000,10000}"
+  $cli bench --variants "${BENCH_VARIANTS:-$variants,cpu-im2col-gemm}" --batches "$batches" --repeats "${REPEATS:-20}" \
     --json "$OUT/bench.json" --csv "$OUT/bench.csv" 2>"$LOGS/bench-progress.log" | tee "$LOGS/bench.txt" || status=1
   $cli profile --variant gpu-restrict-unroll --batch 10000 --json "$OUT/profile-h100.json" 2>&1 | tee "$OUT/profile.txt"
   # Variants whose products are not FP32 (TF32 tensor cores): their predictions on the whole test
@@ -137,8 +141,10 @@ PY
   # PyTorch at the same batch sizes, in the same session, with its own cuDNN (not the one found
   # for the bundle above: PyTorch refuses an older cuDNN on its library path).
   if [ "${PYTORCH:-1}" = 1 ]; then
-    env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" 100,1000,10000 >/dev/null 2>"$LOGS/pytorch.log" || status=1
+    env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" "$batches" >/dev/null 2>"$LOGS/pytorch.log" || status=1
     cat "$OUT/pytorch.json"
+    # The end-to-end table with every figure's floor and peer (docs/performance.md), from the two files.
+    python3 scripts/end_to_end_table.py "$OUT/bench.json" "$OUT/pytorch.json" | tee "$LOGS/end-to-end-table.md" || status=1
   fi
 fi
 if stage ncu; then

@@ -19,8 +19,9 @@ PACKAGES=(
   # the .deb (cpack in build/): CPack finds the programs with file, their libraries' packages with
   # dpkg-shlibdeps (dpkg-dev, part of build-essential)
   file
-  # tests, and the source format check (scripts/check-format.sh)
-  libgtest-dev clang-format
+  # tests, the source format check (scripts/check-format.sh), and python3 for the tests of the
+  # scripts that make docs/performance.md's tables
+  libgtest-dev clang-format python3
   # data: the Fashion-MNIST IDX files and the ONNX operator conformance cases
   dataset-fashion-mnist libonnx-testdata
   # a one-node Slurm cluster for the class-mode tests (scripts/slurm-local.sh)

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""The end-to-end table of docs/performance.md, made from the two files of one device call
+(scripts/device.sh, bench stage): ConvScope's best end-to-end variant at each batch size beside
+its peer -- PyTorch doing the same work compiled into one CUDA graph, FP32 and TF32, and eager --
+and beside its floors. Results are data: the table is made from the files, never typed.
+
+    python3 scripts/end_to_end_table.py bench.json pytorch.json
+
+bench.json: convscope-cli bench --json (docs/benchmark-json.md); its end_to_end_s is host clock.
+pytorch.json: scripts/pytorch_reference.py (its schema at that file's top). The PyTorch rows
+that the comparison uses are host clock too (peer_host_ms: replay up to the synchronize); their
+GPU times (CUDA events, peer_ms) are a row of their own.
+
+Floors at each batch size, both lower bounds on the end-to-end time (the upload overlaps the
+compute, so the larger one is the floor, not their sum):
+  upload: the uint8 28x28 pictures (784 bytes each) over the pinned host-to-device bandwidth
+          that pytorch_reference.py measured (pinned_h2d_gbytes_per_s; the benchmark JSON
+          records no pinned figure);
+  conv bytes: every conv layer's input read, weights read and full-size output written once
+          (4-byte floats, the layer shapes of bench.json), over the device-to-device copy
+          bandwidth measured there (copy_gbytes_per_s, which counts bytes read plus written).
+"""
+import json
+import sys
+
+PICTURE_BYTES = 28 * 28  # one uint8 Fashion-MNIST picture, as ConvScope's end to end uploads it
+PEER_ROWS = (("compiled_graph_fp32", "PyTorch compiled + CUDA graph, FP32 (TF32 off)"),
+             ("compiled_graph_tf32", "PyTorch compiled + CUDA graph, TF32"))
+
+
+class TableError(Exception):
+    pass
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise TableError(f"{path}: cannot read it as JSON ({error})")
+
+
+def number(value):
+    """A figure, or None where the file holds none (a failed or skipped mode records a string)."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def conv_layer_shapes(bench, bench_path):
+    """The conv problems of a run that ran each conv layer as its own stage (a whole-network
+    stage has one entry for every layer), for the bytes floor at any batch size."""
+    candidates = [r["layers"] for r in bench["runs"] if r.get("layers")]
+    if not candidates:
+        raise TableError(f"{bench_path}: no run has conv layers, so there is no bytes floor")
+    return [layer["problem"] for layer in max(candidates, key=len)]
+
+
+def conv_bytes(problems, batch):
+    """Bytes every conv layer must move at this batch size: input, weights, full-size output."""
+    total = 0
+    for p in problems:
+        per_image = p["in_channels"] * p["in_height"] * p["in_width"] + \
+            p["out_channels"] * p["out_height"] * p["out_width"]
+        weights = p["out_channels"] * p["in_channels"] * p["kernel_height"] * p["kernel_width"]
+        total += 4 * (batch * per_image + weights)
+    return total
+
+
+def floors_ms(problems, ref, batch):
+    """{"upload": ms or None, "conv_bytes": ms or None, "floor": the larger, or None}."""
+    pinned = number(ref.get("pinned_h2d_gbytes_per_s"))
+    copy = number(ref.get("copy_gbytes_per_s"))
+    upload = batch * PICTURE_BYTES / (pinned * 1e9) * 1e3 if pinned else None
+    moved = conv_bytes(problems, batch) / (copy * 1e9) * 1e3 if copy else None
+    known = [f for f in (upload, moved) if f is not None]
+    return {"upload": upload, "conv_bytes": moved, "floor": max(known) if known else None}
+
+
+def best_convscope(bench, batch):
+    """(variant, ms) of the fastest end to end at this batch; None where no run measured it
+    (older files hold 0 there)."""
+    timed = [(r["end_to_end_s"]["median"] * 1e3, r["variant"]) for r in bench["runs"]
+             if r["batch"] == batch and isinstance(r.get("end_to_end_s"), dict)
+             and number(r["end_to_end_s"].get("median"))]
+    if not timed:
+        return None
+    ms, variant = min(timed)
+    return variant, ms
+
+
+def peer_ms(ref, key, mode, batch):
+    return number(ref.get(key, {}).get(mode, {}).get(str(batch)))
+
+
+def cell(ms):
+    if ms is None:
+        return "-"
+    return f"{ms:.3f}" if ms >= 0.001 else f"{ms:.1e}"  # a floor at batch 1 is microseconds or less
+
+
+def table(bench, ref, bench_path="bench.json", ref_path="pytorch.json"):
+    """The Markdown table and its notes, as one string."""
+    if bench.get("device") != ref.get("device"):
+        raise TableError(f"{bench_path} was measured on '{bench.get('device')}' and {ref_path} on "
+                         f"'{ref.get('device')}': the peer must come from the same call")
+    batches = sorted({r["batch"] for r in bench["runs"]} & {int(b) for b in ref.get("batches", [])})
+    if not batches:
+        raise TableError(f"{bench_path} and {ref_path} share no batch size")
+    problems = conv_layer_shapes(bench, bench_path)
+    best = {b: best_convscope(bench, b) for b in batches}
+    floors = {b: floors_ms(problems, ref, b) for b in batches}
+
+    lines = [f"Device: {bench['device']} ({bench_path}: {bench.get('date', '?')}, median of "
+             f"{bench.get('repeats', '?')}; PyTorch {ref.get('torch', '?')}). Milliseconds, host clock "
+             "unless said; pinned uint8 28x28 pictures in, probabilities in pinned host memory out.", ""]
+    lines.append("| | " + " | ".join(f"batch {b:,}" for b in batches) + " |")
+    lines.append("| --- |" + " ---: |" * len(batches))
+
+    def row(name, cells):
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+
+    row("ConvScope end to end, best variant",
+        [f"{best[b][1]:.3f} ({best[b][0]})" if best[b] else "-" for b in batches])
+    for mode, name in PEER_ROWS:
+        row(name, [cell(peer_ms(ref, "peer_host_ms", mode, b)) for b in batches])
+    for mode, name in PEER_ROWS:
+        row(name + ", GPU time (CUDA events)",
+            [cell(peer_ms(ref, "peer_ms", mode, b)) for b in batches])
+    row("PyTorch eager, no graph (CUDA events)",
+        [cell(number(ref.get("end_to_end_ms", {}).get(str(b)))) for b in batches])
+    for mode, name in PEER_ROWS:
+        ratios = []
+        for b in batches:
+            peer = peer_ms(ref, "peer_host_ms", mode, b)
+            ratios.append(f"{peer / best[b][1]:.2f}x" if peer and best[b] else "-")
+        row(f"ConvScope's speed-up over {name.split(', ', 1)[1]}", ratios)
+    row("floor: upload (bytes / pinned bandwidth)", [cell(floors[b]["upload"]) for b in batches])
+    row("floor: conv bytes / HBM bandwidth", [cell(floors[b]["conv_bytes"]) for b in batches])
+    row("ConvScope best, x its floor",
+        [f"{best[b][1] / floors[b]['floor']:.1f}x" if best[b] and floors[b]["floor"] else "-" for b in batches])
+    for mode, name in PEER_ROWS:
+        checks = []
+        for b in batches:
+            diff = number(ref.get("peer_max_abs_diff", {}).get(mode, {}).get(str(b)))
+            same = number(ref.get("peer_predictions_equal", {}).get(mode, {}).get(str(b)))
+            checks.append(f"{diff:.1e}, {same:,}/{b:,}" if diff is not None and same is not None else "-")
+        row(f"{name.split(', ', 1)[1]}: max abs diff, predictions equal to eager FP32", checks)
+
+    pinned = number(ref.get("pinned_h2d_gbytes_per_s"))
+    copy = number(ref.get("copy_gbytes_per_s"))
+    lines += ["", f"Bandwidths measured by {ref_path} in the same call: pinned host-to-device "
+              + (f"{pinned:.1f} GB/s" if pinned else "not recorded") + ", device-to-device copy "
+              + (f"{copy:.0f} GB/s" if copy else "not recorded") + " (bytes read plus written)."]
+    failures = [f"{mode} at batch {b}: {ref['peer_ms'][mode][str(b)]}"
+                for mode, _ in PEER_ROWS for b in batches
+                if isinstance(ref.get("peer_ms", {}).get(mode, {}).get(str(b)), str)]
+    if ref.get("peer_error"):
+        failures.append(ref["peer_error"])
+    if failures:
+        lines += ["", "PyTorch modes without a figure: " + "; ".join(failures) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit(__doc__.split("\n\n")[1])
+    try:
+        sys.stdout.write(table(load(argv[1]), load(argv[2]), argv[1], argv[2]))
+    except TableError as error:
+        sys.exit(f"end_to_end_table.py: {error}")
+    except (KeyError, TypeError) as error:
+        sys.exit(f"end_to_end_table.py: {argv[1]} or {argv[2]} lacks an expected field: {error!r}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
