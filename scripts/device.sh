@@ -9,7 +9,8 @@
 # 10,000 (BENCH_BATCHES), the profiler table and PyTorch's reference figures at the same batch sizes in the same call
 # (pytorch.json beside bench.json: its end-to-end peer compiled into one CUDA graph, and the pinned upload bandwidth
 # that the end-to-end floor needs). Logs and screenshots go under $OUT.
-# Stages can be chosen: STAGES="test sanitize bench ncu" (default: test sanitize bench); the ncu
+# Stages can be chosen: STAGES="test sanitize bench class ncu" (default: test sanitize bench); class
+# grades a made-up class of CLASS_SIZE (default 24) submissions with convscope-cli grade; the ncu
 # stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
 # BENCH_BATCHES (comma-separated) sets the batch sizes of the benchmark and of PyTorch (default: 1,100,1000,10000);
@@ -146,6 +147,23 @@ PY
     # The end-to-end table with every figure's floor and peer (docs/performance.md), from the two files.
     python3 scripts/end_to_end_table.py "$OUT/bench.json" "$OUT/pytorch.json" | tee "$LOGS/end-to-end-table.md" || status=1
   fi
+fi
+if stage class; then
+  # Class mode on this GPU (docs/class-mode.md): a made-up class of CLASS_SIZE submissions (every
+  # status, faulting, spinning and printing kernels included) graded with --jobs, its wall time
+  # measured; the leaderboard and every submission's result come back in logs.tar.gz (class/).
+  class_dir=/tmp/convscope-class
+  rm -rf "$class_dir" && scripts/make-class.sh "${CLASS_SIZE:-24}" "$class_dir/submissions" --runtime >/dev/null
+  # The kernels that try to game the timing, beside the class (tests/data/kernels/cheats_*).
+  for cheat in tests/data/kernels/cheat*.cu; do [ -f "$cheat" ] && cp "$cheat" "$class_dir/submissions/"; done
+  start=$(date +%s.%N)
+  timeout "${CLASS_TIMEOUT:-240}" "$cli" grade "$class_dir/submissions" --out "$class_dir/results" --jobs 8 \
+    --time-limit 60 >"$LOGS/class-grade.log" 2>&1 || status=1
+  end=$(date +%s.%N)
+  echo "class of $(ls "$class_dir/submissions" | wc -l) submissions graded in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s (wall)" |
+    tee "$LOGS/class-wall.txt"
+  tail -40 "$LOGS/class-grade.log"
+  mkdir -p "$LOGS/class" && cp -r "$class_dir/results/." "$LOGS/class/" 2>/dev/null
 fi
 if stage ncu; then
   for v in ${NCU_VARIANTS:-gpu-restrict-unroll gpu-tensor-tf32 gpu-whole-network}; do
