@@ -5,14 +5,19 @@
 // message in the student's terms: their file, no ConvScope path, no CUDA API name.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <tuple>
 
+#include "app/core/conv/conv_check.h"
 #include "app/core/conv/conv_failure_map.h"
+#include "app/core/conv/cpu_backends.h"
 #include "app/core/conv/kernel_messages.h"
 #include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_source.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/child_process.h"
@@ -345,18 +350,47 @@ TEST(KernelCheckJson, ACompileErrorAndANoGpuRunAreWrittenToo) {
 // ---- the parent's side of a job, with a stand-in for the child (no GPU): what it reads back
 
 // A shell script in the child's place (`PROGRAM kernel run-isolated FILE --json OUT
-// --kernel-output KOUT ...`): it prints `lines` lines as the kernel would, writes `result` as its
-// JSON, says `stderrLine` and exits with `exitCode`.
+// --kernel-output KOUT --outputs FOLDER ...`): it prints `lines` lines as the kernel would, copies
+// the files of `outputFiles` (a folder) into FOLDER as the kernel's raw outputs, writes `result` as
+// its JSON, says `stderrLine` and exits with `exitCode`.
 std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& result, int lines,
-                                const std::string& stderrLine, int exitCode) {
+                                const std::string& stderrLine, int exitCode,
+                                const std::filesystem::path& outputFiles = {}) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "convscope-test-fake-child";
   std::filesystem::create_directories(dir);
   const std::filesystem::path json = dir / (name + ".json"), script = dir / (name + ".sh");
   std::ofstream(json) << result.dump();
-  std::ofstream(script) << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"$7\"\ncp '" << json.string()
-                        << "' \"$5\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  std::ofstream out(script);
+  out << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"$7\"\n";
+  if (!outputFiles.empty()) out << "cp '" << outputFiles.string() << "'/* \"$9\"/\n";
+  out << "cp '" << json.string() << "' \"$5\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  out.close();
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   return script;
+}
+
+// The raw outputs a correct kernel writes for the check of `job` (CPU reference), in a folder of
+// their own, and the shapes.
+// Output element `flat` of shape `index` as the CPU reference computes it, for `job`'s seed.
+float correctAt(const UserKernelJob& job, size_t index, size_t flat) {
+  const std::vector<ConvProblem> shapes = randomCheckShapes(job.seed, job.shapes);
+  const auto conv = createConvBackend("cpu-im2col-gemm");  // another implementation than the files'
+  float value = 0.0f;
+  runConvOnCheckShapes(*conv, shapes, job.seed, {}, [&](size_t i, const std::vector<float>& output) {
+    if (i == index) value = output.at(flat);
+  });
+  return value;
+}
+
+std::vector<ConvProblem> correctOutputs(const UserKernelJob& job, const std::filesystem::path& folder) {
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  const std::vector<ConvProblem> shapes = randomCheckShapes(job.seed, job.shapes);
+  const auto conv = createConvBackend("cpu-reference");
+  runConvOnCheckShapes(*conv, shapes, job.seed, {}, [&](size_t index, const std::vector<float>& output) {
+    writeCheckOutput(checkOutputFile(folder, index), shapes[index], output);
+  });
+  return shapes;
 }
 
 UserKernelJob fakeJob(const std::filesystem::path& program) {
@@ -396,48 +430,83 @@ TEST(KernelJob, AFaultIsSaidInTheStudentsTermsEverywhereAndTheOutputIsCapped) {
   EXPECT_EQ(j["failure"], r.failure);
 }
 
-TEST(KernelJob, TheFailingMapComesBackFromTheChildAndIntoTheJson) {
-  // The map the child would write: rows 2-3 of a 5x4 map never written.
-  ConvProblem p;
-  p.inHeight = 7;
-  p.inWidth = 6;
-  p.kernelHeight = p.kernelWidth = 3;
-  std::vector<double> expected(20, 1.0), allowed(20, 1e-4);
-  std::vector<float> actual(20, 1.0f);
-  for (int i = 8; i < 16; ++i) actual[i] = unwrittenPoison();
-  ConvFailureMap map = classifyOutputMap(p, 0, 0, 5, 4, expected, allowed, actual);
-  map.shapeBad = 8;
-  map.shapeTotal = 20;
+TEST(KernelJob, TheParentComparesTheChildsRawOutputsAndBuildsTheFailingMap) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 2;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-rows";
+  const std::vector<ConvProblem> shapes = correctOutputs(job, files);
+  // Rows 2-3 of map (image 0, channel 0) of the first shape never written: the poison stays.
+  const ConvProblem& p = shapes[0];
+  ASSERT_GE(p.outHeight(), 5);
+  std::vector<float> output = readCheckOutput(checkOutputFile(files, 0), p);
+  for (int h = 2; h <= 3; ++h)
+    for (int w = 0; w < p.outWidth(); ++w) output[static_cast<size_t>(h) * p.outWidth() + w] = unwrittenPoison();
+  writeCheckOutput(checkOutputFile(files, 0), p, output);
+  // The child sends no expected value, no verdict and no map: only that it ran.
   const nlohmann::json result = {
-      {"file", "kernels/mine.cu"},
-      {"stage", "check"},
-      {"passed", false},
-      {"summary", "FAILED after 0 correct shape(s): wrong output at [n=0][m=0][h=2][w=0]"},
-      {"shapesChecked", 0},
-      {"firstWrong", {{"n", 0}, {"m", 0}, {"h", 2}, {"w", 0}, {"expected", 1.0}, {"got", nullptr}}},
-      {"shapes", nlohmann::json::array(
-                     {{{"shape", p.describe()}, {"outcome", "failed"}}, {{"shape", "other"}, {"outcome", "not run"}}})},
-      {"failure", failureMapToJson(map)}};
-  const UserKernelJob job = fakeJob(fakeChild("wrong", result, 0, "checking 2 random shapes (seed 42)", 1));
+      {"file", "kernels/mine.cu"}, {"stage", "check"}, {"ran", true}, {"declined", {nullptr, nullptr}}};
+  job.program = fakeChild("wrong", result, 0, "running the kernel on 2 random shapes (seed 42)", 0, files);
   const UserKernelJobResult r = runUserKernelJob(job, {});
   EXPECT_FALSE(r.passed);
   EXPECT_FALSE(r.processDied);
   ASSERT_TRUE(r.failureMap) << r.report;
-  EXPECT_EQ(r.failureMap->verdicts, map.verdicts);
   EXPECT_EQ(r.failureMap->badRows(), "2-3");
+  EXPECT_EQ(r.failureMap->neverWritten, 2 * p.outWidth());
+  EXPECT_EQ(r.failureMap->shapeBad, 2 * p.outWidth());
+  EXPECT_EQ(std::tie(r.firstWrongN, r.firstWrongM, r.firstWrongH, r.firstWrongW), std::make_tuple(0, 0, 2, 0));
+  EXPECT_TRUE(std::isnan(r.got));
+  // The reference value there is the correct kernel's, within FP32 rounding.
+  EXPECT_NEAR(r.expected, correctAt(job, 0, 2 * p.outWidth()), 1e-4 * (1.0 + std::fabs(r.expected)));
   EXPECT_NE(r.report.find("where: rows 2-3; all columns"), std::string::npos) << r.report;
   EXPECT_NE(r.report.find("--seed 42"), std::string::npos) << r.report;
   EXPECT_EQ(r.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << r.failure;
   EXPECT_EQ(r.kernelOutput.totalLines, 0);
   ASSERT_EQ(r.shapes.size(), 2u);
+  EXPECT_EQ(r.shapes[0].outcome, "failed");
   EXPECT_EQ(r.shapes[1].outcome, "not run");
   const nlohmann::json j = userKernelResultToJson(job, r);
   EXPECT_EQ(j["schema"], "convscope-kernel-check/1");
   EXPECT_EQ(j["seed"], 42);
-  EXPECT_EQ(j["failingMap"]["counts"]["neverWritten"], 8);
+  EXPECT_EQ(j["failingMap"]["counts"]["neverWritten"], 2 * p.outWidth());
   EXPECT_EQ(j["failingMap"]["badRows"], "2-3");
   EXPECT_EQ(j["shapes"][0]["outcome"], "failed");
   EXPECT_TRUE(j["network"].is_null());
+  std::filesystem::remove_all(files);
+}
+
+TEST(KernelJob, CorrectRawOutputsPassAndAClaimOfPassingIsNotBelieved) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 3;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-right";
+  correctOutputs(job, files);
+  const nlohmann::json ran = {{"stage", "check"}, {"ran", true}, {"declined", {nullptr, nullptr, nullptr}}};
+  job.program = fakeChild("right", ran, 0, "", 0, files);
+  const UserKernelJobResult right = runUserKernelJob(job, {});
+  EXPECT_TRUE(right.passed) << right.report;
+  EXPECT_EQ(right.shapesChecked, 3);
+  // A child that says it passed but wrote no outputs: the parent believes only the files.
+  const nlohmann::json claims = {{"stage", "check"}, {"ran", true}, {"passed", true}, {"summary", "passed"}};
+  job.program = fakeChild("claims", claims, 0, "", 0);
+  const UserKernelJobResult claimed = runUserKernelJob(job, {});
+  EXPECT_FALSE(claimed.passed);
+  EXPECT_NE(claimed.failure.find("shape-0.f32: the kernel's output of"), std::string::npos) << claimed.failure;
+  std::filesystem::remove_all(files);
+}
+
+TEST(KernelJob, ATruncatedOutputFileIsRefusedByName) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 2;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-short";
+  const std::vector<ConvProblem> shapes = correctOutputs(job, files);
+  std::filesystem::resize_file(checkOutputFile(files, 1), 4);
+  const nlohmann::json ran = {{"stage", "check"}, {"ran", true}, {"declined", {nullptr, nullptr}}};
+  job.program = fakeChild("short", ran, 0, "", 0, files);
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("shape-1.f32: holds 4 bytes, but the output of " + shapes[1].describe()), std::string::npos)
+      << r.failure;
+  EXPECT_NE(r.report.find("shape-1.f32: holds 4 bytes"), std::string::npos) << r.report;
+  std::filesystem::remove_all(files);
 }
 
 }  // namespace
