@@ -16,6 +16,8 @@
 #include "app/core/conv/conv_check.h"
 #include "app/core/conv/cpu_backends.h"
 #include "app/core/conv/variant_table.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/network_predictions.h"
 #include "app/core/util/error.h"
 
 namespace convscope {
@@ -189,6 +191,52 @@ TEST(IsolatedCheckDeclined, DeclinedShapesHaveNoFileAndTheOthersKeepTheirInputs)
   EXPECT_TRUE(result.passed()) << result.summary();
   EXPECT_EQ(result.declined.size(), declinedCount);
   EXPECT_EQ(result.checked.size() + declinedCount, shapes.size());
+}
+
+TEST(NetworkPredictions, CountedAgainstTheLabelsImageByImage) {
+  // 7 images, labels known for 6; the predictions right at images 0, 2, 3 and 6 (6 unlabelled).
+  const std::vector<int> labels = {1, 2, 3, 4, 5, 6, ImageSet::kNoLabel};
+  const std::vector<int32_t> predicted = {1, 0, 3, 4, 9, -1, 0};
+  const ImageSet set("seven", 1, 1, std::vector<float>(7, 0.0f), labels, std::vector<std::string>(10, "c"));
+  int correct = 0, labelled = 0;  // by hand, the obvious way
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] != ImageSet::kNoLabel) {
+      ++labelled;
+      correct += predicted[i] == labels[i];
+    }
+  const PredictionScore score = scorePredictions(predicted, set);
+  EXPECT_EQ(score.correct, correct);
+  EXPECT_EQ(score.correct, 3);
+  EXPECT_EQ(score.labelled, labelled);
+  EXPECT_DOUBLE_EQ(score.accuracy(), 3.0 / 6.0);
+  EXPECT_THROW(scorePredictions({1, 2}, set), Error);
+}
+
+TEST(NetworkPredictions, TheFileRoundTripsAndAWrongSizeIsRefusedByName) {
+  const fs::path file = fs::temp_directory_path() / "convscope-test-predictions.i32";
+  const std::vector<int32_t> predicted = {3, 1, 4, 1, 5, 9, 2, 6, -1};
+  writePredictions(file, predicted);
+  EXPECT_EQ(fs::file_size(file), predicted.size() * 4);
+  EXPECT_EQ(readPredictions(file, 9), predicted);
+  for (const int count : {8, 10, 10000}) {
+    try {
+      readPredictions(file, count);
+      ADD_FAILURE() << "read 9 predictions as " << count;
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(file.string() + ": holds 36 bytes, but " + std::to_string(count) + " predictions are " +
+                             std::to_string(count * 4) + " bytes"),
+                std::string::npos)
+          << message;
+    }
+  }
+  fs::remove(file);
+  try {
+    readPredictions(file, 9);
+    ADD_FAILURE() << "a missing file was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(file.string() + ": the network's predictions are missing"), std::string::npos);
+  }
 }
 
 }  // namespace
