@@ -27,12 +27,14 @@
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/engine.h"
+#include "app/core/engine/fair_timing.h"
 #include "app/core/engine/network_predictions.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/data_dir.h"
 #include "app/core/util/error.h"
+#include "gpu/fair_timing_harness.h"
 #include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"
 
@@ -334,6 +336,54 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       write();
       return 0;
     }
+    if (task == "timing") {
+      // The fair timing (gpu/fair_timing_harness.h): every layer the kernel runs, at every batch;
+      // the repetitions' sampled outputs go back to the parent, which checks them.
+      result["stage"] = "timing";
+      installWithoutPrintf(source);
+      const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
+      const ImageSet images = ImageSet::loadIdxImages(args.value("data").value_or(defaultDataFolder().string()));
+      gpu::FairTimingPlan plan;
+      plan.runSeed = std::stoull(args.value("seed").value_or("1"));
+      plan.sampleSeed = std::stoull(args.value("sample-seed").value_or("1"));
+      plan.sampleCount = args.intValue("samples", 64, 1);
+      plan.repetitions = args.intValue("repeats", 10, 1);
+      plan.warmups = args.intValue("warmups", 2, 0);
+      std::vector<int> batches;
+      for (const std::string& b : args.values("batches")) batches.push_back(std::stoi(b));
+      if (batches.empty()) batches = {100, 1000, 10000};
+      const std::unique_ptr<Device> device = createGpuDevice();
+      json layers = json::array();
+      for (const int batch : batches) {
+        // One pass of the network at this batch gives its conv layers' shapes and who runs them.
+        Engine engine(loadOnnxModel(model), row.id);
+        const int count = std::min(batch, images.count());
+        const ClassificationRun run = classify(engine, images, 0, count, count);
+        for (size_t l = 0; l < run.convTimes.size(); ++l) {
+          const ConvLayerTime& t = run.convTimes[l];
+          json layer = {{"batch", batch}, {"layer", l}, {"node", t.node}, {"problem", convProblemToJson(t.problem)}};
+          if (t.variant != row.id) {
+            layer["declined"] = t.fallbackReason;
+          } else {
+            std::cerr << "timing " << t.node << " at batch " << batch << "\n";
+            plan.problem = t.problem;
+            plan.layer = static_cast<int>(l);
+            layer["repetitions"] = timedRepetitionsToJson(gpu::timeConvFairly(row, *device, plan));
+          }
+          layers.push_back(layer);
+        }
+      }
+      const GpuInfo& gpu = gpuInfo();
+      result["device"] = {
+          {"name", gpu.name},
+          {"compute_capability", std::to_string(gpu.computeMajor) + "." + std::to_string(gpu.computeMinor)},
+          {"driver", gpu.driverVersion},
+          {"runtime", gpu.runtimeVersion}};
+      result["timing"] = {{"layers", layers}, {"samples", plan.sampleCount}};
+      result["stage"] = "done";
+      write();
+      return 0;
+    }
     if (task == "bench") {
       result["stage"] = "bench";
       installWithoutPrintf(source);
@@ -356,7 +406,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       write();
       return 0;
     }
-    throw Error("kernel run-isolated: --task is check, network or bench, not '" + task + "'");
+    throw Error("kernel run-isolated: --task is check, network, timing or bench, not '" + task + "'");
   } catch (const std::exception& e) {
     result["error"] = e.what();
     write();
@@ -388,7 +438,7 @@ int runKernel(const std::vector<std::string>& tokens) {
   if (verb == "run-isolated")
     return runIsolated(file, Args(rest,
                                   {"task", "json", "kernel-output", "outputs", "shapes", "seed", "model", "data",
-                                   "batches", "repeats", "warmups"},
+                                   "batches", "repeats", "warmups", "sample-seed", "samples"},
                                   {}));
   throw Error("kernel: unknown verb '" + verb + "' (check, info, ptx, sass; see --help)");
 }

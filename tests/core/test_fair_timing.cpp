@@ -90,7 +90,9 @@ TEST(FairTimingSamples, DistinctAscendingInRangeAndHiddenBehindTheParentsSeed) {
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_GE(a[i], 0);
     EXPECT_LT(a[i], 100000);
-    if (i > 0) EXPECT_LT(a[i - 1], a[i]);
+    if (i > 0) {
+      EXPECT_LT(a[i - 1], a[i]);
+    }
   }
   EXPECT_EQ(a, sampledOutputPositions(kSampleSeed, 5, 100000, kSamples));
   EXPECT_NE(a, sampledOutputPositions(kSampleSeed + 1, 5, 100000, kSamples));  // another parent seed
@@ -99,14 +101,12 @@ TEST(FairTimingSamples, DistinctAscendingInRangeAndHiddenBehindTheParentsSeed) {
 }
 
 TEST(FairTimingReference, MatchesAWholeConvolutionOfTheSameInputsAtEveryPosition) {
-  for (ConvProblem p : {paddedStridedShape(), ConvProblem{}}) {
-    if (p.inWidth == 1) {  // a grouped, dilated shape too
-      p = paddedStridedShape();
-      p.group = 2;
-      p.inChannels = 4;
-      p.dilationHeight = 2;
-      p.strideHeight = p.strideWidth = 1;
-    }
+  ConvProblem grouped = paddedStridedShape();  // a grouped, dilated shape too
+  grouped.group = 2;
+  grouped.inChannels = 4;
+  grouped.dilationHeight = 2;
+  grouped.strideHeight = grouped.strideWidth = 1;
+  for (const ConvProblem& p : {paddedStridedShape(), grouped}) {
     const std::vector<float> y = wholeOutput(p, 99);
     for (int64_t i = 0; i < p.outputElements(); ++i) {
       const SampledReference r = sampledReference(p, 99, i);

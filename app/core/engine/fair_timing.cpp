@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <sstream>
@@ -10,6 +12,8 @@
 #include "app/core/conv/conv_failure_map.h"
 
 namespace convscope {
+
+using nlohmann::json;
 
 uint64_t repetitionInputSeed(uint64_t runSeed, int layer, int batch, int repetition) {
   uint64_t seed = mixBits(runSeed);
@@ -115,6 +119,58 @@ void judgeLayerTiming(FairLayerTiming& layer, const std::vector<TimedRepetition>
   layer.floorSeconds = peaks ? physicalFloorSeconds(layer.problem, *peaks) : 0.0;
   layer.belowPhysicalFloor =
       layer.floorSeconds > 0.0 && layer.repetitions > 0 && layer.time.median < layer.floorSeconds;
+}
+
+json timedRepetitionsToJson(const std::vector<TimedRepetition>& repetitions) {
+  json all = json::array();
+  for (const TimedRepetition& r : repetitions) {
+    json bits = json::array();
+    for (const float v : r.values) {
+      uint32_t word = 0;
+      std::memcpy(&word, &v, sizeof word);
+      bits.push_back(word);
+    }
+    all.push_back({{"repetition", r.repetition},
+                   {"input_seed", r.inputSeed},
+                   {"seconds", r.seconds},
+                   {"positions", r.positions},
+                   {"value_bits", bits}});
+  }
+  return all;
+}
+
+std::vector<TimedRepetition> timedRepetitionsFromJson(const json& j) {
+  std::vector<TimedRepetition> repetitions;
+  for (const json& e : j) {
+    TimedRepetition r;
+    r.repetition = e.at("repetition").get<int>();
+    r.inputSeed = e.at("input_seed").get<uint64_t>();
+    r.seconds = e.at("seconds").get<double>();
+    r.positions = e.at("positions").get<std::vector<int64_t>>();
+    for (const json& word : e.at("value_bits")) {
+      const uint32_t bits = word.get<uint32_t>();
+      float v = 0.0f;
+      std::memcpy(&v, &bits, sizeof v);
+      r.values.push_back(v);
+    }
+    repetitions.push_back(std::move(r));
+  }
+  return repetitions;
+}
+
+json fairLayerTimingToJson(const FairLayerTiming& layer, int batch) {
+  return {{"node", layer.node},
+          {"batch", batch},
+          {"problem", convProblemToJson(layer.problem)},
+          {"repetitions", layer.repetitions},
+          {"median_s", layer.time.median},
+          {"min_s", layer.time.min},
+          {"max_s", layer.time.max},
+          {"rejected", layer.rejected.empty() ? json(nullptr) : json(layer.rejected)},
+          {"floor_s", layer.floorSeconds > 0.0 ? json(layer.floorSeconds) : json(nullptr)},
+          {"below_physical_floor", layer.belowPhysicalFloor},
+          {"flag", layer.belowPhysicalFloor ? json("below the physical floor: flagged for review") : json(nullptr)},
+          {"ranked", layer.ranked()}};
 }
 
 }  // namespace convscope

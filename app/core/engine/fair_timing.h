@@ -11,40 +11,16 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "app/core/conv/conv_problem.h"
 #include "app/core/engine/benchmark.h"
-
-#if defined(__CUDACC__)
-#define CONVSCOPE_HOST_DEVICE __host__ __device__
-#else
-#define CONVSCOPE_HOST_DEVICE
-#endif
+#include "app/core/engine/timing_inputs.h"
 
 namespace convscope {
-
-// splitmix64's finaliser: a 64-bit mix whose outputs pass BigCrush, cheap on the device.
-CONVSCOPE_HOST_DEVICE inline uint64_t mixBits(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-// Element `index` of a timed repetition's input (weights: timingWeightSeed) for `seed`: 24 bits of
-// a hash as a multiple of 2^-23 in [-1, 1), exact in float. The device generator (ConvScope's, run
-// before the timed region) and the checker's host code call this same function, so both hold the
-// same bits without the values crossing between the processes.
-CONVSCOPE_HOST_DEVICE inline float timingInputValue(uint64_t seed, uint64_t index) {
-  const int64_t bits = static_cast<int64_t>(mixBits(seed ^ mixBits(index)) >> 40);  // 0 .. 2^24 - 1
-  return static_cast<float>(bits - (int64_t{1} << 23)) * (1.0f / static_cast<float>(1 << 23));
-}
-CONVSCOPE_HOST_DEVICE inline uint64_t timingWeightSeed(uint64_t inputSeed) {
-  return mixBits(inputSeed ^ 0x5745494748545321ull);  // "WEIGHTS!": the weights' own stream
-}
 
 // The input seed of one timed repetition: a new one for every repetition of every layer and batch,
 // from the run's seed (the parent's, fresh for each timing).
@@ -109,5 +85,13 @@ struct FairLayerTiming {
 // child's repetitions: the parent's whole verdict on one layer and batch.
 void judgeLayerTiming(FairLayerTiming& layer, const std::vector<TimedRepetition>& repetitions, uint64_t sampleSeed,
                       int sampleCount, const std::optional<DevicePeaks>& peaks, const std::string& studentFile);
+
+// The child's repetitions as JSON and back: values as their 32 bits (the poison and NaN are no JSON
+// numbers). Reading throws nlohmann::json::exception on a malformed entry.
+nlohmann::json timedRepetitionsToJson(const std::vector<TimedRepetition>& repetitions);
+std::vector<TimedRepetition> timedRepetitionsFromJson(const nlohmann::json& json);
+
+// One layer's verdict for `kernel check --json`, grade and the window (docs/your-kernel.md).
+nlohmann::json fairLayerTimingToJson(const FairLayerTiming& layer, int batch);
 
 }  // namespace convscope

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "app/core/conv/conv_check.h"
@@ -197,6 +198,52 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
         result.failure = e.what();  // a missing or wrong-sized file, named
       }
     }
+  } else if (job.task == UserKernelJob::Task::Timing) {
+    // The positions checked after each repetition come from this seed, which only the child's host
+    // code sees; the inputs of each repetition from `seed`.
+    const uint64_t sampleSeed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::vector<std::string> arguments = {"--task",        "timing",
+                                          "--seed",        std::to_string(seed),
+                                          "--sample-seed", std::to_string(sampleSeed),
+                                          "--samples",     std::to_string(job.timingSamples),
+                                          "--repeats",     std::to_string(job.repeats),
+                                          "--warmups",     std::to_string(job.warmups),
+                                          "--batches"};
+    for (int b : job.batches) arguments.push_back(std::to_string(b));
+    if (runChild("timing", arguments) && j.contains("timing")) {
+      try {
+        const json d = j.value("device", json::object());
+        result.timingDevice = {d.value("name", std::string()), d.value("compute_capability", std::string()),
+                               d.value("driver", std::string()), d.value("runtime", std::string())};
+        const std::optional<DevicePeaks> peaks = devicePeaksFor(result.timingDevice.name);
+        for (const json& l : j["timing"].at("layers")) {
+          UserKernelJobResult::LayerTiming timed;
+          timed.batch = l.at("batch").get<int>();
+          timed.timing.node = l.value("node", std::string());
+          timed.timing.problem = convProblemFromJson(l.at("problem"));
+          if (l.contains("declined")) {
+            result.fallbacks.push_back(timed.timing.problem.describe() + ": " + l["declined"].get<std::string>());
+            continue;
+          }
+          const std::vector<TimedRepetition> repetitions = timedRepetitionsFromJson(l.at("repetitions"));
+          judgeLayerTiming(timed.timing, repetitions, sampleSeed, job.timingSamples, peaks, studentFile);
+          // The inputs were the ones this process asked for, every repetition of them.
+          bool asked = static_cast<int>(repetitions.size()) == job.repeats;
+          for (size_t r = 0; asked && r < repetitions.size(); ++r)
+            asked = repetitions[r].repetition == static_cast<int>(r) &&
+                    repetitions[r].inputSeed ==
+                        repetitionInputSeed(seed, l.at("layer").get<int>(), timed.batch, static_cast<int>(r));
+          if (!asked && timed.timing.rejected.empty())
+            timed.timing.rejected = studentFile + ": the timing of " + timed.timing.problem.describe() +
+                                    " did not come back for the inputs asked for: not accepted";
+          if (!timed.timing.rejected.empty() && result.failure.empty()) result.failure = timed.timing.rejected;
+          result.timings.push_back(std::move(timed));
+        }
+        finished = true;
+      } catch (const std::exception& e) {
+        result.failure = std::string("the timing's result could not be read: ") + e.what();
+      }
+    }
   } else {
     std::vector<std::string> arguments = {
         "--task",   "bench", "--repeats", std::to_string(job.repeats), "--warmups", std::to_string(job.warmups),
@@ -233,6 +280,23 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
     for (const std::string& f : result.fallbacks) report << "  fallback: " << f << "\n";
   } else {
     report << file << ": timing " << (result.passed ? "done" : "FAILED") << "\n";
+    if (!result.timingDevice.name.empty())
+      report << "  on " << result.timingDevice.name << " (compute " << result.timingDevice.computeCapability
+             << ", driver " << result.timingDevice.driver << ", runtime " << result.timingDevice.runtime << ")\n";
+    report.precision(4);
+    for (const UserKernelJobResult::LayerTiming& t : result.timings) {
+      report << "  batch " << t.batch << ", " << t.timing.node << " (" << t.timing.problem.describe() << "): ";
+      if (!t.timing.rejected.empty()) {
+        report << "rejected\n";
+        continue;
+      }
+      report << "median " << t.timing.time.median * 1e3 << " ms (min " << t.timing.time.min * 1e3 << ", max "
+             << t.timing.time.max * 1e3 << ", " << t.timing.repetitions << " repetitions)";
+      if (t.timing.belowPhysicalFloor)
+        report << "; below the physical floor (" << t.timing.floorSeconds * 1e3 << " ms): flagged for review";
+      report << "\n";
+    }
+    for (const std::string& f : result.fallbacks) report << "  not timed: " << f << "\n";
   }
   if (!result.failure.empty() && !result.firstWrong) report << "  " << result.failure << "\n";
   if (result.processDied) report << "  (the kernel ran in a process of its own; ConvScope goes on)\n";
@@ -271,6 +335,18 @@ json userKernelResultToJson(const UserKernelJob& job, const UserKernelJobResult&
              {{"lines", result.kernelOutput.lines},
               {"totalLines", result.kernelOutput.totalLines},
               {"truncated", result.kernelOutput.truncated()}}}};
+  if (job.task == UserKernelJob::Task::Timing) {
+    json layers = json::array();
+    for (const UserKernelJobResult::LayerTiming& t : result.timings)
+      layers.push_back(fairLayerTimingToJson(t.timing, t.batch));
+    j["task"] = "timing";
+    j["timing"] = {{"device",
+                    {{"name", result.timingDevice.name},
+                     {"compute_capability", result.timingDevice.computeCapability},
+                     {"driver", result.timingDevice.driver},
+                     {"runtime", result.timingDevice.runtime}}},
+                   {"layers", layers}};
+  }
   if (result.accuracy) {
     json network = {{"accuracy", *result.accuracy}, {"fallbacks", result.fallbacks}};
     network["courseAccuracy"] = result.courseAccuracy ? json(*result.courseAccuracy) : json(nullptr);
