@@ -14,6 +14,7 @@
 #include "app/core/engine/network_predictions.h"
 #include "app/core/model/model_card.h"
 #include "app/core/util/child_process.h"
+#include "app/core/util/data_dir.h"
 
 namespace convscope {
 namespace {
@@ -43,6 +44,11 @@ std::filesystem::path makeJobFolder() {
   return folder;
 }
 
+// The model the network pass and the timing run: the job's, else the course's (the CLI's default).
+std::filesystem::path modelOf(const UserKernelJob& job) {
+  return job.model.empty() ? std::filesystem::path(shippedModelsDir()) / "course-high.onnx" : job.model;
+}
+
 // One run of `convscope-cli kernel run-isolated` and what came back of it.
 struct ChildRun {
   ChildOutcome child;
@@ -65,7 +71,7 @@ ChildRun runIsolatedChild(const UserKernelJob& job, const std::filesystem::path&
                                    kernelOutputFile.string(),
                                    "--outputs",
                                    folder.string()};
-  if (!job.model.empty()) argv.insert(argv.end(), {"--model", job.model.string()});
+  argv.insert(argv.end(), {"--model", modelOf(job).string()});
   if (!job.data.empty()) argv.insert(argv.end(), {"--data", job.data.string()});
   argv.insert(argv.end(), taskArguments.begin(), taskArguments.end());
   ChildRun run;
@@ -188,9 +194,8 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
           const PredictionScore score =
               scorePredictions(readPredictions(networkPredictionsFile(folder), labelled.count()), labelled);
           result.accuracy = score.accuracy();
-          if (!job.model.empty())
-            if (const auto card = readModelCard(job.model); card && score.labelled > 0)
-              result.courseAccuracy = static_cast<double>(card->testCorrect) / score.labelled;
+          if (const auto card = readModelCard(modelOf(job)); card && score.labelled > 0)
+            result.courseAccuracy = static_cast<double>(card->testCorrect) / score.labelled;
           for (const json& f : n.value("fallbacks", json::array())) result.fallbacks.push_back(f.get<std::string>());
           finished = true;
         }
