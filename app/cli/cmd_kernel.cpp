@@ -303,15 +303,25 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       std::cerr << "running the kernel on " << count << " random shapes (seed " << seed << ")\n";
       const auto backend = createConvBackend(row.id);
       const std::vector<ConvProblem> shapes = randomCheckShapes(seed, count);
+      // The declined shapes first, and after each shape how far it got: when the kernel faults or
+      // never ends, the parent still compares the shapes before it (a wrong one is the first mistake).
+      std::vector<std::string> reasons(shapes.size());
       json declined = json::array();
-      for (size_t i = 0; i < shapes.size(); ++i) declined.push_back(nullptr);
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        reasons[i] = row.unsupportedReason ? row.unsupportedReason(shapes[i]) : std::string();
+        declined.push_back(reasons[i].empty() ? json(nullptr) : json(reasons[i]));
+      }
       result["declined"] = declined;
-      const std::vector<std::string> reasons = runConvOnCheckShapes(
-          *backend, shapes, seed, row.unsupportedReason, [&](size_t index, const std::vector<float>& output) {
+      result["reached"] = 0;
+      write();
+      runConvOnCheckShapes(
+          *backend, shapes, seed,
+          [&](const ConvProblem& p) { return reasons[&p - shapes.data()]; },  // p: an element of shapes
+          [&](size_t index, const std::vector<float>& output) {
             writeCheckOutput(checkOutputFile(outputs, index), shapes[index], output);
+            result["reached"] = index + 1;
+            write();
           });
-      for (size_t i = 0; i < reasons.size(); ++i)
-        if (!reasons[i].empty()) result["declined"][i] = reasons[i];
       result["ran"] = true;
       write();
       return 0;

@@ -509,5 +509,40 @@ TEST(KernelJob, ATruncatedOutputFileIsRefusedByName) {
   std::filesystem::remove_all(files);
 }
 
+TEST(KernelJob, AWrongShapeBeforeAFaultIsTheMistakeReportedAsWhenTheCheckStoppedThere) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 3;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-fault";
+  const std::vector<ConvProblem> shapes = correctOutputs(job, files);
+  std::filesystem::remove(checkOutputFile(files, 2));  // the process died in shape 2
+  const std::string raw = "gpu/cuda_device.cu:119: cudaMemcpy failed: an illegal memory access was encountered";
+  const nlohmann::json died = {
+      {"stage", "check"}, {"declined", {nullptr, nullptr, nullptr}}, {"reached", 2}, {"error", raw}};
+  // Shapes 0 and 1 right: the fault is the message.
+  job.program = fakeChild("fault-after-right", died, 0, "error: " + raw, 1, files);
+  const UserKernelJobResult fault = runUserKernelJob(job, {});
+  EXPECT_FALSE(fault.passed);
+  EXPECT_TRUE(fault.processDied);
+  EXPECT_FALSE(fault.firstWrong);
+  EXPECT_NE(fault.failure.find("read or wrote outside its buffers"), std::string::npos) << fault.failure;
+  // Shape 1 wrong: that is the mistake, as when the shapes ran in order and stopped there.
+  std::vector<float> output = readCheckOutput(checkOutputFile(files, 1), shapes[1]);
+  output[0] += 1.0f;
+  writeCheckOutput(checkOutputFile(files, 1), shapes[1], output);
+  job.program = fakeChild("fault-after-wrong", died, 0, "error: " + raw, 1, files);
+  const UserKernelJobResult wrong = runUserKernelJob(job, {});
+  EXPECT_FALSE(wrong.passed);
+  EXPECT_FALSE(wrong.processDied);
+  ASSERT_TRUE(wrong.firstWrong) << wrong.report;
+  EXPECT_EQ(std::tie(wrong.firstWrongN, wrong.firstWrongM, wrong.firstWrongH, wrong.firstWrongW),
+            std::make_tuple(0, 0, 0, 0));
+  EXPECT_EQ(wrong.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << wrong.failure;
+  ASSERT_EQ(wrong.shapes.size(), 3u);
+  EXPECT_EQ(wrong.shapes[0].outcome, "passed");
+  EXPECT_EQ(wrong.shapes[1].outcome, "failed");
+  EXPECT_EQ(wrong.shapes[2].outcome, "not run");
+  std::filesystem::remove_all(files);
+}
+
 }  // namespace
 }  // namespace convscope

@@ -156,39 +156,47 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   if (job.task == UserKernelJob::Task::Check) {
     // The child runs the kernel and writes its raw outputs; this process, which never runs the
     // student's code, regenerates the inputs and compares (conv_check.h).
-    if (runChild("check",
-                 {"--task", "check", "--shapes", std::to_string(job.shapes), "--seed", std::to_string(seed)}) &&
-        j.value("ran", false)) {
-      const std::vector<ConvProblem> shapes = randomCheckShapes(seed, job.shapes);
-      std::vector<std::string> declined(shapes.size());
-      const json reasons = j.value("declined", json::array());
-      for (size_t i = 0; i < shapes.size() && i < reasons.size(); ++i)
-        if (reasons[i].is_string()) declined[i] = reasons[i].get<std::string>();
+    const bool ran = runChild("check", {"--task", "check", "--shapes", std::to_string(job.shapes), "--seed",
+                                        std::to_string(seed)}) &&
+                     j.value("ran", false);
+    const std::vector<ConvProblem> shapes = randomCheckShapes(seed, job.shapes);
+    std::vector<std::string> declined(shapes.size());
+    const json reasons = j.value("declined", json::array());
+    for (size_t i = 0; i < shapes.size() && i < reasons.size(); ++i)
+      if (reasons[i].is_string()) declined[i] = reasons[i].get<std::string>();
+    // The shapes [0, reached) against the reference, into `result`; the rest stay "not run".
+    const auto compare = [&](size_t reached) {
+      const ConvCheckResult check = compareCheckOutputs(
+          std::vector<ConvProblem>(shapes.begin(), shapes.begin() + reached), seed, declined,
+          [&](size_t index) { return readCheckOutput(checkOutputFile(folder, index), shapes[index]); });
+      result.summary = check.summary();
+      result.shapesChecked = static_cast<int>(check.checked.size());
+      result.shapes.clear();
+      for (const ConvShapeOutcome& o : check.outcomes)
+        result.shapes.push_back({o.problem.describe(), o.name(), o.reason});
+      for (size_t s = reached; s < shapes.size(); ++s) result.shapes.push_back({shapes[s].describe(), "not run", {}});
+      result.failureMap = check.failure;
+      if (check.firstWrong) {
+        const ConvMismatch& w = *check.firstWrong;
+        result.firstWrongN = w.n;
+        result.firstWrongM = w.m;
+        result.firstWrongH = w.h;
+        result.firstWrongW = w.w;
+        result.expected = w.expected;
+        result.got = w.got;
+        result.firstWrong = result.summary;
+        result.failure = studentFile + ": wrong results: " + result.summary;
+      } else if (!check.passed()) {
+        result.failure = studentFile + ": " + result.summary;
+      }
+      return check.passed();
+    };
+    if (ran) {
       try {
-        const ConvCheckResult check = compareCheckOutputs(shapes, seed, declined, [&](size_t index) {
-          return readCheckOutput(checkOutputFile(folder, index), shapes[index]);
-        });
-        result.summary = check.summary();
-        result.shapesChecked = static_cast<int>(check.checked.size());
-        for (const ConvShapeOutcome& o : check.outcomes)
-          result.shapes.push_back({o.problem.describe(), o.name(), o.reason});
-        result.failureMap = check.failure;
-        if (check.firstWrong) {
-          const ConvMismatch& w = *check.firstWrong;
-          result.firstWrongN = w.n;
-          result.firstWrongM = w.m;
-          result.firstWrongH = w.h;
-          result.firstWrongW = w.w;
-          result.expected = w.expected;
-          result.got = w.got;
-          result.firstWrong = result.summary;
-          result.failure = studentFile + ": wrong results: " + result.summary;
-        } else if (!check.passed()) {
-          result.failure = studentFile + ": " + result.summary;
-        }
+        const bool passed = compare(shapes.size());
         // The network pass, in a child of its own: it writes predictions, this process counts them.
-        if (check.passed() && !job.network) finished = true;
-        if (check.passed() && job.network && runChild("network", {"--task", "network"}) && j.contains("network")) {
+        if (passed && !job.network) finished = true;
+        if (passed && job.network && runChild("network", {"--task", "network"}) && j.contains("network")) {
           const json& n = j["network"];
           const ImageSet labelled = ImageSet::loadIdxFolder(job.data.empty() ? defaultDataFolder() : job.data);
           const PredictionScore score =
@@ -201,6 +209,20 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
         }
       } catch (const std::exception& e) {
         result.failure = e.what();  // a missing or wrong-sized file, named
+      }
+    } else if (result.stage == "check" && j.contains("reached") && result.failure != "cancelled") {
+      // The kernel's process ended (a fault, the time limit) after some shapes: a wrong one among
+      // them is the student's first mistake, as when one process ran the shapes in order and
+      // stopped at the first wrong one, before the shape that faulted.
+      const size_t reached = std::min<size_t>(j["reached"].get<size_t>(), shapes.size());
+      const UserKernelJobResult died = result;
+      try {
+        if (compare(reached) || !result.firstWrong)
+          result = died;
+        else
+          result.processDied = false;
+      } catch (const std::exception&) {
+        result = died;  // the fault's message stands
       }
     }
   } else if (job.task == UserKernelJob::Task::Timing) {
