@@ -19,6 +19,7 @@
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/fair_timing.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
@@ -542,6 +543,107 @@ TEST(KernelJob, AWrongShapeBeforeAFaultIsTheMistakeReportedAsWhenTheCheckStopped
   EXPECT_EQ(wrong.shapes[1].outcome, "failed");
   EXPECT_EQ(wrong.shapes[2].outcome, "not run");
   std::filesystem::remove_all(files);
+}
+
+// The child's timing answer for one layer: `repetitions` repetitions of `p` whose sampled values
+// are right (from the checker's reference) until `rightUntil`, then the poison (never written).
+nlohmann::json timedLayer(const ConvProblem& p, int layer, int batch, const UserKernelJob& job, double seconds,
+                          int rightUntil, uint64_t seedOffset = 0) {
+  std::vector<TimedRepetition> repetitions;
+  for (int r = 0; r < job.repeats; ++r) {
+    TimedRepetition t;
+    t.repetition = r;
+    t.inputSeed = repetitionInputSeed(job.seed, layer, batch, r) + seedOffset;
+    t.seconds = seconds;
+    t.positions = sampledOutputPositions(job.timingSampleSeed, t.inputSeed, p.outputElements(), job.timingSamples);
+    for (const int64_t position : t.positions)
+      t.values.push_back(r < rightUntil ? static_cast<float>(sampledReference(p, t.inputSeed, position).expected)
+                                        : unwrittenPoison());
+    repetitions.push_back(t);
+  }
+  return {{"batch", batch},
+          {"layer", layer},
+          {"node", "conv" + std::to_string(layer)},
+          {"problem", convProblemToJson(p)},
+          {"repetitions", timedRepetitionsToJson(repetitions)}};
+}
+
+TEST(KernelJob, TheParentJudgesEveryTimedLayerAndNamesTheGpu) {
+  UserKernelJob job = fakeJob({});
+  job.task = UserKernelJob::Task::Timing;
+  job.seed = 7;
+  job.timingSampleSeed = 99;
+  job.timingSamples = 8;
+  job.repeats = 3;
+  job.batches = {100};
+  ConvProblem p;  // the course's first layer at batch 100
+  p.batch = 100;
+  p.inHeight = p.inWidth = 28;
+  p.outChannels = 6;
+  p.kernelHeight = p.kernelWidth = 5;
+  ConvProblem q = p;  // the second
+  q.inChannels = 6;
+  q.inHeight = q.inWidth = 12;
+  q.outChannels = 16;
+  const DevicePeaks peaks = *devicePeaksFor("NVIDIA H100 80GB HBM3");
+  const double floorP = physicalFloorSeconds(p, peaks), floorQ = physicalFloorSeconds(q, peaks);
+  const nlohmann::json device = {
+      {"name", "NVIDIA H100 80GB HBM3"}, {"compute_capability", "9.0"}, {"driver", "13.0"}, {"runtime", "13.0"}};
+  const auto timing = [&](const nlohmann::json& layers) {
+    return nlohmann::json{{"stage", "done"}, {"device", device}, {"timing", {{"layers", layers}, {"samples", 8}}}};
+  };
+
+  // Layer 0 right and slower than the floor; layer 1 right only on its first repetition (a cache).
+  const nlohmann::json declined = {
+      {"batch", 100}, {"layer", 2}, {"node", "conv2"}, {"problem", convProblemToJson(p)}, {"declined", "strided"}};
+  job.program = fakeChild(
+      "timing-cached",
+      timing({timedLayer(p, 0, 100, job, 10 * floorP, 3), timedLayer(q, 1, 100, job, 10 * floorQ, 1), declined}), 0, "",
+      0);
+  UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(r.timings.size(), 2u) << r.report;
+  EXPECT_TRUE(r.timings[0].timing.ranked()) << r.timings[0].timing.rejected;
+  EXPECT_DOUBLE_EQ(r.timings[0].timing.time.median, 10 * floorP);
+  EXPECT_EQ(r.timings[1].timing.rejected.rfind("kernels/mine.cu: its output at repetition 2 of " + q.describe(), 0), 0u)
+      << r.timings[1].timing.rejected;
+  EXPECT_NE(r.timings[1].timing.rejected.find("never written"), std::string::npos);
+  EXPECT_EQ(r.failure, r.timings[1].timing.rejected);
+  ASSERT_EQ(r.fallbacks.size(), 1u);
+  EXPECT_NE(r.fallbacks[0].find("strided"), std::string::npos);
+  EXPECT_EQ(r.timingDevice.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_NE(r.report.find("on NVIDIA H100 80GB HBM3 (compute 9.0, driver 13.0, runtime 13.0)"), std::string::npos)
+      << r.report;
+  nlohmann::json j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["task"], "timing");
+  EXPECT_EQ(j["timing"]["device"]["driver"], "13.0");
+  EXPECT_TRUE(j["timing"]["layers"][0]["rejected"].is_null());
+  EXPECT_EQ(j["timing"]["layers"][1]["rejected"], r.timings[1].timing.rejected);
+  EXPECT_EQ(j["timing"]["layers"][1]["ranked"], false);
+
+  // Both right, the first faster than the floor: flagged, not ranked, and the timing passes.
+  job.program = fakeChild(
+      "timing-floor", timing({timedLayer(p, 0, 100, job, 0.5 * floorP, 3), timedLayer(q, 1, 100, job, 2 * floorQ, 3)}),
+      0, "", 0);
+  r = runUserKernelJob(job, {});
+  EXPECT_TRUE(r.passed) << r.report;
+  ASSERT_EQ(r.timings.size(), 2u);
+  EXPECT_TRUE(r.timings[0].timing.belowPhysicalFloor);
+  EXPECT_FALSE(r.timings[0].timing.ranked());
+  EXPECT_TRUE(r.timings[1].timing.ranked());
+  EXPECT_NE(r.report.find("flagged for review"), std::string::npos) << r.report;
+  j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["timing"]["layers"][0]["flag"], "below the physical floor: flagged for review");
+  EXPECT_TRUE(j["timing"]["layers"][1]["flag"].is_null());
+
+  // Right values, but for inputs other than those asked for: not accepted.
+  job.program = fakeChild("timing-other-inputs",
+                          timing(nlohmann::json::array({timedLayer(p, 0, 100, job, 10 * floorP, 3, 1)})), 0, "", 0);
+  r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(r.timings.size(), 1u) << r.failure << r.report;
+  EXPECT_NE(r.timings[0].timing.rejected.find("did not come back for the inputs asked for"), std::string::npos)
+      << r.timings[0].timing.rejected;
 }
 
 }  // namespace

@@ -228,7 +228,9 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   } else if (job.task == UserKernelJob::Task::Timing) {
     // The positions checked after each repetition come from this seed, which only the child's host
     // code sees; the inputs of each repetition from `seed`.
-    const uint64_t sampleSeed = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    const uint64_t sampleSeed = job.timingSampleSeed != 0
+                                    ? job.timingSampleSeed
+                                    : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
     std::vector<std::string> arguments = {"--task",        "timing",
                                           "--seed",        std::to_string(seed),
                                           "--sample-seed", std::to_string(sampleSeed),
