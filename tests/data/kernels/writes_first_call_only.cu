@@ -33,8 +33,7 @@ extern "C" __global__ void convscope_conv(const float* input, const float* weigh
   }
   // The last block of the first launch counts it: later blocks of that launch have all started.
   __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0 &&
-      atomicAdd(&finishedBlocks, 1u) == gridDim.x * gridDim.y * gridDim.z - 1) {
+  if (threadIdx.x == 0 && threadIdx.y == 0 && atomicAdd(&finishedBlocks, 1u) == gridDim.x * gridDim.y * gridDim.z - 1) {
     __threadfence();
     launchesDone = 1;
   }
