@@ -10,5 +10,9 @@ std::vector<TimedRepetition> timeConvFairly(const ConvVariant&, Device&, const F
   throw Error("this build has no CUDA: nothing to time a kernel on");
 }
 
+GpuClocks gpuPeakClocks() {
+  return {};
+}
+
 }  // namespace convscope::gpu
 #endif

@@ -33,4 +33,12 @@ struct FairTimingPlan {
 // faults (the kernel's fault) or this build has no CUDA.
 std::vector<TimedRepetition> timeConvFairly(const ConvVariant& row, Device& device, const FairTimingPlan& plan);
 
+// The GPU's peak SM and memory clocks in MHz as the runtime reports them (the clocks a result was
+// taken under are part of it); zeros when unknown or without CUDA.
+struct GpuClocks {
+  int smMHz = 0;
+  int memoryMHz = 0;
+};
+GpuClocks gpuPeakClocks();
+
 }  // namespace convscope::gpu

@@ -388,7 +388,9 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
           {"name", gpu.name},
           {"compute_capability", std::to_string(gpu.computeMajor) + "." + std::to_string(gpu.computeMinor)},
           {"driver", gpu.driverVersion},
-          {"runtime", gpu.runtimeVersion}};
+          {"runtime", gpu.runtimeVersion},
+          {"sm_clock_mhz", gpu::gpuPeakClocks().smMHz},
+          {"memory_clock_mhz", gpu::gpuPeakClocks().memoryMHz}};
       result["timing"] = {{"layers", layers}, {"samples", plan.sampleCount}};
       result["stage"] = "done";
       write();

@@ -587,8 +587,12 @@ TEST(KernelJob, TheParentJudgesEveryTimedLayerAndNamesTheGpu) {
   q.outChannels = 16;
   const DevicePeaks peaks = *devicePeaksFor("NVIDIA H100 80GB HBM3");
   const double floorP = physicalFloorSeconds(p, peaks), floorQ = physicalFloorSeconds(q, peaks);
-  const nlohmann::json device = {
-      {"name", "NVIDIA H100 80GB HBM3"}, {"compute_capability", "9.0"}, {"driver", "13.0"}, {"runtime", "13.0"}};
+  const nlohmann::json device = {{"name", "NVIDIA H100 80GB HBM3"},
+                                 {"compute_capability", "9.0"},
+                                 {"driver", "13.0"},
+                                 {"runtime", "13.0"},
+                                 {"sm_clock_mhz", 1980},
+                                 {"memory_clock_mhz", 2619}};
   const auto timing = [&](const nlohmann::json& layers) {
     return nlohmann::json{{"stage", "done"}, {"device", device}, {"timing", {{"layers", layers}, {"samples", 8}}}};
   };
@@ -612,11 +616,16 @@ TEST(KernelJob, TheParentJudgesEveryTimedLayerAndNamesTheGpu) {
   ASSERT_EQ(r.fallbacks.size(), 1u);
   EXPECT_NE(r.fallbacks[0].find("strided"), std::string::npos);
   EXPECT_EQ(r.timingDevice.name, "NVIDIA H100 80GB HBM3");
-  EXPECT_NE(r.report.find("on NVIDIA H100 80GB HBM3 (compute 9.0, driver 13.0, runtime 13.0)"), std::string::npos)
+  EXPECT_NE(
+      r.report.find(
+          "on NVIDIA H100 80GB HBM3 (compute 9.0, driver 13.0, runtime 13.0, clocks 1980 MHz SM, 2619 MHz memory)"),
+      std::string::npos)
       << r.report;
   nlohmann::json j = userKernelResultToJson(job, r);
   EXPECT_EQ(j["task"], "timing");
   EXPECT_EQ(j["timing"]["device"]["driver"], "13.0");
+  EXPECT_EQ(j["timing"]["device"]["sm_clock_mhz"], 1980);
+  EXPECT_EQ(j["timing"]["device"]["memory_clock_mhz"], 2619);
   EXPECT_TRUE(j["timing"]["layers"][0]["rejected"].is_null());
   EXPECT_EQ(j["timing"]["layers"][1]["rejected"], r.timings[1].timing.rejected);
   EXPECT_EQ(j["timing"]["layers"][1]["ranked"], false);

@@ -141,6 +141,8 @@ TEST_F(UserKernelsOnGpu, TheTemplatesAreTimedFairlyWithEveryRepetitionChecked) {
     EXPECT_EQ(result.timingDevice.name, gpuInfo().name);
     EXPECT_EQ(result.timingDevice.driver, gpuInfo().driverVersion);
     EXPECT_FALSE(result.timingDevice.runtime.empty());
+    EXPECT_GT(result.timingDevice.smClockMHz, 500);
+    EXPECT_GT(result.timingDevice.memoryClockMHz, 500);
     std::set<int> batches;
     for (const UserKernelJobResult::LayerTiming& t : result.timings) {
       batches.insert(t.batch);

@@ -242,8 +242,9 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
     if (runChild("timing", arguments) && j.contains("timing")) {
       try {
         const json d = j.value("device", json::object());
-        result.timingDevice = {d.value("name", std::string()), d.value("compute_capability", std::string()),
-                               d.value("driver", std::string()), d.value("runtime", std::string())};
+        result.timingDevice = {d.value("name", std::string()),   d.value("compute_capability", std::string()),
+                               d.value("driver", std::string()), d.value("runtime", std::string()),
+                               d.value("sm_clock_mhz", 0),       d.value("memory_clock_mhz", 0)};
         const std::optional<DevicePeaks> peaks = devicePeaksFor(result.timingDevice.name);
         for (const json& l : j["timing"].at("layers")) {
           UserKernelJobResult::LayerTiming timed;
@@ -311,7 +312,8 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
     report << file << ": timing " << (result.passed ? "done" : "FAILED") << "\n";
     if (!result.timingDevice.name.empty())
       report << "  on " << result.timingDevice.name << " (compute " << result.timingDevice.computeCapability
-             << ", driver " << result.timingDevice.driver << ", runtime " << result.timingDevice.runtime << ")\n";
+             << ", driver " << result.timingDevice.driver << ", runtime " << result.timingDevice.runtime << ", clocks "
+             << result.timingDevice.smClockMHz << " MHz SM, " << result.timingDevice.memoryClockMHz << " MHz memory)\n";
     report.precision(4);
     for (const UserKernelJobResult::LayerTiming& t : result.timings) {
       report << "  batch " << t.batch << ", " << t.timing.node << " (" << t.timing.problem.describe() << "): ";
@@ -373,7 +375,9 @@ json userKernelResultToJson(const UserKernelJob& job, const UserKernelJobResult&
                     {{"name", result.timingDevice.name},
                      {"compute_capability", result.timingDevice.computeCapability},
                      {"driver", result.timingDevice.driver},
-                     {"runtime", result.timingDevice.runtime}}},
+                     {"runtime", result.timingDevice.runtime},
+                     {"sm_clock_mhz", result.timingDevice.smClockMHz},
+                     {"memory_clock_mhz", result.timingDevice.memoryClockMHz}}},
                    {"layers", layers}};
   }
   if (result.accuracy) {

@@ -76,6 +76,7 @@ struct UserKernelJobResult {
   std::vector<LayerTiming> timings;
   struct TimingDevice {
     std::string name, computeCapability, driver, runtime;
+    int smClockMHz = 0, memoryClockMHz = 0;  // the peak clocks the runtime reports; 0: unknown
   };
   TimingDevice timingDevice;  // the GPU the times were taken on, as the kernel's process saw it
   std::string report;         // all of the above for people, several lines
