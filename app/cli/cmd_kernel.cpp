@@ -45,6 +45,9 @@ using nlohmann::json;
 
 constexpr const char* kHelp = R"(usage: convscope-cli kernel check FILE.cu [--shapes N] [--seed S] [--timeout SECONDS]
                                        [--model FILE.onnx] [--data DIR] [--no-network] [--json FILE|-]
+       convscope-cli kernel time FILE.cu [--batches B...] [--repeats N] [--warmups N] [--samples K]
+                                      [--seed S] [--timeout SECONDS] [--model FILE.onnx] [--data DIR]
+                                      [--json FILE|-]
        convscope-cli kernel info FILE.cu [--arch sm_XY]
        convscope-cli kernel ptx FILE.cu [--arch sm_XY] [--line N]
        convscope-cli kernel sass FILE.cu [--arch sm_XY] [--line N]
@@ -58,6 +61,12 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
           and runs the whole network with it on the test set. What the kernel prints is shown,
           capped at 300 lines. Without a usable GPU it only compiles, and says it cannot run the
           kernel here.
+  time    the fair timing (docs/your-kernel.md, "How a kernel is timed fairly"), in a child process:
+          every conv layer the kernel runs in the network at each batch (default 100 1000 10000),
+          fresh inputs every repetition (N, default 10, after warm-up), L2 flushed, the device
+          synchronised around each launch, the output of every repetition checked here at K
+          positions (default 64); median, min and max per layer, a time below the physical floor
+          flagged for review, the GPU, driver and clocks named
   info    registers per thread, shared, local (spills) and constant memory, and the occupancy of
           the file's block: from the driver on the GPU here, else from the compiler for --arch
           (default sm_90) with the occupancy computed from that architecture's limits
@@ -67,7 +76,8 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
   --json FILE|-       check: the whole result as JSON (docs/your-kernel.md); - writes it to stdout
   --timeout SECONDS   the child's time limit (default 120): a kernel that never ends is stopped
   --no-network        skip the test-set accuracy
-Exit code: 0 passed (or compiled, where no GPU can run it), 1 compile error or failed check.
+Exit code: 0 passed (or compiled, where no GPU can run it), 1 compile error, failed check or a
+timing rejected.
 Timing: convscope-cli bench --kernel FILE.cu.
 )";
 
@@ -244,6 +254,62 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   job.model = args.value("model").value_or(defaultModelPath());
   job.data = args.value("data").value_or(defaultDataFolder().string());
   job.timeLimitSeconds = args.intValue("timeout", 120, 1);
+  const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
+  text << result.report;
+  jsonOutput.write(userKernelResultToJson(job, result));
+  return result.passed ? 0 : 1;
+}
+
+int runTime(const std::filesystem::path& file, const Args& args) {
+  // The options first: a wrong one is refused with or without a GPU.
+  uint64_t seed = 0;  // 0: a fresh one
+  if (const auto text = args.value("seed")) {
+    size_t used = 0;
+    try {
+      seed = std::stoull(*text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text->size() || seed == 0)
+      throw Error("--seed: '" + *text + "' is not a positive whole number");
+  }
+  const CheckJsonOutput jsonOutput(args);
+  std::ostream& text = jsonOutput.text();
+  const UserKernelSource source = readUserKernelSource(file);
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
+  json early = {{"schema", "convscope-kernel-check/1"}, {"file", file.string()}, {"task", "timing"}};
+  if (!kernel.ok()) {
+    text << file.string() << ": compile FAILED\n";
+    for (const KernelDiagnostic& e : kernel.errors) text << e.text() << "\n";
+    early["status"] = "compile-error";
+    early["stage"] = "compile";
+    early["failure"] = kernel.errorText();
+    jsonOutput.write(early);
+    return 1;
+  }
+  if (const GpuInfo& gpu = gpuInfo(); !gpu.usable) {
+    text << file.string() << ": compiled; not timed: cannot run the kernel here: " << gpu.unusableReason << "\n";
+    early["status"] = "not-run";
+    early["stage"] = "compile";
+    early["failure"] = "cannot run the kernel here: " + gpu.unusableReason;
+    jsonOutput.write(early);
+    return 0;
+  }
+  UserKernelJob job;
+  job.task = UserKernelJob::Task::Timing;
+  job.file = file;
+  job.program = thisProgram();
+  job.model = args.value("model").value_or(defaultModelPath());
+  job.data = args.value("data").value_or(defaultDataFolder().string());
+  job.repeats = args.intValue("repeats", 10, 1);
+  job.warmups = args.intValue("warmups", 2, 0);
+  job.timingSamples = args.intValue("samples", 64, 1);
+  job.timeLimitSeconds = args.intValue("timeout", 600, 1);
+  job.seed = seed;
+  if (!args.values("batches").empty()) {
+    job.batches.clear();
+    for (const std::string& b : args.values("batches")) job.batches.push_back(std::stoi(b));
+  }
   const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
   text << result.report;
   jsonOutput.write(userKernelResultToJson(job, result));
@@ -444,6 +510,9 @@ int runKernel(const std::vector<std::string>& tokens) {
   const std::vector<std::string> rest(tokens.begin() + 2, tokens.end());
   if (verb == "check")
     return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data", "json"}, {"no-network"}));
+  if (verb == "time")
+    return runTime(
+        file, Args(rest, {"batches", "repeats", "warmups", "samples", "seed", "timeout", "model", "data", "json"}, {}));
   if (verb == "info") return runInfo(file, Args(rest, {"arch"}, {}));
   if (verb == "ptx") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Ptx);
   if (verb == "sass") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Sass);
@@ -452,7 +521,7 @@ int runKernel(const std::vector<std::string>& tokens) {
                                   {"task", "json", "kernel-output", "outputs", "shapes", "seed", "model", "data",
                                    "batches", "repeats", "warmups", "sample-seed", "samples"},
                                   {}));
-  throw Error("kernel: unknown verb '" + verb + "' (check, info, ptx, sass; see --help)");
+  throw Error("kernel: unknown verb '" + verb + "' (check, time, info, ptx, sass; see --help)");
 }
 
 }  // namespace convscope::cli

@@ -348,6 +348,32 @@ TEST(KernelCheckJson, ACompileErrorAndANoGpuRunAreWrittenToo) {
   std::filesystem::remove(out);
 }
 
+TEST(KernelTimeCommand, ACompileErrorAndANoGpuRunAreWrittenAsTimingResults) {
+  SKIP_WITHOUT_NVRTC();
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "convscope-test-time.json";
+  const std::filesystem::path broken = kKernels / "syntax_error.cu";
+  const ChildOutcome failed =
+      runChildProcess({CONVSCOPE_CLI_PATH, "kernel", "time", broken.string(), "--json", out.string()}, 120);
+  EXPECT_EQ(failed.exitCode, 1) << failed.output;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["task"], "timing");
+  EXPECT_EQ(j["status"], "compile-error");
+  EXPECT_NE(j["failure"].get<std::string>().find(broken.string()), std::string::npos) << j.dump();
+  std::filesystem::remove(out);
+  const ChildOutcome badSeed = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "time", (kTemplates / "naive_conv.cu").string(), "--seed", "12x"}, 120);
+  EXPECT_NE(badSeed.exitCode, 0);
+  EXPECT_NE(badSeed.output.find("--seed: '12x' is not a positive whole number"), std::string::npos) << badSeed.output;
+  if (gpuInfo().usable) return;  // the timing itself: tests/gpu/test_user_kernels_gpu.cpp
+  const ChildOutcome compiled = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "time", (kTemplates / "naive_conv.cu").string(), "--json", out.string()}, 120);
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["status"], "not-run");
+  EXPECT_NE(j["failure"].get<std::string>().find("cannot run the kernel here"), std::string::npos);
+  std::filesystem::remove(out);
+}
+
 // ---- the parent's side of a job, with a stand-in for the child (no GPU): what it reads back
 
 // A shell script in the child's place (`PROGRAM kernel run-isolated FILE --json OUT

@@ -261,8 +261,8 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
           bool asked = static_cast<int>(repetitions.size()) == job.repeats;
           for (size_t r = 0; asked && r < repetitions.size(); ++r)
             asked = repetitions[r].repetition == static_cast<int>(r) &&
-                    repetitions[r].inputSeed ==
-                        repetitionInputSeed(seed, l.at("layer").get<int>(), timed.batch, static_cast<int>(r));
+                    repetitions[r].inputSeed == repetitionInputSeed(seed, l.at("layer").get<int>(),
+                                                                    timed.timing.problem.batch, static_cast<int>(r));
           if (!asked && timed.timing.rejected.empty())
             timed.timing.rejected = studentFile + ": the timing of " + timed.timing.problem.describe() +
                                     " did not come back for the inputs asked for: not accepted";
