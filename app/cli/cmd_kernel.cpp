@@ -30,12 +30,15 @@
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/engine.h"
+#include "app/core/engine/fair_timing.h"
+#include "app/core/engine/network_predictions.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/data_dir.h"
 #include "app/core/util/error.h"
 #include "app/core/util/line_diff.h"
+#include "gpu/fair_timing_harness.h"
 #include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"
 
@@ -46,6 +49,9 @@ using nlohmann::json;
 
 constexpr const char* kHelp = R"(usage: convscope-cli kernel check FILE.cu [--shapes N] [--seed S] [--timeout SECONDS]
                                        [--model FILE.onnx] [--data DIR] [--no-network] [--json FILE|-]
+       convscope-cli kernel time FILE.cu [--batches B...] [--repeats N] [--warmups N] [--samples K]
+                                      [--seed S] [--timeout SECONDS] [--model FILE.onnx] [--data DIR]
+                                      [--json FILE|-]
        convscope-cli kernel info FILE.cu [--arch sm_XY]
        convscope-cli kernel ptx FILE.cu [--arch sm_XY] [--line N]
        convscope-cli kernel sass FILE.cu [--arch sm_XY] [--line N]
@@ -60,6 +66,12 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
           and runs the whole network with it on the test set. What the kernel prints is shown,
           capped at 300 lines. Without a usable GPU it only compiles, and says it cannot run the
           kernel here.
+  time    the fair timing (docs/your-kernel.md, "How a kernel is timed fairly"), in a child process:
+          every conv layer the kernel runs in the network at each batch (default 100 1000 10000),
+          fresh inputs every repetition (N, default 10, after warm-up), L2 flushed, the device
+          synchronised around each launch, the output of every repetition checked here at K
+          positions (default 64); median, min and max per layer, a time below the physical floor
+          flagged for review, the GPU, driver and clocks named
   info    registers per thread, shared, local (spills) and constant memory, and the occupancy of
           the file's block: from the driver on the GPU here, else from the compiler for --arch
           (default sm_90) with the occupancy computed from that architecture's limits
@@ -75,7 +87,8 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
   --json FILE|-       check: the whole result as JSON (docs/your-kernel.md); - writes it to stdout
   --timeout SECONDS   the child's time limit (default 120): a kernel that never ends is stopped
   --no-network        skip the test-set accuracy
-Exit code: 0 passed (or compiled, where no GPU can run it), 1 compile error or failed check.
+Exit code: 0 passed (or compiled, where no GPU can run it), 1 compile error, failed check or a
+timing rejected.
 Timing: convscope-cli bench --kernel FILE.cu.
 )";
 
@@ -318,6 +331,62 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   return result.passed ? 0 : 1;
 }
 
+int runTime(const std::filesystem::path& file, const Args& args) {
+  // The options first: a wrong one is refused with or without a GPU.
+  uint64_t seed = 0;  // 0: a fresh one
+  if (const auto text = args.value("seed")) {
+    size_t used = 0;
+    try {
+      seed = std::stoull(*text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text->size() || seed == 0)
+      throw Error("--seed: '" + *text + "' is not a positive whole number");
+  }
+  const CheckJsonOutput jsonOutput(args);
+  std::ostream& text = jsonOutput.text();
+  const UserKernelSource source = readUserKernelSource(file);
+  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
+  json early = {{"schema", "convscope-kernel-check/1"}, {"file", file.string()}, {"task", "timing"}};
+  if (!kernel.ok()) {
+    text << file.string() << ": compile FAILED\n";
+    for (const KernelDiagnostic& e : kernel.errors) text << e.text() << "\n";
+    early["status"] = "compile-error";
+    early["stage"] = "compile";
+    early["failure"] = kernel.errorText();
+    jsonOutput.write(early);
+    return 1;
+  }
+  if (const GpuInfo& gpu = gpuInfo(); !gpu.usable) {
+    text << file.string() << ": compiled; not timed: cannot run the kernel here: " << gpu.unusableReason << "\n";
+    early["status"] = "not-run";
+    early["stage"] = "compile";
+    early["failure"] = "cannot run the kernel here: " + gpu.unusableReason;
+    jsonOutput.write(early);
+    return 0;
+  }
+  UserKernelJob job;
+  job.task = UserKernelJob::Task::Timing;
+  job.file = file;
+  job.program = thisProgram();
+  job.model = args.value("model").value_or(defaultModelPath());
+  job.data = args.value("data").value_or(defaultDataFolder().string());
+  job.repeats = args.intValue("repeats", 10, 1);
+  job.warmups = args.intValue("warmups", 2, 0);
+  job.timingSamples = args.intValue("samples", 64, 1);
+  job.timeLimitSeconds = args.intValue("timeout", 600, 1);
+  job.seed = seed;
+  if (!args.values("batches").empty()) {
+    job.batches.clear();
+    for (const std::string& b : args.values("batches")) job.batches.push_back(std::stoi(b));
+  }
+  const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
+  text << result.report;
+  jsonOutput.write(userKernelResultToJson(job, result));
+  return result.passed ? 0 : 1;
+}
+
 // The network pass and the timing run the kernel thousands of times: a kernel that prints once per
 // output would print millions of lines and run into the time limit. They run a build with printf
 // compiled out (the check, a few small launches, keeps it and shows it): no output buffer to
@@ -359,56 +428,107 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     }
     const ConvVariant& row = gpu::installUserKernel(kernel);
     const std::string task = args.value("task").value_or("check");
+    // The check and the network pass write the kernel's raw outputs into this folder, made by the
+    // parent, which compares them: the expected values and the labels never enter this process.
+    const std::filesystem::path outputs = args.value("outputs").value_or("");
+    if ((task == "check" || task == "network") && outputs.empty())
+      throw Error("kernel run-isolated: --outputs FOLDER is required for --task " + task);
     if (task == "check") {
       result["stage"] = "check";
       const uint64_t seed = std::stoull(args.value("seed").value_or("1"));
       const int count = args.intValue("shapes", 12, 1);
-      std::cerr << "checking " << count << " random shapes (seed " << seed << ")\n";
+      std::cerr << "running the kernel on " << count << " random shapes (seed " << seed << ")\n";
       const auto backend = createConvBackend(row.id);
-      const ConvCheckResult check =
-          checkConvAgainstReference(*backend, randomCheckShapes(seed, count), seed, row.unsupportedReason);
-      result["passed"] = check.passed();
-      result["summary"] = check.summary();
-      result["shapesChecked"] = check.checked.size();
-      json shapes = json::array();
-      for (const ConvShapeOutcome& o : check.outcomes) {
-        json shape = {{"shape", o.problem.describe()}, {"outcome", o.name()}};
-        if (!o.reason.empty()) shape["reason"] = o.reason;
-        shapes.push_back(shape);
+      const std::vector<ConvProblem> shapes = randomCheckShapes(seed, count);
+      // The declined shapes first, and after each shape how far it got: when the kernel faults or
+      // never ends, the parent still compares the shapes before it (a wrong one is the first mistake).
+      std::vector<std::string> reasons(shapes.size());
+      json declined = json::array();
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        reasons[i] = row.unsupportedReason ? row.unsupportedReason(shapes[i]) : std::string();
+        declined.push_back(reasons[i].empty() ? json(nullptr) : json(reasons[i]));
       }
-      result["shapes"] = shapes;
-      if (check.failure) result["failure"] = failureMapToJson(*check.failure);
-      if (check.firstWrong) {
-        const ConvMismatch& m = *check.firstWrong;
-        result["firstWrong"] = {{"n", m.n},
-                                {"m", m.m},
-                                {"h", m.h},
-                                {"w", m.w},
-                                {"expected", m.expected},
-                                {"got", m.got},
-                                {"allowed", m.allowed},
-                                {"shape", m.problem.describe()}};
-      }
+      result["declined"] = declined;
+      result["reached"] = 0;
       write();
-      if (!check.passed() || args.has("no-network")) return check.passed() ? 0 : 1;
+      runConvOnCheckShapes(
+          *backend, shapes, seed,
+          [&](const ConvProblem& p) { return reasons[&p - shapes.data()]; },  // p: an element of shapes
+          [&](size_t index, const std::vector<float>& output) {
+            writeCheckOutput(checkOutputFile(outputs, index), shapes[index], output);
+            result["reached"] = index + 1;
+            write();
+          });
+      result["ran"] = true;
+      write();
+      return 0;
+    }
+    if (task == "network") {
       result["stage"] = "network";
       std::cerr << "running the network with it on the test set\n";
       installWithoutPrintf(source);
       const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
-      const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
+      const ImageSet images = ImageSet::loadIdxImages(args.value("data").value_or(defaultDataFolder().string()));
       Engine engine(loadOnnxModel(model), row.id);
       const ClassificationRun run = classify(engine, images, 0, images.count(), 1000);
-      json network = {{"model", model.filename().string()},
-                      {"correct", run.correct},
-                      {"labelled", run.labelled},
-                      {"accuracy", run.labelled ? double(run.correct) / run.labelled : 0.0}};
+      std::vector<int32_t> predicted(static_cast<size_t>(images.count()), -1);
+      for (const ImageClassification& c : run.images) predicted.at(static_cast<size_t>(c.index)) = c.predicted;
+      writePredictions(networkPredictionsFile(outputs), predicted);
       json fallbacks = json::array();
       for (const ConvLayerTime& t : run.convTimes)
         if (t.variant != row.id)
           fallbacks.push_back(t.problem.describe() + " ran on " + t.variant + ": " + t.fallbackReason);
-      network["fallbacks"] = fallbacks;
-      if (const auto card = readModelCard(model)) network["courseCorrect"] = card->testCorrect;
-      result["network"] = network;
+      result["network"] = {{"model", model.filename().string()}, {"images", images.count()}, {"fallbacks", fallbacks}};
+      result["stage"] = "done";
+      write();
+      return 0;
+    }
+    if (task == "timing") {
+      // The fair timing (gpu/fair_timing_harness.h): every layer the kernel runs, at every batch;
+      // the repetitions' sampled outputs go back to the parent, which checks them.
+      result["stage"] = "timing";
+      installWithoutPrintf(source);
+      const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
+      const ImageSet images = ImageSet::loadIdxImages(args.value("data").value_or(defaultDataFolder().string()));
+      gpu::FairTimingPlan plan;
+      plan.runSeed = std::stoull(args.value("seed").value_or("1"));
+      plan.sampleSeed = std::stoull(args.value("sample-seed").value_or("1"));
+      plan.sampleCount = args.intValue("samples", 64, 1);
+      plan.repetitions = args.intValue("repeats", 10, 1);
+      plan.warmups = args.intValue("warmups", 2, 0);
+      std::vector<int> batches;
+      for (const std::string& b : args.values("batches")) batches.push_back(std::stoi(b));
+      if (batches.empty()) batches = {100, 1000, 10000};
+      const std::unique_ptr<Device> device = createGpuDevice();
+      json layers = json::array();
+      for (const int batch : batches) {
+        // One pass of the network at this batch gives its conv layers' shapes and who runs them.
+        Engine engine(loadOnnxModel(model), row.id);
+        const int count = std::min(batch, images.count());
+        const ClassificationRun run = classify(engine, images, 0, count, count);
+        for (size_t l = 0; l < run.convTimes.size(); ++l) {
+          const ConvLayerTime& t = run.convTimes[l];
+          json layer = {{"batch", batch}, {"layer", l}, {"node", t.node}, {"problem", convProblemToJson(t.problem)}};
+          if (t.variant != row.id) {
+            layer["declined"] = t.fallbackReason;
+          } else {
+            std::cerr << "timing " << t.node << " at batch " << batch << "\n";
+            plan.problem = t.problem;
+            plan.layer = static_cast<int>(l);
+            layer["repetitions"] = timedRepetitionsToJson(gpu::timeConvFairly(row, *device, plan));
+          }
+          layers.push_back(layer);
+        }
+      }
+      const GpuInfo& gpu = gpuInfo();
+      result["device"] = {
+          {"name", gpu.name},
+          {"compute_capability", std::to_string(gpu.computeMajor) + "." + std::to_string(gpu.computeMinor)},
+          {"driver", gpu.driverVersion},
+          {"runtime", gpu.runtimeVersion},
+          {"sm_clock_mhz", gpu::gpuPeakClocks().smMHz},
+          {"memory_clock_mhz", gpu::gpuPeakClocks().memoryMHz}};
+      result["timing"] = {{"layers", layers}, {"samples", plan.sampleCount}};
       result["stage"] = "done";
       write();
       return 0;
@@ -435,7 +555,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       write();
       return 0;
     }
-    throw Error("kernel run-isolated: --task is check or bench, not '" + task + "'");
+    throw Error("kernel run-isolated: --task is check, network, timing or bench, not '" + task + "'");
   } catch (const std::exception& e) {
     result["error"] = e.what();
     write();
@@ -461,16 +581,19 @@ int runKernel(const std::vector<std::string>& tokens) {
   const std::vector<std::string> rest(tokens.begin() + 2, tokens.end());
   if (verb == "check")
     return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data", "json"}, {"no-network"}));
+  if (verb == "time")
+    return runTime(
+        file, Args(rest, {"batches", "repeats", "warmups", "samples", "seed", "timeout", "model", "data", "json"}, {}));
   if (verb == "info") return runInfo(file, Args(rest, {"arch"}, {}));
   if (verb == "ptx") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Ptx);
   if (verb == "sass") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Sass);
   if (verb == "history") return runHistory(file, Args(rest, {"diff"}, {"sass"}));
   if (verb == "run-isolated")
     return runIsolated(file, Args(rest,
-                                  {"task", "json", "kernel-output", "shapes", "seed", "model", "data", "batches",
-                                   "repeats", "warmups"},
-                                  {"no-network"}));
-  throw Error("kernel: unknown verb '" + verb + "' (check, info, ptx, sass, history; see --help)");
+                                  {"task", "json", "kernel-output", "outputs", "shapes", "seed", "model", "data",
+                                   "batches", "repeats", "warmups", "sample-seed", "samples"},
+                                  {}));
+  throw Error("kernel: unknown verb '" + verb + "' (check, time, info, ptx, sass, history; see --help)");
 }
 
 }  // namespace convscope::cli

@@ -136,6 +136,35 @@ TEST(ImageSetFolder, RefusesMismatchedCountsMissingFilesAndBadLabels) {
   expectError([&] { ImageSet::loadIdxFolder(dir.path()); }, {"labels of rank 1"});
 }
 
+TEST(ImageSetFolder, ImagesOnlyNeverReadTheLabelsFile) {
+  // What the process that runs a student's kernel reads: the labels file is not opened, so a broken
+  // one (which loadIdxFolder refuses) or none at all changes nothing.
+  TempDir dir;
+  std::vector<uint8_t> images = idxBytes(0x08, {3, 2, 2}, 0);
+  for (uint8_t v : {0, 51, 102, 153, 204, 255, 1, 2, 3, 4, 5, 6}) images.push_back(v);
+  dir.write("t10k-images-idx3-ubyte", images);
+  const ImageSet withoutLabelsFile = ImageSet::loadIdxImages(dir.path());
+  dir.write("t10k-labels-idx1-ubyte", std::vector<uint8_t>{'n', 'o', 't', ' ', 'i', 'd', 'x'});
+  expectError([&] { ImageSet::loadIdxFolder(dir.path()); }, {"t10k-labels-idx1-ubyte"});
+  const ImageSet set = ImageSet::loadIdxImages(dir.path());
+  for (const ImageSet* s : {&withoutLabelsFile, &set}) {
+    ASSERT_EQ(s->count(), 3);
+    EXPECT_FALSE(s->hasLabels());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(s->label(i), ImageSet::kNoLabel);
+    EXPECT_FLOAT_EQ(s->image(0).at(0, 1), 51.0f / 255.0f);
+    EXPECT_FLOAT_EQ(s->image(2).at(1, 1), 6.0f / 255.0f);
+    ASSERT_TRUE(s->hasBytes());
+    EXPECT_EQ(s->bytes(1)[0], 204);
+  }
+  // The same pixels as the labelled set's.
+  dir.write("t10k-labels-idx1-ubyte", idxBytes(0x08, {3}, 3, 4));
+  const ImageSet labelled = ImageSet::loadIdxFolder(dir.path());
+  for (int i = 0; i < 3; ++i)
+    for (int y = 0; y < 2; ++y)
+      for (int x = 0; x < 2; ++x) EXPECT_EQ(labelled.image(i).at(y, x), set.image(i).at(y, x));
+  expectError([&] { ImageSet::loadIdxImages(dir.path() / "absent"); }, {"absent", "data folder not found"});
+}
+
 TEST(ImageSetFolder, ReadsTheInstalledFashionMnistTestSet) {
   const ImageSet set = ImageSet::loadIdxFolder(defaultDataFolder());
   EXPECT_EQ(set.count(), 10000);

@@ -5,15 +5,21 @@
 // message in the student's terms: their file, no ConvScope path, no CUDA API name.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <tuple>
 
+#include "app/core/conv/conv_check.h"
 #include "app/core/conv/conv_failure_map.h"
+#include "app/core/conv/cpu_backends.h"
 #include "app/core/conv/kernel_messages.h"
 #include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_source.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/fair_timing.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
@@ -342,21 +348,76 @@ TEST(KernelCheckJson, ACompileErrorAndANoGpuRunAreWrittenToo) {
   std::filesystem::remove(out);
 }
 
+TEST(KernelTimeCommand, ACompileErrorAndANoGpuRunAreWrittenAsTimingResults) {
+  SKIP_WITHOUT_NVRTC();
+  const std::filesystem::path out = std::filesystem::temp_directory_path() / "convscope-test-time.json";
+  const std::filesystem::path broken = kKernels / "syntax_error.cu";
+  const ChildOutcome failed =
+      runChildProcess({CONVSCOPE_CLI_PATH, "kernel", "time", broken.string(), "--json", out.string()}, 120);
+  EXPECT_EQ(failed.exitCode, 1) << failed.output;
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["task"], "timing");
+  EXPECT_EQ(j["status"], "compile-error");
+  EXPECT_NE(j["failure"].get<std::string>().find(broken.string()), std::string::npos) << j.dump();
+  std::filesystem::remove(out);
+  const ChildOutcome badSeed = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "time", (kTemplates / "naive_conv.cu").string(), "--seed", "12x"}, 120);
+  EXPECT_NE(badSeed.exitCode, 0);
+  EXPECT_NE(badSeed.output.find("--seed: '12x' is not a positive whole number"), std::string::npos) << badSeed.output;
+  if (gpuInfo().usable) return;  // the timing itself: tests/gpu/test_user_kernels_gpu.cpp
+  const ChildOutcome compiled = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "time", (kTemplates / "naive_conv.cu").string(), "--json", out.string()}, 120);
+  EXPECT_EQ(compiled.exitCode, 0) << compiled.output;
+  j = nlohmann::json::parse(std::ifstream(out));
+  EXPECT_EQ(j["status"], "not-run");
+  EXPECT_NE(j["failure"].get<std::string>().find("cannot run the kernel here"), std::string::npos);
+  std::filesystem::remove(out);
+}
+
 // ---- the parent's side of a job, with a stand-in for the child (no GPU): what it reads back
 
 // A shell script in the child's place (`PROGRAM kernel run-isolated FILE --json OUT
-// --kernel-output KOUT ...`): it prints `lines` lines as the kernel would, writes `result` as its
-// JSON, says `stderrLine` and exits with `exitCode`.
+// --kernel-output KOUT --outputs FOLDER ...`): it prints `lines` lines as the kernel would, copies
+// the files of `outputFiles` (a folder) into FOLDER as the kernel's raw outputs, writes `result` as
+// its JSON, says `stderrLine` and exits with `exitCode`.
 std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& result, int lines,
-                                const std::string& stderrLine, int exitCode) {
+                                const std::string& stderrLine, int exitCode,
+                                const std::filesystem::path& outputFiles = {}) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "convscope-test-fake-child";
   std::filesystem::create_directories(dir);
   const std::filesystem::path json = dir / (name + ".json"), script = dir / (name + ".sh");
   std::ofstream(json) << result.dump();
-  std::ofstream(script) << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"$7\"\ncp '" << json.string()
-                        << "' \"$5\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  std::ofstream out(script);
+  out << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"$7\"\n";
+  if (!outputFiles.empty()) out << "cp '" << outputFiles.string() << "'/* \"$9\"/\n";
+  out << "cp '" << json.string() << "' \"$5\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  out.close();
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   return script;
+}
+
+// The raw outputs a correct kernel writes for the check of `job` (CPU reference), in a folder of
+// their own, and the shapes.
+// Output element `flat` of shape `index` as the CPU reference computes it, for `job`'s seed.
+float correctAt(const UserKernelJob& job, size_t index, size_t flat) {
+  const std::vector<ConvProblem> shapes = randomCheckShapes(job.seed, job.shapes);
+  const auto conv = createConvBackend("cpu-im2col-gemm");  // another implementation than the files'
+  float value = 0.0f;
+  runConvOnCheckShapes(*conv, shapes, job.seed, {}, [&](size_t i, const std::vector<float>& output) {
+    if (i == index) value = output.at(flat);
+  });
+  return value;
+}
+
+std::vector<ConvProblem> correctOutputs(const UserKernelJob& job, const std::filesystem::path& folder) {
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  const std::vector<ConvProblem> shapes = randomCheckShapes(job.seed, job.shapes);
+  const auto conv = createConvBackend("cpu-reference");
+  runConvOnCheckShapes(*conv, shapes, job.seed, {}, [&](size_t index, const std::vector<float>& output) {
+    writeCheckOutput(checkOutputFile(folder, index), shapes[index], output);
+  });
+  return shapes;
 }
 
 UserKernelJob fakeJob(const std::filesystem::path& program) {
@@ -396,48 +457,228 @@ TEST(KernelJob, AFaultIsSaidInTheStudentsTermsEverywhereAndTheOutputIsCapped) {
   EXPECT_EQ(j["failure"], r.failure);
 }
 
-TEST(KernelJob, TheFailingMapComesBackFromTheChildAndIntoTheJson) {
-  // The map the child would write: rows 2-3 of a 5x4 map never written.
-  ConvProblem p;
-  p.inHeight = 7;
-  p.inWidth = 6;
-  p.kernelHeight = p.kernelWidth = 3;
-  std::vector<double> expected(20, 1.0), allowed(20, 1e-4);
-  std::vector<float> actual(20, 1.0f);
-  for (int i = 8; i < 16; ++i) actual[i] = unwrittenPoison();
-  ConvFailureMap map = classifyOutputMap(p, 0, 0, 5, 4, expected, allowed, actual);
-  map.shapeBad = 8;
-  map.shapeTotal = 20;
+TEST(KernelJob, TheParentComparesTheChildsRawOutputsAndBuildsTheFailingMap) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 2;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-rows";
+  const std::vector<ConvProblem> shapes = correctOutputs(job, files);
+  // Rows 2-3 of map (image 0, channel 0) of the first shape never written: the poison stays.
+  const ConvProblem& p = shapes[0];
+  ASSERT_GE(p.outHeight(), 5);
+  std::vector<float> output = readCheckOutput(checkOutputFile(files, 0), p);
+  for (int h = 2; h <= 3; ++h)
+    for (int w = 0; w < p.outWidth(); ++w) output[static_cast<size_t>(h) * p.outWidth() + w] = unwrittenPoison();
+  writeCheckOutput(checkOutputFile(files, 0), p, output);
+  // The child sends no expected value, no verdict and no map: only that it ran.
   const nlohmann::json result = {
-      {"file", "kernels/mine.cu"},
-      {"stage", "check"},
-      {"passed", false},
-      {"summary", "FAILED after 0 correct shape(s): wrong output at [n=0][m=0][h=2][w=0]"},
-      {"shapesChecked", 0},
-      {"firstWrong", {{"n", 0}, {"m", 0}, {"h", 2}, {"w", 0}, {"expected", 1.0}, {"got", nullptr}}},
-      {"shapes", nlohmann::json::array(
-                     {{{"shape", p.describe()}, {"outcome", "failed"}}, {{"shape", "other"}, {"outcome", "not run"}}})},
-      {"failure", failureMapToJson(map)}};
-  const UserKernelJob job = fakeJob(fakeChild("wrong", result, 0, "checking 2 random shapes (seed 42)", 1));
+      {"file", "kernels/mine.cu"}, {"stage", "check"}, {"ran", true}, {"declined", {nullptr, nullptr}}};
+  job.program = fakeChild("wrong", result, 0, "running the kernel on 2 random shapes (seed 42)", 0, files);
   const UserKernelJobResult r = runUserKernelJob(job, {});
   EXPECT_FALSE(r.passed);
   EXPECT_FALSE(r.processDied);
   ASSERT_TRUE(r.failureMap) << r.report;
-  EXPECT_EQ(r.failureMap->verdicts, map.verdicts);
   EXPECT_EQ(r.failureMap->badRows(), "2-3");
+  EXPECT_EQ(r.failureMap->neverWritten, 2 * p.outWidth());
+  EXPECT_EQ(r.failureMap->shapeBad, 2 * p.outWidth());
+  EXPECT_EQ(std::tie(r.firstWrongN, r.firstWrongM, r.firstWrongH, r.firstWrongW), std::make_tuple(0, 0, 2, 0));
+  EXPECT_TRUE(std::isnan(r.got));
+  // The reference value there is the correct kernel's, within FP32 rounding.
+  EXPECT_NEAR(r.expected, correctAt(job, 0, 2 * p.outWidth()), 1e-4 * (1.0 + std::fabs(r.expected)));
   EXPECT_NE(r.report.find("where: rows 2-3; all columns"), std::string::npos) << r.report;
   EXPECT_NE(r.report.find("--seed 42"), std::string::npos) << r.report;
   EXPECT_EQ(r.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << r.failure;
   EXPECT_EQ(r.kernelOutput.totalLines, 0);
   ASSERT_EQ(r.shapes.size(), 2u);
+  EXPECT_EQ(r.shapes[0].outcome, "failed");
   EXPECT_EQ(r.shapes[1].outcome, "not run");
   const nlohmann::json j = userKernelResultToJson(job, r);
   EXPECT_EQ(j["schema"], "convscope-kernel-check/1");
   EXPECT_EQ(j["seed"], 42);
-  EXPECT_EQ(j["failingMap"]["counts"]["neverWritten"], 8);
+  EXPECT_EQ(j["failingMap"]["counts"]["neverWritten"], 2 * p.outWidth());
   EXPECT_EQ(j["failingMap"]["badRows"], "2-3");
   EXPECT_EQ(j["shapes"][0]["outcome"], "failed");
   EXPECT_TRUE(j["network"].is_null());
+  std::filesystem::remove_all(files);
+}
+
+TEST(KernelJob, CorrectRawOutputsPassAndAClaimOfPassingIsNotBelieved) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 3;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-right";
+  correctOutputs(job, files);
+  const nlohmann::json ran = {{"stage", "check"}, {"ran", true}, {"declined", {nullptr, nullptr, nullptr}}};
+  job.program = fakeChild("right", ran, 0, "", 0, files);
+  const UserKernelJobResult right = runUserKernelJob(job, {});
+  EXPECT_TRUE(right.passed) << right.report;
+  EXPECT_EQ(right.shapesChecked, 3);
+  // A child that says it passed but wrote no outputs: the parent believes only the files.
+  const nlohmann::json claims = {{"stage", "check"}, {"ran", true}, {"passed", true}, {"summary", "passed"}};
+  job.program = fakeChild("claims", claims, 0, "", 0);
+  const UserKernelJobResult claimed = runUserKernelJob(job, {});
+  EXPECT_FALSE(claimed.passed);
+  EXPECT_NE(claimed.failure.find("shape-0.f32: the kernel's output of"), std::string::npos) << claimed.failure;
+  std::filesystem::remove_all(files);
+}
+
+TEST(KernelJob, ATruncatedOutputFileIsRefusedByName) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 2;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-short";
+  const std::vector<ConvProblem> shapes = correctOutputs(job, files);
+  std::filesystem::resize_file(checkOutputFile(files, 1), 4);
+  const nlohmann::json ran = {{"stage", "check"}, {"ran", true}, {"declined", {nullptr, nullptr}}};
+  job.program = fakeChild("short", ran, 0, "", 0, files);
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("shape-1.f32: holds 4 bytes, but the output of " + shapes[1].describe()), std::string::npos)
+      << r.failure;
+  EXPECT_NE(r.report.find("shape-1.f32: holds 4 bytes"), std::string::npos) << r.report;
+  std::filesystem::remove_all(files);
+}
+
+TEST(KernelJob, AWrongShapeBeforeAFaultIsTheMistakeReportedAsWhenTheCheckStoppedThere) {
+  UserKernelJob job = fakeJob({});
+  job.shapes = 3;
+  const std::filesystem::path files = std::filesystem::temp_directory_path() / "convscope-test-fake-outputs-fault";
+  const std::vector<ConvProblem> shapes = correctOutputs(job, files);
+  std::filesystem::remove(checkOutputFile(files, 2));  // the process died in shape 2
+  const std::string raw = "gpu/cuda_device.cu:119: cudaMemcpy failed: an illegal memory access was encountered";
+  const nlohmann::json died = {
+      {"stage", "check"}, {"declined", {nullptr, nullptr, nullptr}}, {"reached", 2}, {"error", raw}};
+  // Shapes 0 and 1 right: the fault is the message.
+  job.program = fakeChild("fault-after-right", died, 0, "error: " + raw, 1, files);
+  const UserKernelJobResult fault = runUserKernelJob(job, {});
+  EXPECT_FALSE(fault.passed);
+  EXPECT_TRUE(fault.processDied);
+  EXPECT_FALSE(fault.firstWrong);
+  EXPECT_NE(fault.failure.find("read or wrote outside its buffers"), std::string::npos) << fault.failure;
+  // Shape 1 wrong: that is the mistake, as when the shapes ran in order and stopped there.
+  std::vector<float> output = readCheckOutput(checkOutputFile(files, 1), shapes[1]);
+  output[0] += 1.0f;
+  writeCheckOutput(checkOutputFile(files, 1), shapes[1], output);
+  job.program = fakeChild("fault-after-wrong", died, 0, "error: " + raw, 1, files);
+  const UserKernelJobResult wrong = runUserKernelJob(job, {});
+  EXPECT_FALSE(wrong.passed);
+  EXPECT_FALSE(wrong.processDied);
+  ASSERT_TRUE(wrong.firstWrong) << wrong.report;
+  EXPECT_EQ(std::tie(wrong.firstWrongN, wrong.firstWrongM, wrong.firstWrongH, wrong.firstWrongW),
+            std::make_tuple(0, 0, 0, 0));
+  EXPECT_EQ(wrong.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << wrong.failure;
+  ASSERT_EQ(wrong.shapes.size(), 3u);
+  EXPECT_EQ(wrong.shapes[0].outcome, "passed");
+  EXPECT_EQ(wrong.shapes[1].outcome, "failed");
+  EXPECT_EQ(wrong.shapes[2].outcome, "not run");
+  std::filesystem::remove_all(files);
+}
+
+// The child's timing answer for one layer: `repetitions` repetitions of `p` whose sampled values
+// are right (from the checker's reference) until `rightUntil`, then the poison (never written).
+nlohmann::json timedLayer(const ConvProblem& p, int layer, int batch, const UserKernelJob& job, double seconds,
+                          int rightUntil, uint64_t seedOffset = 0) {
+  std::vector<TimedRepetition> repetitions;
+  for (int r = 0; r < job.repeats; ++r) {
+    TimedRepetition t;
+    t.repetition = r;
+    t.inputSeed = repetitionInputSeed(job.seed, layer, batch, r) + seedOffset;
+    t.seconds = seconds;
+    t.positions = sampledOutputPositions(job.timingSampleSeed, t.inputSeed, p.outputElements(), job.timingSamples);
+    for (const int64_t position : t.positions)
+      t.values.push_back(r < rightUntil ? static_cast<float>(sampledReference(p, t.inputSeed, position).expected)
+                                        : unwrittenPoison());
+    repetitions.push_back(t);
+  }
+  return {{"batch", batch},
+          {"layer", layer},
+          {"node", "conv" + std::to_string(layer)},
+          {"problem", convProblemToJson(p)},
+          {"repetitions", timedRepetitionsToJson(repetitions)}};
+}
+
+TEST(KernelJob, TheParentJudgesEveryTimedLayerAndNamesTheGpu) {
+  UserKernelJob job = fakeJob({});
+  job.task = UserKernelJob::Task::Timing;
+  job.seed = 7;
+  job.timingSampleSeed = 99;
+  job.timingSamples = 8;
+  job.repeats = 3;
+  job.batches = {100};
+  ConvProblem p;  // the course's first layer at batch 100
+  p.batch = 100;
+  p.inHeight = p.inWidth = 28;
+  p.outChannels = 6;
+  p.kernelHeight = p.kernelWidth = 5;
+  ConvProblem q = p;  // the second
+  q.inChannels = 6;
+  q.inHeight = q.inWidth = 12;
+  q.outChannels = 16;
+  const DevicePeaks peaks = *devicePeaksFor("NVIDIA H100 80GB HBM3");
+  const double floorP = physicalFloorSeconds(p, peaks), floorQ = physicalFloorSeconds(q, peaks);
+  const nlohmann::json device = {{"name", "NVIDIA H100 80GB HBM3"},
+                                 {"compute_capability", "9.0"},
+                                 {"driver", "13.0"},
+                                 {"runtime", "13.0"},
+                                 {"sm_clock_mhz", 1980},
+                                 {"memory_clock_mhz", 2619}};
+  const auto timing = [&](const nlohmann::json& layers) {
+    return nlohmann::json{{"stage", "done"}, {"device", device}, {"timing", {{"layers", layers}, {"samples", 8}}}};
+  };
+
+  // Layer 0 right and slower than the floor; layer 1 right only on its first repetition (a cache).
+  const nlohmann::json declined = {
+      {"batch", 100}, {"layer", 2}, {"node", "conv2"}, {"problem", convProblemToJson(p)}, {"declined", "strided"}};
+  job.program = fakeChild(
+      "timing-cached",
+      timing({timedLayer(p, 0, 100, job, 10 * floorP, 3), timedLayer(q, 1, 100, job, 10 * floorQ, 1), declined}), 0, "",
+      0);
+  UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(r.timings.size(), 2u) << r.report;
+  EXPECT_TRUE(r.timings[0].timing.ranked()) << r.timings[0].timing.rejected;
+  EXPECT_DOUBLE_EQ(r.timings[0].timing.time.median, 10 * floorP);
+  EXPECT_EQ(r.timings[1].timing.rejected.rfind("kernels/mine.cu: its output at repetition 2 of " + q.describe(), 0), 0u)
+      << r.timings[1].timing.rejected;
+  EXPECT_NE(r.timings[1].timing.rejected.find("never written"), std::string::npos);
+  EXPECT_EQ(r.failure, r.timings[1].timing.rejected);
+  ASSERT_EQ(r.fallbacks.size(), 1u);
+  EXPECT_NE(r.fallbacks[0].find("strided"), std::string::npos);
+  EXPECT_EQ(r.timingDevice.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_NE(
+      r.report.find(
+          "on NVIDIA H100 80GB HBM3 (compute 9.0, driver 13.0, runtime 13.0, clocks 1980 MHz SM, 2619 MHz memory)"),
+      std::string::npos)
+      << r.report;
+  nlohmann::json j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["task"], "timing");
+  EXPECT_EQ(j["timing"]["device"]["driver"], "13.0");
+  EXPECT_EQ(j["timing"]["device"]["sm_clock_mhz"], 1980);
+  EXPECT_EQ(j["timing"]["device"]["memory_clock_mhz"], 2619);
+  EXPECT_TRUE(j["timing"]["layers"][0]["rejected"].is_null());
+  EXPECT_EQ(j["timing"]["layers"][1]["rejected"], r.timings[1].timing.rejected);
+  EXPECT_EQ(j["timing"]["layers"][1]["ranked"], false);
+
+  // Both right, the first faster than the floor: flagged, not ranked, and the timing passes.
+  job.program = fakeChild(
+      "timing-floor", timing({timedLayer(p, 0, 100, job, 0.5 * floorP, 3), timedLayer(q, 1, 100, job, 2 * floorQ, 3)}),
+      0, "", 0);
+  r = runUserKernelJob(job, {});
+  EXPECT_TRUE(r.passed) << r.report;
+  ASSERT_EQ(r.timings.size(), 2u);
+  EXPECT_TRUE(r.timings[0].timing.belowPhysicalFloor);
+  EXPECT_FALSE(r.timings[0].timing.ranked());
+  EXPECT_TRUE(r.timings[1].timing.ranked());
+  EXPECT_NE(r.report.find("flagged for review"), std::string::npos) << r.report;
+  j = userKernelResultToJson(job, r);
+  EXPECT_EQ(j["timing"]["layers"][0]["flag"], "below the physical floor: flagged for review");
+  EXPECT_TRUE(j["timing"]["layers"][1]["flag"].is_null());
+
+  // Right values, but for inputs other than those asked for: not accepted.
+  job.program = fakeChild("timing-other-inputs",
+                          timing(nlohmann::json::array({timedLayer(p, 0, 100, job, 10 * floorP, 3, 1)})), 0, "", 0);
+  r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  ASSERT_EQ(r.timings.size(), 1u) << r.failure << r.report;
+  EXPECT_NE(r.timings[0].timing.rejected.find("did not come back for the inputs asked for"), std::string::npos)
+      << r.timings[0].timing.rejected;
 }
 
 }  // namespace

@@ -6,12 +6,15 @@
 // works. The failing map shows each bug's pattern (a stride ignored, the left padding forgotten,
 // rows past the 8th of each tile unwritten); a kernel that prints once per output passes with its
 // output capped; a trap, an assertion and an out-of-bounds write each get their message in the
-// student's terms. Skips, saying why, where no GPU can be used.
+// student's terms. The fair timing times the templates with every repetition checked and catches
+// the kernels that game a timer (a cached result, a write on the first call only, no write).
+// Skips, saying why, where no GPU can be used.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 
 #include "app/core/conv/conv_check.h"
 #include "app/core/conv/user_kernel_source.h"
@@ -114,6 +117,96 @@ TEST_F(UserKernelsOnGpu, TheTemplatesAreTimedAtTheCourseBatches) {
       EXPECT_GT(run.accuracy, 0.8);
     }
   }
+}
+
+// The fair timing (fair_timing.h): the templates are timed at the course's batches, every layer
+// checked, with the GPU and driver named; the kernels that game a timer are caught.
+UserKernelJob fairTimingJob(const std::filesystem::path& file) {
+  UserKernelJob job;
+  job.program = CONVSCOPE_CLI_PATH;
+  job.file = file;
+  job.seed = 20261126;
+  job.task = UserKernelJob::Task::Timing;
+  job.repeats = 5;
+  job.warmups = 1;
+  job.timeLimitSeconds = 300;
+  return job;
+}
+
+TEST_F(UserKernelsOnGpu, TheTemplatesAreTimedFairlyWithEveryRepetitionChecked) {
+  for (const char* name : {"naive_conv.cu", "tiled_conv.cu"}) {
+    SCOPED_TRACE(name);
+    const UserKernelJobResult result = runUserKernelJob(fairTimingJob(kTemplates / name), {});
+    ASSERT_TRUE(result.passed) << result.report << result.childOutput;
+    EXPECT_EQ(result.timingDevice.name, gpuInfo().name);
+    EXPECT_EQ(result.timingDevice.driver, gpuInfo().driverVersion);
+    EXPECT_FALSE(result.timingDevice.runtime.empty());
+    EXPECT_GT(result.timingDevice.smClockMHz, 500);
+    EXPECT_GT(result.timingDevice.memoryClockMHz, 500);
+    std::set<int> batches;
+    for (const UserKernelJobResult::LayerTiming& t : result.timings) {
+      batches.insert(t.batch);
+      EXPECT_EQ(t.timing.rejected, "") << t.timing.problem.describe();
+      EXPECT_EQ(t.timing.repetitions, 5);
+      EXPECT_GT(t.timing.time.min, 0.0);
+      EXPECT_LE(t.timing.time.min, t.timing.time.median);
+      EXPECT_LE(t.timing.time.median, t.timing.time.max);
+      EXPECT_EQ(t.timing.problem.batch, std::min(t.batch, 10000));
+      // A naive kernel is far from the roofline: never below the physical floor.
+      if (result.timingDevice.name.find("H100") != std::string::npos ||
+          result.timingDevice.name.find("H200") != std::string::npos) {
+        EXPECT_GT(t.timing.floorSeconds, 0.0);
+        EXPECT_FALSE(t.timing.belowPhysicalFloor) << t.timing.time.median << " < " << t.timing.floorSeconds;
+        EXPECT_TRUE(t.timing.ranked());
+      }
+    }
+    EXPECT_EQ(batches, (std::set<int>{100, 1000, 10000})) << result.report;
+    const nlohmann::json j = userKernelResultToJson(fairTimingJob(kTemplates / name), result);
+    EXPECT_EQ(j["timing"]["device"]["name"], gpuInfo().name);
+    EXPECT_EQ(j["timing"]["layers"].size(), result.timings.size());
+    std::printf("%s", result.report.c_str());
+  }
+}
+
+TEST_F(UserKernelsOnGpu, AKernelThatCachesItsResultPassesTheCheckButNotTheTiming) {
+  const std::filesystem::path file = kKernels / "caches_result.cu";
+  // The check's shapes all differ: the cache never answers there.
+  const UserKernelJobResult check = runUserKernelJob(checkJob(file, false), {});
+  EXPECT_TRUE(check.passed) << check.report << check.childOutput;
+  const UserKernelJobResult timing = runUserKernelJob(fairTimingJob(file), {});
+  EXPECT_FALSE(timing.passed) << timing.report;
+  expectStudentTerms(timing.failure, file);
+  EXPECT_NE(timing.failure.find("its output at repetition 1 of"), std::string::npos) << timing.failure;
+  EXPECT_NE(timing.failure.find("was wrong: a kernel must compute every call"), std::string::npos) << timing.failure;
+  EXPECT_NE(timing.failure.find("never written"), std::string::npos) << timing.failure;
+  for (const UserKernelJobResult::LayerTiming& t : timing.timings) EXPECT_FALSE(t.timing.ranked());
+}
+
+TEST_F(UserKernelsOnGpu, AKernelThatWritesOnlyOnItsFirstCallIsCaughtByBoth) {
+  const std::filesystem::path file = kKernels / "writes_first_call_only.cu";
+  const UserKernelJobResult check = runUserKernelJob(checkJob(file, false), {});
+  EXPECT_FALSE(check.passed);
+  ASSERT_TRUE(check.failureMap) << check.report;
+  EXPECT_EQ(check.shapes.at(0).outcome, "passed");  // its first call
+  EXPECT_EQ(check.failureMap->neverWritten, check.failureMap->total());
+  expectStudentTerms(check.failure, file);
+  const UserKernelJobResult timing = runUserKernelJob(fairTimingJob(file), {});
+  EXPECT_FALSE(timing.passed);
+  expectStudentTerms(timing.failure, file);
+  EXPECT_NE(timing.failure.find("a kernel must compute every call"), std::string::npos) << timing.failure;
+}
+
+TEST_F(UserKernelsOnGpu, AKernelThatWritesNothingIsNeverTimed) {
+  const std::filesystem::path file = kKernels / "writes_nothing.cu";
+  const UserKernelJobResult check = runUserKernelJob(checkJob(file, false), {});
+  EXPECT_FALSE(check.passed);
+  ASSERT_TRUE(check.failureMap);
+  EXPECT_EQ(check.failureMap->neverWritten, check.failureMap->total());
+  const UserKernelJobResult timing = runUserKernelJob(fairTimingJob(file), {});
+  EXPECT_FALSE(timing.passed);
+  expectStudentTerms(timing.failure, file);
+  EXPECT_NE(timing.failure.find("its output at repetition 1 of"), std::string::npos) << timing.failure;
+  EXPECT_NE(timing.failure.find("never written"), std::string::npos) << timing.failure;
 }
 
 TEST_F(UserKernelsOnGpu, AnOffByOneHaloFailsAtTheRightCoordinates) {

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <sstream>
+
+#include "app/core/util/error.h"
 
 namespace convscope {
 namespace {
@@ -35,6 +38,20 @@ std::vector<float> randomValues(std::mt19937_64& rng, int64_t count) {
   for (float& v : values) v = pick(rng) == 0 ? (pick(rng) % 2 ? 8.0f : -8.0f) : uniform(rng);
   return values;
 }
+
+// The inputs and weights of the shapes that run, in their order, from the check's seed: the
+// kernel's process and the checker draw the same values.
+class CheckInputs {
+ public:
+  explicit CheckInputs(uint64_t seed) : rng_(seed ^ 0x9e3779b97f4a7c15ull) {}
+  void next(const ConvProblem& p, std::vector<float>& x, std::vector<float>& k) {
+    x = randomValues(rng_, p.inputElements());
+    k = randomValues(rng_, p.weightElements());
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
 
 }  // namespace
 
@@ -108,27 +125,48 @@ std::vector<ConvProblem> randomCheckShapes(uint64_t seed, int count) {
   return shapes;
 }
 
-ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<ConvProblem>& shapes, uint64_t seed,
-                                          const std::function<std::string(const ConvProblem&)>& unsupported,
-                                          const std::function<bool()>& keepGoing) {
-  ConvCheckResult result;
-  result.seed = seed;
-  std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ull);
-  for (const ConvProblem& p : shapes) result.outcomes.push_back({p, ConvShapeOutcome::Kind::NotRun, {}});
+std::vector<std::string> runConvOnCheckShapes(
+    ConvBackend& conv, const std::vector<ConvProblem>& shapes, uint64_t seed,
+    const std::function<std::string(const ConvProblem&)>& unsupported,
+    const std::function<void(size_t index, const std::vector<float>& output)>& ranShape,
+    const std::function<bool()>& keepGoing) {
+  std::vector<std::string> declined(shapes.size());
+  CheckInputs inputs(seed);
   for (size_t s = 0; s < shapes.size(); ++s) {
     const ConvProblem& p = shapes[s];
     if (keepGoing && !keepGoing()) break;
-    if (unsupported)
-      if (const std::string reason = unsupported(p); !reason.empty()) {
-        result.declined.push_back(p.describe() + ": " + reason);
-        result.outcomes[s].kind = ConvShapeOutcome::Kind::Declined;
-        result.outcomes[s].reason = reason;
-        continue;
-      }
-    const std::vector<float> x = randomValues(rng, p.inputElements());
-    const std::vector<float> k = randomValues(rng, p.weightElements());
+    if (unsupported) declined[s] = unsupported(p);
+    if (!declined[s].empty()) continue;
+    std::vector<float> x, k;
+    inputs.next(p, x, k);
     std::vector<float> y(static_cast<size_t>(p.outputElements()), unwrittenPoison());
     conv.forward(p, x.data(), k.data(), y.data());
+    ranShape(s, y);
+  }
+  return declined;
+}
+
+ConvCheckResult compareCheckOutputs(const std::vector<ConvProblem>& shapes, uint64_t seed,
+                                    const std::vector<std::string>& declined,
+                                    const std::function<std::vector<float>(size_t index)>& outputOf) {
+  ConvCheckResult result;
+  result.seed = seed;
+  CheckInputs inputs(seed);
+  for (const ConvProblem& p : shapes) result.outcomes.push_back({p, ConvShapeOutcome::Kind::NotRun, {}});
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    const ConvProblem& p = shapes[s];
+    if (s < declined.size() && !declined[s].empty()) {
+      result.declined.push_back(p.describe() + ": " + declined[s]);
+      result.outcomes[s].kind = ConvShapeOutcome::Kind::Declined;
+      result.outcomes[s].reason = declined[s];
+      continue;
+    }
+    std::vector<float> x, k;
+    inputs.next(p, x, k);
+    const std::vector<float> y = outputOf(s);
+    if (y.size() != static_cast<size_t>(p.outputElements()))
+      throw Error("the output of " + p.describe() + " holds " + std::to_string(y.size()) + " values, not " +
+                  std::to_string(p.outputElements()));
     const int height = p.outHeight(), width = p.outWidth();
     const size_t mapSize = static_cast<size_t>(height) * width;
     std::vector<double> expected(mapSize), allowed(mapSize);
@@ -168,6 +206,65 @@ ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<C
     result.outcomes[s].kind = ConvShapeOutcome::Kind::Passed;
   }
   return result;
+}
+
+ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<ConvProblem>& shapes, uint64_t seed,
+                                          const std::function<std::string(const ConvProblem&)>& unsupported,
+                                          const std::function<bool()>& keepGoing) {
+  // Both halves in this process (the course's own variants): the outputs kept in memory.
+  std::vector<std::vector<float>> outputs(shapes.size());
+  std::vector<bool> ran(shapes.size(), false);
+  const std::vector<std::string> declined = runConvOnCheckShapes(
+      conv, shapes, seed, unsupported,
+      [&](size_t index, const std::vector<float>& output) {
+        outputs[index] = output;
+        ran[index] = true;
+      },
+      keepGoing);
+  // A cancelled run compares the shapes it reached; the rest stay "not run".
+  size_t reached = 0;
+  while (reached < shapes.size() && (ran[reached] || !declined[reached].empty())) ++reached;
+  ConvCheckResult result = compareCheckOutputs(std::vector<ConvProblem>(shapes.begin(), shapes.begin() + reached), seed,
+                                               declined, [&](size_t index) { return outputs[index]; });
+  for (size_t s = reached; s < shapes.size(); ++s)
+    result.outcomes.push_back({shapes[s], ConvShapeOutcome::Kind::NotRun, {}});
+  return result;
+}
+
+int64_t checkOutputFileBytes(const ConvProblem& problem) {
+  return problem.outputElements() * static_cast<int64_t>(sizeof(float));
+}
+
+std::filesystem::path checkOutputFile(const std::filesystem::path& folder, size_t index) {
+  return folder / ("shape-" + std::to_string(index) + ".f32");
+}
+
+void writeCheckOutput(const std::filesystem::path& file, const ConvProblem& problem, const std::vector<float>& output) {
+  if (static_cast<int64_t>(output.size() * sizeof(float)) != checkOutputFileBytes(problem))
+    throw Error(file.string() + ": " + std::to_string(output.size()) + " values to write, but " + problem.describe() +
+                " has " + std::to_string(problem.outputElements()) + " outputs");
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(output.data()), static_cast<std::streamsize>(output.size() * sizeof(float)));
+  out.close();
+  if (!out) throw Error(file.string() + ": cannot write the kernel's output there");
+}
+
+std::vector<float> readCheckOutput(const std::filesystem::path& file, const ConvProblem& problem) {
+  const int64_t expectedBytes = checkOutputFileBytes(problem);
+  std::error_code error;
+  const auto bytes = std::filesystem::file_size(file, error);
+  if (error)
+    throw Error(file.string() + ": the kernel's output of " + problem.describe() +
+                " is missing (its process ended before writing it?)");
+  if (static_cast<int64_t>(bytes) != expectedBytes)
+    throw Error(file.string() + ": holds " + std::to_string(bytes) + " bytes, but the output of " + problem.describe() +
+                " is " + std::to_string(problem.outputElements()) + " floats = " + std::to_string(expectedBytes) +
+                " bytes (a truncated or foreign file): not compared");
+  std::vector<float> values(static_cast<size_t>(problem.outputElements()));
+  std::ifstream in(file, std::ios::binary);
+  in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(expectedBytes));
+  if (!in || in.gcount() != expectedBytes) throw Error(file.string() + ": cannot read the kernel's output");
+  return values;
 }
 
 }  // namespace convscope

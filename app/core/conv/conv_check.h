@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -64,5 +65,36 @@ inline constexpr double kUserKernelRelativeTolerance = 3e-5;
 ConvCheckResult checkConvAgainstReference(ConvBackend& conv, const std::vector<ConvProblem>& shapes, uint64_t seed,
                                           const std::function<std::string(const ConvProblem&)>& unsupported = {},
                                           const std::function<bool()>& keepGoing = {});
+
+// The check in two halves, for a kernel that runs in a process of its own: the expected values
+// never sit in the memory of the process that runs the student's code (docs/your-kernel.md,
+// "Where the check runs").
+//
+// The kernel's half: every shape's inputs from `seed` (inputs are no secret), the output poisoned,
+// the kernel run, and its raw output handed to `ranShape(index, output)`; no reference is computed.
+// Returns, per shape, the reason it was declined (empty: it ran, or was not reached on cancel).
+std::vector<std::string> runConvOnCheckShapes(
+    ConvBackend& conv, const std::vector<ConvProblem>& shapes, uint64_t seed,
+    const std::function<std::string(const ConvProblem&)>& unsupported,
+    const std::function<void(size_t index, const std::vector<float>& output)>& ranShape,
+    const std::function<bool()>& keepGoing = {});
+
+// The checker's half: regenerates the same inputs, computes the double-precision reference and
+// compares, stopping at the first shape with a wrong element, exactly as checkConvAgainstReference.
+// `declined[i]` non-empty: shape i was declined for that reason. `outputOf(i)` gives the kernel's
+// output of shape i (it may throw convscope::Error: a missing or wrong-sized file).
+ConvCheckResult compareCheckOutputs(const std::vector<ConvProblem>& shapes, uint64_t seed,
+                                    const std::vector<std::string>& declined,
+                                    const std::function<std::vector<float>(size_t index)>& outputOf);
+
+// A shape's output as the file the kernel's process writes: its outputElements() floats, raw, in
+// this machine's byte order (both processes run here). Its size is known before it is written or
+// read: checkOutputFileBytes.
+int64_t checkOutputFileBytes(const ConvProblem& problem);
+std::filesystem::path checkOutputFile(const std::filesystem::path& folder, size_t index);  // shape-<index>.f32
+void writeCheckOutput(const std::filesystem::path& file, const ConvProblem& problem, const std::vector<float>& output);
+// Throws convscope::Error naming the file when it is missing or its size is not the shape's (a
+// truncated file, a file of another shape), before reading a byte of it.
+std::vector<float> readCheckOutput(const std::filesystem::path& file, const ConvProblem& problem);
 
 }  // namespace convscope

@@ -127,6 +127,30 @@ ImageSet ImageSet::loadIdxFolder(const fs::path& folder, Split split) {
   return set;
 }
 
+ImageSet ImageSet::loadIdxImages(const fs::path& folder, Split split) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec))
+    throw Error(folder.string() +
+                ": data folder not found (install the Debian package "
+                "dataset-fashion-mnist, or give a folder of IDX files)");
+  const fs::path imagesPath = findIdxFile(folder, split == Split::Test ? "t10k" : "train", "images");
+  IdxArray images = readIdxFile(imagesPath);
+  if (images.dims.size() != 3)
+    throw Error(imagesPath.string() + ": expected images of rank 3 (count, rows, columns), found rank " +
+                std::to_string(images.dims.size()));
+  if (images.dims[1] > 4096 || images.dims[2] > 4096)
+    throw Error(imagesPath.string() + ": images of " + std::to_string(images.dims[1]) + "x" +
+                std::to_string(images.dims[2]) + " are too large for this tool");
+  std::vector<float> pixels(images.values.size());
+  std::transform(images.values.begin(), images.values.end(), pixels.begin(),
+                 [](uint8_t v) { return static_cast<float>(v) / 255.0f; });
+  ImageSet set(folder.string(), static_cast<int>(images.dims[1]), static_cast<int>(images.dims[2]), std::move(pixels),
+               std::vector<int>(static_cast<size_t>(images.dims[0]), kNoLabel),
+               looksLikeDigits(folder) ? digitClassNames() : fashionMnistClassNames());
+  set.bytes_ = std::move(images.values);
+  return set;
+}
+
 const uint8_t* ImageSet::bytes(int first) const {
   if (bytes_.empty()) throw Error(source_ + ": these images have no 8-bit form (only the IDX data set has)");
   if (first < 0 || first >= count())

@@ -33,6 +33,9 @@ class ImageSet {
   // Reads <split>-images / <split>-labels IDX files (the usual MNIST names, .gz or not) from a
   // folder. Class names are Fashion-MNIST's unless the folder's name says plain MNIST.
   static ImageSet loadIdxFolder(const std::filesystem::path& folder, Split split = Split::Test);
+  // The images only: the labels file is never opened, every label is kNoLabel. What the process
+  // that runs a student's kernel reads, so that the answers are not in its memory.
+  static ImageSet loadIdxImages(const std::filesystem::path& folder, Split split = Split::Test);
 
   // Pictures of one size already brought to [0, 1] gray, e.g. from image files; labels unknown.
   static ImageSet fromImages(std::string source, const std::vector<GrayImage>& images,

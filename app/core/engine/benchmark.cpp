@@ -51,7 +51,26 @@ int countCorrect(const Tensor& probabilities, const ImageSet& images, int batch)
   return correct;
 }
 
-json problemJson(const ConvProblem& p) {
+// What a stage wrote: the file's figure (a whole number), else the problem's output.
+int64_t outputElementsFromJson(const json& layer) {
+  if (!layer.contains("output_elements")) return convProblemFromJson(layer.at("problem")).outputElements();
+  const json& value = layer.at("output_elements");
+  if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<int64_t>() < 0) ||
+      (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+    throw Error("\"output_elements\" is " + value.dump() + ", not a whole number of elements");
+  return value.get<int64_t>();
+}
+
+json statsJson(const SampleStats& s) {
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
+}
+SampleStats statsFromJson(const json& j) {
+  return {j.at("median"), j.at("min"), j.at("max")};
+}
+
+}  // namespace
+
+json convProblemToJson(const ConvProblem& p) {
   return {{"batch", p.batch},
           {"in_channels", p.inChannels},
           {"in_height", p.inHeight},
@@ -72,7 +91,7 @@ json problemJson(const ConvProblem& p) {
 constexpr int64_t kLargestSize = int64_t{1} << 15;
 constexpr int64_t kLargestCount = int64_t{1} << 30;
 
-ConvProblem problemFromJson(const json& j) {
+ConvProblem convProblemFromJson(const json& j) {
   ConvProblem p;
   p.batch = jsonWholeNumber(j.at("batch"), "batch", 1, kLargestCount);
   p.inChannels = jsonWholeNumber(j.at("in_channels"), "in_channels", 1, kLargestSize);
@@ -106,25 +125,6 @@ ConvProblem problemFromJson(const json& j) {
                 " that does not fit its channels");
   return p;
 }
-
-// What a stage wrote: the file's figure (a whole number), else the problem's output.
-int64_t outputElementsFromJson(const json& layer) {
-  if (!layer.contains("output_elements")) return problemFromJson(layer.at("problem")).outputElements();
-  const json& value = layer.at("output_elements");
-  if (!value.is_number_integer() || (!value.is_number_unsigned() && value.get<int64_t>() < 0) ||
-      (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
-    throw Error("\"output_elements\" is " + value.dump() + ", not a whole number of elements");
-  return value.get<int64_t>();
-}
-
-json statsJson(const SampleStats& s) {
-  return {{"median", s.median}, {"min", s.min}, {"max", s.max}};
-}
-SampleStats statsFromJson(const json& j) {
-  return {j.at("median"), j.at("min"), j.at("max")};
-}
-
-}  // namespace
 
 SampleStats SampleStats::of(std::vector<double> samples) {
   if (samples.empty()) return {};
@@ -253,7 +253,7 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
     json layers = json::array();
     for (const LayerBenchmark& l : run.layers)
       layers.push_back({{"node", l.node},
-                        {"problem", problemJson(l.problem)},
+                        {"problem", convProblemToJson(l.problem)},
                         {"ran_variant", l.ranVariant},
                         {"fallback_reason", l.fallbackReason},
                         {"op_time_s", statsJson(l.opTime)},
@@ -313,7 +313,7 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
       run.batch = jsonWholeNumber(r.at("batch"), "batch", 1, kLargestCount);
       for (const json& l : r.at("layers"))
         run.layers.push_back({.node = l.at("node"),
-                              .problem = problemFromJson(l.at("problem")),
+                              .problem = convProblemFromJson(l.at("problem")),
                               .ranVariant = l.at("ran_variant"),
                               .fallbackReason = l.value("fallback_reason", ""),
                               .opTime = statsFromJson(l.at("op_time_s")),

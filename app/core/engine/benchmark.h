@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,11 @@ struct SampleStats {
   double median = 0.0, min = 0.0, max = 0.0;  // seconds
   static SampleStats of(std::vector<double> samples);
 };
+
+// A layer's problem as the benchmark JSON writes it (docs/benchmark-json.md) and back; reading
+// refuses a problem no layer can have (throws convscope::Error).
+nlohmann::json convProblemToJson(const ConvProblem& problem);
+ConvProblem convProblemFromJson(const nlohmann::json& json);
 
 struct LayerBenchmark {
   std::string node;

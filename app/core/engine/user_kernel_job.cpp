@@ -6,9 +6,15 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
+#include "app/core/conv/conv_check.h"
+#include "app/core/data/image_set.h"
+#include "app/core/engine/network_predictions.h"
+#include "app/core/model/model_card.h"
 #include "app/core/util/child_process.h"
+#include "app/core/util/data_dir.h"
 
 namespace convscope {
 namespace {
@@ -27,10 +33,59 @@ std::string lastWords(const std::string& output) {
   return error.empty() ? last : error;
 }
 
-std::filesystem::path resultPath() {
+// A folder of the parent's for one job: the child's result, the kernel's output and its raw
+// outputs go there; only this user can read it.
+std::filesystem::path makeJobFolder() {
   const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-  return std::filesystem::temp_directory_path() /
-         ("convscope-kernel-" + std::to_string(getpid()) + "-" + std::to_string(stamp) + ".json");
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() /
+                                       ("convscope-kernel-" + std::to_string(getpid()) + "-" + std::to_string(stamp));
+  std::filesystem::create_directories(folder);
+  std::filesystem::permissions(folder, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
+  return folder;
+}
+
+// The model the network pass and the timing run: the job's, else the course's (the CLI's default).
+std::filesystem::path modelOf(const UserKernelJob& job) {
+  return job.model.empty() ? std::filesystem::path(shippedModelsDir()) / "course-high.onnx" : job.model;
+}
+
+// One run of `convscope-cli kernel run-isolated` and what came back of it.
+struct ChildRun {
+  ChildOutcome child;
+  json result = json::object();  // its --json file; empty when it wrote none or a broken one
+  KernelOutput kernelOutput;
+};
+
+ChildRun runIsolatedChild(const UserKernelJob& job, const std::filesystem::path& folder, const std::string& name,
+                          const std::vector<std::string>& taskArguments, const std::function<bool()>& keepGoing) {
+  const std::filesystem::path out = folder / (name + ".json");
+  // The kernel's own output (printf, assert) goes to a file of its own, read back capped.
+  const std::filesystem::path kernelOutputFile = folder / (name + ".kernel-output");
+  std::vector<std::string> argv = {job.program.string(),
+                                   "kernel",
+                                   "run-isolated",
+                                   job.file.string(),
+                                   "--json",
+                                   out.string(),
+                                   "--kernel-output",
+                                   kernelOutputFile.string(),
+                                   "--outputs",
+                                   folder.string()};
+  argv.insert(argv.end(), {"--model", modelOf(job).string()});
+  if (!job.data.empty()) argv.insert(argv.end(), {"--data", job.data.string()});
+  argv.insert(argv.end(), taskArguments.begin(), taskArguments.end());
+  ChildRun run;
+  run.child = runChildProcess(argv, job.timeLimitSeconds, keepGoing);
+  if (std::ifstream in(out); in) {
+    try {
+      in >> run.result;
+    } catch (const json::exception&) {
+      run.result = json::object();  // the child died while writing it
+    }
+  }
+  if (!run.result.is_object()) run.result = json::object();
+  run.kernelOutput = readKernelOutput(kernelOutputFile);
+  return run;
 }
 
 }  // namespace
@@ -38,124 +93,204 @@ std::filesystem::path resultPath() {
 UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::function<void(const std::string&)>& progress,
                                      const std::function<bool()>& keepGoing) {
   UserKernelJobResult result;
-  const std::filesystem::path out = resultPath();
+  const std::filesystem::path folder = makeJobFolder();
   const uint64_t seed =
       job.seed != 0 ? job.seed : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  // The kernel's own output (printf, assert) goes to a file of its own, read back capped.
-  const std::filesystem::path kernelOutputFile = out.string() + ".kernel-output";
-  std::vector<std::string> argv = {
-      job.program.string(), "kernel",          "run-isolated",           job.file.string(), "--json",
-      out.string(),         "--kernel-output", kernelOutputFile.string()};
-  if (!job.model.empty()) argv.insert(argv.end(), {"--model", job.model.string()});
-  if (!job.data.empty()) argv.insert(argv.end(), {"--data", job.data.string()});
-  if (job.task == UserKernelJob::Task::Check) {
-    argv.insert(argv.end(),
-                {"--task", "check", "--shapes", std::to_string(job.shapes), "--seed", std::to_string(seed)});
-    if (!job.network) argv.push_back("--no-network");
-  } else {
-    argv.insert(argv.end(), {"--task", "bench", "--repeats", std::to_string(job.repeats), "--warmups",
-                             std::to_string(job.warmups), "--batches"});
-    for (int b : job.batches) argv.push_back(std::to_string(b));
-  }
-
-  const ChildOutcome child = runChildProcess(argv, job.timeLimitSeconds, keepGoing);
-
-  // No file (the child was stopped before it wrote one) or a broken one: an empty result.
-  json j = json::object();
-  if (std::ifstream in(out); in) {
-    try {
-      in >> j;
-    } catch (const json::exception&) {
-      j = json::object();  // the child died while writing it
-    }
-  }
-  if (!j.is_object()) j = json::object();
-  std::error_code ignored;
-  std::filesystem::remove(out, ignored);
-  result.kernelOutput = readKernelOutput(kernelOutputFile);
-  std::filesystem::remove(kernelOutputFile, ignored);
   result.seed = seed;
-  result.stage = j.value("stage", std::string("start"));
   const std::string file = job.file.filename().string();
   // Every message about the kernel names the student's file as they gave it.
   const std::string studentFile = job.file.string();
-  // CUDA writes a failed device-side assert's message to stderr (seen on an H200, CUDA 13), not
-  // through printf's buffer: the child's own output is searched too.
-  const std::string diagnosis = result.kernelOutput.textForDiagnosis() + child.output;
-  const auto explain = [&](const std::string& error) { return explainKernelFault(error, diagnosis, studentFile); };
-  // The child's own lines, its "error: ..." (CUDA's words after a ConvScope path) said in the
-  // student's terms too: the window and the CLI show them.
-  {
-    std::istringstream in(child.output);
-    for (std::string line; std::getline(in, line);)
-      result.childOutput += (line.rfind("error: ", 0) == 0 ? "error: " + explain(line.substr(7)) : line) + "\n";
-  }
-  if (progress) progress(result.childOutput);
 
-  if (child.timedOut) {
-    result.processDied = true;
-    result.failure = studentFile + ": time limit: the kernel did not finish within " +
-                     std::to_string(static_cast<int>(job.timeLimitSeconds)) +
-                     " s (an endless loop?), so its process was stopped (during the " + result.stage + " step)";
-  } else if (child.cancelled) {
-    result.failure = "cancelled";
-  } else if (!child.started) {
-    result.failure = "could not start " + job.program.string() + ": " + child.output;
-  } else if (child.signal != 0) {
-    result.processDied = true;
-    result.failure = explain(lastWords(child.output)) + " (its process was " + child.describe(job.timeLimitSeconds) +
-                     " during the " + result.stage + " step)";
-  } else if (j.contains("error")) {
-    const std::string error = j["error"].get<std::string>();
-    result.processDied = error.find("CUDA") != std::string::npos || error.find("cuda") != std::string::npos;
-    result.failure = result.stage == "compile" ? error : explain(error);
-  } else if (j.empty()) {
-    result.processDied = true;
-    result.failure = explain(lastWords(child.output)) + " (its process " + child.describe(job.timeLimitSeconds) +
-                     " without a result)";
-  }
+  // Runs one child and says what became of it in `result`: false when it did not finish its task.
+  json j = json::object();
+  const auto runChild = [&](const std::string& name, const std::vector<std::string>& taskArguments) {
+    ChildRun run = runIsolatedChild(job, folder, name, taskArguments, keepGoing);
+    const ChildOutcome& child = run.child;
+    j = run.result;
+    // The check's output is the one shown; a later pass (printf compiled out) adds none.
+    if (run.kernelOutput.totalLines > 0 || result.kernelOutput.totalLines == 0) result.kernelOutput = run.kernelOutput;
+    result.stage = j.value("stage", std::string("start"));
+    // CUDA writes a failed device-side assert's message to stderr (seen on an H200, CUDA 13), not
+    // through printf's buffer: the child's own output is searched too.
+    const std::string diagnosis = run.kernelOutput.textForDiagnosis() + child.output;
+    const auto explain = [&](const std::string& error) { return explainKernelFault(error, diagnosis, studentFile); };
+    // The child's own lines, its "error: ..." (CUDA's words after a ConvScope path) said in the
+    // student's terms too: the window and the CLI show them.
+    std::string childLines;
+    {
+      std::istringstream in(child.output);
+      for (std::string line; std::getline(in, line);)
+        childLines += (line.rfind("error: ", 0) == 0 ? "error: " + explain(line.substr(7)) : line) + "\n";
+    }
+    result.childOutput += childLines;
+    if (progress) progress(childLines);
 
-  result.summary = j.value("summary", std::string());
-  result.shapesChecked = j.value("shapesChecked", 0);
-  if (j.contains("firstWrong")) {
-    const json& w = j["firstWrong"];
-    result.firstWrongN = w.value("n", -1);
-    result.firstWrongM = w.value("m", -1);
-    result.firstWrongH = w.value("h", -1);
-    result.firstWrongW = w.value("w", -1);
-    result.expected = w.value("expected", 0.0);
-    result.got = w.contains("got") && w["got"].is_number() ? w["got"].get<double>() : std::nan("");
-    result.firstWrong = result.summary;
-    if (result.failure.empty()) result.failure = studentFile + ": wrong results: " + result.summary;
-  }
-  if (j.contains("failure")) {
-    try {
-      result.failureMap = failureMapFromJson(j["failure"]);
-    } catch (const json::exception&) {
-      result.failureMap.reset();  // a broken map: the one line above still says what failed
+    if (child.timedOut) {
+      result.processDied = true;
+      result.failure = studentFile + ": time limit: the kernel did not finish within " +
+                       std::to_string(static_cast<int>(job.timeLimitSeconds)) +
+                       " s (an endless loop?), so its process was stopped (during the " + result.stage + " step)";
+    } else if (child.cancelled) {
+      result.failure = "cancelled";
+    } else if (!child.started) {
+      result.failure = "could not start " + job.program.string() + ": " + child.output;
+    } else if (child.signal != 0) {
+      result.processDied = true;
+      result.failure = explain(lastWords(child.output)) + " (its process was " + child.describe(job.timeLimitSeconds) +
+                       " during the " + result.stage + " step)";
+    } else if (j.contains("error")) {
+      const std::string error = j["error"].get<std::string>();
+      result.processDied = error.find("CUDA") != std::string::npos || error.find("cuda") != std::string::npos;
+      result.failure = result.stage == "compile" ? error : explain(error);
+    } else if (j.empty()) {
+      result.processDied = true;
+      result.failure = explain(lastWords(child.output)) + " (its process " + child.describe(job.timeLimitSeconds) +
+                       " without a result)";
+    } else if (!child.succeeded()) {
+      result.failure = explain(lastWords(child.output)) + " (its process " + child.describe(job.timeLimitSeconds) + ")";
+    }
+    return result.failure.empty();
+  };
+
+  bool finished = false;
+  if (job.task == UserKernelJob::Task::Check) {
+    // The child runs the kernel and writes its raw outputs; this process, which never runs the
+    // student's code, regenerates the inputs and compares (conv_check.h).
+    const bool ran = runChild("check", {"--task", "check", "--shapes", std::to_string(job.shapes), "--seed",
+                                        std::to_string(seed)}) &&
+                     j.value("ran", false);
+    const std::vector<ConvProblem> shapes = randomCheckShapes(seed, job.shapes);
+    std::vector<std::string> declined(shapes.size());
+    const json reasons = j.value("declined", json::array());
+    for (size_t i = 0; i < shapes.size() && i < reasons.size(); ++i)
+      if (reasons[i].is_string()) declined[i] = reasons[i].get<std::string>();
+    // The shapes [0, reached) against the reference, into `result`; the rest stay "not run".
+    const auto compare = [&](size_t reached) {
+      const ConvCheckResult check = compareCheckOutputs(
+          std::vector<ConvProblem>(shapes.begin(), shapes.begin() + reached), seed, declined,
+          [&](size_t index) { return readCheckOutput(checkOutputFile(folder, index), shapes[index]); });
+      result.summary = check.summary();
+      result.shapesChecked = static_cast<int>(check.checked.size());
+      result.shapes.clear();
+      for (const ConvShapeOutcome& o : check.outcomes)
+        result.shapes.push_back({o.problem.describe(), o.name(), o.reason});
+      for (size_t s = reached; s < shapes.size(); ++s) result.shapes.push_back({shapes[s].describe(), "not run", {}});
+      result.failureMap = check.failure;
+      if (check.firstWrong) {
+        const ConvMismatch& w = *check.firstWrong;
+        result.firstWrongN = w.n;
+        result.firstWrongM = w.m;
+        result.firstWrongH = w.h;
+        result.firstWrongW = w.w;
+        result.expected = w.expected;
+        result.got = w.got;
+        result.firstWrong = result.summary;
+        result.failure = studentFile + ": wrong results: " + result.summary;
+      } else if (!check.passed()) {
+        result.failure = studentFile + ": " + result.summary;
+      }
+      return check.passed();
+    };
+    if (ran) {
+      try {
+        const bool passed = compare(shapes.size());
+        // The network pass, in a child of its own: it writes predictions, this process counts them.
+        if (passed && !job.network) finished = true;
+        if (passed && job.network && runChild("network", {"--task", "network"}) && j.contains("network")) {
+          const json& n = j["network"];
+          const ImageSet labelled = ImageSet::loadIdxFolder(job.data.empty() ? defaultDataFolder() : job.data);
+          const PredictionScore score =
+              scorePredictions(readPredictions(networkPredictionsFile(folder), labelled.count()), labelled);
+          result.accuracy = score.accuracy();
+          if (const auto card = readModelCard(modelOf(job)); card && score.labelled > 0)
+            result.courseAccuracy = static_cast<double>(card->testCorrect) / score.labelled;
+          for (const json& f : n.value("fallbacks", json::array())) result.fallbacks.push_back(f.get<std::string>());
+          finished = true;
+        }
+      } catch (const std::exception& e) {
+        result.failure = e.what();  // a missing or wrong-sized file, named
+      }
+    } else if (result.stage == "check" && j.contains("reached") && result.failure != "cancelled") {
+      // The kernel's process ended (a fault, the time limit) after some shapes: a wrong one among
+      // them is the student's first mistake, as when one process ran the shapes in order and
+      // stopped at the first wrong one, before the shape that faulted.
+      const size_t reached = std::min<size_t>(j["reached"].get<size_t>(), shapes.size());
+      const UserKernelJobResult died = result;
+      try {
+        if (compare(reached) || !result.firstWrong)
+          result = died;
+        else
+          result.processDied = false;
+      } catch (const std::exception&) {
+        result = died;  // the fault's message stands
+      }
+    }
+  } else if (job.task == UserKernelJob::Task::Timing) {
+    // The positions checked after each repetition come from this seed, which only the child's host
+    // code sees; the inputs of each repetition from `seed`.
+    const uint64_t sampleSeed = job.timingSampleSeed != 0
+                                    ? job.timingSampleSeed
+                                    : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::vector<std::string> arguments = {"--task",        "timing",
+                                          "--seed",        std::to_string(seed),
+                                          "--sample-seed", std::to_string(sampleSeed),
+                                          "--samples",     std::to_string(job.timingSamples),
+                                          "--repeats",     std::to_string(job.repeats),
+                                          "--warmups",     std::to_string(job.warmups),
+                                          "--batches"};
+    for (int b : job.batches) arguments.push_back(std::to_string(b));
+    if (runChild("timing", arguments) && j.contains("timing")) {
+      try {
+        const json d = j.value("device", json::object());
+        result.timingDevice = {d.value("name", std::string()),   d.value("compute_capability", std::string()),
+                               d.value("driver", std::string()), d.value("runtime", std::string()),
+                               d.value("sm_clock_mhz", 0),       d.value("memory_clock_mhz", 0)};
+        const std::optional<DevicePeaks> peaks = devicePeaksFor(result.timingDevice.name);
+        for (const json& l : j["timing"].at("layers")) {
+          UserKernelJobResult::LayerTiming timed;
+          timed.batch = l.at("batch").get<int>();
+          timed.timing.node = l.value("node", std::string());
+          timed.timing.problem = convProblemFromJson(l.at("problem"));
+          if (l.contains("declined")) {
+            result.fallbacks.push_back(timed.timing.problem.describe() + ": " + l["declined"].get<std::string>());
+            continue;
+          }
+          const std::vector<TimedRepetition> repetitions = timedRepetitionsFromJson(l.at("repetitions"));
+          judgeLayerTiming(timed.timing, repetitions, sampleSeed, job.timingSamples, peaks, studentFile);
+          // The inputs were the ones this process asked for, every repetition of them.
+          bool asked = static_cast<int>(repetitions.size()) == job.repeats;
+          for (size_t r = 0; asked && r < repetitions.size(); ++r)
+            asked = repetitions[r].repetition == static_cast<int>(r) &&
+                    repetitions[r].inputSeed == repetitionInputSeed(seed, l.at("layer").get<int>(),
+                                                                    timed.timing.problem.batch, static_cast<int>(r));
+          if (!asked && timed.timing.rejected.empty())
+            timed.timing.rejected = studentFile + ": the timing of " + timed.timing.problem.describe() +
+                                    " did not come back for the inputs asked for: not accepted";
+          if (!timed.timing.rejected.empty() && result.failure.empty()) result.failure = timed.timing.rejected;
+          result.timings.push_back(std::move(timed));
+        }
+        finished = true;
+      } catch (const std::exception& e) {
+        result.failure = std::string("the timing's result could not be read: ") + e.what();
+      }
+    }
+  } else {
+    std::vector<std::string> arguments = {
+        "--task",   "bench", "--repeats", std::to_string(job.repeats), "--warmups", std::to_string(job.warmups),
+        "--batches"};
+    for (int b : job.batches) arguments.push_back(std::to_string(b));
+    if (runChild("bench", arguments) && j.contains("benchmark")) {
+      try {
+        result.benchmark = readBenchmarkJson(j["benchmark"].get<std::string>());
+        finished = true;
+      } catch (const std::exception& e) {
+        result.failure = std::string("the benchmark's result could not be read: ") + e.what();
+      }
     }
   }
-  for (const json& s : j.value("shapes", json::array()))
-    result.shapes.push_back(
-        {s.value("shape", std::string()), s.value("outcome", std::string()), s.value("reason", std::string())});
-  if (j.contains("network")) {
-    const json& n = j["network"];
-    result.accuracy = n.value("accuracy", 0.0);
-    if (n.contains("courseCorrect") && n.value("labelled", 0) > 0)
-      result.courseAccuracy = n["courseCorrect"].get<double>() / n["labelled"].get<double>();
-    for (const json& f : n.value("fallbacks", json::array())) result.fallbacks.push_back(f.get<std::string>());
-  }
-  if (j.contains("benchmark")) {
-    try {
-      result.benchmark = readBenchmarkJson(j["benchmark"].get<std::string>());
-    } catch (const std::exception& e) {
-      result.failure = std::string("the benchmark's result could not be read: ") + e.what();
-    }
-    std::filesystem::remove(j["benchmark"].get<std::string>(), ignored);
-  }
-  result.passed = result.failure.empty() && child.succeeded() && result.stage == "done";
-  if (job.task == UserKernelJob::Task::Check && !job.network && result.failure.empty() && child.succeeded())
-    result.passed = j.value("passed", false);
+  std::error_code ignored;
+  std::filesystem::remove_all(folder, ignored);
+  result.passed = finished && result.failure.empty();
 
   std::ostringstream report;
   if (job.task == UserKernelJob::Task::Check) {
@@ -175,6 +310,24 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
     for (const std::string& f : result.fallbacks) report << "  fallback: " << f << "\n";
   } else {
     report << file << ": timing " << (result.passed ? "done" : "FAILED") << "\n";
+    if (!result.timingDevice.name.empty())
+      report << "  on " << result.timingDevice.name << " (compute " << result.timingDevice.computeCapability
+             << ", driver " << result.timingDevice.driver << ", runtime " << result.timingDevice.runtime << ", clocks "
+             << result.timingDevice.smClockMHz << " MHz SM, " << result.timingDevice.memoryClockMHz << " MHz memory)\n";
+    report.precision(4);
+    for (const UserKernelJobResult::LayerTiming& t : result.timings) {
+      report << "  batch " << t.batch << ", " << t.timing.node << " (" << t.timing.problem.describe() << "): ";
+      if (!t.timing.rejected.empty()) {
+        report << "rejected\n";
+        continue;
+      }
+      report << "median " << t.timing.time.median * 1e3 << " ms (min " << t.timing.time.min * 1e3 << ", max "
+             << t.timing.time.max * 1e3 << ", " << t.timing.repetitions << " repetitions)";
+      if (t.timing.belowPhysicalFloor)
+        report << "; below the physical floor (" << t.timing.floorSeconds * 1e3 << " ms): flagged for review";
+      report << "\n";
+    }
+    for (const std::string& f : result.fallbacks) report << "  not timed: " << f << "\n";
   }
   if (!result.failure.empty() && !result.firstWrong) report << "  " << result.failure << "\n";
   if (result.processDied) report << "  (the kernel ran in a process of its own; ConvScope goes on)\n";
@@ -213,6 +366,20 @@ json userKernelResultToJson(const UserKernelJob& job, const UserKernelJobResult&
              {{"lines", result.kernelOutput.lines},
               {"totalLines", result.kernelOutput.totalLines},
               {"truncated", result.kernelOutput.truncated()}}}};
+  if (job.task == UserKernelJob::Task::Timing) {
+    json layers = json::array();
+    for (const UserKernelJobResult::LayerTiming& t : result.timings)
+      layers.push_back(fairLayerTimingToJson(t.timing, t.batch));
+    j["task"] = "timing";
+    j["timing"] = {{"device",
+                    {{"name", result.timingDevice.name},
+                     {"compute_capability", result.timingDevice.computeCapability},
+                     {"driver", result.timingDevice.driver},
+                     {"runtime", result.timingDevice.runtime},
+                     {"sm_clock_mhz", result.timingDevice.smClockMHz},
+                     {"memory_clock_mhz", result.timingDevice.memoryClockMHz}}},
+                   {"layers", layers}};
+  }
   if (result.accuracy) {
     json network = {{"accuracy", *result.accuracy}, {"fallbacks", result.fallbacks}};
     network["courseAccuracy"] = result.courseAccuracy ? json(*result.courseAccuracy) : json(nullptr);

@@ -15,11 +15,14 @@
 #include "app/core/conv/conv_failure_map.h"
 #include "app/core/conv/kernel_messages.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/engine/fair_timing.h"
 
 namespace convscope {
 
 struct UserKernelJob {
-  enum class Task { Check, Bench };
+  // Bench: the course's measurement in the kernel's process (runBenchmark). Timing: the fair
+  // timing (fair_timing.h): fresh inputs each repetition, every repetition's output checked here.
+  enum class Task { Check, Bench, Timing };
   Task task = Task::Check;
   std::filesystem::path program;  // convscope-cli
   std::filesystem::path file;     // the kernel file
@@ -32,6 +35,9 @@ struct UserKernelJob {
   std::vector<int> batches = {100, 1000, 10000};
   int repeats = 10;
   int warmups = 2;
+  // Timing: output positions checked after each repetition (chosen by a seed of this process's).
+  int timingSamples = 64;
+  uint64_t timingSampleSeed = 0;  // 0: a fresh one (what grading does); set: the same positions again
   std::filesystem::path model, data;
   double timeLimitSeconds = 120.0;
 };
@@ -62,8 +68,19 @@ struct UserKernelJobResult {
   std::optional<double> courseAccuracy;  // the course's FP32 variants' (the model card's)
   std::vector<std::string> fallbacks;    // layers the kernel declined, and who ran them
   std::optional<BenchmarkReport> benchmark;
-  std::string report;       // all of the above for people, several lines
-  std::string childOutput;  // ConvScope's own messages from the child (the kernel's output: kernelOutput)
+  // Timing: every layer the kernel ran, at every batch, judged here (rejected, below the floor).
+  struct LayerTiming {
+    int batch = 0;
+    FairLayerTiming timing;
+  };
+  std::vector<LayerTiming> timings;
+  struct TimingDevice {
+    std::string name, computeCapability, driver, runtime;
+    int smClockMHz = 0, memoryClockMHz = 0;  // the peak clocks the runtime reports; 0: unknown
+  };
+  TimingDevice timingDevice;  // the GPU the times were taken on, as the kernel's process saw it
+  std::string report;         // all of the above for people, several lines
+  std::string childOutput;    // ConvScope's own messages from the child (the kernel's output: kernelOutput)
 };
 
 // Runs `job` in a child process; `progress(line)` receives the child's output as it comes (after

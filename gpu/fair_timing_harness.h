@@ -1,0 +1,44 @@
+// The timer of a student's kernel (docs/your-kernel.md, "How a kernel is timed"): ConvScope's code
+// in the child process that runs the kernel, built so that the kernel cannot fool it. Before each
+// timed repetition it generates fresh inputs on the device from the repetition's own seed
+// (timing_inputs.h), poisons the output and flushes the L2 cache (writes a buffer of twice its
+// size); the whole device is synchronised before and after the launch and the host clock between
+// the two synchronisations is the time, so work left on another stream is counted. Warm-up runs are
+// not timed. After each repetition the output is copied to pageable host memory and the values at
+// the positions a host-side generator picks (seeded by the parent; never visible to device code)
+// are kept, for the parent to check (fair_timing.h).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "app/core/conv/conv_problem.h"
+#include "app/core/conv/variant_table.h"
+#include "app/core/device/device.h"
+#include "app/core/engine/fair_timing.h"
+
+namespace convscope::gpu {
+
+struct FairTimingPlan {
+  ConvProblem problem;
+  int layer = 0;  // the layer's place in the model: part of every repetition's input seed
+  int warmups = 2;
+  int repetitions = 10;
+  uint64_t runSeed = 0;     // the repetitions' input seeds come from it (repetitionInputSeed)
+  uint64_t sampleSeed = 0;  // the parent's: the positions sampled after each repetition
+  int sampleCount = 64;
+};
+
+// Times `row` (a GPU row: runOnDevice) on `device` as above. Throws convscope::Error when the GPU
+// faults (the kernel's fault) or this build has no CUDA.
+std::vector<TimedRepetition> timeConvFairly(const ConvVariant& row, Device& device, const FairTimingPlan& plan);
+
+// The GPU's peak SM and memory clocks in MHz as the runtime reports them (the clocks a result was
+// taken under are part of it); zeros when unknown or without CUDA.
+struct GpuClocks {
+  int smMHz = 0;
+  int memoryMHz = 0;
+};
+GpuClocks gpuPeakClocks();
+
+}  // namespace convscope::gpu
