@@ -65,7 +65,6 @@ std::vector<TimedRepetition> timeConvFairly(const ConvVariant& row, Device& devi
   CONVSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
 
   std::vector<TimedRepetition> repetitions;
-  std::vector<float> host(static_cast<size_t>(p.outputElements()));  // pageable: a plain copy
   for (int r = 0; r < plan.repetitions; ++r) {
     TimedRepetition t;
     t.repetition = r;
@@ -80,9 +79,14 @@ std::vector<TimedRepetition> timeConvFairly(const ConvVariant& row, Device& devi
     // The whole device: work the kernel left on any stream is inside the time.
     CONVSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
     t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    CONVSCOPE_CUDA_CHECK(cudaMemcpy(host.data(), output.data(), host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    // The positions are drawn only now, on the host, after the kernel ended: it cannot know them.
+    // One small copy each (a copy of the whole output would cost more than the kernel at a large batch).
     t.positions = sampledOutputPositions(plan.sampleSeed, t.inputSeed, p.outputElements(), plan.sampleCount);
-    for (const int64_t position : t.positions) t.values.push_back(host[static_cast<size_t>(position)]);
+    for (const int64_t position : t.positions) {
+      float value = 0.0f;
+      CONVSCOPE_CUDA_CHECK(cudaMemcpy(&value, output.data() + position, sizeof(float), cudaMemcpyDeviceToHost));
+      t.values.push_back(value);
+    }
     repetitions.push_back(std::move(t));
   }
   return repetitions;

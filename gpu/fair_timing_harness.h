@@ -4,9 +4,9 @@
 // (timing_inputs.h), poisons the output and flushes the L2 cache (writes a buffer of twice its
 // size); the whole device is synchronised before and after the launch and the host clock between
 // the two synchronisations is the time, so work left on another stream is counted. Warm-up runs are
-// not timed. After each repetition the output is copied to pageable host memory and the values at
-// the positions a host-side generator picks (seeded by the parent; never visible to device code)
-// are kept, for the parent to check (fair_timing.h).
+// not timed. After each repetition the values at the positions a host-side generator picks
+// (seeded by the parent; drawn after the kernel ended, never visible to device code) are copied
+// back one by one and kept, for the parent to check (fair_timing.h).
 #pragma once
 
 #include <cstdint>
