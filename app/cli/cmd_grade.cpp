@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -32,12 +33,17 @@
 #include "app/core/device/gpu_platform.h"
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/class_leaderboard.h"
+#include "app/core/engine/classifier.h"
+#include "app/core/engine/engine.h"
+#include "app/core/engine/fair_timing.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
 #include "app/core/util/atomic_file.h"
 #include "app/core/util/child_process.h"
 #include "app/core/util/error.h"
 #include "app/core/util/json_file.h"
+#include "gpu/fair_timing_harness.h"
 #include "gpu/user_kernel_inspect.h"
 
 namespace convscope::cli {
@@ -403,22 +409,29 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
     return finish(kGradeWrong, "the network's accuracy with this kernel, " + std::to_string(*check.accuracy) +
                                    ", differs from the course variants' " + std::to_string(*check.courseAccuracy) +
                                    " by more than " + std::to_string(kAccuracyToleranceImages) + " images");
-  job.task = UserKernelJob::Task::Bench;
+  // The fair timing (docs/your-kernel.md, "How a kernel is timed fairly"): fresh inputs every
+  // repetition and each repetition's output checked here, in this process; the references are
+  // timed the same way (timeReferences), so the speed-ups compare like with like.
+  job.task = UserKernelJob::Task::Timing;
   job.batches = kGradeBatches;
-  const UserKernelJobResult bench = runUserKernelJob(job, ignore, keepGoing);
-  if (!bench.passed || !bench.benchmark) return finish(statusOfFailure(bench), bench.failure);
-  int fallbacks = 0;
-  for (const BenchmarkRun& run : bench.benchmark->runs) {
-    double sum = 0.0;
-    for (const LayerBenchmark& layer : run.layers) {
-      sum += layer.opTime.median;
-      fallbacks += layer.ranVariant != run.variant ? 1 : 0;
-    }
-    r["opTimeSeconds"][std::to_string(run.batch)] = sum;
-  }
+  const UserKernelJobResult timing = runUserKernelJob(job, ignore, keepGoing);
+  if (!timing.passed) return finish(statusOfFailure(timing), timing.failure);
   std::string message = firstLine(check.summary);
-  if (fallbacks > 0)
-    message += "; " + std::to_string(fallbacks) + " timed layer runs fell back to the course's variants";
+  if (!timing.fallbacks.empty())  // its time would leave out a layer: correct, not ranked by time
+    return finish(kGradePassed, message + "; not ranked by time: it declines " + timing.fallbacks.front());
+  std::string flagged;
+  std::map<int, double> sums;
+  for (const UserKernelJobResult::LayerTiming& layer : timing.timings) {
+    sums[layer.batch] += layer.timing.time.median;
+    r["timingSpread"][std::to_string(layer.batch)][layer.timing.node] = {
+        {"median", layer.timing.time.median}, {"min", layer.timing.time.min}, {"max", layer.timing.time.max}};
+    if (layer.timing.belowPhysicalFloor && flagged.empty())
+      flagged = layer.timing.problem.describe() + " at batch " + std::to_string(layer.batch) + " took " +
+                std::to_string(layer.timing.time.median * 1e3) + " ms, below the physical floor of " +
+                std::to_string(layer.timing.floorSeconds * 1e3) + " ms";
+  }
+  for (const auto& [batch, sum] : sums) r["opTimeSeconds"][std::to_string(batch)] = sum;
+  if (!flagged.empty()) return finish(kGradeFlagged, flagged + ": flagged for review, not ranked");
   return finish(kGradePassed, message);
 }
 
@@ -442,19 +455,49 @@ void timeReferences(const fs::path& results, const GradeSettings& settings) {
       options.variants.push_back(v.id);
   std::cout << "timing the course's " << options.variants.size() << " GPU variants for the reference lines\n"
             << std::flush;
-  const ImageSet images = ImageSet::loadIdxFolder(settings.data);
-  const BenchmarkReport report =
-      runBenchmark(options, images, [](const std::string&) { return !g_interrupted.load(); });
+  // The model's conv layers at each batch, from one pass of the network (any variant: the shapes
+  // are the model's), then every variant timed on them by the students' timer.
+  const ImageSet images = ImageSet::loadIdxImages(settings.data);
+  const std::shared_ptr<const Model> model = loadOnnxModel(settings.model);
+  std::map<int, std::vector<ConvProblem>> layers;
+  for (const int batch : kGradeBatches) {
+    Engine engine(model, options.variants.front());
+    const int count = std::min(batch, images.count());
+    for (const ConvLayerTime& t : classify(engine, images, 0, count, count).convTimes)
+      layers[batch].push_back(t.problem);
+  }
+  const std::unique_ptr<Device> device = createGpuDevice();
+  const std::optional<DevicePeaks> peaks = devicePeaksFor(gpu.name);
   json variants = json::array();
   for (const std::string& id : options.variants) {
+    if (g_interrupted.load()) break;
+    const ConvVariant& row = findConvVariant(id);
     json times = json::object();
-    for (const BenchmarkRun& run : report.runs)
-      if (run.variant == id) {
-        double sum = 0.0;
-        for (const LayerBenchmark& layer : run.layers) sum += layer.opTime.median;
-        times[std::to_string(run.batch)] = sum;
+    std::string declined;
+    for (const auto& [batch, problems] : layers) {
+      double sum = 0.0;
+      for (size_t l = 0; l < problems.size() && declined.empty(); ++l) {
+        if (const std::string why = row.unsupportedReason ? row.unsupportedReason(problems[l]) : ""; !why.empty()) {
+          declined = problems[l].describe() + ": " + why;
+          break;
+        }
+        gpu::FairTimingPlan plan;
+        plan.problem = problems[l];
+        plan.layer = static_cast<int>(l);
+        plan.runSeed = secureRandom64();
+        plan.sampleSeed = secureRandom64();
+        FairLayerTiming timed;
+        timed.problem = problems[l];
+        judgeLayerTiming(timed, gpu::timeConvFairly(row, *device, plan), plan.sampleSeed, plan.sampleCount, peaks, id);
+        if (!timed.rejected.empty())
+          throw Error("the course's variant " + id + " failed its own timing: " + timed.rejected);
+        sum += timed.time.median;
       }
-    variants.push_back({{"id", id}, {"displayName", findConvVariant(id).displayName}, {"opTimeSeconds", times}});
+      if (declined.empty()) times[std::to_string(batch)] = sum;
+    }
+    json entry = {{"id", id}, {"displayName", row.displayName}, {"opTimeSeconds", times}};
+    if (!declined.empty()) entry["declined"] = declined;
+    variants.push_back(entry);
   }
   writeFileAtomically(results / "reference.json", json({{"schema", kClassResultsSchema},
                                                         {"gpu", gpuJson()},

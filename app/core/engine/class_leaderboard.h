@@ -17,6 +17,8 @@ inline constexpr int kClassResultsSchema = 1;
 
 // A submission's status, as the results name it (also the order of the unranked rows).
 inline constexpr const char* kGradePassed = "passed";
+// Correct, but a time below the physical floor (fair_timing.h): a person looks before it is ranked.
+inline constexpr const char* kGradeFlagged = "flagged for review";
 inline constexpr const char* kGradeWrong = "wrong";
 inline constexpr const char* kGradeDoesNotCompile = "does not compile";
 inline constexpr const char* kGradeBreaksContract = "breaks the contract";
