@@ -29,6 +29,9 @@ class ErrorBanner;
 class FailurePictures;
 class JobRunner;
 class KernelEditor;
+class KernelInspectionJob;
+class KernelListingPane;
+class KernelResourcesView;
 
 enum class KernelTemplate { Naive, Tiled };  // examples/kernels/naive_conv.cu, tiled_conv.cu
 
@@ -63,6 +66,11 @@ class UserKernelPanel : public QWidget {
   // Where a failed check's kernel is wrong, as pictures; hidden unless the last check kept a map.
   FailurePictures* failurePictures() const { return failurePictures_; }
   QString errorText() const;  // the panel's error strip, empty while hidden
+  // Why it is slow: the figures of `kernel info`, and the PTX/SASS of the line under the cursor,
+  // from an inspection (KernelInspectionJob) after every successful compile.
+  KernelInspectionJob* inspection() const { return inspection_; }
+  KernelResourcesView* resourcesView() const { return resources_; }
+  KernelListingPane* listingPane() const { return listing_; }
 
   void setSavePathChooser(SavePathChooser chooser) { chooseSavePath_ = std::move(chooser); }
   void setDiskConflictResolver(DiskConflictResolver resolver) { keepEditorOverDisk_ = std::move(resolver); }
@@ -93,6 +101,7 @@ class UserKernelPanel : public QWidget {
   void showStarted(KernelStep step);
   void showFinished(const KernelStepResult& result);
   void showDiagnostics(const std::vector<KernelDiagnostic>& diagnostics);
+  void followWhySlowViews();  // the inspection after each compile; the listing follows the cursor
   QLabel*& statusOf(KernelStep step);
 
   KernelPipelineJob* pipeline_;
@@ -109,6 +118,9 @@ class UserKernelPanel : public QWidget {
   QListWidget* diagnostics_;
   QPlainTextEdit* details_;
   QPushButton* rerun_;
+  KernelInspectionJob* inspection_;
+  KernelResourcesView* resources_;
+  KernelListingPane* listing_;
   QString file_, id_, name_;
   QString diskText_;  // what the file held when this panel last read or wrote it
   SavePathChooser chooseSavePath_;
