@@ -8,6 +8,7 @@
 
 #include <Qsci/qsciscintilla.h>
 
+#include <QDir>
 #include <QPlainTextEdit>
 #include <QTextBlock>
 #include <QToolButton>
@@ -53,6 +54,8 @@ struct NaiveTemplateInTheTab {
 
   NaiveTemplateInTheTab() {
     window->userKernel()->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
+    // On screen, as the student has it: Scintilla tells of a cursor move when it updates its view.
+    EXPECT_TRUE(window->selectTab("kernel"));
     panel->setSavePathChooser([this](const QString&) { return file; });
     EXPECT_TRUE(panel->newFromTemplate(ui::KernelTemplate::Naive)) << panel->errorText().toStdString();
     EXPECT_TRUE(waitForInspection(*panel));
@@ -65,6 +68,9 @@ struct NaiveTemplateInTheTab {
     int at = -1, index = 0;
     text->getCursorPosition(&at, &index);
     EXPECT_EQ(at + 1, line);
+    // Scintilla tells of the move when it next updates the view (an event): the pane follows then.
+    EXPECT_TRUE(QTest::qWaitFor([&] { return panel->listingPane()->sourceLine() == line; }, 5000))
+        << "the listing pane still shows line " << panel->listingPane()->sourceLine();
   }
   // The core's inspection of the same file: what the window must show.
   UserKernelInspection coreInspection() const {
@@ -138,9 +144,12 @@ TEST(KernelWhySlow, TheListingFollowsTheCursorToTheLinesTheCoreMapsItTo) {
   const UserKernelInspection core = tab.coreInspection();
   ASSERT_TRUE(core.kernel.ok()) << core.kernel.errorText();
   const std::string path = readUserKernelSource(tab.file.toStdString()).path.string();
-  const int fmaLine = lineContaining(tab.text->text(), "sum += input");
+  // The statement `sum += input[...] *\n weights[...]` spans two lines; NVRTC and ptxas put its
+  // multiply-add on the second (where the product's last operand is), its input load on the first.
+  const int loadLine = lineContaining(tab.text->text(), "sum += input");
+  const int fmaLine = lineContaining(tab.text->text(), "weights[((m * s.inChannels");
   const int commentLine = 1;  // the file's header comment: no code
-  ASSERT_GT(fmaLine, 1);
+  ASSERT_EQ(fmaLine, loadLine + 1);
   ui::KernelListingPane* pane = tab.panel->listingPane();
   ASSERT_EQ(pane->kind(), ListingKind::Ptx);
   EXPECT_EQ(pane->listing()->toPlainText(), QString::fromStdString(core.kernel.ptx));
@@ -156,9 +165,19 @@ TEST(KernelWhySlow, TheListingFollowsTheCursorToTheLinesTheCoreMapsItTo) {
       << tab.highlightedText().join('\n').toStdString();
   EXPECT_TRUE(pane->captionText().contains(QString("line %1:").arg(fmaLine))) << pane->captionText().toStdString();
   // Scrolled into view: the first highlighted line is visible in the pane.
-  const QTextBlock first = pane->listing()->document()->findBlockByNumber(ptxExpected.front() - 1);
-  const QRectF shownAt = pane->listing()->blockBoundingGeometry(first).translated(pane->listing()->contentOffset());
-  EXPECT_TRUE(pane->listing()->viewport()->rect().intersects(shownAt.toRect()));
+  QPlainTextEdit* listing = pane->listing();
+  const int topShown = listing->cursorForPosition(QPoint(0, 0)).blockNumber() + 1;
+  const int bottomShown = listing->cursorForPosition(QPoint(0, listing->viewport()->height() - 1)).blockNumber() + 1;
+  EXPECT_LE(topShown, ptxExpected.front());
+  EXPECT_GE(bottomShown, ptxExpected.front());
+  EXPECT_GT(ptxExpected.front(), 30);  // far enough down the PTX that following it needed a scroll
+
+  // The line above: its loads, and no multiply-add.
+  tab.cursorToLine(loadLine);
+  EXPECT_EQ(pane->highlightedLines(),
+            listingLinesOfSourceLine(sourceLinesOfListing(core.kernel.ptx, ListingKind::Ptx, path), loadLine));
+  EXPECT_TRUE(tab.highlightedText().join('\n').contains("ld.global.f32"));
+  EXPECT_FALSE(tab.highlightedText().join('\n').contains("fma.rn.f32"));
 
   tab.cursorToLine(commentLine);
   EXPECT_TRUE(pane->highlightedLines().empty());
@@ -194,7 +213,7 @@ TEST(KernelWhySlow, WithoutNvdisasmTheSassPaneSaysWhy) {
     const QString shown = pane->listing()->toPlainText();
     EXPECT_EQ(shown, QString::fromStdString(nvdisasmMissingMessage())) << shown.toStdString();
     EXPECT_TRUE(shown.contains("/nonexistent/nvdisasm")) << shown.toStdString();
-    tab.cursorToLine(lineContaining(tab.text->text(), "sum += input"));
+    tab.cursorToLine(lineContaining(tab.text->text(), "weights[((m * s.inChannels"));
     EXPECT_TRUE(pane->highlightedLines().empty());
     // The PTX needs no nvdisasm: back on PTX, the same line is highlighted.
     pane->findChildren<QToolButton*>().at(0)->click();
@@ -204,6 +223,26 @@ TEST(KernelWhySlow, WithoutNvdisasmTheSassPaneSaysWhy) {
     qputenv("CONVSCOPE_NVDISASM", before);
   else
     qunsetenv("CONVSCOPE_NVDISASM");
+}
+
+// The pictures in docs/your-kernel.md: CONVSCOPE_SCREENSHOT_DIR=docs/images writes them there,
+// the window at 1024x700 (the smallest the project supports), the cursor on the multiply-add.
+TEST(KernelWhySlow, Screenshots) {
+  const QString folder = qEnvironmentVariable("CONVSCOPE_SCREENSHOT_DIR");
+  if (folder.isEmpty()) GTEST_SKIP() << "set CONVSCOPE_SCREENSHOT_DIR to write the screenshots";
+  if (const std::string reason = skipReason(); !reason.empty()) GTEST_SKIP() << reason;
+  NaiveTemplateInTheTab tab;
+  tab.window->resize(1024, 700);
+  QTest::qWait(200);
+  const int fmaLine = lineContaining(tab.text->text(), "weights[((m * s.inChannels");  // its multiply-add
+  tab.cursorToLine(fmaLine);
+  QTest::qWait(200);
+  EXPECT_TRUE(tab.window->grab().save(QDir(folder).filePath("your-kernel-why-slow-ptx.png")));
+  if (!findNvdisasm()) return;
+  tab.panel->listingPane()->setKind(ListingKind::Sass);
+  tab.cursorToLine(fmaLine);
+  QTest::qWait(200);
+  EXPECT_TRUE(tab.window->grab().save(QDir(folder).filePath("your-kernel-why-slow-sass.png")));
 }
 
 // The student's kernel, once timed, is a point on the Roofline: its timing is injected as the
@@ -239,7 +278,7 @@ TEST(KernelWhySlow, ATimedKernelIsAPointOnTheRooflineAndCanBeDrawnInTheGpuMappin
   for (size_t i = 0; i < chart->points().size(); ++i)
     if (chart->points()[i].point.variant == "user-why_slow") found = static_cast<int>(i);
   ASSERT_GE(found, 0) << "no point of the student's kernel on the Roofline";
-  const RooflinePoint& point = chart->points()[static_cast<size_t>(found)].point;
+  const ui::RooflinePoint& point = chart->points()[static_cast<size_t>(found)].point;
   EXPECT_DOUBLE_EQ(point.flops, flops);
   EXPECT_DOUBLE_EQ(point.bytes, bytes);
   EXPECT_DOUBLE_EQ(point.seconds, 40e-6);

@@ -33,6 +33,7 @@ class KernelListingPane : public QWidget {
   ListingKind kind() const { return kind_; }
   // Highlights what `sourceLine` (1-based, the compiler's count) became; 0: nothing.
   void showSourceLine(int sourceLine);
+  int sourceLine() const { return sourceLine_; }
 
   // The listing lines (1-based) highlighted now, in order.
   const std::vector<int>& highlightedLines() const { return highlighted_; }
