@@ -86,6 +86,21 @@ struct NaiveTemplateInTheTab {
   }
 };
 
+// The pane shows `listing` line for line (line N of the pane is line N of the listing), each line
+// without its padding; nvdisasm's "//## File "path", line N" shortened to "//## name:N".
+void expectShowsListing(ui::KernelListingPane& pane, const std::string& listing) {
+  const QStringList shown = pane.listing()->toPlainText().split('\n');
+  const QStringList original = QString::fromStdString(listing).split('\n');
+  ASSERT_EQ(shown.size(), original.size());
+  for (qsizetype i = 0; i < shown.size(); ++i) {
+    const QString line = original[i].simplified();
+    if (line.startsWith("//## File"))
+      EXPECT_TRUE(line.endsWith(", line " + shown[i].section(':', -1))) << shown[i].toStdString();
+    else
+      EXPECT_EQ(shown[i], line) << "line " << i + 1;
+  }
+}
+
 std::string skipReason() {
   return gpu::userKernelCompilerUnavailableReason();  // no NVRTC in this build
 }
@@ -98,16 +113,19 @@ TEST(KernelWhySlow, TheFiguresShownAreTheCoresForTheTemplate) {
   ASSERT_TRUE(core.resources.found);
   ASSERT_TRUE(core.occupancy.has_value());
   const QString shown = tab.panel->resourcesView()->text();
+  const QString details = tab.panel->resourcesView()->detailsText();
   const KernelResources& r = core.resources;
   const BlockOccupancy& o = *core.occupancy;
   // The naive template's block is 16x16 (its macros): 256 threads in 8 warps.
   EXPECT_EQ(o.threadsPerBlock, 256);
+  // In view, short; each figure also in words in the tooltip.
   for (const QString& expected :
-       {QString("registers per thread %1").arg(r.registers),
-        QString("shared memory per block %1 bytes (static)").arg(r.sharedStaticBytes),
-        QString("local memory per thread %1 bytes").arg(r.localBytes),
-        QString("constant memory %1 bytes").arg(r.constantBytes), QString("block 16×16 = 256 threads (8 warps)"),
-        QString("occupancy %1 blocks per SM, %2 of %3 warps (%4%), limited by %5")
+       {QString("%1 registers/thread · %2 B shared/block · %3 B local/thread")
+            .arg(r.registers)
+            .arg(r.sharedStaticBytes)
+            .arg(r.localBytes),
+        QString("%1 B constant").arg(r.constantBytes),
+        QString("occupancy of a 16×16 block: %1 blocks/SM, %2 of %3 warps (%4%), limited by %5")
             .arg(o.blocksPerSm)
             .arg(o.activeWarps)
             .arg(o.maxWarps)
@@ -115,11 +133,19 @@ TEST(KernelWhySlow, TheFiguresShownAreTheCoresForTheTemplate) {
             .arg(QString::fromStdString(o.limitedBy))})
     EXPECT_TRUE(shown.simplified().contains(expected)) << "missing: " << expected.toStdString() << "\nshown:\n"
                                                        << shown.toStdString();
+  for (const QString& expected :
+       {QString("registers per thread: %1").arg(r.registers),
+        QString("shared memory per block: %1 bytes (static)").arg(r.sharedStaticBytes),
+        QString("local memory per thread: %1 bytes").arg(r.localBytes),
+        QString("constant memory: %1 bytes").arg(r.constantBytes), QString("block: 16×16 = 256 threads (8 warps)")})
+    EXPECT_TRUE(details.contains(expected)) << "missing: " << expected.toStdString() << "\ndetails:\n"
+                                            << details.toStdString();
   if (!gpuInfo().usable) {
     // Without a GPU: for sm_90, from the compiler, and the occupancy said to be computed, and
     // equal to the occupancy calculator's rules applied here to the same figures.
-    EXPECT_TRUE(shown.contains("for sm_90, from the compiler (ptxas for sm_90)")) << shown.toStdString();
-    EXPECT_TRUE(shown.contains("occupancy computed from sm_90's limits")) << shown.toStdString();
+    EXPECT_TRUE(shown.contains("computed for sm_90 (the compiler's figures; no GPU here)")) << shown.toStdString();
+    EXPECT_TRUE(shown.contains(QString("(spills %1 B)").arg(r.spillStoreBytes + r.spillLoadBytes)));
+    EXPECT_TRUE(details.contains("occupancy computed from sm_90's limits")) << details.toStdString();
     const BlockOccupancy recomputed = computeOccupancy(*architectureLimits("sm_90"), 256, r);
     EXPECT_EQ(recomputed.blocksPerSm, o.blocksPerSm);
     EXPECT_EQ(recomputed.limitedBy, o.limitedBy);
@@ -152,7 +178,7 @@ TEST(KernelWhySlow, TheListingFollowsTheCursorToTheLinesTheCoreMapsItTo) {
   ASSERT_EQ(fmaLine, loadLine + 1);
   ui::KernelListingPane* pane = tab.panel->listingPane();
   ASSERT_EQ(pane->kind(), ListingKind::Ptx);
-  EXPECT_EQ(pane->listing()->toPlainText(), QString::fromStdString(core.kernel.ptx));
+  expectShowsListing(*pane, core.kernel.ptx);
 
   tab.cursorToLine(fmaLine);
   const std::vector<int> ptxExpected =
@@ -189,7 +215,7 @@ TEST(KernelWhySlow, TheListingFollowsTheCursorToTheLinesTheCoreMapsItTo) {
   tab.panel->findChild<ui::KernelListingPane*>()->findChildren<QToolButton*>().at(1)->click();
   ASSERT_EQ(pane->kind(), ListingKind::Sass);
   const std::string sass = disassembleCubin(core.kernel.image, path);
-  EXPECT_EQ(pane->listing()->toPlainText(), QString::fromStdString(sass));
+  expectShowsListing(*pane, sass);
   tab.cursorToLine(fmaLine);
   const std::vector<int> sassExpected =
       listingLinesOfSourceLine(sourceLinesOfListing(sass, ListingKind::Sass, path), fmaLine);

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QTextBlock>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -13,6 +14,25 @@
 #include "ui/jobs/kernel_inspection_job.h"
 
 namespace convscope::ui {
+namespace {
+
+// The listing as the pane shows it, one line for each line of the listing (the line map still
+// holds): without the indentation and the column padding, which in a pane beside the editor would
+// push the instructions out of view, and nvdisasm's `//## File "/a/long/path/my_conv.cu", line 28`
+// shortened to the file's name.
+QString compactListing(const QString& listing) {
+  static const QRegularExpression fileComment(R"re(//## File "(?:[^"]*/)?([^"/]*)", line (\d+))re");
+  static const QRegularExpression padding(R"re([ \t]{2,}|\t)re");
+  QStringList lines = listing.split('\n');
+  for (QString& line : lines) {
+    line = line.trimmed();
+    line.replace(fileComment, "//## \\1:\\2");
+    line.replace(padding, " ");
+  }
+  return lines.join('\n');
+}
+
+}  // namespace
 
 KernelListingPane::KernelListingPane(QWidget* parent)
     : QWidget(parent),
@@ -118,7 +138,7 @@ void KernelListingPane::showListing() {
     listing_->setPlainText(why);
   } else {
     listing_->setLineWrapMode(QPlainTextEdit::NoWrap);  // code: one instruction a line
-    listing_->setPlainText(sass ? sass_ : ptx_);
+    listing_->setPlainText(compactListing(sass ? sass_ : ptx_));
   }
   highlight();
 }

@@ -2,7 +2,8 @@
 // the listing lines compiled from the source line under the editor's cursor are highlighted and
 // scrolled into view (-lineinfo: PTX .loc, SASS nvdisasm -g; listingLinesOfSourceLine in
 // app/core/conv/kernel_resources.h), so that the student sees what a line of C++ became. Where
-// there is no SASS (nvdisasm missing), the pane says why, in words.
+// there is no SASS (nvdisasm missing), the pane says why, in words. Each line is shown without its
+// indentation and column padding (the pane is narrow), so line N of the pane is line N of the listing.
 #pragma once
 
 #include <QWidget>

@@ -25,8 +25,9 @@ class KernelResourcesView : public QWidget {
   void setInspection(const KernelInspectionResult& result);
   void clear();
 
-  // What the view shows, as plain text (one figure a line), for tests and the export.
+  // What the view shows, as plain text (three lines), and every figure in words (its tooltip).
   QString text() const;
+  QString detailsText() const;
 
  private:
   QLabel* figures_;

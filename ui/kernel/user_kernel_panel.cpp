@@ -179,7 +179,6 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   auto* resultsLayout = new QVBoxLayout(results);
   resultsLayout->setContentsMargins(0, 0, 0, 0);
   resultsLayout->addLayout(steps);
-  resultsLayout->addWidget(resources_);
   failurePictures_->hide();
   resultsLayout->addWidget(failurePictures_, 3);  // under the check's step; most of the room when shown
   resultsLayout->addWidget(new QLabel(tr("<b>Errors</b>"), results));
@@ -187,10 +186,16 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   resultsLayout->addWidget(details_, 1);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(editor_);
-  split->addWidget(listing_);  // beside the editor: what the line under the cursor became
+  // Beside the editor, why it is slow: the kernel's resources, and what the line under the cursor became.
+  auto* whySlow = new QWidget(this);
+  auto* whySlowLayout = new QVBoxLayout(whySlow);
+  whySlowLayout->setContentsMargins(0, 0, 0, 0);
+  whySlowLayout->addWidget(resources_);
+  whySlowLayout->addWidget(listing_, 1);
+  split->addWidget(whySlow);
   split->addWidget(results);
-  split->setStretchFactor(0, 4);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 5);
+  split->setStretchFactor(1, 3);
   split->setStretchFactor(2, 3);
   split->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
