@@ -162,6 +162,22 @@ TEST(KernelWhySlow, TheFiguresShownAreTheCoresForTheTemplate) {
   EXPECT_TRUE(tab.panel->resourcesView()->text().contains("why_slow.cu does not compile"))
       << tab.panel->resourcesView()->text().toStdString();
   EXPECT_TRUE(tab.panel->listingPane()->highlightedLines().empty());
+
+  // Fixed and saved again: the figures are back, refreshed from the new compile. A local array
+  // makes them differ from the template's, so stale figures would show.
+  QTest::keyClicks(tab.text,
+                   "; float unused[64]; unused[threadIdx.x & 63] = 0.0f; sum += unused[(threadIdx.y * 7) & 63];");
+  ASSERT_TRUE(tab.panel->save());
+  ASSERT_TRUE(waitForInspection(*tab.panel));
+  const UserKernelInspection changed = tab.coreInspection();
+  ASSERT_TRUE(changed.kernel.ok()) << changed.kernel.errorText();
+  ASSERT_NE(changed.resources.localBytes, r.localBytes);  // else this could not tell new figures from old
+  const QString again = tab.panel->resourcesView()->text().simplified();
+  EXPECT_TRUE(again.contains(QString("%1 registers/thread · %2 B shared/block · %3 B local/thread")
+                                 .arg(changed.resources.registers)
+                                 .arg(changed.resources.sharedStaticBytes)
+                                 .arg(changed.resources.localBytes)))
+      << again.toStdString();
 }
 
 TEST(KernelWhySlow, TheListingFollowsTheCursorToTheLinesTheCoreMapsItTo) {
