@@ -358,6 +358,14 @@ TEST(KernelWhySlow, ATimedKernelIsAPointOnTheRooflineAndCanBeDrawnInTheGpuMappin
   EXPECT_EQ(mapping->view(1)->launch().blockX, source.launch.blockX);
   EXPECT_EQ(mapping->view(1)->launch().blockY, source.launch.blockY);
   EXPECT_EQ(mapping->view(1)->launch().tileWidth, source.launch.tileWidth);
+  EXPECT_TRUE(mapping->view(1)->figuresText().contains("thread (")) << mapping->view(1)->figuresText().toStdString();
+  // The picture in docs/your-kernel.md, with CONVSCOPE_SCREENSHOT_DIR set.
+  if (const QString folder = qEnvironmentVariable("CONVSCOPE_SCREENSHOT_DIR"); !folder.isEmpty()) {
+    ASSERT_TRUE(window->selectTab("gpu-mapping"));
+    window->resize(1024, 700);
+    QTest::qWait(300);
+    EXPECT_TRUE(window->grab().save(QDir(folder).filePath("your-kernel-gpu-mapping.png")));
+  }
 }
 
 }  // namespace
