@@ -10,6 +10,7 @@
 
 #include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
+#include "gpu/user_kernel_inspect.h"
 
 #ifdef CONVSCOPE_HAVE_CUDA
 #include <nvrtc.h>
@@ -313,7 +314,7 @@ const bool registeredWithTheCore = [] {
   // compileUserKernel is overloaded (build options): the one-argument form is the interface's.
   installUserKernelCompiler({userKernelCompilerUnavailableReason,
                              static_cast<CompiledUserKernel (*)(const UserKernelSource&)>(compileUserKernel),
-                             installUserKernel});
+                             installUserKernel, inspectUserKernel});
   return true;
 }();
 

@@ -10,17 +10,13 @@
 #include <string>
 
 #include "app/core/conv/kernel_resources.h"
+#include "app/core/conv/user_kernel_compiler.h"
 #include "gpu/user_kernel.h"
 
 namespace convscope::gpu {
 
-struct UserKernelInspection {
-  CompiledUserKernel kernel;  // a cubin for `kernel.architecture`, its PTX in kernel.ptx
-  KernelResources resources;
-  std::optional<BlockOccupancy> occupancy;  // nothing: the architecture is not in the table
-  std::string figuresFrom;                  // "the driver on NVIDIA H100 ..." or "the compiler (ptxas)"
-  std::string occupancyFrom;                // "the driver ..." or "computed from sm_90's limits ..."
-};
+// The core's (app/core/conv/user_kernel_compiler.h), so that the window reads it too.
+using convscope::UserKernelInspection;
 
 // The architecture `kernel info` uses when none is named: the GPU here, else sm_90.
 std::string defaultInspectionArchitecture();

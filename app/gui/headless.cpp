@@ -13,6 +13,7 @@
 #include "ui/common/export.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/jobs/job_runner.h"
+#include "ui/jobs/kernel_inspection_job.h"
 #include "ui/kernel/user_kernel_panel.h"
 
 namespace convscope::gui {
@@ -26,7 +27,8 @@ void printError(const QString& message) {
 void settle(MainWindow& window, int timeoutMs) {
   QElapsedTimer timer;
   timer.start();
-  while ((window.loading() || window.inference()->busy() || window.userKernel()->pipeline()->running()) &&
+  while ((window.loading() || window.inference()->busy() || window.userKernel()->pipeline()->running() ||
+          window.userKernel()->inspection()->running()) &&
          timer.elapsed() < timeoutMs) {
     QApplication::processEvents(QEventLoop::AllEvents, 20);
     QThread::msleep(2);

@@ -345,7 +345,17 @@ void MainWindow::connectWidgets() {
       merged->runs.insert(merged->runs.end(), kernel->runs.begin(), kernel->runs.end());
     }
     timing_->setReport(merged, tr("with your kernel"));
+    // And a point on the Roofline, beside the course's variants of the same report (the same
+    // origin: it replaces the report the Roofline had, not a second machine).
+    benchmark_ = merged;
+    if (benchmarkName_.isEmpty()) benchmarkName_ = tr("your kernel's timing");
+    notify(Change::Benchmark);
   });
+  // Once checked (its row is in the variant table), it can be drawn in the GPU mapping view.
+  connect(userKernel_, &ui::UserKernelPanel::variantReady, this,
+          [this](const QString& id, const QString&, const QString& unavailableReason) {
+            if (unavailableReason.isEmpty()) gpuMapping_->addUserVariant(id.toStdString());
+          });
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     notify(Change::Variant);

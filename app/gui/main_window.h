@@ -189,7 +189,8 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const ImageSet> testSet_;
   QString lastError_;
   std::shared_ptr<const ui::InferenceOutcome> outcome_;  // the latest, for the views that listen to outcomes
-  std::shared_ptr<const BenchmarkReport> benchmark_;     // the latest opened, with its file name
+  std::shared_ptr<const BenchmarkReport>
+      benchmark_;  // the latest opened (with your kernel, once timed), with its file name
   QString benchmarkName_;
   bool firstShown_ = false;
   // Asked for while the test set loads, applied when it arrives.

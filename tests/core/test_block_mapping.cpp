@@ -142,8 +142,9 @@ void expectSameOwners(const ConvProblem& p, const KernelLaunchGeometry& g, const
     ASSERT_EQ(owner.count, 1);
     const BlockUnderPixel b = blockUnderPixel(p, g, n, m, oh, ow);
     ASSERT_TRUE(b.described);
-    const bool same = b.blockIdxX == owner.blockIdxX && b.pass == owner.pass && b.threadX == owner.threadX &&
-                      (g.order != BlockOrder::kMapTiles || b.threadY == owner.threadY);
+    const bool same =
+        b.blockIdxX == owner.blockIdxX && b.pass == owner.pass && b.threadX == owner.threadX &&
+        ((g.order != BlockOrder::kMapTiles && g.order != BlockOrder::kGridTiles) || b.threadY == owner.threadY);
     if (!same && ++mismatches <= 5)
       ADD_FAILURE() << "pixel (" << n << ", " << m << ", " << oh << ", " << ow << "): view says blockIdx.x "
                     << b.blockIdxX << " pass " << b.pass << " thread " << b.threadX << "," << b.threadY
@@ -208,6 +209,49 @@ TEST(BlockMapping, MapTilesAreTheTiledKernelsBlocksMapFastest) {
   EXPECT_TRUE(b.inputStagedInShared);
   EXPECT_EQ(b.pixelsInMap, 16 * 2);                   // the top right-hand tile, partial: 16 rows x 2 columns
   EXPECT_EQ(b.block, ((2 * 2 + 0) * 2 + 1) * 7 + 3);  // (image 2 of 2x2 tiles, tile row 0, tile column 1, map 3)
+}
+
+// A student's kernel (docs/your-kernel.md, the launch geometry): grid (ceil(W / tile), ceil(H /
+// tile), N * M), block (tile, tile); blockIdx.z = n * M + m; thread (tx, ty) computes output
+// (blockIdx.y * tile + ty, blockIdx.x * tile + tx). Blocks counted as the GPU does, x fastest.
+TEST(BlockMapping, GridTilesAreTheStudentKernelsContract) {
+  const ConvProblem p = oddProblem(7);
+  constexpr int kTile = 8;
+  const int tilesX = (p.outWidth() + kTile - 1) / kTile, tilesY = (p.outHeight() + kTile - 1) / kTile;
+  std::map<Pixel, Owner> owners;
+  std::map<Pixel, int64_t> linearBlock;
+  for (int bz = 0; bz < p.batch * p.outChannels; ++bz)
+    for (int by = 0; by < tilesY; ++by)
+      for (int bx = 0; bx < tilesX; ++bx)
+        for (int ty = 0; ty < kTile; ++ty)
+          for (int tx = 0; tx < kTile; ++tx) {
+            const int oh = by * kTile + ty, ow = bx * kTile + tx;
+            if (oh >= p.outHeight() || ow >= p.outWidth()) continue;  // the kernel's edge guard
+            const Pixel pixel{bz / p.outChannels, bz % p.outChannels, oh, ow};
+            Owner& o = owners[pixel];
+            o = {bx, 0, tx, ty, o.count + 1};
+            linearBlock[pixel] = (int64_t{bz} * tilesY + by) * tilesX + bx;
+          }
+  KernelLaunchGeometry g;
+  g.blockX = g.blockY = g.tileWidth = g.tileHeight = kTile;
+  g.gridX = tilesX;
+  g.gridY = tilesY;
+  g.gridZ = p.batch * p.outChannels;
+  g.order = BlockOrder::kGridTiles;
+  expectSameOwners(p, g, owners);
+  for (const auto& [pixel, block] : linearBlock) {
+    const auto [n, m, oh, ow] = pixel;
+    ASSERT_EQ(blockUnderPixel(p, g, n, m, oh, ow).block, block);
+  }
+  // A block smaller than its tile: the block and its outputs are known, the thread is the kernel's choice.
+  g.blockX = g.blockY = kTile / 2;
+  const BlockUnderPixel half = blockUnderPixel(p, g, 1, 2, 9, 3);
+  EXPECT_EQ(half.block, ((int64_t{1} * p.outChannels + 2) * tilesY + 1) * tilesX + 0);
+  EXPECT_EQ(half.threadX, -1);
+  EXPECT_EQ(half.outputs.top, 8);
+  EXPECT_EQ(half.outputs.left, 0);
+  EXPECT_FALSE(half.inputStagedInShared);
+  EXPECT_LT(globalLoadsPerOutput(p, g).input, 0.0);  // not known: the kernel's own
 }
 
 TEST(BlockMapping, MatrixTilesAreTheUnrollGemmBlocksForAnyMapCount) {

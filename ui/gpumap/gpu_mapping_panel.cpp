@@ -121,7 +121,25 @@ void GpuMappingPanel::setLayers(std::vector<std::pair<std::string, ConvProblem>>
   showLayer();
 }
 
+bool GpuMappingPanel::addUserVariant(const std::string& variantId) {
+  const QString id = QString::fromStdString(variantId);
+  for (const ConvVariant* v : userConvVariants()) {
+    if (v->id != variantId) continue;
+    for (QComboBox* choice : variantChoices_) {
+      const int index = choice->findData(id);
+      if (index < 0)
+        choice->addItem(QString::fromStdString(v->displayName), id);
+      else  // a recompile keeps the row; its name may have changed
+        choice->setItemText(index, QString::fromStdString(v->displayName));
+    }
+    return true;
+  }
+  return false;
+}
+
 bool GpuMappingPanel::setVariant(int side, const std::string& variantId) {
+  // The variant selector may name a student's kernel this panel has not been told of yet.
+  if (variantChoices_[side]->findData(QString::fromStdString(variantId)) < 0) addUserVariant(variantId);
   const int index = variantChoices_[side]->findData(QString::fromStdString(variantId));
   if (index < 0) return false;
   variantChoices_[side]->setCurrentIndex(index);

@@ -33,6 +33,9 @@ class GpuMappingPanel : public QWidget {
   void setLayers(std::vector<std::pair<std::string, ConvProblem>> layers);  // name, problem at batch 1
   // Selects a variant on one side (0: left, 1: right); false when the id is not a GPU variant.
   bool setVariant(int side, const std::string& variantId);
+  // A student's kernel, once its row is in the variant table (it passed its check), joins both
+  // sides' choices under its file's name; false when no such row is installed.
+  bool addUserVariant(const std::string& variantId);
   void setLayer(int index);
 
   GpuMappingView* view(int side) const { return views_[side]; }

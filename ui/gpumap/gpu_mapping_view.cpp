@@ -99,6 +99,8 @@ void GpuMappingView::rebuild() {
     const ConvVariant* v = nullptr;
     for (const ConvVariant& row : convVariants())
       if (row.id == variant_) v = &row;
+    for (const ConvVariant* row : userConvVariants())  // a student's kernel that passed its check
+      if (row->id == variant_) v = row;
     if (!v) {
       unavailable_ = tr("%1 is not a variant of this build").arg(QString::fromStdString(variant_));
     } else if (!v->runsOnGpu()) {
@@ -154,9 +156,11 @@ void GpuMappingView::updateSelection() {
     if (static_cast<int>(i) != launchIndex_)
       lines << tr("also launches %1 (not drawn)").arg(geometryLine(launches_[i]));
   lines << geometryLine(g);
-  const QString thread = g.order == BlockOrder::kMapTiles
-                             ? tr("thread (%1, %2) of the tile").arg(selection_.threadX).arg(selection_.threadY)
-                             : tr("thread %1").arg(selection_.threadX);
+  const bool tiles = g.order == BlockOrder::kMapTiles || g.order == BlockOrder::kGridTiles;
+  const QString thread = selection_.threadX < 0
+                             ? tr("a thread your kernel chooses (its block is smaller than its tile)")
+                         : tiles ? tr("thread (%1, %2) of the tile").arg(selection_.threadX).arg(selection_.threadY)
+                                 : tr("thread %1").arg(selection_.threadX);
   lines << tr("Output (row %1, column %2) of map %3, image 0: block %4 (blockIdx.x %5%6), %7")
                .arg(oh_)
                .arg(ow_)
@@ -177,8 +181,9 @@ void GpuMappingView::updateSelection() {
                .arg(in.right)
                .arg(in.bottom - in.top + 1)
                .arg(in.right - in.left + 1)
-               .arg(selection_.inputStagedInShared ? tr(", staged in shared memory with its halo")
-                                                   : tr(", from global memory"));
+               .arg(selection_.inputStagedInShared      ? tr(", staged in shared memory with its halo")
+                    : g.order == BlockOrder::kGridTiles ? tr(", the windows of its outputs")
+                                                        : tr(", from global memory"));
   // Measured by the CUDA runtime where a GPU and the kernel's handle exist, else estimated.
   const KernelHandle handle =
       row_ && row_->kernelHandle ? row_->kernelHandle(p, static_cast<size_t>(launchIndex_)) : KernelHandle{};
@@ -201,10 +206,13 @@ void GpuMappingView::updateSelection() {
   }
   const LoadsPerOutput loads = globalLoadsPerOutput(p, g);
   const double depth = double{1} * p.inChannels * p.kernelHeight * p.kernelWidth;
-  lines << tr("Per output: %1 input loads and %2 weight loads from memory, %3 FLOPs")
-               .arg(loads.input, 0, 'g', 4)
-               .arg(loads.weights, 0, 'g', 4)
-               .arg(2.0 * depth, 0, 'g', 6);
+  if (loads.input >= 0.0)
+    lines << tr("Per output: %1 input loads and %2 weight loads from memory, %3 FLOPs")
+                 .arg(loads.input, 0, 'g', 4)
+                 .arg(loads.weights, 0, 'g', 4)
+                 .arg(2.0 * depth, 0, 'g', 6);
+  else  // a student's kernel: its loads are its own (kernel sass shows them)
+    lines << tr("Per output: %1 FLOPs; the loads from memory are your kernel's own").arg(2.0 * depth, 0, 'g', 6);
   if (g.order == BlockOrder::kMatrixTiles)
     lines << tr("As a matrix product: W (%1×%2) · X_unroll (%2×%3) = output (%1×%3)")
                  .arg(p.outChannels)

@@ -32,9 +32,12 @@
 #include "app/core/data/image_set.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
+#include "ui/jobs/kernel_inspection_job.h"
 #include "ui/kernel/failure_pictures.h"
 #include "ui/kernel/kernel_editor.h"
 #include "ui/kernel/kernel_history_view.h"
+#include "ui/kernel/kernel_listing_pane.h"
+#include "ui/kernel/kernel_resources_view.h"
 
 namespace convscope::ui {
 namespace {
@@ -121,6 +124,9 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
       diagnostics_(new QListWidget(this)),
       details_(new QPlainTextEdit(this)),
       rerun_(new QPushButton(tr("Run again"), this)),
+      inspection_(new KernelInspectionJob(jobs, this)),
+      resources_(new KernelResourcesView(this)),
+      listing_(new KernelListingPane(this)),
       chooseSavePath_([this](const QString& suggested) { return askSavePath(this, suggested); }),
       keepEditorOverDisk_([this](const QString& file) { return askKeepEditorOverDisk(this, file); }),
       askAboutUnsavedEdits_([this](const QString& file) { return askAboutUnsavedEdits(this, file); }) {
@@ -183,7 +189,14 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   resultsLayout->addWidget(details_, 1);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(editor_);
-  // Beside the steps, the kernel's history: every version that compiled, its op time and diffs.
+  // Beside the editor, why it is slow: the kernel's resources, and what the line under the cursor became.
+  auto* whySlow = new QWidget(this);
+  auto* whySlowLayout = new QVBoxLayout(whySlow);
+  whySlowLayout->setContentsMargins(0, 0, 0, 0);
+  whySlowLayout->addWidget(resources_);
+  whySlowLayout->addWidget(listing_, 1);
+  split->addWidget(whySlow);
+  // Then the steps, and the kernel's history: every version that compiled, its op time and diffs.
   auto* side = new QTabWidget(this);
   side->addTab(results, tr("Steps"));
   side->addTab(history_, tr("History"));
@@ -195,8 +208,9 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
     if (report) history_->recordTiming(*report);
   });
   split->addWidget(side);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 5);
+  split->setStretchFactor(1, 3);
+  split->setStretchFactor(2, 3);
   split->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(error_);
@@ -237,6 +251,33 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   connect(pipeline_, &KernelPipelineJob::checked, this,
           [this](const QString& id, bool, const QString& why) { emit variantReady(id, name_, why); });
   connect(pipeline_, &KernelPipelineJob::timed, this, &UserKernelPanel::timed);
+  followWhySlowViews();
+}
+
+void UserKernelPanel::followWhySlowViews() {
+  connect(pipeline_, &KernelPipelineJob::stepStarted, this, [this](KernelStep step) {
+    if (step != KernelStep::Compile) return;
+    inspection_->cancel();  // of the text before this save
+    resources_->showInspecting();
+    listing_->showInspecting();
+  });
+  connect(pipeline_, &KernelPipelineJob::stepFinished, this, [this](const KernelStepResult& result) {
+    if (result.step != KernelStep::Compile || result.ok) return;
+    const QString why = tr("%1 does not compile: see the errors").arg(QFileInfo(file_).fileName());
+    KernelInspectionResult none;
+    none.problem = why;
+    resources_->setInspection(none);
+    listing_->setInspection(none);
+  });
+  connect(pipeline_, &KernelPipelineJob::compiled, this, [this] { inspection_->start(file_); });
+  connect(inspection_, &KernelInspectionJob::inspected, this,
+          [this](std::shared_ptr<const KernelInspectionResult> result) {
+            if (result->file != file_) return;  // of a file no longer open
+            resources_->setInspection(*result);
+            listing_->setInspection(*result);
+          });
+  connect(editor_->editor(), &QsciScintilla::cursorPositionChanged, this,
+          [this](int line, int) { listing_->showSourceLine(line + 1); });  // Scintilla counts from 0
 }
 
 void UserKernelPanel::changeEvent(QEvent* event) {

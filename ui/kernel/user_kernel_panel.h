@@ -30,6 +30,9 @@ class FailurePictures;
 class JobRunner;
 class KernelEditor;
 class KernelHistoryView;
+class KernelInspectionJob;
+class KernelListingPane;
+class KernelResourcesView;
 
 enum class KernelTemplate { Naive, Tiled };  // examples/kernels/naive_conv.cu, tiled_conv.cu
 
@@ -66,6 +69,11 @@ class UserKernelPanel : public QWidget {
   // Every version of the open kernel that compiled: the op-time chart, the list and the diffs.
   KernelHistoryView* historyView() const { return history_; }
   QString errorText() const;  // the panel's error strip, empty while hidden
+  // Why it is slow: the figures of `kernel info`, and the PTX/SASS of the line under the cursor,
+  // from an inspection (KernelInspectionJob) after every successful compile.
+  KernelInspectionJob* inspection() const { return inspection_; }
+  KernelResourcesView* resourcesView() const { return resources_; }
+  KernelListingPane* listingPane() const { return listing_; }
 
   void setSavePathChooser(SavePathChooser chooser) { chooseSavePath_ = std::move(chooser); }
   void setDiskConflictResolver(DiskConflictResolver resolver) { keepEditorOverDisk_ = std::move(resolver); }
@@ -96,6 +104,7 @@ class UserKernelPanel : public QWidget {
   void showStarted(KernelStep step);
   void showFinished(const KernelStepResult& result);
   void showDiagnostics(const std::vector<KernelDiagnostic>& diagnostics);
+  void followWhySlowViews();  // the inspection after each compile; the listing follows the cursor
   QLabel*& statusOf(KernelStep step);
 
   KernelPipelineJob* pipeline_;
@@ -113,6 +122,9 @@ class UserKernelPanel : public QWidget {
   QListWidget* diagnostics_;
   QPlainTextEdit* details_;
   QPushButton* rerun_;
+  KernelInspectionJob* inspection_;
+  KernelResourcesView* resources_;
+  KernelListingPane* listing_;
   QString file_, id_, name_;
   QString diskText_;  // what the file held when this panel last read or wrote it
   SavePathChooser chooseSavePath_;

@@ -86,6 +86,31 @@ BlockUnderPixel blockUnderPixel(const ConvProblem& p, const KernelLaunchGeometry
       b.inputStagedInShared = true;
       break;
     }
+    case BlockOrder::kGridTiles: {
+      const int tilesY = static_cast<int>(ceilDiv(outHeight, g.tileHeight));
+      const int tilesX = static_cast<int>(ceilDiv(outWidth, g.tileWidth));
+      const int tileY = oh / g.tileHeight;
+      const int tileX = ow / g.tileWidth;
+      // Blocks in the GPU's own order, blockIdx.x fastest; every block is launched: no passes.
+      b.block = ((int64_t{image} * p.outChannels + map) * tilesY + tileY) * tilesX + tileX;
+      if (g.blockX == g.tileWidth && g.blockY == g.tileHeight) {
+        b.threadX = ow % g.tileWidth;
+        b.threadY = oh % g.tileHeight;
+      }  // else: which of the block's threads computes it is the kernel's choice (threadX stays -1)
+      b.outputs = {tileY * g.tileHeight, tileX * g.tileWidth, std::min(outHeight, (tileY + 1) * g.tileHeight) - 1,
+                   std::min(outWidth, (tileX + 1) * g.tileWidth) - 1};
+      b.pixelsInMap = int64_t{b.outputs.bottom - b.outputs.top + 1} * (b.outputs.right - b.outputs.left + 1);
+      // The windows of the tile's outputs; whether the kernel stages them in shared memory, the
+      // geometry does not say.
+      const int top = tileY * g.tileHeight * p.strideHeight - p.padTop;
+      const int left = tileX * g.tileWidth * p.strideWidth - p.padLeft;
+      b.input = {top, left, top + (g.tileHeight - 1) * p.strideHeight + p.kernelHeight - 1,
+                 left + (g.tileWidth - 1) * p.strideWidth + p.kernelWidth - 1};
+      b.described = true;
+      b.blockIdxX = tileX;
+      b.pass = 0;
+      return b;
+    }
     case BlockOrder::kMatrixTiles: {
       const int64_t mapTiles = ceilDiv(p.outChannels, g.tileHeight);
       const int64_t imageFirst = int64_t{image} * plane;  // the image's first column
@@ -144,6 +169,7 @@ LoadsPerOutput globalLoadsPerOutput(const ConvProblem& p, const KernelLaunchGeom
     }
     case BlockOrder::kMatrixTiles:
       return {depth / g.tileHeight, depth / g.tileWidth};
+    case BlockOrder::kGridTiles:  // what a student's kernel loads is its own: not known here
     case BlockOrder::kNotDescribed:
       break;
   }

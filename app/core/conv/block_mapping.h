@@ -63,7 +63,8 @@ OccupancyEstimate estimateOccupancy(const KernelLaunchGeometry& launch, const Sm
 
 // Loads from global memory per output element, from the geometry: direct kernels read
 // C*KH*KW inputs and weights each; tiled ones the staged tile shared by the tile's outputs (plus
-// the weights); matrix tiles a depth-long column of X and row of W shared by the tile.
+// the weights); matrix tiles a depth-long column of X and row of W shared by the tile. Negative
+// where the geometry does not say (a student's kernel loads as it chooses).
 struct LoadsPerOutput {
   double input = 0.0;
   double weights = 0.0;

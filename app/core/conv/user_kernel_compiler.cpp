@@ -17,6 +17,12 @@ UserKernelCompiler noCompiler() {
     kernel.errors.push_back({source.path.filename().string(), 0, kNoCompiler});
     return kernel;
   };
+  none.inspect = [](const UserKernelSource& source, const std::string&) {
+    UserKernelInspection inspection;
+    inspection.kernel.source = source;
+    inspection.kernel.errors.push_back({source.path.filename().string(), 0, kNoCompiler});
+    return inspection;
+  };
   none.install = [](const CompiledUserKernel& kernel) -> const ConvVariant& {
     throw Error(kernel.source.path.string() + ": " + kNoCompiler);
   };

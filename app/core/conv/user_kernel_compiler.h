@@ -5,9 +5,11 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/core/conv/kernel_resources.h"
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
 
@@ -27,6 +29,16 @@ struct CompiledUserKernel {
   std::string errorText() const;  // the errors, one a line
 };
 
+// Why a kernel is slow (kernel info; the window's figures): the kernel compiled for one
+// architecture, with its PTX kept, and the resources it uses and the occupancy they allow.
+struct UserKernelInspection {
+  CompiledUserKernel kernel;  // a cubin for `kernel.architecture`, its PTX in kernel.ptx
+  KernelResources resources;
+  std::optional<BlockOccupancy> occupancy;  // nothing: the architecture is not in the table
+  std::string figuresFrom;                  // "the driver on NVIDIA H100 ..." or "the compiler (ptxas for sm_90)"
+  std::string occupancyFrom;                // "the driver ..." or "computed from sm_90's limits ..."
+};
+
 struct UserKernelCompiler {
   // Empty when kernels can be compiled here, else why not.
   std::function<std::string()> unavailableReason;
@@ -35,6 +47,10 @@ struct UserKernelCompiler {
   // Adds the kernel's row to the variant table, or updates it in place (the same id). Throws
   // convscope::Error naming the file when it did not compile.
   std::function<const ConvVariant&(const CompiledUserKernel&)> install;
+  // Compiles for `architecture` ("sm_90"; empty: the GPU here, else sm_90) and reads the
+  // kernel's resources and occupancy: on the GPU here from the driver, else from the compiler.
+  // Compile errors come back in kernel.errors.
+  std::function<UserKernelInspection(const UserKernelSource&, const std::string& architecture)> inspect;
 };
 
 // Installed before main() by gpu/; a second installation replaces the first.

@@ -60,6 +60,7 @@ KernelLaunchGeometry UserKernelLaunch::geometry(const ConvProblem& problem) cons
   g.blockY = blockY;
   g.tileWidth = tileWidth;
   g.tileHeight = tileHeight;
+  g.order = BlockOrder::kGridTiles;
   g.mapping = "blockIdx.x, blockIdx.y: a " + std::to_string(tileWidth) + "x" + std::to_string(tileHeight) +
               " output tile; blockIdx.z: image x output channel (the file's CONVSCOPE_* macros)";
   return g;

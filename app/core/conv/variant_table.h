@@ -56,6 +56,11 @@ enum class BlockOrder {
   // tile, map tile), the map tile fastest; a block computes tileHeight maps x tileWidth columns,
   // thread t the columns t, t + threadsPerBlock, ... of it.
   kMatrixTiles,
+  // A student's kernel (docs/your-kernel.md): blockIdx.x a tile column, blockIdx.y a tile row,
+  // blockIdx.z image x output map (n * M + m), each block a tileHeight x tileWidth patch of one
+  // map; no grid-stride loop. Thread (x, y) computes output (x, y) of the tile when the block is
+  // the tile's size, as the templates do; a smaller block's threads take outputs as the kernel chooses.
+  kGridTiles,
 };
 
 // One kernel launch of a variant for one layer: what the GPU mapping view draws. A variant may
