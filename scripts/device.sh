@@ -14,7 +14,9 @@
 # stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
 # BENCH_BATCHES (comma-separated) sets the batch sizes of the benchmark and of PyTorch (default: 1,100,1000,10000);
-# PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests.
+# PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests;
+# TEST_TIMEOUT, CLASS_TIMEOUT, BENCH_TIMEOUT and PYTORCH_TIMEOUT (seconds) bound the stages so
+# that one device call holds them all.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/device-out}"
@@ -24,6 +26,7 @@ LOGS="$OUT/logs"
 SHOTS="$OUT/screens"
 mkdir -p "$LOGS" "$SHOTS"
 trap 'tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs screens && rm -rf "$LOGS" "$SHOTS"' EXIT
+trap 'exit 143' TERM  # stopped by a timeout: the logs are still packed
 status=0
 stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
@@ -72,7 +75,7 @@ grep -- '-- fallback' "$LOGS/plans.txt" | sort | uniq -c | head -5
 if stage test; then
   # Left out there: the ONNX conformance cases (their Debian package is not carried), the local
   # Slurm cluster (no slurm-wlm there) and the install checks (they need the source tree's CMake).
-  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" ctest --test-dir "$build" --output-on-failure -j 6 -E "[Cc]onformance|SlurmLocal|desktop_file_valid|install_layout" ${TESTS:+-R "$TESTS"} \
+  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" timeout "${TEST_TIMEOUT:-1200}" ctest --test-dir "$build" --output-on-failure -j 6 -E "[Cc]onformance|SlurmLocal|desktop_file_valid|install_layout" ${TESTS:+-R "$TESTS"} \
     >"$LOGS/ctest.log" 2>&1 || status=1
   grep -E "tests passed|Failed|\*\*\*|Not Run" "$LOGS/ctest.log" | head -40
   grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: (GpuWindow|Profile\.AGpu)[^ ]* +\.+ +Passed" "$LOGS/ctest.log" |
@@ -114,10 +117,27 @@ if stage sanitize; then
   cat "$LOGS"/sanitize-*.summary
 fi
 
+if stage class; then
+  # Class mode on this GPU (docs/class-mode.md): a made-up class of CLASS_SIZE submissions (every
+  # status, faulting, spinning and printing kernels included) graded with --jobs, its wall time
+  # measured; the leaderboard and every submission's result come back in logs.tar.gz (class/).
+  class_dir=/tmp/convscope-class
+  rm -rf "$class_dir" && scripts/make-class.sh "${CLASS_SIZE:-24}" "$class_dir/submissions" --runtime >/dev/null
+  # The kernels that try to game the timing, beside the class (tests/data/kernels/cheats_*).
+  for cheat in tests/data/kernels/cheat*.cu; do [ -f "$cheat" ] && cp "$cheat" "$class_dir/submissions/"; done
+  start=$(date +%s.%N)
+  timeout "${CLASS_TIMEOUT:-240}" "$cli" grade "$class_dir/submissions" --out "$class_dir/results" --jobs 8 \
+    --time-limit 60 >"$LOGS/class-grade.log" 2>&1 || status=1
+  end=$(date +%s.%N)
+  echo "class of $(ls "$class_dir/submissions" | wc -l) submissions graded in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s (wall)" |
+    tee "$LOGS/class-wall.txt"
+  tail -40 "$LOGS/class-grade.log"
+  mkdir -p "$LOGS/class" && cp -r "$class_dir/results/." "$LOGS/class/" 2>/dev/null
+fi
 if stage bench; then
   variants=$($cli variants | awk '$2=="yes" && $1 ~ /^(gpu-|cudnn)/ {print $1}' | paste -sd, -)
   batches="${BENCH_BATCHES:-1,100,1000,10000}"
-  $cli bench --variants "${BENCH_VARIANTS:-$variants,cpu-im2col-gemm}" --batches "$batches" --repeats "${REPEATS:-20}" \
+  timeout "${BENCH_TIMEOUT:-1200}" $cli bench --variants "${BENCH_VARIANTS:-$variants,cpu-im2col-gemm}" --batches "$batches" --repeats "${REPEATS:-20}" \
     --json "$OUT/bench.json" --csv "$OUT/bench.csv" 2>"$LOGS/bench-progress.log" | tee "$LOGS/bench.txt" || status=1
   $cli profile --variant gpu-restrict-unroll --batch 10000 --json "$OUT/profile-h100.json" 2>&1 | tee "$OUT/profile.txt"
   # Variants whose products are not FP32 (TF32 tensor cores): their predictions on the whole test
@@ -142,28 +162,11 @@ PY
   # PyTorch at the same batch sizes, in the same session, with its own cuDNN (not the one found
   # for the bundle above: PyTorch refuses an older cuDNN on its library path).
   if [ "${PYTORCH:-1}" = 1 ]; then
-    env -u LD_LIBRARY_PATH python3 scripts/pytorch_reference.py "$OUT/pytorch.json" "$batches" >/dev/null 2>"$LOGS/pytorch.log" || status=1
+    env -u LD_LIBRARY_PATH timeout "${PYTORCH_TIMEOUT:-600}" python3 scripts/pytorch_reference.py "$OUT/pytorch.json" "$batches" >/dev/null 2>"$LOGS/pytorch.log" || status=1
     cat "$OUT/pytorch.json"
     # The end-to-end table with every figure's floor and peer (docs/performance.md), from the two files.
     python3 scripts/end_to_end_table.py "$OUT/bench.json" "$OUT/pytorch.json" | tee "$LOGS/end-to-end-table.md" || status=1
   fi
-fi
-if stage class; then
-  # Class mode on this GPU (docs/class-mode.md): a made-up class of CLASS_SIZE submissions (every
-  # status, faulting, spinning and printing kernels included) graded with --jobs, its wall time
-  # measured; the leaderboard and every submission's result come back in logs.tar.gz (class/).
-  class_dir=/tmp/convscope-class
-  rm -rf "$class_dir" && scripts/make-class.sh "${CLASS_SIZE:-24}" "$class_dir/submissions" --runtime >/dev/null
-  # The kernels that try to game the timing, beside the class (tests/data/kernels/cheats_*).
-  for cheat in tests/data/kernels/cheat*.cu; do [ -f "$cheat" ] && cp "$cheat" "$class_dir/submissions/"; done
-  start=$(date +%s.%N)
-  timeout "${CLASS_TIMEOUT:-240}" "$cli" grade "$class_dir/submissions" --out "$class_dir/results" --jobs 8 \
-    --time-limit 60 >"$LOGS/class-grade.log" 2>&1 || status=1
-  end=$(date +%s.%N)
-  echo "class of $(ls "$class_dir/submissions" | wc -l) submissions graded in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s (wall)" |
-    tee "$LOGS/class-wall.txt"
-  tail -40 "$LOGS/class-grade.log"
-  mkdir -p "$LOGS/class" && cp -r "$class_dir/results/." "$LOGS/class/" 2>/dev/null
 fi
 if stage ncu; then
   for v in ${NCU_VARIANTS:-gpu-restrict-unroll gpu-tensor-tf32 gpu-whole-network}; do
