@@ -80,7 +80,9 @@ std::vector<TabRow> standardTabs() {
               [](ModelSummaryView& v, const WindowState& s) {
                 if (s.model) v.showPlan(*s.model, s.variant.toStdString());
               }),
-      tab<UserKernelPanel>({"kernel"}, "Your kernel", LeftColumn::Needed,
+      // The student's editor, its listing and its steps need the width more than the picture
+      // browser: the model and variant are the ones chosen in the other tabs.
+      tab<UserKernelPanel>({"kernel"}, "Your kernel", LeftColumn::NotNeeded,
                            [](const TabContext& c) { return new UserKernelPanel(c.jobs, c.window); })
           .presentedAs("Kernel")
           .on(Change::Model, [](UserKernelPanel& v, const WindowState& s) { v.pipeline()->setModelPath(s.modelPath); }),
