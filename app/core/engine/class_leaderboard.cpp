@@ -40,6 +40,13 @@ void sipRound(uint64_t& v0, uint64_t& v1, uint64_t& v2, uint64_t& v3) {
 }
 
 std::string readWholeFile(const std::filesystem::path& path) {
+  // A result is a few kilobytes; a huge file in the folder (a log, a stray dump) is named, not read.
+  std::error_code sizeError;
+  const auto size = std::filesystem::file_size(path, sizeError);
+  if (sizeError) throw Error(path.string() + ": cannot read it (" + sizeError.message() + ")");
+  if (size > kClassResultFileMaxBytes)
+    throw Error(path.string() + ": " + std::to_string(size) + " bytes, too large for a class result (at most " +
+                std::to_string(kClassResultFileMaxBytes) + ")");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot read it");
   std::ostringstream text;
@@ -332,6 +339,30 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
     board.groups.push_back(group);
   }
   return board;
+}
+
+SubmissionSource submissionSource(const std::filesystem::path& results, const std::string& id) {
+  SubmissionSource source;
+  const std::filesystem::path resultFile = results / "submissions" / (id + ".json");
+  json result;
+  try {
+    result = parseJsonText(readWholeFile(resultFile), resultFile.string());
+  } catch (const std::exception& e) {
+    source.problem = e.what();
+    return source;
+  }
+  const std::string path = result.value("path", "");
+  if (path.empty()) {
+    source.problem = resultFile.string() + ": does not say where " + id +
+                     "'s file is (graded by an older ConvScope: grade it again)";
+    return source;
+  }
+  if (!std::filesystem::is_regular_file(path)) {
+    source.problem = id + "'s file " + path + " is gone (named by " + resultFile.string() + ")";
+    return source;
+  }
+  source.file = path;
+  return source;
 }
 
 json leaderboardToJson(const Leaderboard& board) {
