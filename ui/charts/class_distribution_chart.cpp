@@ -82,8 +82,11 @@ void ClassDistributionChart::rebuild() {
 
   QCPGraph* dots = addGraph();
   dots->setLineStyle(QCPGraph::lsNone);
-  QColor dotColour = variantColour("gpu-baseline");
-  dotColour.setAlpha(170);
+  // Blue dots under red reference lines (as leaderboard.html draws them), lighter on a dark
+  // background (presentation mode's high contrast).
+  const bool dark = palette().color(QPalette::Base).lightness() < 128;
+  QColor dotColour = dark ? QColor(110, 180, 255) : QColor(31, 119, 180);
+  dotColour.setAlpha(190);
   dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, dotColour, dotColour, 9));
   // QCPGraph keeps its data sorted by x: the offsets follow the rank (the rows' order) instead.
   for (size_t i = 0; i < points_.size(); ++i) dots->addData(points_[i].seconds, stripOffset(i));
@@ -107,7 +110,7 @@ void ClassDistributionChart::rebuild() {
     auto* line = new QCPItemStraightLine(this);
     line->point1->setCoords(lines_[i].seconds, 0.0);
     line->point2->setCoords(lines_[i].seconds, 1.0);
-    line->setPen(QPen(QColor(214, 39, 40), 1.5, Qt::DashLine));
+    line->setPen(QPen(dark ? QColor(255, 110, 100) : QColor(214, 39, 40), 1.5, Qt::DashLine));
     auto* label = new QCPItemText(this);
     label->setText(lines_[i].name);
     label->setColor(lineColour);

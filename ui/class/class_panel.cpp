@@ -8,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
@@ -224,9 +225,13 @@ void ClassPanel::rebuildGroups() {
 void ClassPanel::fillTable(QTableWidget* table, const LeaderboardGroup& group) {
   table->setColumnCount(ColumnCount);
   QStringList titles = {tr("Rank"), tr("Id"), tr("Status"), tr("Message"), tr("Accuracy")};
-  for (int batch : kGradeBatches) titles << tr("Op time at %1 (ms)").arg(batch);
+  // Short titles (the batch and the unit), the meaning in their tooltips: the table fits a lab screen.
+  for (int batch : kGradeBatches) titles << tr("@%1 (ms)").arg(QLocale().toString(batch));
   titles << tr("× GPU baseline") << tr("× cuDNN") << tr("Registers") << tr("Occupancy");
   table->setHorizontalHeaderLabels(titles);
+  for (size_t b = 0; b < kGradeBatches.size(); ++b)
+    table->horizontalHeaderItem(OpTime100 + static_cast<int>(b))
+        ->setToolTip(tr("The conv layers' op-time sum at batch %1, in milliseconds").arg(kGradeBatches[b]));
   table->horizontalHeaderItem(SpeedupOverBaseline)
       ->setToolTip(tr("Speed-up over the course's GPU baseline at batch %1").arg(kGradeBatches.back()));
   table->horizontalHeaderItem(SpeedupOverCudnn)
@@ -261,11 +266,26 @@ void ClassPanel::fillTable(QTableWidget* table, const LeaderboardGroup& group) {
     table->setItem(r, Registers, new NumberItem(row["registers"], numberText(row["registers"], 6)));
     table->setItem(r, Occupancy, new NumberItem(row["occupancy"], numberText(row["occupancy"], 3)));
   }
-  table->resizeColumnsToContents();
-  table->setColumnWidth(Message, std::min(table->columnWidth(Message), 28 * fontMetrics().averageCharWidth()));
   // The leaderboard's order first; a click on a column title sorts by it.
   table->setSortingEnabled(true);
   table->sortByColumn(Rank, Qt::AscendingOrder);
+  fitColumns(table);
+}
+
+void ClassPanel::fitColumns(QTableWidget* table) {
+  // After the sort indicator is there (it takes room in its title), at the table's current font.
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
+  table->resizeColumnsToContents();
+  table->setColumnWidth(Message, std::min(table->columnWidth(Message), 28 * table->fontMetrics().averageCharWidth()));
+}
+
+void ClassPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  // Presentation mode's large letters: the columns widen with them (once the tables have the new font).
+  if (event->type() == QEvent::FontChange || event->type() == QEvent::ApplicationFontChange)
+    QTimer::singleShot(0, this, [this] {
+      for (int g = 0; g < groupCount(); ++g) fitColumns(table(g));
+    });
 }
 
 int ClassPanel::groupCount() const {

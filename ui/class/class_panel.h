@@ -80,6 +80,9 @@ class ClassPanel : public QWidget {
   static std::shared_ptr<BenchmarkReport> submissionTimes(const LeaderboardGroup& group, const nlohmann::json& row);
   static std::shared_ptr<BenchmarkReport> referenceTimes(const LeaderboardGroup& group);
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  signals:
   // A row was activated and its kernel file is there: `file`, with its op times (may have no runs)
   // and the course's reference times of its GPU (null when there are none).
@@ -91,6 +94,7 @@ class ClassPanel : public QWidget {
  private:
   void rebuildGroups();
   void fillTable(QTableWidget* table, const LeaderboardGroup& group);
+  void fitColumns(QTableWidget* table);
   void watchFolder();
   void exportCsvAsked();
   void exportChartAsked();
