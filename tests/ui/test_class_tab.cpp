@@ -329,6 +329,14 @@ TEST(ClassTab, ResultsThatArriveWhileOpenAppearAndABrokenOrHugeOneIsNamed) {
   EXPECT_TRUE(panel->bannerText().contains("broken.json")) << panel->bannerText().toStdString();
   EXPECT_EQ(panel->table(groupOf(*panel, "H100"))->rowCount(), rowsBefore + 1);
 
+  // A foreign JSON (an id that is a number): named with the field, the others still ranked.
+  writeText(fixture.results / "submissions/foreign.json", R"({"schema": 1, "id": 5, "status": "passed"})");
+  ASSERT_TRUE(waitForReload(*panel));
+  EXPECT_TRUE(panel->bannerText().contains("foreign.json")) << panel->bannerText().toStdString();
+  EXPECT_TRUE(panel->bannerText().contains("\"id\" is not a string")) << panel->bannerText().toStdString();
+  EXPECT_EQ(panel->table(groupOf(*panel, "H100"))->rowCount(), rowsBefore + 1);
+  fs::remove(fixture.results / "submissions/foreign.json");
+
   // A huge file is named with its size, never read.
   fs::remove(fixture.results / "submissions/broken.json");
   ASSERT_TRUE(waitForReload(*panel));

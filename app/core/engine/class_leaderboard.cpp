@@ -271,8 +271,16 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
     for (const auto& file : files) {
       try {
         json s = parseJsonText(readWholeFile(file), file.string());
-        if (s.value("schema", 0) != kClassResultsSchema || !s.contains("id") || !s.contains("status"))
+        if (!s.is_object() || !s.contains("schema") || s["schema"] != kClassResultsSchema || !s.contains("id") ||
+            !s.contains("status"))
           throw Error(file.string() + ": not a submission result of schema " + std::to_string(kClassResultsSchema));
+        // A foreign or hand-edited file: its fields must have the types the ranking reads.
+        for (const char* key : {"id", "status", "message", "gradedAt"})
+          if (s.contains(key) && !s[key].is_string()) throw Error(file.string() + ": \"" + key + "\" is not a string");
+        if (s.contains("gpu") && s["gpu"].is_object() && s["gpu"].contains("name") && !s["gpu"]["name"].is_string())
+          throw Error(file.string() + ": the GPU's \"name\" is not a string");
+        if (s.contains("opTimeSeconds") && !s["opTimeSeconds"].is_object())
+          throw Error(file.string() + ": \"opTimeSeconds\" is not an object of batch: seconds");
         submissions.push_back(std::move(s));
       } catch (const std::exception& e) {
         board.unreadable.push_back({{"file", file.filename().string()}, {"reason", e.what()}});
