@@ -4,9 +4,13 @@
 // order and sorted by a click on a column title, the distribution chart's dots and reference
 // lines, a result that arrives while the folder is open, a broken or oversized result named in the
 // banner, a row that opens its kernel and adds its times to the Timing tab, and the exports.
+#include <QAction>
 #include <QHeaderView>
 #include <QImage>
+#include <QMenu>
+#include <QMenuBar>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
@@ -160,6 +164,13 @@ TEST(ClassTab, AGradedFolderShowsTheLeaderboardsRowsAndAClickOpensTheKernel) {
   const json board = json::parse(readText(results / "leaderboard.json"));
 
   auto window = classWindow();
+  // Both ways to the folder dialog are there: the File menu's entry and the tab's button.
+  QStringList fileMenu;
+  for (QAction* action : window->menuBar()->actions().first()->menu()->actions()) fileMenu << action->text();
+  EXPECT_TRUE(fileMenu.contains("Open class &results folder…")) << fileMenu.join(" | ").toStdString();
+  QStringList buttons;
+  for (const QPushButton* button : window->classResults()->findChildren<QPushButton*>()) buttons << button->text();
+  EXPECT_TRUE(buttons.contains("Open results folder…")) << buttons.join(" | ").toStdString();
   ASSERT_TRUE(window->openFile(QString::fromStdString(results.string()))) << window->lastError().toStdString();
   ClassPanel* panel = window->classResults();
   EXPECT_EQ(window->tabWidget()->currentWidget(), panel);
