@@ -69,13 +69,14 @@ QStringList columnTexts(const QTableWidget& table, int column) {
 
 // Made-up timed results (not measured anywhere): five submissions on an "H100" with the course's
 // reference, one on an "A100" without. Times in seconds at batch 10,000; the smaller batches are
-// that over 100 and over 10.
+// that over 100 and over 10. In milliseconds "100" sorts before "20" as text: the table must sort
+// numbers as numbers.
 struct FixtureSubmission {
   std::string id, status, gpu;
   std::optional<double> seconds;
 };
 const std::vector<FixtureSubmission> kFixture = {
-    {"slow", kGradePassed, "H100", 0.030},           {"fast", kGradePassed, "H100", 0.010},
+    {"slow", kGradePassed, "H100", 0.100},           {"fast", kGradePassed, "H100", 0.010},
     {"middle", kGradePassed, "H100", 0.020},         {"wrong-but-fast", kGradeWrong, "H100", 0.001},
     {"faulty", kGradeFaulted, "H100", std::nullopt}, {"elsewhere", kGradePassed, "A100", 0.005},
 };
