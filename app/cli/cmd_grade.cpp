@@ -347,6 +347,8 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
             {"kind", kSubmissionKind},
             {"id", s.id},
             {"file", s.relative},
+            // Where the window's Class tab opens it from (`file` is relative to a DIR the results do not record).
+            {"path", fs::absolute(s.file).lexically_normal().string()},
             {"contentHash", contentHash(s.file)},
             {"settings", settingsJson(settings)},
             {"seed", std::to_string(seed)},  // a string: JSON readers that hold numbers as doubles lose digits
@@ -595,6 +597,7 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
                   {"kind", kSubmissionKind},
                   {"id", s.id},
                   {"file", s.relative},
+                  {"path", fs::absolute(s.file).lexically_normal().string()},
                   {"contentHash", contentHash(s.file)},
                   {"settings", current},
                   {"gpu", gpuJson()},

@@ -34,7 +34,10 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
        {help, version, screenshot, plot, out, model, image, index, variant, tab, bench, presentation, size})
     parser.addOption(option);
   parser.addPositionalArgument(
-      "files", "Models (.onnx), images, benchmark JSON files or your own kernels (.cu) to open.", "[files...]");
+      "files",
+      "Models (.onnx), images, benchmark JSON files, your own kernels (.cu) or a class's results folder (convscope-cli "
+      "grade --out) to open.",
+      "[files...]");
 
   if (!parser.parse(arguments)) {
     *message = parser.errorText();

@@ -33,6 +33,7 @@
 #include "app/core/util/data_dir.h"
 #include "app/gui/explore_view.h"
 #include "ui/charts/prediction_panel.h"
+#include "ui/class/class_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
 #include "ui/common/presentation_mode.h"
@@ -216,6 +217,7 @@ void MainWindow::buildLayout() {
   confusion_ = requiredView<ui::ConfusionView>("confusion");
   gpuMapping_ = requiredView<ui::GpuMappingPanel>("gpu-mapping");
   roofline_ = requiredView<ui::RooflinePanel>("roofline");
+  class_ = requiredView<ui::ClassPanel>("class");
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
@@ -266,6 +268,10 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Open your &kernel…"), this, [this] {
     selectTab("kernel");
     userKernel_->openFileDialog();
+  });
+  file->addAction(tr("Open class &results folder…"), this, [this] {
+    selectTab("class");
+    class_->openFolderDialog();
   });
   QMenu* recent = file->addMenu(tr("&Recent files"));
   connect(recent, &QMenu::aboutToShow, this, [this, recent] { recent_->fillMenu(recent); });
@@ -356,6 +362,7 @@ void MainWindow::connectWidgets() {
           [this](const QString& id, const QString&, const QString& unavailableReason) {
             if (unavailableReason.isEmpty()) gpuMapping_->addUserVariant(id.toStdString());
           });
+  connect(class_, &ui::ClassPanel::submissionChosen, this, &MainWindow::showSubmission);
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     notify(Change::Variant);
@@ -535,7 +542,35 @@ bool MainWindow::openBenchmark(const QString& path) {
   return true;
 }
 
+bool MainWindow::openResultsFolder(const QString& path) {
+  selectTab("class");
+  if (const QString error = class_->openFolder(path); !error.isEmpty()) {
+    showError(error);
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::showSubmission(const QString& file, const QString& id, std::shared_ptr<const BenchmarkReport> times,
+                                std::shared_ptr<const BenchmarkReport> reference) {
+  userKernel_->openKernel(file);
+  selectTab("kernel");
+  if (!times || times->runs.empty()) {
+    statusBar()->showMessage(tr("%1 has no op times (not timed): nothing to add to the Timing tab").arg(id), 8000);
+    return;
+  }
+  // Beside what the Timing tab shows, else beside the course's variants timed with the class.
+  auto merged = std::make_shared<BenchmarkReport>(timing_->report() ? *timing_->report()
+                                                  : reference       ? *reference
+                                                                    : *times);
+  const std::string variant = id.toStdString();
+  std::erase_if(merged->runs, [&](const BenchmarkRun& run) { return run.variant == variant; });
+  merged->runs.insert(merged->runs.end(), times->runs.begin(), times->runs.end());
+  timing_->setReport(merged, tr("with %1's submission").arg(id));
+}
+
 bool MainWindow::openFile(const QString& path) {
+  if (QFileInfo(path).isDir()) return openResultsFolder(path);
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix == "onnx") {
     loadModel(path);

@@ -27,6 +27,7 @@ class QSplitter;
 class QTabWidget;
 
 namespace convscope::ui {
+class ClassPanel;
 class ConfusionView;
 class ConvArithmeticView;
 class ErrorBanner;
@@ -93,7 +94,10 @@ class MainWindow : public QMainWindow {
   bool openImage(const QString& path);
   bool pictureLoading() const;
   bool openBenchmark(const QString& path);
-  bool openFile(const QString& path);  // .onnx: model, .json: benchmark, anything else: image
+  // .onnx: model, .json: benchmark, .cu: a kernel, a folder: a class's results, anything else: image
+  bool openFile(const QString& path);
+  // A results folder of convscope-cli grade, in the Class tab.
+  bool openResultsFolder(const QString& path);
   // While the test set loads, the image is selected once it has arrived.
   bool selectTestImage(int index);
   bool selectVariant(const QString& id);
@@ -132,6 +136,7 @@ class MainWindow : public QMainWindow {
   ui::ConfusionView* confusion() const { return confusion_; }
   ui::GpuMappingPanel* gpuMapping() const { return gpuMapping_; }
   ui::RooflinePanel* roofline() const { return roofline_; }
+  ui::ClassPanel* classResults() const { return class_; }
   QString deviceText() const;
 
  signals:
@@ -181,6 +186,9 @@ class MainWindow : public QMainWindow {
   void showShortcuts();
   void openImageDialog();
   void openBenchmarkDialog();
+  // A submission chosen in the Class tab: its kernel in the Your kernel tab, its op times in the Timing tab.
+  void showSubmission(const QString& file, const QString& id, std::shared_ptr<const BenchmarkReport> times,
+                      std::shared_ptr<const BenchmarkReport> reference);
 
   Options options_;
   std::shared_ptr<const Model> model_;
@@ -224,6 +232,7 @@ class MainWindow : public QMainWindow {
   ui::ConfusionView* confusion_ = nullptr;
   ui::GpuMappingPanel* gpuMapping_ = nullptr;
   ui::RooflinePanel* roofline_ = nullptr;
+  ui::ClassPanel* class_ = nullptr;
   QSplitter* columns_;
   QWidget* left_ = nullptr;
   QLabel* deviceLabel_;

@@ -3,6 +3,7 @@
 #include "app/gui/explore_view.h"
 #include "app/gui/main_window.h"
 #include "ui/charts/prediction_panel.h"
+#include "ui/class/class_panel.h"
 #include "ui/explain/conv_arithmetic_view.h"
 #include "ui/explain/kernel_weights_view.h"
 #include "ui/failures/confusion_view.h"
@@ -41,8 +42,8 @@ QStringList tabNamesOf(const std::vector<TabRow>& rows) {
 }
 
 std::vector<TabRow> standardTabs() {
-  using ui::ConfusionView, ui::ConvArithmeticView, ui::GpuMappingPanel, ui::KernelWeightsView, ui::ModelSummaryView,
-      ui::ProfilePanel, ui::RooflinePanel, ui::TimingPanel, ui::UserKernelPanel;
+  using ui::ClassPanel, ui::ConfusionView, ui::ConvArithmeticView, ui::GpuMappingPanel, ui::KernelWeightsView,
+      ui::ModelSummaryView, ui::ProfilePanel, ui::RooflinePanel, ui::TimingPanel, ui::UserKernelPanel;
   // The parent is the window; QTabWidget::addTab moves each view into its page.
   return {
       // "draw": the same tab, with the drawing canvas in the left column.
@@ -115,6 +116,9 @@ std::vector<TabRow> standardTabs() {
               [](RooflinePanel& v, const WindowState& s) { v.addReport(s.benchmark, s.benchmarkName); })
           .whenSelected(
               [](RooflinePanel& v, const QString& name, const TabContext&) { v.showStaircase(name == "staircase"); }),
+      // A class's graded results: its own folder, none of the window's changes.
+      tab<ClassPanel>({"class"}, "Class", LeftColumn::NotNeeded,
+                      [](const TabContext& c) { return new ClassPanel(c.window); }),
   };
 }
 

@@ -159,6 +159,11 @@ TEST(Grade, EverySubmissionGetsItsStatusAndMessageAndStrayEntriesAreSkippedByNam
       std::string::npos);
   // The folder's file is the submission (the folder's name is the id); compiled ones have figures.
   EXPECT_EQ(readJson(c.results / "submissions/bob-tiled.json")["file"], "bob-tiled/my_conv.cu");
+  // Its absolute path too, where the window's Class tab opens it from (the results do not record DIR).
+  EXPECT_TRUE(fs::equivalent(readJson(c.results / "submissions/bob-tiled.json")["path"].get<std::string>(),
+                             c.dir / "bob-tiled/my_conv.cu"));
+  EXPECT_EQ(convscope::submissionSource(c.results, "alice-naive").file, fs::absolute(c.dir / "alice-naive.cu"));
+  EXPECT_NE(convscope::submissionSource(c.results, "nobody").problem.find("nobody.json"), std::string::npos);
   EXPECT_TRUE(readJson(c.results / "submissions/alice-naive.json")["registers"].is_number());
   EXPECT_EQ(fs::exists(c.results / "submissions/grace-notes.json"), false);
   EXPECT_EQ(fs::exists(c.results / "submissions/heidi-twice.json"), false);

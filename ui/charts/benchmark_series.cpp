@@ -26,7 +26,7 @@ std::vector<int> batchesIn(const BenchmarkReport& report) {
 
 std::vector<std::string> convLayersIn(const BenchmarkReport& report) {
   for (const BenchmarkRun& run : report.runs)
-    if (!run.layers.empty()) {
+    if (!run.layers.empty() && run.layers.front().node != kSummedConvLayersNode) {
       std::vector<std::string> names;
       for (const LayerBenchmark& layer : run.layers) names.push_back(layer.node);
       return names;
@@ -43,8 +43,21 @@ bool runOpTime(const BenchmarkRun& run, int layer, double* seconds) {
     return true;
   }
   if (layer < 0 || layer >= static_cast<int>(run.layers.size())) return false;
+  if (run.layers.size() == 1 && run.layers.front().node == kSummedConvLayersNode) return false;
   *seconds = run.layers[static_cast<size_t>(layer)].opTime.median;
   return true;
+}
+
+BenchmarkRun summedRun(const std::string& variant, int batch, double seconds) {
+  BenchmarkRun run;
+  run.variant = variant;
+  run.batch = batch;
+  LayerBenchmark sum;
+  sum.node = kSummedConvLayersNode;
+  sum.ranVariant = variant;
+  sum.opTime = {seconds, seconds, seconds};
+  run.layers.push_back(std::move(sum));
+  return run;
 }
 
 const BenchmarkRun* findRun(const BenchmarkReport& report, const std::string& variant, int batch) {

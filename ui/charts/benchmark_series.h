@@ -24,6 +24,11 @@ std::vector<std::string> variantsIn(const BenchmarkReport& report);    // in ord
 std::vector<int> batchesIn(const BenchmarkReport& report);             // ascending, unique
 std::vector<std::string> convLayersIn(const BenchmarkReport& report);  // node names of the first run
 
+// A run known only by its conv layers' op-time sum (a class submission's result): it answers for
+// kAllConvLayers, never for one layer, so a per-layer chart leaves it out rather than misplace it.
+inline constexpr const char* kSummedConvLayersNode = "all conv layers (summed)";
+BenchmarkRun summedRun(const std::string& variant, int batch, double seconds);
+
 // The median op time of one conv layer of a run, or of all of them summed; false if it has no such layer.
 bool runOpTime(const BenchmarkRun& run, int layer, double* seconds);
 // The run of a variant at a batch size (the last one, if a file holds it twice), or null.

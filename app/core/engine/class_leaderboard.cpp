@@ -40,6 +40,13 @@ void sipRound(uint64_t& v0, uint64_t& v1, uint64_t& v2, uint64_t& v3) {
 }
 
 std::string readWholeFile(const std::filesystem::path& path) {
+  // A result is a few kilobytes; a huge file in the folder (a log, a stray dump) is named, not read.
+  std::error_code sizeError;
+  const auto size = std::filesystem::file_size(path, sizeError);
+  if (sizeError) throw Error(path.string() + ": cannot read it (" + sizeError.message() + ")");
+  if (size > kClassResultFileMaxBytes)
+    throw Error(path.string() + ": " + std::to_string(size) + " bytes, too large for a class result (at most " +
+                std::to_string(kClassResultFileMaxBytes) + ")");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot read it");
   std::ostringstream text;
@@ -264,8 +271,16 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
     for (const auto& file : files) {
       try {
         json s = parseJsonText(readWholeFile(file), file.string());
-        if (s.value("schema", 0) != kClassResultsSchema || !s.contains("id") || !s.contains("status"))
+        if (!s.is_object() || !s.contains("schema") || s["schema"] != kClassResultsSchema || !s.contains("id") ||
+            !s.contains("status"))
           throw Error(file.string() + ": not a submission result of schema " + std::to_string(kClassResultsSchema));
+        // A foreign or hand-edited file: its fields must have the types the ranking reads.
+        for (const char* key : {"id", "status", "message", "gradedAt"})
+          if (s.contains(key) && !s[key].is_string()) throw Error(file.string() + ": \"" + key + "\" is not a string");
+        if (s.contains("gpu") && s["gpu"].is_object() && s["gpu"].contains("name") && !s["gpu"]["name"].is_string())
+          throw Error(file.string() + ": the GPU's \"name\" is not a string");
+        if (s.contains("opTimeSeconds") && !s["opTimeSeconds"].is_object())
+          throw Error(file.string() + ": \"opTimeSeconds\" is not an object of batch: seconds");
         submissions.push_back(std::move(s));
       } catch (const std::exception& e) {
         board.unreadable.push_back({{"file", file.filename().string()}, {"reason", e.what()}});
@@ -332,6 +347,30 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
     board.groups.push_back(group);
   }
   return board;
+}
+
+SubmissionSource submissionSource(const std::filesystem::path& results, const std::string& id) {
+  SubmissionSource source;
+  const std::filesystem::path resultFile = results / "submissions" / (id + ".json");
+  json result;
+  try {
+    result = parseJsonText(readWholeFile(resultFile), resultFile.string());
+  } catch (const std::exception& e) {
+    source.problem = e.what();
+    return source;
+  }
+  const std::string path = result.value("path", "");
+  if (path.empty()) {
+    source.problem = resultFile.string() + ": does not say where " + id +
+                     "'s file is (graded by an older ConvScope: grade it again)";
+    return source;
+  }
+  if (!std::filesystem::is_regular_file(path)) {
+    source.problem = id + "'s file " + path + " is gone (named by " + resultFile.string() + ")";
+    return source;
+  }
+  source.file = path;
+  return source;
 }
 
 json leaderboardToJson(const Leaderboard& board) {

@@ -14,6 +14,8 @@
 namespace convscope {
 
 inline constexpr int kClassResultsSchema = 1;
+// No result file of a results folder is read past this size (a result is a few kilobytes).
+inline constexpr uintmax_t kClassResultFileMaxBytes = 4u << 20;
 
 // A submission's status, as the results name it (also the order of the unranked rows).
 inline constexpr const char* kGradePassed = "passed";
@@ -55,6 +57,15 @@ struct Leaderboard {
 // every id (also inside messages) by its pseudonym from RESULTS/pseudonyms.csv (made here with a
 // fresh secret on first use; that file and the secret stay in RESULTS and are not published).
 Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymize);
+
+// Where submission `id`'s kernel file is, from RESULTS/submissions/ID.json's `path` (the file as
+// graded): `file`, or, when the result cannot be read, names no file or the file is gone,
+// `problem` (naming the result file and the kernel file).
+struct SubmissionSource {
+  std::filesystem::path file;
+  std::string problem;
+};
+SubmissionSource submissionSource(const std::filesystem::path& results, const std::string& id);
 
 // Writes leaderboard.json, leaderboard.csv and leaderboard.html into `results` (each atomically).
 void writeLeaderboard(const std::filesystem::path& results, const Leaderboard& board);

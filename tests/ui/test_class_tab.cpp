@@ -1,0 +1,397 @@
+// The Class tab (ui/class/class_panel.h) used as course staff use it: a results folder opened in
+// the window (a real one, graded here by convscope-cli grade without a GPU, and hand-written
+// results with op times, marked as made-up fixtures), its ranking table in the leaderboard's
+// order and sorted by a click on a column title, the distribution chart's dots and reference
+// lines, a result that arrives while the folder is open, a broken or oversized result named in the
+// banner, a row that opens its kernel and adds its times to the Timing tab, and the exports.
+#include <QAction>
+#include <QHeaderView>
+#include <QImage>
+#include <QMenu>
+#include <QMenuBar>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableWidget>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/core/engine/class_leaderboard.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/charts/benchmark_series.h"
+#include "ui/charts/class_distribution_chart.h"
+#include "ui/charts/timing_line_chart.h"
+#include "ui/class/class_panel.h"
+#include "ui/kernel/user_kernel_panel.h"
+#include "ui/timing/timing_panel.h"
+
+namespace convscope {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ui::ClassPanel;
+
+const fs::path kExamples = fs::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels";
+const fs::path kTestKernels = fs::path(CONVSCOPE_SOURCE_DIR) / "tests/data/kernels";
+
+void writeText(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string readText(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The window as a test uses it, without waiting for a model: the Class tab needs none.
+std::unique_ptr<gui::MainWindow> classWindow() {
+  auto window = std::make_unique<gui::MainWindow>(gui::MainWindow::Options{false, false});
+  window->resize(1440, 900);
+  window->show();
+  return window;
+}
+
+QStringList columnTexts(const QTableWidget& table, int column) {
+  QStringList texts;
+  for (int r = 0; r < table.rowCount(); ++r) texts << table.item(r, column)->text();
+  return texts;
+}
+
+// Made-up timed results (not measured anywhere): five submissions on an "H100" with the course's
+// reference, one on an "A100" without. Times in seconds at batch 10,000; the smaller batches are
+// that over 100 and over 10. In milliseconds "100" sorts before "20" as text: the table must sort
+// numbers as numbers.
+struct FixtureSubmission {
+  std::string id, status, gpu;
+  std::optional<double> seconds;
+};
+const std::vector<FixtureSubmission> kFixture = {
+    {"slow", kGradePassed, "H100", 0.100},           {"fast", kGradePassed, "H100", 0.010},
+    {"middle", kGradePassed, "H100", 0.020},         {"wrong-but-fast", kGradeWrong, "H100", 0.001},
+    {"faulty", kGradeFaulted, "H100", std::nullopt}, {"elsewhere", kGradePassed, "A100", 0.005},
+};
+const std::map<std::string, double> kReference = {{"gpu-baseline", 0.060}, {"gpu-tiled", 0.025}, {"cudnn", 0.015}};
+
+void writeFixtureSubmission(const fs::path& results, const FixtureSubmission& s, const fs::path& kernel) {
+  json r = {{"schema", 1},
+            {"kind", "convscope-class-submission"},
+            {"id", s.id},
+            {"file", s.id + ".cu"},
+            {"path", kernel.string()},
+            {"status", s.status},
+            {"message", "made-up fixture " + s.id},
+            {"gpu", {{"name", s.gpu}}},
+            {"accuracy", s.status == kGradePassed ? json(0.9012) : json(nullptr)},
+            {"registers", 40},
+            {"occupancy", 0.75},
+            {"opTimeSeconds", json::object()}};
+  if (s.seconds) r["opTimeSeconds"] = {{"100", *s.seconds / 100}, {"1000", *s.seconds / 10}, {"10000", *s.seconds}};
+  writeText(results / "submissions" / (s.id + ".json"), r.dump(2));
+}
+
+struct FixtureFolder {
+  QTemporaryDir temp;
+  fs::path results = fs::path(temp.path().toStdString()) / "results";
+  fs::path kernels = fs::path(temp.path().toStdString()) / "kernels";
+  FixtureFolder() {
+    for (const FixtureSubmission& s : kFixture) {
+      fs::create_directories(kernels);
+      fs::copy_file(kExamples / "naive_conv.cu", kernels / (s.id + ".cu"));
+      writeFixtureSubmission(results, s, kernels / (s.id + ".cu"));
+    }
+    json variants = json::array();
+    for (const auto& [id, seconds] : kReference)
+      variants.push_back({{"id", id},
+                          {"displayName", "ref " + id},
+                          {"opTimeSeconds", {{"100", seconds / 100}, {"1000", seconds / 10}, {"10000", seconds}}}});
+    writeText(results / "reference.json",
+              json({{"schema", 1}, {"gpu", {{"name", "H100"}}}, {"variants", variants}}).dump(2));
+  }
+  QString folder() const { return QString::fromStdString(results.string()); }
+};
+
+int groupOf(const ClassPanel& panel, const QString& gpu) {
+  for (int g = 0; g < panel.groupCount(); ++g)
+    if (panel.groupTabs()->tabText(g) == gpu) return g;
+  return -1;
+}
+
+int rowOf(const QTableWidget& table, const QString& id) {
+  for (int r = 0; r < table.rowCount(); ++r)
+    if (table.item(r, ClassPanel::Id)->text() == id) return r;
+  return -1;
+}
+
+void clickHeader(QTableWidget& table, int column) {
+  QHeaderView* header = table.horizontalHeader();
+  const QPoint at(header->sectionViewportPosition(column) + header->sectionSize(column) / 2, header->height() / 2);
+  QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, at);
+}
+
+// Waits for the panel's next read of its folder (the watcher's pause included).
+bool waitForReload(ClassPanel& panel) {
+  QSignalSpy reloaded(&panel, &ClassPanel::reloaded);
+  return reloaded.wait(10000);
+}
+
+TEST(ClassTab, AGradedFolderShowsTheLeaderboardsRowsAndAClickOpensTheKernel) {
+  QTemporaryDir temp;
+  const fs::path root = temp.path().toStdString();
+  const fs::path dir = root / "class", results = root / "results";
+  fs::create_directories(dir / "bob-tiled");
+  fs::copy_file(kExamples / "naive_conv.cu", dir / "alice-naive.cu");
+  fs::copy_file(kExamples / "tiled_conv.cu", dir / "bob-tiled/my_conv.cu");
+  fs::copy_file(kTestKernels / "syntax_error.cu", dir / "dave-syntax.cu");
+  fs::copy_file(kTestKernels / "wrong_signature.cu", dir / "erin-signature.cu");
+  QProcess grade;
+  QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+  environment.insert("CUDA_VISIBLE_DEVICES", "");  // compile-only: fast on a GPU machine too
+  grade.setProcessEnvironment(environment);
+  grade.setProcessChannelMode(QProcess::MergedChannels);
+  grade.start(CONVSCOPE_CLI_PATH, {"grade", QString::fromStdString(dir.string()), "--out",
+                                   QString::fromStdString(results.string()), "--jobs", "2"});
+  ASSERT_TRUE(grade.waitForFinished(240000));
+  ASSERT_EQ(grade.exitCode(), 0) << grade.readAll().toStdString();
+  const json board = json::parse(readText(results / "leaderboard.json"));
+
+  auto window = classWindow();
+  // Both ways to the folder dialog are there: the File menu's entry and the tab's button.
+  QStringList fileMenu;
+  for (QAction* action : window->menuBar()->actions().first()->menu()->actions()) fileMenu << action->text();
+  EXPECT_TRUE(fileMenu.contains("Open class &results folder…")) << fileMenu.join(" | ").toStdString();
+  QStringList buttons;
+  for (const QPushButton* button : window->classResults()->findChildren<QPushButton*>()) buttons << button->text();
+  EXPECT_TRUE(buttons.contains("Open results folder…")) << buttons.join(" | ").toStdString();
+  ASSERT_TRUE(window->openFile(QString::fromStdString(results.string()))) << window->lastError().toStdString();
+  ClassPanel* panel = window->classResults();
+  EXPECT_EQ(window->tabWidget()->currentWidget(), panel);
+  EXPECT_TRUE(panel->bannerText().isEmpty()) << panel->bannerText().toStdString();
+  ASSERT_EQ(panel->groupCount(), static_cast<int>(board["groups"].size()));
+  ASSERT_EQ(panel->groupCount(), 1);  // graded without a GPU: one "no GPU" table
+  EXPECT_EQ(panel->summaryText(0).toStdString(), board["groups"][0]["summary"].get<std::string>());
+  QTableWidget* table = panel->table(0);
+  QStringList ids, statuses;
+  for (const json& row : board["groups"][0]["rows"]) {
+    ids << QString::fromStdString(row["id"].get<std::string>());
+    statuses << QString::fromStdString(row["status"].get<std::string>());
+  }
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Id), ids);
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Status), statuses);
+  EXPECT_TRUE(statuses.contains(kGradeNoGpu));
+  EXPECT_TRUE(statuses.contains(kGradeDoesNotCompile));
+  // Nothing was timed: no dots, and the chart says why there are no lines.
+  EXPECT_TRUE(panel->chart(0)->points().empty());
+  EXPECT_TRUE(panel->chart(0)->referenceLines().empty());
+  EXPECT_TRUE(panel->chart(0)->titleText().contains("graded without a GPU"))
+      << panel->chart(0)->titleText().toStdString();
+
+  // A double-click on bob's row opens his file (the one in his folder) in the Your kernel tab.
+  const int bob = rowOf(*table, "bob-tiled");
+  ASSERT_GE(bob, 0);
+  ASSERT_TRUE(QTest::qWaitForWindowExposed(window.get()));
+  table->scrollToItem(table->item(bob, ClassPanel::Id));
+  const QRect cell = table->visualRect(table->model()->index(bob, ClassPanel::Id));
+  ASSERT_TRUE(table->viewport()->rect().contains(cell.center()));
+  // A double-click as the system delivers it: a click, then the second press as a double-click.
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+  QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, cell.center());
+  EXPECT_TRUE(window->lastError().isEmpty()) << window->lastError().toStdString();
+  EXPECT_EQ(window->userKernel()->file().toStdString(), fs::absolute(dir / "bob-tiled/my_conv.cu").string());
+  EXPECT_EQ(window->tabWidget()->currentWidget(), window->userKernel());
+  EXPECT_EQ(window->timing()->report(), nullptr);  // not timed: nothing joins the Timing tab
+
+  // A file that left DIR since grading: the window says so, naming it.
+  fs::remove(dir / "alice-naive.cu");
+  window->selectTab("class");
+  panel->activateRow(0, rowOf(*table, "alice-naive"));
+  EXPECT_TRUE(window->lastError().contains("alice-naive.cu")) << window->lastError().toStdString();
+  EXPECT_TRUE(window->lastError().contains("gone")) << window->lastError().toStdString();
+  EXPECT_EQ(window->userKernel()->file().toStdString(), fs::absolute(dir / "bob-tiled/my_conv.cu").string());
+}
+
+TEST(ClassTab, TimedResultsAreRankedSortedChartedWithReferenceLinesAndAddedToTheTimingTab) {
+  FixtureFolder fixture;
+  auto window = classWindow();
+  ASSERT_TRUE(window->openResultsFolder(fixture.folder())) << window->lastError().toStdString();
+  ClassPanel* panel = window->classResults();
+  ASSERT_EQ(panel->groupCount(), 2);  // results of two GPUs are never ranked together
+  const int h100 = groupOf(*panel, "H100"), a100 = groupOf(*panel, "A100");
+  ASSERT_GE(h100, 0);
+  ASSERT_GE(a100, 0);
+  QTableWidget* table = panel->table(h100);
+
+  // The leaderboard's order, worked out here: passed by time, then the others by status.
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Id), QStringList({"fast", "middle", "slow", "wrong-but-fast", "faulty"}));
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Rank), QStringList({"1", "2", "3", "4", "5"}));
+  const int fast = rowOf(*table, "fast");
+  EXPECT_DOUBLE_EQ(table->item(fast, ClassPanel::SpeedupOverBaseline)->text().toDouble(),
+                   QString::number(0.060 / 0.010, 'g', 3).toDouble());
+  EXPECT_DOUBLE_EQ(table->item(fast, ClassPanel::SpeedupOverCudnn)->text().toDouble(), 1.5);
+  EXPECT_DOUBLE_EQ(table->item(fast, ClassPanel::OpTime10000)->text().toDouble(), 10.0);  // ms
+  EXPECT_EQ(panel->summaryText(h100), "5 submissions: 3 correct, 1 correct and faster than cuDNN on H100");
+
+  // A click on the op-time title sorts by time (the untimed row last), a second click reverses it.
+  std::vector<std::pair<double, std::string>> timed;
+  for (const FixtureSubmission& s : kFixture)
+    if (s.gpu == "H100" && s.seconds) timed.emplace_back(*s.seconds, s.id);
+  std::sort(timed.begin(), timed.end());
+  QStringList ascending;
+  for (const auto& [seconds, id] : timed) ascending << QString::fromStdString(id);
+  clickHeader(*table, ClassPanel::OpTime10000);
+  const Qt::SortOrder firstOrder = table->horizontalHeader()->sortIndicatorOrder();
+  clickHeader(*table, ClassPanel::OpTime10000);
+  const Qt::SortOrder secondOrder = table->horizontalHeader()->sortIndicatorOrder();
+  EXPECT_NE(firstOrder, secondOrder);
+  if (secondOrder == Qt::DescendingOrder) clickHeader(*table, ClassPanel::OpTime10000);
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Id).mid(0, ascending.size()), ascending);
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Id).last(), "faulty");
+  clickHeader(*table, ClassPanel::OpTime10000);
+  QStringList descending = ascending;
+  std::reverse(descending.begin(), descending.end());
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Id).mid(1), descending);  // the untimed row first
+  clickHeader(*table, ClassPanel::Id);
+  QStringList byName = columnTexts(*table, ClassPanel::Id);
+  QStringList sortedNames = byName;
+  std::sort(sortedNames.begin(), sortedNames.end());
+  if (table->horizontalHeader()->sortIndicatorOrder() == Qt::DescendingOrder)
+    std::reverse(sortedNames.begin(), sortedNames.end());
+  EXPECT_EQ(byName, sortedNames);
+
+  // One dot per timed submission, one labelled line per reference variant; none on the A100.
+  const ui::ClassDistributionChart* chart = panel->chart(h100);
+  std::vector<double> dots;
+  for (const auto& point : chart->points()) dots.push_back(point.seconds);
+  std::sort(dots.begin(), dots.end());
+  std::vector<double> expectedDots;
+  for (const auto& [seconds, id] : timed) expectedDots.push_back(seconds);
+  EXPECT_EQ(dots, expectedDots);
+  EXPECT_EQ(const_cast<ui::ClassDistributionChart*>(chart)->graph(0)->dataCount(), static_cast<int>(timed.size()));
+  ASSERT_EQ(chart->referenceLines().size(), kReference.size());
+  for (const auto& line : chart->referenceLines()) {
+    const std::string id = line.name.toStdString().substr(4);  // "ref " + id
+    ASSERT_TRUE(kReference.count(id)) << line.name.toStdString();
+    EXPECT_DOUBLE_EQ(line.seconds, kReference.at(id));
+  }
+  EXPECT_EQ(const_cast<ui::ClassDistributionChart*>(chart)->itemCount(), 2 * static_cast<int>(kReference.size()));
+  EXPECT_EQ(panel->chart(a100)->points().size(), 1u);
+  EXPECT_TRUE(panel->chart(a100)->referenceLines().empty());
+  EXPECT_TRUE(panel->chart(a100)->titleText().contains("not timed on this GPU"));
+
+  // Enter on "middle" opens its kernel and adds its three op-time sums to the Timing tab, beside
+  // the course's variants timed with the class (the Timing tab had nothing else).
+  table = panel->table(h100);
+  table->setFocus();
+  table->setCurrentCell(rowOf(*table, "middle"), ClassPanel::Id);
+  QTest::keyClick(table, Qt::Key_Return);
+  EXPECT_EQ(window->userKernel()->file().toStdString(), (fixture.kernels / "middle.cu").string());
+  const auto report = window->timing()->report();
+  ASSERT_NE(report, nullptr);
+  for (int batch : kGradeBatches) {
+    const BenchmarkRun* run = ui::findRun(*report, "middle", batch);
+    ASSERT_NE(run, nullptr) << batch;
+    double seconds = 0.0;
+    ASSERT_TRUE(ui::runOpTime(*run, ui::kAllConvLayers, &seconds));
+    EXPECT_DOUBLE_EQ(seconds, 0.020 * batch / 10000);
+    EXPECT_FALSE(ui::runOpTime(*run, 0, &seconds));  // only the sum is known: no layer of its own
+    const BenchmarkRun* baseline = ui::findRun(*report, "gpu-baseline", batch);
+    ASSERT_NE(baseline, nullptr);
+  }
+  const auto& drawn = window->timing()->lineChart()->variants();
+  EXPECT_NE(std::find(drawn.begin(), drawn.end(), "middle"), drawn.end());
+  EXPECT_NE(std::find(drawn.begin(), drawn.end(), "cudnn"), drawn.end());
+  // A second student joins the first; choosing the first again replaces its runs.
+  window->selectTab("class");
+  panel->activateRow(h100, rowOf(*panel->table(h100), "fast"));
+  panel->activateRow(h100, rowOf(*panel->table(h100), "middle"));
+  const auto both = window->timing()->report();
+  EXPECT_EQ(
+      std::count_if(both->runs.begin(), both->runs.end(), [](const BenchmarkRun& r) { return r.variant == "middle"; }),
+      3);
+  EXPECT_NE(ui::findRun(*both, "fast", 10000), nullptr);
+}
+
+TEST(ClassTab, ResultsThatArriveWhileOpenAppearAndABrokenOrHugeOneIsNamed) {
+  FixtureFolder fixture;
+  auto window = classWindow();
+  ASSERT_TRUE(window->openResultsFolder(fixture.folder()));
+  ClassPanel* panel = window->classResults();
+  const int rowsBefore = panel->table(groupOf(*panel, "H100"))->rowCount();
+
+  // Grading writes a new result: it appears without reopening, in its place.
+  writeFixtureSubmission(fixture.results, {"newcomer", kGradePassed, "H100", 0.015}, fixture.kernels / "fast.cu");
+  ASSERT_TRUE(waitForReload(*panel));
+  QTableWidget* table = panel->table(groupOf(*panel, "H100"));
+  EXPECT_EQ(table->rowCount(), rowsBefore + 1);
+  EXPECT_EQ(rowOf(*table, "newcomer"), 1);  // between fast (0.010) and middle (0.020)
+  EXPECT_EQ(panel->chart(groupOf(*panel, "H100"))->points().size(), 5u);
+
+  // A task killed mid-write: named in the banner, the rest still shown.
+  writeText(fixture.results / "submissions/broken.json", "{\"schema\": 1, \"id\": ");
+  ASSERT_TRUE(waitForReload(*panel));
+  EXPECT_TRUE(panel->bannerText().contains("broken.json")) << panel->bannerText().toStdString();
+  EXPECT_EQ(panel->table(groupOf(*panel, "H100"))->rowCount(), rowsBefore + 1);
+
+  // A foreign JSON (an id that is a number): named with the field, the others still ranked.
+  writeText(fixture.results / "submissions/foreign.json", R"({"schema": 1, "id": 5, "status": "passed"})");
+  ASSERT_TRUE(waitForReload(*panel));
+  EXPECT_TRUE(panel->bannerText().contains("foreign.json")) << panel->bannerText().toStdString();
+  EXPECT_TRUE(panel->bannerText().contains("\"id\" is not a string")) << panel->bannerText().toStdString();
+  EXPECT_EQ(panel->table(groupOf(*panel, "H100"))->rowCount(), rowsBefore + 1);
+  fs::remove(fixture.results / "submissions/foreign.json");
+
+  // A huge file is named with its size, never read.
+  fs::remove(fixture.results / "submissions/broken.json");
+  ASSERT_TRUE(waitForReload(*panel));
+  EXPECT_TRUE(panel->bannerText().isEmpty()) << panel->bannerText().toStdString();
+  { std::ofstream(fixture.results / "submissions/huge.json") << "{"; }
+  fs::resize_file(fixture.results / "submissions/huge.json", kClassResultFileMaxBytes + 1);
+  ASSERT_TRUE(waitForReload(*panel));
+  EXPECT_TRUE(panel->bannerText().contains("huge.json")) << panel->bannerText().toStdString();
+  EXPECT_TRUE(panel->bannerText().contains("too large")) << panel->bannerText().toStdString();
+
+  // A folder that is no results folder: refused, naming it.
+  QTemporaryDir empty;
+  EXPECT_FALSE(window->openResultsFolder(empty.path()));
+  EXPECT_TRUE(window->lastError().contains(empty.path())) << window->lastError().toStdString();
+  EXPECT_TRUE(window->lastError().contains("not a class results folder"));
+}
+
+TEST(ClassTab, TheTableExportsAsCsvAndTheChartAsPngAndPdf) {
+  FixtureFolder fixture;
+  auto window = classWindow();
+  ASSERT_TRUE(window->openResultsFolder(fixture.folder()));
+  ClassPanel* panel = window->classResults();
+  QTemporaryDir out;
+  const QString csv = out.filePath("ranking.csv"), png = out.filePath("class.png"), pdf = out.filePath("class.pdf");
+  ASSERT_EQ(panel->exportCsv(csv), "");
+  std::istringstream lines(readText(csv.toStdString()));
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  ASSERT_EQ(rows.size(), kFixture.size() + 1);  // a title line and one per submission
+  EXPECT_EQ(rows[0].rfind("gpu,rank,id,status", 0), 0u) << rows[0];
+  // The H100's rows in rank order (the A100's table comes first: the groups go by GPU name).
+  std::vector<std::string> h100Order;
+  for (const std::string& row : rows)
+    if (row.rfind("H100,", 0) == 0) h100Order.push_back(row.substr(5, row.find(',', row.find(',', 5) + 1) - 5));
+  EXPECT_EQ(h100Order, (std::vector<std::string>{"1,fast", "2,middle", "3,slow", "4,wrong-but-fast", "5,faulty"}));
+  ASSERT_EQ(panel->exportChart(png, 900, 400), "");
+  const QImage image(png);
+  EXPECT_EQ(image.size(), QSize(900, 400) * 2);  // exportPlot renders at twice the resolution
+  EXPECT_GT(testing::distinctColours(image), 3);
+  ASSERT_EQ(panel->exportChart(pdf), "");
+  EXPECT_TRUE(readText(pdf.toStdString()).rfind("%PDF", 0) == 0);
+  EXPECT_FALSE(panel->exportCsv(out.filePath("no/such/folder/x.csv")).isEmpty());
+}
+
+}  // namespace
+}  // namespace convscope

@@ -1,0 +1,157 @@
+#include "ui/charts/class_distribution_chart.h"
+
+#include <QResizeEvent>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include "app/core/engine/class_leaderboard.h"
+#include "ui/charts/chart_style.h"
+
+namespace convscope::ui {
+
+namespace {
+
+const std::string& rankingBatchKey() {
+  static const std::string key = std::to_string(kGradeBatches.back());
+  return key;
+}
+
+// The op-time sum at the ranking batch, when the object holds a positive one.
+bool rankingSeconds(const nlohmann::json& object, double* seconds) {
+  if (!object.is_object() || !object.contains("opTimeSeconds")) return false;
+  const nlohmann::json& times = object["opTimeSeconds"];
+  if (!times.is_object() || !times.contains(rankingBatchKey()) || !times[rankingBatchKey()].is_number()) return false;
+  *seconds = times[rankingBatchKey()].get<double>();
+  return std::isfinite(*seconds) && *seconds > 0.0;
+}
+
+// Spreads dots up and down the strip by their order (not at random: the picture is the same at
+// every refresh), so that submissions with equal times stay visible.
+double stripOffset(size_t index) {
+  static const double offsets[] = {0.0, 0.25, -0.25, 0.5, -0.5, 0.125, -0.125, 0.375, -0.375};
+  return offsets[index % std::size(offsets)];
+}
+
+}  // namespace
+
+ClassDistributionChart::ClassDistributionChart(QWidget* parent)
+    : QCustomPlot(parent), title_(new QCPTextElement(this)) {
+  plotLayout()->insertRow(0);
+  plotLayout()->addElement(0, 0, title_);
+  xAxis->setScaleType(QCPAxis::stLogarithmic);
+  xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+  xAxis->setNumberFormat("eb");
+  xAxis->setNumberPrecision(0);
+  xAxis->setLabel(tr("conv op-time sum at batch %1 (s, log scale)").arg(kGradeBatches.back()));
+  yAxis->setVisible(false);
+  yAxis->setRange(-1.0, 1.0 + 0.25);
+  setMinimumHeight(160);
+  rebuild();
+}
+
+void ClassDistributionChart::setGroup(const std::vector<nlohmann::json>& rows, const nlohmann::json& reference,
+                                      const QString& noReferenceReason) {
+  points_.clear();
+  lines_.clear();
+  for (const nlohmann::json& row : rows)
+    if (double seconds = 0.0; rankingSeconds(row, &seconds))
+      points_.push_back({row.value("id", std::string()), seconds});
+  if (reference.is_object() && reference.contains("variants") && reference["variants"].is_array())
+    for (const nlohmann::json& variant : reference["variants"])
+      if (double seconds = 0.0; rankingSeconds(variant, &seconds))
+        lines_.push_back(
+            {QString::fromStdString(variant.value("displayName", variant.value("id", std::string()))), seconds});
+  note_ = lines_.empty() ? noReferenceReason : QString();
+  rebuild();
+}
+
+QString ClassDistributionChart::titleText() const {
+  return title_->text();
+}
+
+void ClassDistributionChart::rebuild() {
+  clearGraphs();
+  clearItems();
+  styleChart(*this);
+  titleParts_ = {
+      tr("The class at batch %1: %n timed submission(s)", nullptr, int(points_.size())).arg(kGradeBatches.back())};
+  if (!note_.isEmpty()) titleParts_ << note_;
+  setFittedTitle(*title_, titleParts_, width());
+
+  QCPGraph* dots = addGraph();
+  dots->setLineStyle(QCPGraph::lsNone);
+  // Blue dots under red reference lines (as leaderboard.html draws them), lighter on a dark
+  // background (presentation mode's high contrast).
+  const bool dark = palette().color(QPalette::Base).lightness() < 128;
+  QColor dotColour = dark ? QColor(110, 180, 255) : QColor(31, 119, 180);
+  dotColour.setAlpha(190);
+  dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, dotColour, dotColour, 9));
+  // QCPGraph keeps its data sorted by x: the offsets follow the rank (the rows' order) instead.
+  for (size_t i = 0; i < points_.size(); ++i) dots->addData(points_[i].seconds, stripOffset(i));
+
+  double low = 0.0, high = 0.0;
+  bool any = false;
+  const auto include = [&](double seconds) {
+    low = any ? std::min(low, seconds) : seconds;
+    high = any ? std::max(high, seconds) : seconds;
+    any = true;
+  };
+  for (const Point& p : points_) include(p.seconds);
+  for (const ReferenceLine& line : lines_) include(line.seconds);
+  if (any)
+    xAxis->setRange(low / 1.6, high * 1.6);
+  else
+    xAxis->setRange(1e-3, 1.0);
+
+  const QColor lineColour = palette().color(QPalette::WindowText);
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    auto* line = new QCPItemStraightLine(this);
+    line->point1->setCoords(lines_[i].seconds, 0.0);
+    line->point2->setCoords(lines_[i].seconds, 1.0);
+    line->setPen(QPen(dark ? QColor(255, 110, 100) : QColor(214, 39, 40), 1.5, Qt::DashLine));
+    auto* label = new QCPItemText(this);
+    label->setText(lines_[i].name);
+    label->setColor(lineColour);
+    label->setFont(font());
+    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    // Labels step down the chart so that close lines do not print over each other.
+    label->position->setCoords(lines_[i].seconds, 1.2 - 0.22 * double(i % 8));
+    label->setPadding(QMargins(3, 0, 0, 0));
+  }
+  replot();
+}
+
+QString ClassDistributionChart::pointToolTip(const QPoint& position) const {
+  const QCPGraph* dots = const_cast<ClassDistributionChart*>(this)->graph(0);
+  if (!dots) return {};
+  double best = 12.0;
+  QString text;
+  for (size_t i = 0; i < points_.size(); ++i) {
+    const double px = xAxis->coordToPixel(points_[i].seconds), py = yAxis->coordToPixel(stripOffset(i));
+    const double distance = std::hypot(px - position.x(), py - position.y());
+    if (distance < best) {
+      best = distance;
+      text = tr("%1: %2 ms").arg(QString::fromStdString(points_[i].id)).arg(points_[i].seconds * 1e3, 0, 'g', 4);
+    }
+  }
+  return text;
+}
+
+bool ClassDistributionChart::event(QEvent* event) {
+  if (answerToolTip(*this, event, [this](const QPoint& p) { return pointToolTip(p); })) return true;
+  return QCustomPlot::event(event);
+}
+
+void ClassDistributionChart::resizeEvent(QResizeEvent* event) {
+  setFittedTitle(*title_, titleParts_, event->size().width());
+  QCustomPlot::resizeEvent(event);
+}
+
+void ClassDistributionChart::changeEvent(QEvent* event) {
+  QCustomPlot::changeEvent(event);
+  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) rebuild();
+}
+
+}  // namespace convscope::ui

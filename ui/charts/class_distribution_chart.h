@@ -1,0 +1,56 @@
+// Where a class stands against what the course built: every timed submission's op-time sum at the
+// ranking batch (10,000) as a dot on a log axis (a strip, spread up and down so equal times stay
+// visible), and the course's variants and cuDNN from reference.json as labelled vertical lines.
+// Without a reference the title says why there are no lines.
+#pragma once
+
+#include <qcustomplot.h>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace convscope::ui {
+
+class ClassDistributionChart : public QCustomPlot {
+  Q_OBJECT
+
+ public:
+  explicit ClassDistributionChart(QWidget* parent = nullptr);
+
+  struct Point {
+    std::string id;
+    double seconds = 0.0;
+  };
+  struct ReferenceLine {
+    QString name;
+    double seconds = 0.0;
+  };
+  // `rows`: a leaderboard group's rows (id, opTimeSeconds); `reference`: its reference.json or
+  // null; `noReferenceReason`: what the title says when there is none.
+  void setGroup(const std::vector<nlohmann::json>& rows, const nlohmann::json& reference,
+                const QString& noReferenceReason);
+
+  const std::vector<Point>& points() const { return points_; }
+  const std::vector<ReferenceLine>& referenceLines() const { return lines_; }
+  QString titleText() const;
+  // The tooltip of the dot nearest `position` (widget pixels), empty when none is near.
+  QString pointToolTip(const QPoint& position) const;
+
+ protected:
+  bool event(QEvent* event) override;
+  void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  void rebuild();
+
+  std::vector<Point> points_;
+  std::vector<ReferenceLine> lines_;
+  QString note_;
+  QStringList titleParts_;
+  QCPTextElement* title_;
+};
+
+}  // namespace convscope::ui
