@@ -671,14 +671,15 @@ void MainWindow::notify(Change change) {
 
 namespace {
 
-// Presentation mode's tab bar: the tabs' side margins halved, so that ten tabs in large letters
-// stay in one bar beside the left column (their short titles alone were 10 % too wide at 1440).
+// Presentation mode's tab bar: the tabs' side margins a quarter of the style's, so that every tab
+// (thirteen, with Class) stays in one bar beside the left column in large letters at 1440x900;
+// the tabs' frames still keep the titles apart.
 class CompactTabsStyle : public QProxyStyle {
  public:
   using QProxyStyle::QProxyStyle;
   int pixelMetric(PixelMetric metric, const QStyleOption* option, const QWidget* widget) const override {
     const int value = QProxyStyle::pixelMetric(metric, option, widget);
-    return metric == PM_TabBarTabHSpace ? value / 2 : value;
+    return metric == PM_TabBarTabHSpace ? value / 4 : value;
   }
 };
 
