@@ -13,7 +13,7 @@ window=build/app/gui/convscope
 [ -x "$window" ] || { echo "walkthrough-screenshots: build the window first ($window)" >&2; exit 1; }
 [ -f "$bench" ] || { echo "walkthrough-screenshots: no benchmark file $bench" >&2; exit 1; }
 mkdir -p "$out"
-tabs=(explore draw timing profile model kernel arithmetic weights confusion gpu-mapping roofline staircase)
+tabs=(explore draw timing profile model kernel arithmetic weights confusion gpu-mapping roofline staircase class)
 for size in 1024x700 1440x900 1920x1080; do
   mode=()
   [ "$size" = 1024x700 ] || mode=(--presentation)

@@ -116,7 +116,7 @@ ClassPanel::ClassPanel(QWidget* parent)
 
   emptyNote_->setWordWrap(true);
   emptyNote_->setText(
-      tr("Open the results folder of convscope-cli grade (File ▸ Open results folder…) to see the "
+      tr("Open the results folder of convscope-cli grade (File ▸ Open class results folder…) to see the "
          "class's ranking. It refreshes while grading runs."));
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
