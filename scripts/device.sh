@@ -75,7 +75,7 @@ grep -- '-- fallback' "$LOGS/plans.txt" | sort | uniq -c | head -5
 if stage test; then
   # Left out there: the ONNX conformance cases (their Debian package is not carried), the local
   # Slurm cluster (no slurm-wlm there) and the install checks (they need the source tree's CMake).
-  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" timeout "${TEST_TIMEOUT:-1200}" ctest --test-dir "$build" --output-on-failure -j 6 -E "[Cc]onformance|SlurmLocal|desktop_file_valid|install_layout" ${TESTS:+-R "$TESTS"} \
+  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" timeout "${TEST_TIMEOUT:-1200}" ctest --test-dir "$build" --output-on-failure -j 6 -E "[Cc]onformance|SlurmLocal|desktop_file_valid|install_layout|Scripts\." ${TESTS:+-R "$TESTS"} \
     >"$LOGS/ctest.log" 2>&1 || status=1
   grep -E "tests passed|Failed|\*\*\*|Not Run" "$LOGS/ctest.log" | head -40
   grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: (GpuWindow|Profile\.AGpu)[^ ]* +\.+ +Passed" "$LOGS/ctest.log" |

@@ -179,7 +179,16 @@ TEST_F(UserKernelsOnGpu, AKernelThatCachesItsResultPassesTheCheckButNotTheTiming
   EXPECT_NE(timing.failure.find("its output at repetition 1 of"), std::string::npos) << timing.failure;
   EXPECT_NE(timing.failure.find("was wrong: a kernel must compute every call"), std::string::npos) << timing.failure;
   EXPECT_NE(timing.failure.find("never written"), std::string::npos) << timing.failure;
-  for (const UserKernelJobResult::LayerTiming& t : timing.timings) EXPECT_FALSE(t.timing.ranked());
+  // Where a repetition is one launch, the cache answers it and it is refused. A batch the launcher
+  // splits into chunks of images (grid z) alternates shapes, so the cache may miss and the kernel
+  // really computes every call: nothing to refuse there.
+  int oneLaunch = 0;
+  for (const UserKernelJobResult::LayerTiming& t : timing.timings)
+    if (int64_t{t.timing.problem.batch} * t.timing.problem.outChannels <= 65535) {
+      ++oneLaunch;
+      EXPECT_FALSE(t.timing.ranked()) << t.timing.problem.describe();
+    }
+  EXPECT_GE(oneLaunch, 2);
 }
 
 TEST_F(UserKernelsOnGpu, AKernelThatWritesOnlyOnItsFirstCallIsCaughtByBoth) {

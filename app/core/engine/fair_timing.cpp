@@ -36,7 +36,8 @@ std::vector<int64_t> sampledOutputPositions(uint64_t sampleSeed, uint64_t inputS
   return {chosen.begin(), chosen.end()};
 }
 
-SampledReference sampledReference(const ConvProblem& p, uint64_t inputSeed, int64_t position) {
+SampledReference sampledReference(const ConvProblem& p, uint64_t inputSeed, int64_t position,
+                                  double relativeTolerance) {
   const int64_t width = p.outWidth(), height = p.outHeight();
   const int64_t w = position % width, h = position / width % height;
   const int64_t m = position / (width * height) % p.outChannels, n = position / (width * height * p.outChannels);
@@ -59,11 +60,12 @@ SampledReference sampledReference(const ConvProblem& p, uint64_t inputSeed, int6
         sum += product;
         magnitude += std::fabs(product);
       }
-  return {sum, kUserKernelRelativeTolerance * magnitude + 1e-30};
+  return {sum, relativeTolerance * magnitude + 1e-30};
 }
 
 std::string checkTimedRepetitions(const ConvProblem& problem, const std::vector<TimedRepetition>& repetitions,
-                                  uint64_t sampleSeed, int sampleCount, const std::string& studentFile) {
+                                  uint64_t sampleSeed, int sampleCount, const std::string& studentFile,
+                                  double relativeTolerance) {
   for (const TimedRepetition& r : repetitions) {
     std::ostringstream where;
     where << studentFile << ": its output at repetition " << r.repetition + 1 << " of " << problem.describe();
@@ -72,7 +74,7 @@ std::string checkTimedRepetitions(const ConvProblem& problem, const std::vector<
     if (r.positions != asked || r.values.size() != asked.size())
       return where.str() + " came back without the values asked for: the timing is not accepted";
     for (size_t i = 0; i < asked.size(); ++i) {
-      const SampledReference reference = sampledReference(problem, r.inputSeed, asked[i]);
+      const SampledReference reference = sampledReference(problem, r.inputSeed, asked[i], relativeTolerance);
       const float got = r.values[i];
       // Written so that NaN fails: the comparison is false for it.
       if (std::fabs(double{got} - reference.expected) <= reference.allowed) continue;
@@ -110,12 +112,14 @@ double physicalFloorSeconds(const ConvProblem& p, const DevicePeaks& peaks) {
 }
 
 void judgeLayerTiming(FairLayerTiming& layer, const std::vector<TimedRepetition>& repetitions, uint64_t sampleSeed,
-                      int sampleCount, const std::optional<DevicePeaks>& peaks, const std::string& studentFile) {
+                      int sampleCount, const std::optional<DevicePeaks>& peaks, const std::string& studentFile,
+                      double relativeTolerance) {
   layer.repetitions = static_cast<int>(repetitions.size());
   std::vector<double> seconds;
   for (const TimedRepetition& r : repetitions) seconds.push_back(r.seconds);
   layer.time = seconds.empty() ? SampleStats{} : SampleStats::of(seconds);
-  layer.rejected = checkTimedRepetitions(layer.problem, repetitions, sampleSeed, sampleCount, studentFile);
+  layer.rejected =
+      checkTimedRepetitions(layer.problem, repetitions, sampleSeed, sampleCount, studentFile, relativeTolerance);
   layer.floorSeconds = peaks ? physicalFloorSeconds(layer.problem, *peaks) : 0.0;
   layer.belowPhysicalFloor =
       layer.floorSeconds > 0.0 && layer.repetitions > 0 && layer.time.median < layer.floorSeconds;

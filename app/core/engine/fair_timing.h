@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/core/conv/conv_check.h"
 #include "app/core/conv/conv_problem.h"
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/timing_inputs.h"
@@ -37,7 +38,11 @@ struct SampledReference {
   double expected = 0.0;
   double allowed = 0.0;
 };
-SampledReference sampledReference(const ConvProblem& problem, uint64_t inputSeed, int64_t position);
+// `relativeTolerance` of the sum of the products' magnitudes is allowed: a student's kernel gets
+// FP32's (kUserKernelRelativeTolerance); a course variant timed as a reference its own (TF32's is
+// wider: variant_table.h, relativeTolerance).
+SampledReference sampledReference(const ConvProblem& problem, uint64_t inputSeed, int64_t position,
+                                  double relativeTolerance = kUserKernelRelativeTolerance);
 
 // What the child sends back for one timed repetition.
 struct TimedRepetition {
@@ -52,7 +57,8 @@ struct TimedRepetition {
 // naming `studentFile`, the first repetition whose output was wrong. Positions other than those
 // the parent asked for are refused too.
 std::string checkTimedRepetitions(const ConvProblem& problem, const std::vector<TimedRepetition>& repetitions,
-                                  uint64_t sampleSeed, int sampleCount, const std::string& studentFile);
+                                  uint64_t sampleSeed, int sampleCount, const std::string& studentFile,
+                                  double relativeTolerance = kUserKernelRelativeTolerance);
 
 // What the device can do at most: its memory bandwidth and the peak of the fastest arithmetic that
 // can pass the check (a kernel may use tensor cores: 3xTF32 passes FP32's tolerance).
@@ -84,7 +90,8 @@ struct FairLayerTiming {
 // Fills `layer.time`, `repetitions`, `rejected`, `floorSeconds` and `belowPhysicalFloor` from the
 // child's repetitions: the parent's whole verdict on one layer and batch.
 void judgeLayerTiming(FairLayerTiming& layer, const std::vector<TimedRepetition>& repetitions, uint64_t sampleSeed,
-                      int sampleCount, const std::optional<DevicePeaks>& peaks, const std::string& studentFile);
+                      int sampleCount, const std::optional<DevicePeaks>& peaks, const std::string& studentFile,
+                      double relativeTolerance = kUserKernelRelativeTolerance);
 
 // The child's repetitions as JSON and back: values as their 32 bits (the poison and NaN are no JSON
 // numbers). Reading throws nlohmann::json::exception on a malformed entry.
