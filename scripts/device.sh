@@ -122,16 +122,18 @@ if stage class; then
   # status, faulting, spinning and printing kernels included) graded with --jobs, its wall time
   # measured; the leaderboard and every submission's result come back in logs.tar.gz (class/).
   class_dir=/tmp/convscope-class
-  rm -rf "$class_dir" && scripts/make-class.sh "${CLASS_SIZE:-24}" "$class_dir/submissions" --runtime >/dev/null
+  # CLASS_RUNTIME= (empty) leaves out the faulting, spinning and printing kernels.
+  rm -rf "$class_dir" && scripts/make-class.sh "${CLASS_SIZE:-24}" "$class_dir/submissions" ${CLASS_RUNTIME---runtime} >/dev/null
   # The kernels that try to game the timing, beside the class.
   for cheat in caches_result writes_first_call_only writes_nothing; do
     cp "tests/data/kernels/$cheat.cu" "$class_dir/submissions/cheat-$cheat.cu"
   done
   start=$(date +%s.%N)
-  timeout "${CLASS_TIMEOUT:-240}" "$cli" grade "$class_dir/submissions" --out "$class_dir/results" --jobs 8 \
+  # Stopped at CLASS_TIMEOUT as Ctrl+C stops it: the finished results are kept and merged.
+  timeout -s INT -k 30 "${CLASS_TIMEOUT:-240}" "$cli" grade "$class_dir/submissions" --out "$class_dir/results" --jobs 8 \
     --time-limit "${CLASS_TIME_LIMIT:-20}" >"$LOGS/class-grade.log" 2>&1 || status=1
   end=$(date +%s.%N)
-  echo "class of $(ls "$class_dir/submissions" | wc -l) submissions graded in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s (wall)" |
+  echo "class of $(ls "$class_dir/submissions" | wc -l) submissions, $(ls "$class_dir/results/submissions" 2>/dev/null | wc -l) results, graded in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s (wall)" |
     tee "$LOGS/class-wall.txt"
   tail -40 "$LOGS/class-grade.log"
   mkdir -p "$LOGS/class" && cp -r "$class_dir/results/." "$LOGS/class/" 2>/dev/null
