@@ -44,6 +44,7 @@
 #include "app/core/util/error.h"
 #include "app/core/util/json_file.h"
 #include "gpu/fair_timing_harness.h"
+#include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"
 
 namespace convscope::cli {
@@ -372,6 +373,9 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
     for (const KernelDiagnostic& d : source.problems) message += (message.empty() ? "" : "; ") + d.text();
     return finish(kGradeBreaksContract, message);
   }
+  // Without a compiler here nothing can be said of the kernel: not the student's fault.
+  if (const std::string why = gpu::userKernelCompilerUnavailableReason(); !why.empty())
+    return finish(kGradeNoCompiler, "not compiled on this grading machine: " + why);
   // One compile gives the verdict and the figures (registers, occupancy) for the GPU here, or
   // for sm_90 where there is none.
   const gpu::UserKernelInspection inspection = gpu::inspectUserKernel(source, "");

@@ -27,6 +27,9 @@ inline constexpr const char* kGradeBreaksContract = "breaks the contract";
 inline constexpr const char* kGradeFaulted = "faulted";
 inline constexpr const char* kGradeTimeLimit = "time limit";
 inline constexpr const char* kGradeNoGpu = "compiled, not run: no GPU";
+// The grading machine has no CUDA compiler (a build without CUDA, or no toolkit): nothing is said
+// of the kernel, whose file was read and whose contract macros were checked.
+inline constexpr const char* kGradeNoCompiler = "not graded: no CUDA compiler here";
 
 // The op-time batches every submission is timed at; the ranking uses the last one.
 inline const std::vector<int> kGradeBatches = {100, 1000, 10000};
