@@ -142,9 +142,9 @@ TEST(Grade, EverySubmissionGetsItsStatusAndMessageAndStrayEntriesAreSkippedByNam
       {"erin-signature", "breaks the contract"},      {"frank-macro", "breaks the contract"}};
   // A build or machine without a CUDA compiler grades nothing past the contract's macros (frank's
   // are malformed): the others are not the students' fault.
-  if (!gpu::userKernelCompilerUnavailableReason().empty())
+  if (!convscope::gpu::userKernelCompilerUnavailableReason().empty())
     for (const char* id : {"alice-naive", "bob-tiled", "carol-padding", "dave-syntax", "erin-signature"})
-      expected[id] = kGradeNoCompiler;
+      expected[id] = convscope::kGradeNoCompiler;
   for (const auto& [id, status] : expected) {
     const json s = readJson(c.results / "submissions" / (id + ".json"));
     EXPECT_EQ(s["schema"], 1) << id;
