@@ -27,13 +27,20 @@ eval "$("$repo/scripts/slurm-local.sh" env)"
 "$cli" grade "$work/class" --out "$work/slurm" --slurm --max-parallel 2 --wait --wait-timeout 150
 
 # Ranking order as "rank id status" lines; the two must agree line for line.
-ranking() { jq -r '.groups[] | .rows[] | "\(.rank) \(.id) \(.status)"' "$1/leaderboard.json"; }
+# python3 reads the JSON: it is among scripts/install-deps.sh's packages (jq is not).
+ranking() {
+  python3 -c 'import json, sys
+for group in json.load(open(sys.argv[1]))["groups"]:
+    for row in group["rows"]:
+        print(row["rank"], row["id"], row["status"])' "$1/leaderboard.json"
+}
 local_ranking="$(ranking "$work/local")"
 slurm_ranking="$(ranking "$work/slurm")"
 [ "$(echo "$local_ranking" | wc -l)" -eq 8 ] || fail "the local leaderboard has not the 8 submissions: $local_ranking"
 [ "$local_ranking" = "$slurm_ranking" ] ||
   fail "the Slurm leaderboard differs from the local one:"$'\n'"local:"$'\n'"$local_ranking"$'\n'"slurm:"$'\n'"$slurm_ranking"
-skipped="$(jq -r '.skipped[].path' "$work/slurm/leaderboard.json" | paste -sd, -)"
+skipped="$(python3 -c 'import json, sys; print(",".join(s["path"] for s in json.load(open(sys.argv[1]))["skipped"]))' \
+  "$work/slurm/leaderboard.json")"
 [ "$skipped" = "notes.txt,two-kernels" ] || fail "the Slurm leaderboard skipped '$skipped', not notes.txt,two-kernels"
 array=$(find "$work/slurm/slurm/logs" -name 'grade_*' -printf '%f\n' | sed -nE 's/^grade_([0-9]+)_[0-9]+\.out$/\1/p' | sort -u)
 [ "$(echo "$array" | wc -l)" -eq 1 ] || fail "task logs of more than one array job: $array"
