@@ -73,7 +73,9 @@ since its last grading is kept, not graded again.
   --anonymize         the published leaderboard shows stable pseudonyms, not ids; the mapping
                       stays in RESULTS/pseudonyms.csv
   --time-limit S      each child's time limit (default 120 s)
-  --memory-limit MB   the host memory one inference of a submission may take (default: the engine's)
+  --memory-limit MB   the host memory one inference of a submission may take (default: half of this
+                      machine's); its process is stopped past that and 2,000 MB for the CUDA
+                      libraries and the compiler (status 'memory limit')
   --slurm             write an sbatch array script (one task per submission) and a merge job that
                       depends on it (afterok), and submit both; --dry-run prints them instead
   --max-parallel K    the array's throttle (%K, default 8)
@@ -331,6 +333,7 @@ std::string relativeMessage(std::string message, const Submission& s) {
 // A failed child step in the status words.
 std::string statusOfFailure(const UserKernelJobResult& r) {
   if (r.stage == "compile") return kGradeDoesNotCompile;
+  if (r.processDied && r.failure.find(": memory limit: ") != std::string::npos) return kGradeMemoryLimit;
   if (r.processDied && r.failure.find("time limit") != std::string::npos) return kGradeTimeLimit;
   if (r.processDied) return kGradeFaulted;
   return kGradeWrong;

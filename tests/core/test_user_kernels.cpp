@@ -18,6 +18,7 @@
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
 #include "tests/core/test_support.h"
@@ -320,6 +321,52 @@ TEST(ChildProcess, StopsAChildAtItsTimeLimit) {
   EXPECT_LT(outcome.seconds, 10.0);
   EXPECT_NE(outcome.output.find("started"), std::string::npos);
   EXPECT_EQ(outcome.describe(1.0), "stopped at the time limit of 1 s");
+}
+
+// The shell holds 200 MB of command substitution in its own memory: past a 50 MB limit it is
+// stopped within a few samples, and says the limit and what it held; under a limit it runs on.
+TEST(ChildProcess, StopsAChildThatPassesItsMemoryLimit) {
+  const std::string grow = "v=$(head -c 200000000 /dev/zero | tr '\\0' a); echo grown; sleep 30";
+  const ChildOutcome outcome = runChildProcess({"/bin/sh", "-c", grow}, 60.0, {}, 50'000'000);
+  EXPECT_TRUE(outcome.overMemory) << outcome.describe(60);
+  EXPECT_FALSE(outcome.timedOut);
+  EXPECT_FALSE(outcome.succeeded());
+  EXPECT_EQ(outcome.signal, 0);  // the limit's kill, not a fault of the child's
+  EXPECT_LT(outcome.seconds, 30.0);
+  EXPECT_EQ(outcome.output.find("grown"), std::string::npos);
+  EXPECT_GT(outcome.peakResidentBytes, 50'000'000);
+  EXPECT_NE(outcome.describe(60).find("stopped at the memory limit of 50 MB (it held "), std::string::npos)
+      << outcome.describe(60);
+
+  const ChildOutcome within = runChildProcess(
+      {"/bin/sh", "-c", "v=$(head -c 20000000 /dev/zero | tr '\\0' a); echo grown"}, 60.0, {}, 500'000'000);
+  EXPECT_TRUE(within.succeeded()) << within.describe(60) << within.output;
+  EXPECT_NE(within.output.find("grown"), std::string::npos);
+  EXPECT_GT(within.peakResidentBytes, 0);
+  EXPECT_LT(within.peakResidentBytes, 500'000'000);
+}
+
+// The job's wiring of the limit, without a GPU: a stand-in for the kernel's child process that
+// swells; the student is told the limit, in the student's file's name, and the process died.
+TEST(UserKernelJob, AChildPastTheMemoryLimitIsStoppedAndTheStudentToldWhy) {
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "convscope-test-memory-limit";
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path swelling = folder / "swelling-child.sh";
+  std::ofstream(swelling) << "#!/bin/sh\nv=$(head -c 300000000 /dev/zero | tr '\\0' a)\necho survived\n";
+  std::filesystem::permissions(swelling, std::filesystem::perms::owner_all);
+  UserKernelJob job;
+  job.program = swelling;
+  job.file = "students/ada.cu";
+  job.timeLimitSeconds = 60;
+  job.memoryLimitBytes = 60'000'000;
+  const UserKernelJobResult result = runUserKernelJob(job, {});
+  EXPECT_FALSE(result.passed);
+  EXPECT_TRUE(result.processDied);
+  EXPECT_EQ(result.failure.rfind("students/ada.cu: memory limit: its process held more than 60 MB of host memory", 0),
+            0u)
+      << result.failure;
+  EXPECT_EQ(result.childOutput.find("survived"), std::string::npos) << result.childOutput;
+  std::filesystem::remove_all(folder);
 }
 
 TEST(ChildProcess, ReportsASignalAndAnExitCode) {

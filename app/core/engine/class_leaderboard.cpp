@@ -56,9 +56,9 @@ std::string readWholeFile(const std::filesystem::path& path) {
 
 // The rank order of the statuses that are not ranked by time.
 int statusOrder(const std::string& status) {
-  static const std::vector<std::string> order = {kGradePassed,     kGradeFlagged,        kGradeNoGpu,
-                                                 kGradeNoCompiler, kGradeWrong,          kGradeTimeLimit,
-                                                 kGradeFaulted,    kGradeBreaksContract, kGradeDoesNotCompile};
+  static const std::vector<std::string> order = {
+      kGradePassed,    kGradeFlagged,     kGradeNoGpu,   kGradeNoCompiler,     kGradeWrong,
+      kGradeTimeLimit, kGradeMemoryLimit, kGradeFaulted, kGradeBreaksContract, kGradeDoesNotCompile};
   const auto it = std::find(order.begin(), order.end(), status);
   return it == order.end() ? int(order.size()) : int(it - order.begin());
 }

@@ -26,6 +26,8 @@ inline constexpr const char* kGradeDoesNotCompile = "does not compile";
 inline constexpr const char* kGradeBreaksContract = "breaks the contract";
 inline constexpr const char* kGradeFaulted = "faulted";
 inline constexpr const char* kGradeTimeLimit = "time limit";
+// Its process held more host memory than the grading allows (grade --memory-limit).
+inline constexpr const char* kGradeMemoryLimit = "memory limit";
 inline constexpr const char* kGradeNoGpu = "compiled, not run: no GPU";
 // The grading machine has no CUDA compiler (a build without CUDA, or no toolkit): nothing is said
 // of the kernel, whose file was read and whose contract macros were checked.

@@ -15,6 +15,7 @@
 #include "app/core/model/model_card.h"
 #include "app/core/util/child_process.h"
 #include "app/core/util/data_dir.h"
+#include "app/core/util/memory_limit.h"
 
 namespace convscope {
 namespace {
@@ -49,6 +50,10 @@ std::filesystem::path modelOf(const UserKernelJob& job) {
   return job.model.empty() ? std::filesystem::path(shippedModelsDir()) / "course-high.onnx" : job.model;
 }
 
+int64_t childMemoryLimitBytes(const UserKernelJob& job) {
+  return job.memoryLimitBytes > 0 ? job.memoryLimitBytes : memoryLimit().bytes + 2'000'000'000;
+}
+
 // One run of `convscope-cli kernel run-isolated` and what came back of it.
 struct ChildRun {
   ChildOutcome child;
@@ -75,7 +80,7 @@ ChildRun runIsolatedChild(const UserKernelJob& job, const std::filesystem::path&
   if (!job.data.empty()) argv.insert(argv.end(), {"--data", job.data.string()});
   argv.insert(argv.end(), taskArguments.begin(), taskArguments.end());
   ChildRun run;
-  run.child = runChildProcess(argv, job.timeLimitSeconds, keepGoing);
+  run.child = runChildProcess(argv, job.timeLimitSeconds, keepGoing, childMemoryLimitBytes(job));
   if (std::ifstream in(out); in) {
     try {
       in >> run.result;
@@ -130,6 +135,11 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
       result.failure = studentFile + ": time limit: the kernel did not finish within " +
                        std::to_string(static_cast<int>(job.timeLimitSeconds)) +
                        " s (an endless loop?), so its process was stopped (during the " + result.stage + " step)";
+    } else if (child.overMemory) {
+      result.processDied = true;
+      result.failure = studentFile + ": memory limit: its process held more than " +
+                       std::to_string(child.memoryLimitBytes / 1000000) +
+                       " MB of host memory, so it was stopped (during the " + result.stage + " step)";
     } else if (child.cancelled) {
       result.failure = "cancelled";
     } else if (!child.started) {

@@ -40,13 +40,17 @@ struct UserKernelJob {
   uint64_t timingSampleSeed = 0;  // 0: a fresh one (what grading does); set: the same positions again
   std::filesystem::path model, data;
   double timeLimitSeconds = 120.0;
+  // The child's resident host memory; past it the child is stopped ("memory limit"). 0: the
+  // engine's memory limit (memory_limit.h) and 2 GB for the CUDA libraries and the kernel's
+  // compiler, which the engine's estimate does not count.
+  int64_t memoryLimitBytes = 0;
 };
 
 struct UserKernelJobResult {
   bool passed = false;                    // check: every shape right and the network ran; bench: timed
   std::string stage;                      // where it stopped: "compile", "check", "network", "bench", "done"
   std::string failure;                    // what went wrong, in words, when !passed
-  bool processDied = false;               // the child faulted or was stopped at the time limit
+  bool processDied = false;               // the child faulted or was stopped at the time or memory limit
   std::string summary;                    // the check's one line
   std::optional<std::string> firstWrong;  // "wrong output at [n=..][m=..][h=..][w=..] ..."
   int firstWrongN = -1, firstWrongM = -1, firstWrongH = -1, firstWrongW = -1;

@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 
 namespace convscope {
 
@@ -16,13 +18,24 @@ std::string ChildOutcome::describe(double timeLimitSeconds) const {
   if (!started) return "could not be started";
   if (timedOut) return "stopped at the time limit of " + std::to_string(static_cast<int>(timeLimitSeconds)) + " s";
   if (cancelled) return "cancelled";
+  if (overMemory)
+    return "stopped at the memory limit of " + std::to_string(memoryLimitBytes / 1000000) + " MB (it held " +
+           std::to_string(peakResidentBytes / 1000000) + " MB)";
   if (signal != 0) return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
   return "exited with code " + std::to_string(exitCode);
 }
 
+int64_t residentBytesOf(int pid) {
+  std::ifstream statm("/proc/" + std::to_string(pid) + "/statm");
+  int64_t sizePages = 0, residentPages = 0;
+  if (!(statm >> sizePages >> residentPages)) return 0;
+  return residentPages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+}
+
 ChildOutcome runChildProcess(const std::vector<std::string>& argv, double timeLimitSeconds,
-                             const std::function<bool()>& keepGoing) {
+                             const std::function<bool()>& keepGoing, int64_t memoryLimitBytes) {
   ChildOutcome outcome;
+  outcome.memoryLimitBytes = std::max<int64_t>(0, memoryLimitBytes);
   int pipeFds[2];
   if (argv.empty() || pipe2(pipeFds, O_CLOEXEC) != 0) {
     outcome.output = argv.empty() ? "no program given" : std::string("pipe: ") + std::strerror(errno);
@@ -55,10 +68,11 @@ ChildOutcome runChildProcess(const std::vector<std::string>& argv, double timeLi
   bool open = true;
   int status = 0;
   bool reaped = false;
+  double lastSample = -1.0;
   while (!reaped) {
     if (open) {
       pollfd fd{pipeFds[0], POLLIN, 0};
-      if (poll(&fd, 1, 50) > 0) {
+      if (poll(&fd, 1, 20) > 0) {
         char buffer[4096];
         const ssize_t got = read(pipeFds[0], buffer, sizeof buffer);
         if (got > 0)
@@ -76,9 +90,18 @@ ChildOutcome runChildProcess(const std::vector<std::string>& argv, double timeLi
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const bool overTime = elapsed > timeLimitSeconds;
     const bool stop = keepGoing && !keepGoing();
-    if (overTime || stop) {
+    // Sampled at most every 20 ms: a child that floods its output wakes this loop far more often.
+    bool overMemory = false;
+    if (elapsed - lastSample >= 0.02) {
+      lastSample = elapsed;
+      const int64_t resident = residentBytesOf(pid);
+      outcome.peakResidentBytes = std::max(outcome.peakResidentBytes, resident);
+      overMemory = outcome.memoryLimitBytes > 0 && resident > outcome.memoryLimitBytes;
+    }
+    if (overTime || stop || overMemory) {
       outcome.timedOut = overTime;
-      outcome.cancelled = !overTime;
+      outcome.overMemory = !overTime && overMemory;
+      outcome.cancelled = !overTime && !overMemory;
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
@@ -93,7 +116,8 @@ ChildOutcome runChildProcess(const std::vector<std::string>& argv, double timeLi
   }
   close(pipeFds[0]);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (WIFSIGNALED(status) && !outcome.timedOut && !outcome.cancelled) outcome.signal = WTERMSIG(status);
+  if (WIFSIGNALED(status) && !outcome.timedOut && !outcome.cancelled && !outcome.overMemory)
+    outcome.signal = WTERMSIG(status);
   if (WIFEXITED(status)) outcome.exitCode = WEXITSTATUS(status);
   return outcome;
 }
