@@ -57,7 +57,8 @@ constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [-
                            [--time-limit SECONDS] [--memory-limit MB] [--model FILE.onnx] [--data DIR]
        convscope-cli grade DIR --out RESULTS --slurm [--partition P] [--gres gpu:1] [--max-parallel K]
                            [--wait] [--wait-timeout SECONDS] [--dry-run] [options above]
-       convscope-cli grade merge RESULTS [--anonymize] [--time-references] [--model FILE.onnx] [--data DIR]
+       convscope-cli grade merge RESULTS [--anonymize] [--time-references] [--retime-top K]
+                           [--model FILE.onnx] [--data DIR]
 
 A class's kernels graded and ranked (docs/class-mode.md). Each submission in DIR is a FILE.cu or
 a folder holding exactly one .cu; its name is the student's id. Anything else is reported and
@@ -72,6 +73,9 @@ since its last grading is kept, not graded again.
   --only ID           grade this submission alone (what each Slurm array task runs)
   --anonymize         the published leaderboard shows stable pseudonyms, not ids; the mapping
                       stays in RESULTS/pseudonyms.csv
+  --retime-top K      once the class is graded, time the K fastest correct submissions again, in
+                      the reverse order, to confirm their order (default 5, 0: none); they are
+                      ranked by the mean of both timings
   --time-limit S      each child's time limit (default 120 s)
   --memory-limit MB   the host memory one inference of a submission may take (default: half of this
                       machine's); its process is stopped past that and 2,000 MB for the CUDA
@@ -81,7 +85,8 @@ since its last grading is kept, not graded again.
   --max-parallel K    the array's throttle (%K, default 8)
   --wait              wait for the merge job (squeue, scontrol) and print the summary
   merge RESULTS       merge the submissions' JSON into the leaderboard (also by hand);
-                      --time-references also times the course's variants on the GPU here
+                      --time-references also times the course's variants on the GPU here,
+                      --retime-top K re-times the top K here first (what the Slurm merge job does)
 Exit code: 0 when every submission got a status (whatever it is), 1 on an error of the grader.
 )";
 
@@ -90,6 +95,8 @@ Exit code: 0 when every submission got a status (whatever it is), 1 on an error 
 constexpr int kAccuracyToleranceImages = 5;
 constexpr int kCheckShapes = 12;
 constexpr const char* kSubmissionKind = "convscope-class-submission";
+// How many of the top of the ranking are timed a second time to confirm their order.
+constexpr int kDefaultRetimeCount = 5;
 
 std::atomic<bool> g_interrupted{false};
 void onInterrupt(int) {
@@ -343,6 +350,48 @@ std::string firstLine(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+// A checked kernel's fair timing (docs/your-kernel.md, "How a kernel is timed fairly"): fresh
+// inputs every repetition and each repetition's output checked here, in this process; the
+// references are timed the same way (timeReferences), so the speed-ups compare like with like.
+struct FairTimingOutcome {
+  UserKernelJobResult result;
+  std::map<int, double> sums;  // batch -> the conv layers' median op times, summed
+  json spread = json::object();
+  std::string belowFloor;  // the first layer timed below its physical floor, in words
+};
+
+FairTimingOutcome timeFairly(UserKernelJob job) {
+  job.task = UserKernelJob::Task::Timing;
+  job.batches = kGradeBatches;
+  FairTimingOutcome timing;
+  timing.result = runUserKernelJob(
+      job, [](const std::string&) {}, [] { return !g_interrupted.load(); });
+  for (const UserKernelJobResult::LayerTiming& layer : timing.result.timings) {
+    timing.sums[layer.batch] += layer.timing.time.median;
+    timing.spread[std::to_string(layer.batch)][layer.timing.node] = {
+        {"median", layer.timing.time.median}, {"min", layer.timing.time.min}, {"max", layer.timing.time.max}};
+    if (layer.timing.belowPhysicalFloor && timing.belowFloor.empty())
+      timing.belowFloor = layer.timing.problem.describe() + " at batch " + std::to_string(layer.batch) + " took " +
+                          std::to_string(layer.timing.time.median * 1e3) + " ms, below the physical floor of " +
+                          std::to_string(layer.timing.floorSeconds * 1e3) + " ms";
+  }
+  return timing;
+}
+
+// The job that checks and times one submission's kernel in a child process.
+UserKernelJob gradingJob(const fs::path& file, const GradeSettings& settings, uint64_t seed) {
+  UserKernelJob job;
+  job.program = thisProgram();
+  job.file = file;
+  job.shapes = kCheckShapes;
+  job.seed = seed;
+  job.network = true;
+  job.model = settings.model;
+  job.data = settings.data;
+  job.timeLimitSeconds = settings.timeLimitSeconds;
+  return job;
+}
+
 // Grades one submission and writes RESULTS/submissions/ID.json; returns its result.
 json gradeSubmission(const fs::path& results, const Submission& s, const GradeSettings& settings, uint64_t seed,
                      int gpuSlots) {
@@ -397,15 +446,7 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
 
   if (settings.memoryLimitMb) ::setenv("CONVSCOPE_MEMORY_LIMIT_MB", std::to_string(*settings.memoryLimitMb).c_str(), 1);
   const GpuSlot slot(results, gpuSlots);
-  UserKernelJob job;
-  job.program = thisProgram();
-  job.file = s.file;
-  job.shapes = kCheckShapes;
-  job.seed = seed;
-  job.network = true;
-  job.model = settings.model;
-  job.data = settings.data;
-  job.timeLimitSeconds = settings.timeLimitSeconds;
+  const UserKernelJob job = gradingJob(s.file, settings, seed);
   const auto ignore = [](const std::string&) {};
   const auto keepGoing = [] { return !g_interrupted.load(); };
   const UserKernelJobResult check = runUserKernelJob(job, ignore, keepGoing);
@@ -418,29 +459,14 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
     return finish(kGradeWrong, "the network's accuracy with this kernel, " + std::to_string(*check.accuracy) +
                                    ", differs from the course variants' " + std::to_string(*check.courseAccuracy) +
                                    " by more than " + std::to_string(kAccuracyToleranceImages) + " images");
-  // The fair timing (docs/your-kernel.md, "How a kernel is timed fairly"): fresh inputs every
-  // repetition and each repetition's output checked here, in this process; the references are
-  // timed the same way (timeReferences), so the speed-ups compare like with like.
-  job.task = UserKernelJob::Task::Timing;
-  job.batches = kGradeBatches;
-  const UserKernelJobResult timing = runUserKernelJob(job, ignore, keepGoing);
-  if (!timing.passed) return finish(statusOfFailure(timing), timing.failure);
+  const FairTimingOutcome timing = timeFairly(job);
+  if (!timing.result.passed) return finish(statusOfFailure(timing.result), timing.result.failure);
   std::string message = firstLine(check.summary);
-  if (!timing.fallbacks.empty())  // its time would leave out a layer: correct, not ranked by time
-    return finish(kGradePassed, message + "; not ranked by time: it declines " + timing.fallbacks.front());
-  std::string flagged;
-  std::map<int, double> sums;
-  for (const UserKernelJobResult::LayerTiming& layer : timing.timings) {
-    sums[layer.batch] += layer.timing.time.median;
-    r["timingSpread"][std::to_string(layer.batch)][layer.timing.node] = {
-        {"median", layer.timing.time.median}, {"min", layer.timing.time.min}, {"max", layer.timing.time.max}};
-    if (layer.timing.belowPhysicalFloor && flagged.empty())
-      flagged = layer.timing.problem.describe() + " at batch " + std::to_string(layer.batch) + " took " +
-                std::to_string(layer.timing.time.median * 1e3) + " ms, below the physical floor of " +
-                std::to_string(layer.timing.floorSeconds * 1e3) + " ms";
-  }
-  for (const auto& [batch, sum] : sums) r["opTimeSeconds"][std::to_string(batch)] = sum;
-  if (!flagged.empty()) return finish(kGradeFlagged, flagged + ": flagged for review, not ranked");
+  if (!timing.result.fallbacks.empty())  // its time would leave out a layer: correct, not ranked by time
+    return finish(kGradePassed, message + "; not ranked by time: it declines " + timing.result.fallbacks.front());
+  r["timingSpread"] = timing.spread;
+  for (const auto& [batch, sum] : timing.sums) r["opTimeSeconds"][std::to_string(batch)] = sum;
+  if (!timing.belowFloor.empty()) return finish(kGradeFlagged, timing.belowFloor + ": flagged for review, not ranked");
   return finish(kGradePassed, message);
 }
 
@@ -547,6 +573,65 @@ int merge(const fs::path& results, bool anonymize) {
   return 0;
 }
 
+// The top `count` passed submissions of this GPU's table timed a second time, once the whole
+// class is graded, in the reverse of their order (so that none is always timed first or last):
+// RESULTS/retime.json, which the merge reads (class_leaderboard.h).
+void retimeTop(const fs::path& results, const GradeSettings& settings, int count) {
+  if (count <= 0) return;
+  const GpuInfo& gpu = gpuInfo();
+  if (!gpu.usable) {
+    std::cout << "the top of the ranking is not re-timed: no GPU here (" << gpu.unusableReason << ")\n";
+    return;
+  }
+  const std::string batch = std::to_string(kGradeBatches.back());
+  std::vector<std::string> top;
+  for (const LeaderboardGroup& g : buildLeaderboard(results, false).groups)
+    if (g.gpu == gpu.name)
+      for (const json& row : g.rows)
+        if (int(top.size()) < count && row["status"] == kGradePassed && row["opTimeSeconds"].contains(batch))
+          top.push_back(row["id"]);
+  if (top.empty()) return;
+  if (settings.memoryLimitMb) ::setenv("CONVSCOPE_MEMORY_LIMIT_MB", std::to_string(*settings.memoryLimitMb).c_str(), 1);
+  std::cout << "re-timing the top " << top.size() << " on " << gpu.name << " to confirm their order\n" << std::flush;
+  json entries = json::array();
+  for (auto id = top.rbegin(); id != top.rend() && !g_interrupted; ++id) {
+    const SubmissionSource source = submissionSource(results, *id);
+    const fs::path resultPath = resultFile(results, *id);
+    const json graded = parseJsonText(readWholeFile(resultPath), resultPath.string());
+    if (!source.problem.empty() || contentHash(source.file) != graded.value("contentHash", "")) {
+      std::cout << *id << "  not re-timed: "
+                << (source.problem.empty() ? "its file changed since it was graded" : source.problem) << "\n";
+      continue;
+    }
+    json entry = {{"id", *id}, {"contentHash", graded["contentHash"]}};
+    const FairTimingOutcome timing = timeFairly(gradingJob(source.file, settings, secureRandom64()));
+    std::string failure = timing.result.passed ? timing.belowFloor : timing.result.failure;
+    if (timing.result.passed && !timing.belowFloor.empty()) failure += " (below the physical floor)";
+    if (timing.result.passed && !timing.sums.count(kGradeBatches.back())) failure = "no time at batch " + batch;
+    if (failure.empty()) {
+      entry["seconds"] = timing.sums.at(kGradeBatches.back());
+      std::cout << *id << "  re-timed: " << entry["seconds"].get<double>() * 1e3 << " ms (first "
+                << graded["opTimeSeconds"][batch].get<double>() * 1e3 << " ms)\n"
+                << std::flush;
+    } else {
+      for (size_t at = failure.find(source.file.string()); at != std::string::npos;
+           at = failure.find(source.file.string(), at))
+        failure.replace(at, source.file.string().size(), graded.value("file", source.file.filename().string()));
+      entry["failure"] = failure;
+      std::cout << *id << "  re-timing failed: " << failure << "\n" << std::flush;
+    }
+    entries.push_back(entry);
+  }
+  if (g_interrupted) return;
+  writeFileAtomically(results / kRetimeFileName, json({{"schema", kClassResultsSchema},
+                                                       {"gpu", gpu.name},
+                                                       {"batch", kGradeBatches.back()},
+                                                       {"retimedAt", nowIso()},
+                                                       {"submissions", entries}})
+                                                         .dump(2) +
+                                                     "\n");
+}
+
 void writeSkipped(const fs::path& results, const Discovery& found) {
   writeFileAtomically(results / "skipped.json",
                       json({{"schema", kClassResultsSchema}, {"skipped", found.skipped}}).dump(2) + "\n");
@@ -564,7 +649,7 @@ std::string seconds(double s) {
 // Grades every changed submission, `jobs` children at once; Ctrl+C stops the children and keeps
 // (and merges) what is finished.
 int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& found, const GradeSettings& settings,
-                 int jobs, bool anonymize) {
+                 int jobs, int retimeCount, bool anonymize) {
   const json current = settingsJson(settings);
   std::vector<Submission> pending;
   for (const Submission& s : found.submissions) {
@@ -636,7 +721,10 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
   std::vector<std::thread> workers;
   for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
   for (std::thread& t : workers) t.join();
-  if (g_interrupted) std::cout << "interrupted: the finished results are kept and merged\n";
+  if (g_interrupted)
+    std::cout << "interrupted: the finished results are kept and merged\n";
+  else if (!pending.empty())
+    retimeTop(results, settings, retimeCount);
   merge(results, anonymize);
   return g_interrupted ? 130 : 0;
 }
@@ -687,6 +775,7 @@ struct SlurmOptions {
   int maxParallel = 8;
   bool wait = false, dryRun = false;
   int waitTimeoutSeconds = 3600;
+  int retimeCount = 0;
 };
 
 std::string sbatchHeader(const SlurmOptions& o, const std::string& name, const std::string& output, int minutes) {
@@ -720,7 +809,8 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
       "\n# One task per submission: the task's index is its line (from 0) in the manifest.\nset -euo pipefail\n" +
       "id=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " + shellQuote((slurm / "manifest.txt").string()) + ")\n" +
       "exec " + gradeLine + "\n";
-  std::vector<std::string> mergeArgv = {program, "grade", "merge", results.string(), "--time-references"};
+  std::vector<std::string> mergeArgv = {
+      program, "grade", "merge", results.string(), "--time-references", "--retime-top", std::to_string(o.retimeCount)};
   if (anonymize) mergeArgv.push_back("--anonymize");
   for (const std::string& option : settingsOptions(settings)) mergeArgv.push_back(option);
   const auto mergeScript = [&](const std::string& arrayId) {
@@ -786,15 +876,16 @@ int runGrade(const std::vector<std::string>& tokens) {
       throw Error("grade merge: which results folder? (grade merge RESULTS)");
     const fs::path results = tokens[1];
     if (!fs::is_directory(results)) throw Error(results.string() + ": not a results folder");
-    const Args args({tokens.begin() + 2, tokens.end()}, {"model", "data", "time-limit", "memory-limit"},
+    const Args args({tokens.begin() + 2, tokens.end()}, {"model", "data", "time-limit", "memory-limit", "retime-top"},
                     {"anonymize", "time-references"});
     if (args.has("time-references")) timeReferences(results, readSettings(args));
+    retimeTop(results, readSettings(args), args.intValue("retime-top", 0, 0));
     return merge(results, args.has("anonymize"));
   }
   const fs::path dir = tokens[0];
   const Args args({tokens.begin() + 1, tokens.end()},
                   {"out", "jobs", "only", "time-limit", "memory-limit", "model", "data", "partition", "gres",
-                   "max-parallel", "wait-timeout", "gpu-slots"},
+                   "max-parallel", "wait-timeout", "gpu-slots", "retime-top"},
                   {"anonymize", "slurm", "wait", "dry-run"});
   const std::optional<std::string> out = args.value("out");
   if (!out) throw Error("grade: where do the results go? (--out RESULTS)");
@@ -824,9 +915,11 @@ int runGrade(const std::vector<std::string>& tokens) {
     o.wait = args.has("wait");
     o.dryRun = args.has("dry-run");
     o.waitTimeoutSeconds = args.intValue("wait-timeout", 3600, 1);
+    o.retimeCount = args.intValue("retime-top", kDefaultRetimeCount, 0);
     return gradeOnSlurm(dir, results, found, settings, o, args.has("anonymize"));
   }
-  return gradeLocally(dir, results, found, settings, args.intValue("jobs", 1, 1), args.has("anonymize"));
+  return gradeLocally(dir, results, found, settings, args.intValue("jobs", 1, 1),
+                      args.intValue("retime-top", kDefaultRetimeCount, 0), args.has("anonymize"));
 }
 
 }  // namespace convscope::cli

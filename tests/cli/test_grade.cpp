@@ -312,6 +312,98 @@ TEST(Grade, MergeRanksCorrectFirstThenByOpTimeWithSpeedUpsAndOneTablePerGpu) {
   EXPECT_EQ(dots, 5u);  // the four timed H100 results and the A100's one
 }
 
+// The re-timing of the top (retime.json, as a GPU machine writes it): a re-timed row is ranked by
+// the mean of its two sums; the table says whether the order held and, when not, which swapped;
+// a re-timing that failed flags the row; a re-timing of a changed file or from another GPU is
+// not used; a broken retime.json is named and the ranking goes on without it.
+TEST(Grade, MergeRanksTheRetimedTopByTheMeanOfBothTimingsAndSaysWhetherTheOrderHeld) {
+  TempDir temp;
+  const fs::path results = temp.path();
+  const auto submission = [&](const std::string& id, const std::string& gpu, double time) {
+    writeText(results / "submissions" / (id + ".json"), json({{"schema", 1},
+                                                              {"kind", "convscope-class-submission"},
+                                                              {"id", id},
+                                                              {"status", "passed"},
+                                                              {"message", "m " + id},
+                                                              {"contentHash", "hash-" + id},
+                                                              {"gpu", {{"name", gpu}}},
+                                                              {"opTimeSeconds", {{"10000", time}}}})
+                                                            .dump());
+  };
+  submission("ada", "H100", 0.0100);
+  submission("bea", "H100", 0.0102);
+  submission("cal", "H100", 0.0300);
+  submission("dan", "H100", 0.0400);
+  submission("eve", "H100", 0.0500);
+  submission("far", "A100", 0.0010);
+  const auto retime = [&](const json& entries, const std::string& gpu) {
+    writeText(results / "retime.json",
+              json({{"schema", 1}, {"gpu", gpu}, {"batch", 10000}, {"submissions", entries}}).dump());
+    const Outcome r = runCli("grade merge " + quoted(results));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    const json board = readJson(results / "leaderboard.json");
+    for (const json& g : board["groups"])
+      if (g["gpu"] == "H100") return g;
+    ADD_FAILURE() << "no H100 table: " << r.output;
+    return json({{"rows", json::array()}});
+  };
+  const auto order = [](const json& group) {
+    std::vector<std::string> ids;
+    for (const json& row : group["rows"]) ids.push_back(row["id"]);
+    return ids;
+  };
+  // The second timing agrees: the order holds, and the ranking time is the mean.
+  json h100 = retime(json::array({{{"id", "ada"}, {"contentHash", "hash-ada"}, {"seconds", 0.0098}},
+                                  {{"id", "bea"}, {"contentHash", "hash-bea"}, {"seconds", 0.0104}},
+                                  {{"id", "cal"}, {"contentHash", "hash-cal"}, {"seconds", 0.0310}}}),
+                     "H100");
+  EXPECT_EQ(order(h100), (std::vector<std::string>{"ada", "bea", "cal", "dan", "eve"}));
+  EXPECT_EQ(h100["retimeSummary"], "the top 3 re-timed: the second timing kept the order");
+  EXPECT_NEAR(h100["rows"][0]["retimedSeconds"].get<double>(), 0.0098, 1e-15);
+  EXPECT_EQ(h100["rows"][3]["retimedSeconds"], nullptr);  // dan was not re-timed
+  // It swaps ada and bea: they are ranked by the mean (ada 0.0110, bea 0.0101), and it is said.
+  h100 = retime(json::array({{{"id", "ada"}, {"contentHash", "hash-ada"}, {"seconds", 0.0120}},
+                             {{"id", "bea"}, {"contentHash", "hash-bea"}, {"seconds", 0.0100}}}),
+                "H100");
+  EXPECT_EQ(order(h100), (std::vector<std::string>{"bea", "ada", "cal", "dan", "eve"}));
+  const std::string summary = h100["retimeSummary"];
+  EXPECT_NE(summary.find("the order changed, so they are ranked by the mean of both timings"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("bea came before ada (10.000 ms against 12.000 ms, first 10.200 ms against 10.000 ms)"),
+            std::string::npos)
+      << summary;
+  // A mean that does not reverse the first order keeps it: ada 0.0100 + 0.0103, bea 0.0102 + 0.0102.
+  h100 = retime(json::array({{{"id", "ada"}, {"contentHash", "hash-ada"}, {"seconds", 0.0103}},
+                             {{"id", "bea"}, {"contentHash", "hash-bea"}, {"seconds", 0.0102}}}),
+                "H100");
+  EXPECT_EQ(order(h100), (std::vector<std::string>{"ada", "bea", "cal", "dan", "eve"}));
+  EXPECT_NE(h100["retimeSummary"].get<std::string>().find("the order changed"), std::string::npos);
+  // A failed re-timing flags the row; a changed file's re-timing is not used.
+  h100 = retime(json::array({{{"id", "ada"}, {"contentHash", "hash-ada"}, {"failure", "ada.cu: wrong output"}},
+                             {{"id", "bea"}, {"contentHash", "an older file"}, {"seconds", 0.0001}}}),
+                "H100");
+  EXPECT_EQ(order(h100), (std::vector<std::string>{"bea", "cal", "dan", "eve", "ada"}));
+  EXPECT_EQ(h100["rows"][4]["status"], "flagged for review");
+  EXPECT_NE(h100["rows"][4]["message"].get<std::string>().find("its re-timing failed: ada.cu: wrong output"),
+            std::string::npos);
+  EXPECT_EQ(h100["rows"][0]["retimedSeconds"], nullptr);
+  EXPECT_EQ(h100["retimeSummary"], "");
+  // Re-timed on another GPU: not this table's.
+  h100 = retime(json::array({{{"id", "eve"}, {"contentHash", "hash-eve"}, {"seconds", 0.0001}}}), "A100");
+  EXPECT_EQ(order(h100), (std::vector<std::string>{"ada", "bea", "cal", "dan", "eve"}));
+  // A broken file is named, and the first timings rank.
+  writeText(results / "retime.json", "{\"schema\": 1, \"gpu\": 7}");
+  const Outcome broken = runCli("grade merge " + quoted(results));
+  EXPECT_NE(broken.output.find("not merged: retime.json"), std::string::npos) << broken.output;
+  const std::string csv = readText(results / "leaderboard.csv");
+  EXPECT_NE(csv.find(",retimed_10000_s,"), std::string::npos);
+  // Without a GPU, --retime-top says why nothing was re-timed.
+  if (!convscope::gpuInfo().usable) {
+    const Outcome r = runCli("grade merge " + quoted(results) + " --retime-top 3");
+    EXPECT_NE(r.output.find("the top of the ranking is not re-timed: no GPU here"), std::string::npos) << r.output;
+  }
+}
+
 TEST(Grade, AnonymizeLeaksNoIdIntoTheHtmlOrCsvAndKeepsItsPseudonymsStable) {
   const SmallClass c;
   ASSERT_EQ(c.grade("--anonymize").exitCode, 0);

@@ -36,19 +36,29 @@ inline constexpr const char* kGradeNoCompiler = "not graded: no CUDA compiler he
 // The op-time batches every submission is timed at; the ranking uses the last one.
 inline const std::vector<int> kGradeBatches = {100, 1000, 10000};
 
+// The re-timing of the top of a ranking (grade --retime-top K), written by the grader as
+// RESULTS/retime.json: {"gpu": name, "batch": B, "submissions": [{"id", "contentHash", "seconds"}
+// or {"id", "contentHash", "failure"}]}, each a second fair timing of a passed submission, taken
+// after the whole class was graded and in the reverse of the first order. A row re-timed on its
+// table's GPU, whose file did not change since, is ranked by the mean of its two op-time sums; a
+// row whose re-timing failed is flagged for review; the table says whether the order held.
+inline constexpr const char* kRetimeFileName = "retime.json";
+
 // SipHash-2-4 of `data` under a 128-bit key: the keyed hash behind --anonymize's pseudonyms (a
 // student cannot recompute one without the results folder's secret) and the content hashes.
 uint64_t sipHash24(const std::string& data, uint64_t key0, uint64_t key1);
 std::string hex64(uint64_t value);
 
-// Rows of one GPU (or of "no GPU"), ranked: passed first by the op-time sum at the largest batch,
-// then the rest by status and id.
+// Rows of one GPU (or of "no GPU"), ranked: passed first by the op-time sum at the largest batch
+// (the mean of both sums where re-timed), then the rest by status and id.
 struct LeaderboardGroup {
   std::string gpu;           // "" for results graded without a GPU
   nlohmann::json reference;  // reference.json when it was timed on this GPU, else null
   std::vector<nlohmann::json> rows;
   int correct = 0, correctAndFasterThanCudnn = 0;
   std::string summary;  // "N submissions: C correct, F correct and faster than cuDNN"
+  // "" when no row of this table was re-timed; else how many and whether the order held.
+  std::string retimeSummary;
 };
 
 struct Leaderboard {
