@@ -325,6 +325,34 @@ TEST(ClassTab, TimedResultsAreRankedSortedChartedWithReferenceLinesAndAddedToThe
   EXPECT_NE(ui::findRun(*both, "fast", 10000), nullptr);
 }
 
+// The re-timing of the top (retime.json): its verdict under the summary, the second time in the
+// re-timed rows' tooltip, and the rows ranked by the mean of both timings.
+TEST(ClassTab, TheRetimedTopShowsWhetherItsOrderHeldAndItsSecondTime) {
+  FixtureFolder fixture;
+  json entries = json::array();
+  for (const auto& [id, second] : {std::pair<std::string, double>{"fast", 0.040}, {"middle", 0.012}}) {
+    const fs::path file = fixture.results / "submissions" / (id + ".json");
+    json r = json::parse(std::ifstream(file));
+    r["contentHash"] = "hash-" + id;
+    writeText(file, r.dump(2));
+    entries.push_back({{"id", id}, {"contentHash", "hash-" + id}, {"seconds", second}});
+  }
+  writeText(fixture.results / "retime.json",
+            json({{"schema", 1}, {"gpu", "H100"}, {"batch", 10000}, {"submissions", entries}}).dump(2));
+  auto window = classWindow();
+  ASSERT_TRUE(window->openResultsFolder(fixture.folder())) << window->lastError().toStdString();
+  ClassPanel* panel = window->classResults();
+  const int h100 = groupOf(*panel, "H100");
+  ASSERT_GE(h100, 0);
+  QTableWidget* table = panel->table(h100);
+  // fast: (0.010 + 0.040) / 2 = 0.025; middle: (0.020 + 0.012) / 2 = 0.016.
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Id).mid(0, 3), QStringList({"middle", "fast", "slow"}));
+  EXPECT_TRUE(panel->summaryText(h100).contains("the top 2 re-timed: the order changed"))
+      << panel->summaryText(h100).toStdString();
+  EXPECT_TRUE(table->item(rowOf(*table, "fast"), ClassPanel::OpTime10000)->toolTip().contains("40"));
+  EXPECT_TRUE(table->item(rowOf(*table, "slow"), ClassPanel::OpTime10000)->toolTip().isEmpty());
+}
+
 TEST(ClassTab, ResultsThatArriveWhileOpenAppearAndABrokenOrHugeOneIsNamed) {
   FixtureFolder fixture;
   auto window = classWindow();
