@@ -128,11 +128,32 @@ if stage class; then
   for cheat in caches_result writes_first_call_only writes_nothing; do
     cp "tests/data/kernels/$cheat.cu" "$class_dir/submissions/cheat-$cheat.cu"
   done
+  # Every GPU's load, once a second, while the class is graded: with several GPUs each takes turns.
+  monitor=""
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi -L | tee "$LOGS/class-gpus.txt"
+    nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used --format=csv -l 1 >"$LOGS/class-gpu-load.csv" 2>&1 &
+    monitor=$!
+  fi
   start=$(date +%s.%N)
   # Stopped at CLASS_TIMEOUT as Ctrl+C stops it: the finished results are kept and merged.
   timeout -s INT -k 30 "${CLASS_TIMEOUT:-240}" "$cli" grade "$class_dir/submissions" --out "$class_dir/results" --jobs 8 \
     --time-limit "${CLASS_TIME_LIMIT:-20}" >"$LOGS/class-grade.log" 2>&1 || status=1
   end=$(date +%s.%N)
+  [ -n "$monitor" ] && kill "$monitor" 2>/dev/null
+  # Which GPU graded each submission (gpuDevice of its result) and how busy each GPU was.
+  python3 - "$class_dir/results/submissions" "$LOGS/class-gpu-load.csv" <<'PY' | tee "$LOGS/class-gpu-share.txt"
+import collections, csv, glob, json, os, sys
+devices = collections.Counter(json.load(open(f)).get("gpuDevice", "(none)") for f in glob.glob(sys.argv[1] + "/*.json"))
+print("results per GPU (CUDA_VISIBLE_DEVICES of the child):", dict(devices))
+if os.path.exists(sys.argv[2]):
+    busy = collections.defaultdict(list)
+    for row in csv.reader(open(sys.argv[2])):
+        if len(row) >= 3 and row[1].strip().isdigit():
+            busy[row[1].strip()].append(float(row[2].strip().split()[0]))
+    for gpu, load in sorted(busy.items()):
+        print(f"GPU {gpu}: busy (utilization > 0) in {sum(1 for u in load if u > 0)} of {len(load)} one-second samples, mean {sum(load) / len(load):.0f} %")
+PY
   echo "class of $(ls "$class_dir/submissions" | wc -l) submissions, $(ls "$class_dir/results/submissions" 2>/dev/null | wc -l) results, graded in $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s (wall)" |
     tee "$LOGS/class-wall.txt"
   tail -40 "$LOGS/class-grade.log"

@@ -446,6 +446,8 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
 
   if (settings.memoryLimitMb) ::setenv("CONVSCOPE_MEMORY_LIMIT_MB", std::to_string(*settings.memoryLimitMb).c_str(), 1);
   const GpuSlot slot(results, gpuSlots);
+  // Which of the machine's GPUs graded it (several GPUs: each child sees only its own).
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) r["gpuDevice"] = visible;
   const UserKernelJob job = gradingJob(s.file, settings, seed);
   const auto ignore = [](const std::string&) {};
   const auto keepGoing = [] { return !g_interrupted.load(); };
