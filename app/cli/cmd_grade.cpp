@@ -499,9 +499,7 @@ void timeReferences(const fs::path& results, const GradeSettings& settings) {
   std::map<int, std::vector<ConvProblem>> layers;
   for (const int batch : kGradeBatches) {
     Engine engine(model, options.variants.front());
-    const int count = std::min(batch, images.count());
-    for (const ConvLayerTime& t : classify(engine, images, 0, count, count).convTimes)
-      layers[batch].push_back(t.problem);
+    for (const ConvLayerTime& t : convLayersAtBatch(engine, images, batch)) layers[batch].push_back(t.problem);
   }
   const std::unique_ptr<Device> device = createGpuDevice();
   const std::optional<DevicePeaks> peaks = devicePeaksFor(gpu.name);

@@ -274,6 +274,34 @@ class CheckJsonOutput {
   std::optional<std::string> path_;
 };
 
+// --seed N: a positive whole number, or 0 (none given: a fresh one).
+uint64_t seedOption(const Args& args) {
+  const auto text = args.value("seed");
+  if (!text) return 0;
+  size_t used = 0;
+  uint64_t seed = 0;
+  try {
+    seed = std::stoull(*text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text->size() || seed == 0)
+    throw Error("--seed: '" + *text + "' is not a positive whole number");
+  return seed;
+}
+
+// A kernel that compiled where no GPU can run it: "<what>: cannot run the kernel here: <why>",
+// and the same as the JSON result's failure. Exit code 0: nothing is wrong with the kernel.
+int writeNotRun(const std::string& what, json& early, const CheckJsonOutput& jsonOutput) {
+  const std::string failure = "cannot run the kernel here: " + gpuInfo().unusableReason;
+  jsonOutput.text() << what << ": " << failure << "\n";
+  early["status"] = "not-run";
+  early["stage"] = "compile";
+  early["failure"] = failure;
+  jsonOutput.write(early);
+  return 0;
+}
+
 int runCheck(const std::filesystem::path& file, const Args& args) {
   const CheckJsonOutput jsonOutput(args);
   std::ostream& text = jsonOutput.text();
@@ -298,28 +326,12 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   text << file.string() << ": compiled for " << kernel.architecture << " (kernel " << kernel.loweredName << ", block "
        << source.launch.blockX << "x" << source.launch.blockY << ", tile " << source.launch.tileWidth << "x"
        << source.launch.tileHeight << ")\n";
-  if (const GpuInfo& gpu = gpuInfo(); !gpu.usable) {
-    text << "not checked: cannot run the kernel here: " << gpu.unusableReason << "\n";
-    early["status"] = "not-run";
-    early["stage"] = "compile";
-    early["failure"] = "cannot run the kernel here: " + gpu.unusableReason;
-    jsonOutput.write(early);
-    return 0;
-  }
+  if (!gpuInfo().usable) return writeNotRun("not checked", early, jsonOutput);
   UserKernelJob job;
   job.task = UserKernelJob::Task::Check;
   job.file = file;
   job.shapes = args.intValue("shapes", 12, 1);
-  if (const auto seed = args.value("seed")) {
-    size_t used = 0;
-    try {
-      job.seed = std::stoull(*seed, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != seed->size() || job.seed == 0)
-      throw Error("--seed: '" + *seed + "' is not a positive whole number");
-  }
+  job.seed = seedOption(args);
   job.program = thisProgram();
   job.network = !args.has("no-network");
   job.model = args.value("model").value_or(defaultModelPath());
@@ -333,17 +345,7 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
 
 int runTime(const std::filesystem::path& file, const Args& args) {
   // The options first: a wrong one is refused with or without a GPU.
-  uint64_t seed = 0;  // 0: a fresh one
-  if (const auto text = args.value("seed")) {
-    size_t used = 0;
-    try {
-      seed = std::stoull(*text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text->size() || seed == 0)
-      throw Error("--seed: '" + *text + "' is not a positive whole number");
-  }
+  const uint64_t seed = seedOption(args);
   const CheckJsonOutput jsonOutput(args);
   std::ostream& text = jsonOutput.text();
   const UserKernelSource source = readUserKernelSource(file);
@@ -358,13 +360,9 @@ int runTime(const std::filesystem::path& file, const Args& args) {
     jsonOutput.write(early);
     return 1;
   }
-  if (const GpuInfo& gpu = gpuInfo(); !gpu.usable) {
-    text << file.string() << ": compiled; not timed: cannot run the kernel here: " << gpu.unusableReason << "\n";
-    early["status"] = "not-run";
-    early["stage"] = "compile";
-    early["failure"] = "cannot run the kernel here: " + gpu.unusableReason;
-    jsonOutput.write(early);
-    return 0;
+  if (!gpuInfo().usable) {
+    text << file.string() << ": compiled; ";
+    return writeNotRun("not timed", early, jsonOutput);
   }
   UserKernelJob job;
   job.task = UserKernelJob::Task::Timing;
@@ -504,10 +502,9 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       for (const int batch : batches) {
         // One pass of the network at this batch gives its conv layers' shapes and who runs them.
         Engine engine(loadOnnxModel(model), row.id);
-        const int count = std::min(batch, images.count());
-        const ClassificationRun run = classify(engine, images, 0, count, count);
-        for (size_t l = 0; l < run.convTimes.size(); ++l) {
-          const ConvLayerTime& t = run.convTimes[l];
+        const std::vector<ConvLayerTime> convLayers = convLayersAtBatch(engine, images, batch);
+        for (size_t l = 0; l < convLayers.size(); ++l) {
+          const ConvLayerTime& t = convLayers[l];
           json layer = {{"batch", batch}, {"layer", l}, {"node", t.node}, {"problem", convProblemToJson(t.problem)}};
           if (t.variant != row.id) {
             layer["declined"] = t.fallbackReason;

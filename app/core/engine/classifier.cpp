@@ -60,4 +60,9 @@ ClassificationRun classify(Engine& engine, const ImageSet& images, int first, in
   return run;
 }
 
+std::vector<ConvLayerTime> convLayersAtBatch(Engine& engine, const ImageSet& images, int batch) {
+  const int count = std::min(batch, images.count());
+  return classify(engine, images, 0, count, count).convTimes;
+}
+
 }  // namespace convscope

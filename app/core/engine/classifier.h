@@ -34,4 +34,9 @@ struct ClassificationRun {
 ClassificationRun classify(Engine& engine, const ImageSet& images, int first, int count, int chunk = 256,
                            const std::function<bool(int, int)>& progress = {});
 
+// The conv layers of one pass of `engine`'s network over the first `batch` images of `images` (as
+// many as there are), in execution order: their shapes at that batch and who ran each (the
+// variant, or the one it fell back to, and why). What a timer needs before it times the layers.
+std::vector<ConvLayerTime> convLayersAtBatch(Engine& engine, const ImageSet& images, int batch);
+
 }  // namespace convscope
