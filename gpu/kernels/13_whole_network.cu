@@ -630,15 +630,17 @@ int lanesFor(int64_t items, int taps, int64_t gridThreads) {
   return lanes;
 }
 
-void launchGridPath(GpuContext& context, NetworkArgs& a, const NetworkRun& run) {
+void launchGridPath(Device& device, NetworkArgs& a, const NetworkRun& run) {
   const GridLaunch& grid = gridLaunch();
   if (grid.blocks < 1) throw Error("the whole-network kernel's grid-wide path cannot run here: " + grid.whyNot);
-  // Two scratch buffers of scratchFloats per image, from the context's workspace (grown on the
-  // first run of a batch size, so a recording of the same size allocates nothing).
+  // Two scratch buffers of scratchFloats per image, stream-ordered: freed (to the device's pool)
+  // after this launch, and in a recording a graph allocation of its own, so that no later run
+  // of another batch size can move memory a recorded graph still reads.
+  const DeviceTensor scratch = device.allocate({2, run.images, a.scratchFloats});
   const int64_t bufferFloats = int64_t{run.images} * a.scratchFloats;
-  auto* scratch = static_cast<float*>(context.workspace(sizeof(float) * static_cast<size_t>(2 * bufferFloats)));
-  a.scratch0 = scratch;
-  a.scratch1 = scratch + bufferFloats;
+  a.scratch0 = scratch.data();
+  a.scratch1 = scratch.data() + bufferFloats;
+  GpuContext& context = contextOf(device);
   const int64_t gridThreads = int64_t{grid.blocks} * kGridThreads;
   for (int l = 0; l < a.convCount; ++l) {
     ConvArgs& c = a.conv[l];
@@ -706,11 +708,10 @@ void runWholeNetwork(Device& device, const ChainNetwork& network, const NetworkR
   a.rowTaps = run.rowTaps;
   a.colTaps = run.colTaps;
   a.output = run.output;
-  GpuContext& context = contextOf(device);
   if (pathFor(run.images, a.scratchFloats) == WholeNetworkPath::kGrid)
-    launchGridPath(context, a, run);
+    launchGridPath(device, a, run);
   else
-    launchBlocksPath(context, a, network, run);
+    launchBlocksPath(contextOf(device), a, network, run);
 }
 
 // A layer alone is not what this step does: the plan gives it to an earlier step.
