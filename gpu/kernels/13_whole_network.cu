@@ -26,7 +26,8 @@
 // (input channel x kernel row x kernel column) and sum their pooling window's conv values with a
 // shuffle reduction, the group's first lane adding the bias, activation and pooling; each fully
 // connected layer a warp per (image, output neuron), the lanes splitting a weight row; the
-// softmax a warp per image. The group size per conv layer is chosen on the host so that items x
+// softmax a warp per image, which also computes the last layer when its outputs fit in a warp's
+// lanes (one grid sync fewer). The group size per conv layer is chosen on the host so that items x
 // lanes fill the GPU twice over. The maps live in two L2-resident scratch buffers; the weights
 // are read as the model stores them, so nothing is packed before the launch.
 #include <cooperative_groups.h>
@@ -310,7 +311,9 @@ __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, co
 // 32-bit (64-bit divisions cost registers and time): the host takes this path only where the
 // images times scratchFloats, which bounds every stage's items and offsets, fit in an int.
 
-constexpr int kGridThreads = 512;
+// Blocks as large as they go: a grid sync costs an arrival per block, so the fewest blocks that
+// hold the GPU's threads (64 registers a thread: one block of 1,024 per multiprocessor).
+constexpr int kGridThreads = 1024;
 
 // One conv layer for every image: items (image, output channel, pooled position), c.lanes lanes
 // per item, in[image * stride + (inChannel * inHeight + y) * inWidth + x] to the same in `out`.
@@ -416,6 +419,40 @@ __device__ void gridDenseStage(const DenseArgs& d, const float* in, float* out, 
   }
 }
 
+// The last fully connected layer and the scores out (through the softmax when the network has
+// one) in one stage, a warp per image, when its outputs fit in a warp's lanes: no grid sync
+// between them. Lane o keeps output o; the sums run in the same order as gridDenseStage's and
+// writeScores', so the result is theirs.
+__device__ void gridLastDenseAndScores(const DenseArgs& d, const float* in, int stride, int images, bool softmax,
+                                       float* output, int warp, int warps) {
+  const int lane = threadIdx.x % 32;
+  for (int image = warp; image < images; image += warps) {
+    const float* x = in + image * stride;
+    float score = 0.0f;
+    for (int o = 0; o < d.outputs; ++o) {
+      float acc = 0.0f;
+      for (int i = lane; i < d.inputs; i += 32) {
+        const float w =
+            d.transposed ? __ldg(d.weights + int64_t{o} * d.inputs + i) : __ldg(d.weights + int64_t{i} * d.outputs + o);
+        acc += w * x[i];
+      }
+      for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+      if (lane == o) score = activate(d.activation, acc + (d.bias ? __ldg(d.bias + o) : 0.0f));
+    }
+    float* out = output + int64_t{image} * d.outputs;
+    const bool mine = lane < d.outputs;
+    if (!softmax) {
+      if (mine) out[lane] = score;
+      continue;
+    }
+    float peak = mine ? score : -INFINITY;
+    for (int offset = 16; offset > 0; offset /= 2) peak = fmaxf(peak, __shfl_xor_sync(0xffffffffu, peak, offset));
+    float sum = mine ? expf(score - peak) : 0.0f;
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (mine) out[lane] = expf(score - peak) / sum;
+  }
+}
+
 // Launched cooperatively with no more blocks than fit on the GPU at once: every thread of every
 // block reaches every grid sync (no thread returns early).
 __global__ void __launch_bounds__(kGridThreads) wholeNetworkGridKernel(NetworkArgs a) {
@@ -447,7 +484,9 @@ __global__ void __launch_bounds__(kGridThreads) wholeNetworkGridKernel(NetworkAr
     grid.sync();
     inFirst = !inFirst;
   }
-  for (int l = 0; l < a.denseCount; ++l) {
+  const DenseArgs& last = a.dense[a.denseCount - 1];
+  const bool lastInWarp = last.outputs <= 32;  // the last layer and the scores out in one stage
+  for (int l = 0; l < a.denseCount - (lastInWarp ? 1 : 0); ++l) {
     gridDenseStage(a.dense[l], inFirst ? a.scratch0 : a.scratch1, inFirst ? a.scratch1 : a.scratch0, stride, a.images,
                    warp, warps);
     grid.sync();
@@ -455,10 +494,13 @@ __global__ void __launch_bounds__(kGridThreads) wholeNetworkGridKernel(NetworkAr
   }
 
   // The scores out, through the softmax: a warp per image.
-  const int classes = a.dense[a.denseCount - 1].outputs;
   const float* scores = inFirst ? a.scratch0 : a.scratch1;
-  for (int image = warp; image < a.images; image += warps)
-    writeScores(scores + image * stride, classes, a.softmax, a.output + int64_t{image} * classes);
+  if (lastInWarp) {
+    gridLastDenseAndScores(last, scores, stride, a.images, a.softmax, a.output, warp, warps);
+  } else {
+    for (int image = warp; image < a.images; image += warps)
+      writeScores(scores + image * stride, last.outputs, a.softmax, a.output + int64_t{image} * last.outputs);
+  }
 }
 
 // The kernel's arguments for `network`, less the run's pointers; empty `whyNot` when it takes it.
@@ -732,7 +774,7 @@ std::vector<KernelLaunchGeometry> geometry(const ConvProblem& problem) {
       " of " + std::to_string(kGridThreads) +
       " threads, every block on every stage with a grid sync between stages: the input, each conv layer as "
       "(image, channel, pooled position) items of 1-32 lanes splitting the taps, each fully connected layer a warp "
-      "per (image, neuron), the softmax a warp per image";
+      "per (image, neuron), the softmax a warp per image (with the last layer, when it has up to 32 outputs)";
   const int imageBlocks = (problem.batch + kImagesPerBlock - 1) / kImagesPerBlock;
   KernelLaunchGeometry g;
   if (grid.blocks > 0 && pathFor(problem.batch, 0) == WholeNetworkPath::kGrid) {

@@ -88,7 +88,7 @@ TEST(ChainNetwork, ReadsEveryPartOfTheOtherChain) {
   EXPECT_FALSE(network->dense[0].step.weightsTransposed);
   EXPECT_TRUE(network->dense[1].step.weightsTransposed);
   EXPECT_FALSE(network->softmax);
-  EXPECT_EQ(network->classes(), 4);
+  EXPECT_EQ(network->classes(), 40);
 }
 
 TEST(ChainNetwork, ABranchIsNotAChainAndTheReasonNamesTheNode) {
