@@ -21,15 +21,15 @@
 // GPU has multiprocessors, the path above leaves most of the GPU idle (batch 1 runs on one of
 // 132 SMs). Here every block of one cooperative launch, as many as fit on the GPU at once, works
 // on every stage, and the grid waits for itself between stages (cooperative_groups grid sync):
-// the input into a global scratch buffer; each conv layer as items (image, output channel,
+// the input into a global scratch buffer; each conv layer as items (image, 4 output channels,
 // pooled position), each taken by a group of 1-32 lanes of a warp that split the layer's taps
 // (input channel x kernel row x kernel column) and sum their pooling window's conv values with a
 // shuffle reduction, the group's first lane adding the bias, activation and pooling; each fully
-// connected layer a warp per (image, output neuron), the lanes splitting a weight row; the
+// connected layer a warp per (output neuron, 4 images), the lanes splitting a weight row; the
 // softmax a warp per image, which also computes the last layer when its outputs fit in a warp's
 // lanes (one grid sync fewer). The group size per conv layer is chosen on the host so that items x
-// lanes fill the GPU twice over. The maps live in two L2-resident scratch buffers; the weights
-// are read as the model stores them, so nothing is packed before the launch.
+// lanes fill the GPU twice over. The maps live in two L2-resident scratch buffers; the first stage
+// also packs the conv weights as the other path does, so nothing else is launched.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -71,8 +71,9 @@ struct ConvArgs {
   int outHeight, outWidth;                                       // after the pooling
   const float* bias;                                             // nullptr: none
   int weightOffset;                                              // of its weights in shared memory, floats
-  // The grid-wide path: the weights as the model stores them, [outChannel][inChannel][ky][kx], and
-  // the lanes (a power of two up to 32) that split one item's taps.
+  // The grid-wide path: the weights as the model stores them, [outChannel][inChannel][ky][kx]
+  // (its first stage packs them), and the lanes (a power of two up to 32) that split one item's
+  // taps.
   const float* weights;
   int lanes;
 };
@@ -108,6 +109,7 @@ struct NetworkArgs {
   float* scratch0;
   float* scratch1;
   int scratchFloats;
+  float* packedWeights;  // weightFloats, 16-byte aligned: the conv weights as the first stage packs them
 };
 
 // A conv layer's weights as the kernel keeps them: tap-major, [inChannel][ky][kx][outChannel]
@@ -311,21 +313,29 @@ __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, co
 // 32-bit (64-bit divisions cost registers and time): the host takes this path only where the
 // images times scratchFloats, which bounds every stage's items and offsets, fit in an int.
 
-// Blocks as large as they go: a grid sync costs an arrival per block, so the fewest blocks that
-// hold the GPU's threads (64 registers a thread: one block of 1,024 per multiprocessor).
-constexpr int kGridThreads = 1024;
+// Large blocks: a grid sync costs an arrival per block, so few blocks that hold many threads. At
+// 1,024 threads a thread may have 64 registers, and the conv stage's 16 sums then spill; at 768
+// it has 80 (what ptxas takes for sm_90, no spills): one block per multiprocessor.
+constexpr int kGridThreads = 768;
 
-// One conv layer for every image: items (image, output channel, pooled position), c.lanes lanes
-// per item, in[image * stride + (inChannel * inHeight + y) * inWidth + x] to the same in `out`.
+// One conv layer for every image: items (image, group of kChannelsPerThread output channels,
+// pooled position), c.lanes lanes per item, each lane taking every c.lanes-th tap. A tap's
+// weights for the item's channels are one 16-byte load from the packed weights (as the
+// per-image-block path packs them, here packed by the kernel's first stage), and each input value
+// feeds the item's kChannelsPerThread channels: loads, not multiply-adds, bound this stage at
+// larger batches. in[image * stride + (inChannel * inHeight + y) * inWidth + x] to the same in `out`.
 template <int kPoolH, int kPoolW>
-__device__ void gridConvStage(const ConvArgs& c, const float* in, float* out, int stride, int images, int warp,
-                              int warps) {
+__device__ void gridConvStage(const ConvArgs& c, const float* in, const float* packed, float* out, int stride,
+                              int images, int warp, int warps) {
+  static_assert(kChannelsPerThread == 4, "an item's channels are one float4 of weights");
   const int lane = threadIdx.x % 32;
   const int lanes = c.lanes;
   const int groupLane = lane & (lanes - 1);
   const int groupsPerWarp = 32 / lanes;
+  const int padded = paddedChannels(c.outChannels);
+  const int channelGroups = padded / kChannelsPerThread;
   const int positions = c.outHeight * c.outWidth;
-  const int perImage = c.outChannels * positions;
+  const int perImage = channelGroups * positions;
   const int items = images * perImage;
   const int kernelArea = c.kernelHeight * c.kernelWidth;
   const int taps = c.inChannels * kernelArea;
@@ -334,23 +344,22 @@ __device__ void gridConvStage(const ConvArgs& c, const float* in, float* out, in
   for (int first = warp * groupsPerWarp; first < items; first += warps * groupsPerWarp) {
     const int item = first + lane / lanes;
     const bool valid = item < items;
-    int image = 0, channel = 0, py = 0, px = 0;
-    float acc[kPoolH][kPoolW] = {};
+    int image = 0, firstChannel = 0, py = 0, px = 0;
+    float acc[kPoolH][kPoolW][kChannelsPerThread] = {};
     if (valid) {
       image = item / perImage;
       const int rest = item % perImage;
-      channel = rest / positions;
+      firstChannel = rest / positions * kChannelsPerThread;
       py = rest % positions / c.outWidth;
       px = rest % c.outWidth;
       const float* source = in + image * stride;
-      const float* weights = c.weights + channel * taps;
       const int top = py * c.poolStrideHeight * c.strideHeight - c.padTop;
       const int left = px * c.poolStrideWidth * c.strideWidth - c.padLeft;
       for (int tap = groupLane; tap < taps; tap += lanes) {
         const int inChannel = tap / kernelArea;
         const int ky = tap % kernelArea / c.kernelWidth;
         const int kx = tap % c.kernelWidth;
-        const float weight = __ldg(weights + tap);
+        const float4 w4 = *reinterpret_cast<const float4*>(packed + tap * padded + firstChannel);
         const float* channelMap = source + inChannel * plane;
 #pragma unroll
         for (int wy = 0; wy < kPoolH; ++wy)
@@ -358,64 +367,87 @@ __device__ void gridConvStage(const ConvArgs& c, const float* in, float* out, in
           for (int wx = 0; wx < kPoolW; ++wx) {
             const int iy = top + wy * c.strideHeight + ky;
             const int ix = left + wx * c.strideWidth + kx;
-            if (iy >= 0 && iy < c.inHeight && ix >= 0 && ix < c.inWidth)
-              acc[wy][wx] += channelMap[iy * c.inWidth + ix] * weight;
+            const float v =
+                iy >= 0 && iy < c.inHeight && ix >= 0 && ix < c.inWidth ? channelMap[iy * c.inWidth + ix] : 0.0f;
+            acc[wy][wx][0] += v * w4.x;
+            acc[wy][wx][1] += v * w4.y;
+            acc[wy][wx][2] += v * w4.z;
+            acc[wy][wx][3] += v * w4.w;
           }
       }
     }
-    // Every lane of the warp is here (an invalid item's lanes add zeros): the group's sum.
+    // Every lane of the warp is here (an invalid item's lanes add zeros): the group's sums.
 #pragma unroll
     for (int wy = 0; wy < kPoolH; ++wy)
 #pragma unroll
       for (int wx = 0; wx < kPoolW; ++wx)
-        for (int offset = lanes / 2; offset > 0; offset /= 2)
-          acc[wy][wx] += __shfl_xor_sync(0xffffffffu, acc[wy][wx], offset);
+#pragma unroll
+        for (int k = 0; k < kChannelsPerThread; ++k)
+          for (int offset = lanes / 2; offset > 0; offset /= 2)
+            acc[wy][wx][k] += __shfl_xor_sync(0xffffffffu, acc[wy][wx][k], offset);
     if (valid && groupLane == 0) {
-      const float bias = c.bias ? __ldg(c.bias + channel) : 0.0f;
-      float pooled = c.pooling == FusedPooling::kMax ? -FLT_MAX : 0.0f;
 #pragma unroll
-      for (int wy = 0; wy < kPoolH; ++wy)
+      for (int k = 0; k < kChannelsPerThread; ++k) {
+        const int channel = firstChannel + k;
+        if (channel >= c.outChannels) break;
+        const float bias = c.bias ? __ldg(c.bias + channel) : 0.0f;
+        float pooled = c.pooling == FusedPooling::kMax ? -FLT_MAX : 0.0f;
 #pragma unroll
-        for (int wx = 0; wx < kPoolW; ++wx) {
-          const float v = activate(c.activation, acc[wy][wx] + bias);
-          pooled = c.pooling == FusedPooling::kMax ? fmaxf(pooled, v) : pooled + v;
-        }
-      if (c.pooling == FusedPooling::kAverage) pooled /= static_cast<float>(kPoolH * kPoolW);
-      out[image * stride + (channel * c.outHeight + py) * c.outWidth + px] = pooled;
+        for (int wy = 0; wy < kPoolH; ++wy)
+#pragma unroll
+          for (int wx = 0; wx < kPoolW; ++wx) {
+            const float v = activate(c.activation, acc[wy][wx][k] + bias);
+            pooled = c.pooling == FusedPooling::kMax ? fmaxf(pooled, v) : pooled + v;
+          }
+        if (c.pooling == FusedPooling::kAverage) pooled /= static_cast<float>(kPoolH * kPoolW);
+        out[image * stride + (channel * c.outHeight + py) * c.outWidth + px] = pooled;
+      }
     }
   }
 }
 
-__device__ void gridConvStageAnyWindow(const ConvArgs& c, const float* in, float* out, int stride, int images, int warp,
-                                       int warps) {
+__device__ void gridConvStageAnyWindow(const ConvArgs& c, const float* in, const float* packed, float* out, int stride,
+                                       int images, int warp, int warps) {
   if (c.poolHeight == 2 && c.poolWidth == 2)
-    gridConvStage<2, 2>(c, in, out, stride, images, warp, warps);
+    gridConvStage<2, 2>(c, in, packed, out, stride, images, warp, warps);
   else if (c.poolHeight == 2)
-    gridConvStage<2, 1>(c, in, out, stride, images, warp, warps);
+    gridConvStage<2, 1>(c, in, packed, out, stride, images, warp, warps);
   else if (c.poolWidth == 2)
-    gridConvStage<1, 2>(c, in, out, stride, images, warp, warps);
+    gridConvStage<1, 2>(c, in, packed, out, stride, images, warp, warps);
   else
-    gridConvStage<1, 1>(c, in, out, stride, images, warp, warps);
+    gridConvStage<1, 1>(c, in, packed, out, stride, images, warp, warps);
 }
 
-// One fully connected layer for every image: a warp per (image, output neuron), its lanes
-// splitting the inputs (a coalesced weight row when the weights are [outputs][inputs]).
+// One fully connected layer for every image: a warp per (output neuron, kDenseImagesPerWarp
+// images), its lanes splitting the inputs (a coalesced weight row when the weights are
+// [outputs][inputs]), each weight read once for the warp's images.
+constexpr int kDenseImagesPerWarp = 4;
 __device__ void gridDenseStage(const DenseArgs& d, const float* in, float* out, int stride, int images, int warp,
                                int warps) {
   const int lane = threadIdx.x % 32;
-  const int items = images * d.outputs;
+  const int imageGroups = (images + kDenseImagesPerWarp - 1) / kDenseImagesPerWarp;
+  const int items = imageGroups * d.outputs;
+  // Consecutive warps take consecutive neurons of the same images, whose inputs they share in L1.
   for (int item = warp; item < items; item += warps) {
-    const int image = item / d.outputs;
+    const int firstImage = item / d.outputs * kDenseImagesPerWarp;
     const int o = item % d.outputs;
-    const float* x = in + image * stride;
-    float acc = 0.0f;
+    const int count = min(kDenseImagesPerWarp, images - firstImage);
+    const float* x = in + firstImage * stride;
+    float acc[kDenseImagesPerWarp] = {};
     for (int i = lane; i < d.inputs; i += 32) {
       const float w =
           d.transposed ? __ldg(d.weights + int64_t{o} * d.inputs + i) : __ldg(d.weights + int64_t{i} * d.outputs + o);
-      acc += w * x[i];
+#pragma unroll
+      for (int b = 0; b < kDenseImagesPerWarp; ++b)
+        if (b < count) acc[b] += w * x[b * stride + i];
     }
-    for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
-    if (lane == 0) out[image * stride + o] = activate(d.activation, acc + (d.bias ? __ldg(d.bias + o) : 0.0f));
+#pragma unroll
+    for (int b = 0; b < kDenseImagesPerWarp; ++b)
+      for (int offset = 16; offset > 0; offset /= 2) acc[b] += __shfl_xor_sync(0xffffffffu, acc[b], offset);
+    if (lane == 0) {
+      const float bias = d.bias ? __ldg(d.bias + o) : 0.0f;
+      for (int b = 0; b < count; ++b) out[(firstImage + b) * stride + o] = activate(d.activation, acc[b] + bias);
+    }
   }
 }
 
@@ -463,7 +495,19 @@ __global__ void __launch_bounds__(kGridThreads) wholeNetworkGridKernel(NetworkAr
   const int warp = thread / 32, warps = threads / 32;
   const int stride = a.scratchFloats;
 
-  // Stage 0: the images as the model sees them, into the first scratch buffer.
+  // Stage 0: every conv layer's weights packed as the conv stages read them (tap-major, the
+  // channels padded to kChannelsPerThread with zeros, as packConvWeightsKernel packs them) ...
+  for (int l = 0; l < a.convCount; ++l) {
+    const ConvArgs& c = a.conv[l];
+    const int padded = paddedChannels(c.outChannels);
+    const int taps = c.inChannels * c.kernelHeight * c.kernelWidth;
+    float* packed = a.packedWeights + c.weightOffset;
+    for (int i = thread; i < taps * padded; i += threads) {
+      const int tap = i / padded, channel = i % padded;
+      packed[i] = channel < c.outChannels ? __ldg(c.weights + channel * taps + tap) : 0.0f;
+    }
+  }
+  // ... and the images as the model sees them, into the first scratch buffer.
   const int inputPlane = a.inputHeight * a.inputWidth;
   const bool sameSize = a.byteHeight == a.inputHeight && a.byteWidth == a.inputWidth;
   for (int i = thread; i < a.images * inputPlane; i += threads) {
@@ -479,8 +523,8 @@ __global__ void __launch_bounds__(kGridThreads) wholeNetworkGridKernel(NetworkAr
   // Buffers chosen by a select, not by indexing an array of pointers (which would live in local memory).
   bool inFirst = true;
   for (int l = 0; l < a.convCount; ++l) {
-    gridConvStageAnyWindow(a.conv[l], inFirst ? a.scratch0 : a.scratch1, inFirst ? a.scratch1 : a.scratch0, stride,
-                           a.images, warp, warps);
+    gridConvStageAnyWindow(a.conv[l], inFirst ? a.scratch0 : a.scratch1, a.packedWeights + a.conv[l].weightOffset,
+                           inFirst ? a.scratch1 : a.scratch0, stride, a.images, warp, warps);
     grid.sync();
     inFirst = !inFirst;
   }
@@ -675,21 +719,25 @@ int lanesFor(int64_t items, int taps, int64_t gridThreads) {
 void launchGridPath(Device& device, NetworkArgs& a, const NetworkRun& run) {
   const GridLaunch& grid = gridLaunch();
   if (grid.blocks < 1) throw Error("the whole-network kernel's grid-wide path cannot run here: " + grid.whyNot);
-  // Two scratch buffers of scratchFloats per image, stream-ordered: freed (to the device's pool)
-  // after this launch, and in a recording a graph allocation of its own, so that no later run
-  // of another batch size can move memory a recorded graph still reads.
-  const DeviceTensor scratch = device.allocate({2, run.images, a.scratchFloats});
+  // The packed conv weights and two scratch buffers of scratchFloats per image, stream-ordered:
+  // freed (to the device's pool) after this launch, and in a recording a graph allocation of its
+  // own, so that no later run of another batch size can move memory a recorded graph still reads.
+  // The packed weights come first, at the allocation's (256-byte) alignment; each layer's start
+  // is a multiple of 4 floats.
   const int64_t bufferFloats = int64_t{run.images} * a.scratchFloats;
-  a.scratch0 = scratch.data();
-  a.scratch1 = scratch.data() + bufferFloats;
+  const DeviceTensor scratch = device.allocate({a.weightFloats + 2 * bufferFloats});
+  a.packedWeights = scratch.data();
+  a.scratch0 = scratch.data() + a.weightFloats;
+  a.scratch1 = a.scratch0 + bufferFloats;
   GpuContext& context = contextOf(device);
   const int64_t gridThreads = int64_t{grid.blocks} * kGridThreads;
   for (int l = 0; l < a.convCount; ++l) {
     ConvArgs& c = a.conv[l];
     c.weights = run.weights[static_cast<size_t>(l)];
     c.bias = run.biases[static_cast<size_t>(l)];
-    c.lanes = lanesFor(int64_t{run.images} * c.outChannels * c.outHeight * c.outWidth,
-                       c.inChannels * c.kernelHeight * c.kernelWidth, gridThreads);
+    c.lanes =
+        lanesFor(int64_t{run.images} * (paddedChannels(c.outChannels) / kChannelsPerThread) * c.outHeight * c.outWidth,
+                 c.inChannels * c.kernelHeight * c.kernelWidth, gridThreads);
   }
   cudaLaunchAttribute cooperative{};
   cooperative.id = cudaLaunchAttributeCooperative;
