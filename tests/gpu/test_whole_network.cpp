@@ -160,8 +160,10 @@ TEST_F(WholeNetwork, BothPathsEqualTheReferenceOnOddChainsAtEveryBatchSize) {
       const ForcedPath forced(path.path);
       Engine whole(model, kWholeNetwork);  // a fresh engine: nothing recorded with the other path
       ASSERT_TRUE(whole.plan(5).stages.front().wholeNetwork) << whole.plan(5).wholeNetworkDeclined;
-      // 1 and 3: part of one block of images, or a sliver of the grid; 37: the grid's conv items
-      // split by fewer lanes; 100: more blocks, and for the grid fewer lanes still.
+      // 1 and 3: part of one block of images, or a sliver of the grid (a fully connected warp's 4
+      // images partly filled); 37 and 100: several blocks of images, and for the grid more items
+      // than warps. The lanes per conv item (8 and 16 here, the taps allow no more) reach 32, 2
+      // and 1 with the shipped models at batch 1, 100 and 257, below and in the test above.
       for (const int batch : {1, 3, 37, 100}) {
         SCOPED_TRACE(batch);
         const Tensor images = randomImages({batch, 1, height, width}, 300u + static_cast<unsigned>(batch));
