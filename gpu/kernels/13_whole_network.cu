@@ -2,9 +2,9 @@
 // set stores them (resized as they are read, with the host's arithmetic) or the float batch, through
 // every convolution with its bias, activation and pooling, the flatten, every fully connected layer
 // and the softmax, to the probabilities. Every other step launches a dozen kernels that write and
-// re-read each layer's output; this one is one launch. It has two paths, chosen on the host by
-// the batch size, because one mapping cannot both fill the GPU with a few images and reuse data
-// with many:
+// re-read each layer's output; this one runs the network in one kernel. It has two paths, chosen
+// on the host by the batch size, because one mapping cannot both fill the GPU with a few images
+// and reuse data with many:
 //
 // Large batches, the per-image-block path (wholeNetworkKernel): between layers nothing reaches
 // global memory: a block keeps each image's maps in shared memory, with the conv weights, and
