@@ -259,7 +259,8 @@ const bool registered = [] {
           .displayName = "GPU whole network, one kernel",
           .description = "The whole network in one kernel, from the 8-bit images (resized as they are read) to the "
                          "probabilities: each block keeps its images' maps and the conv weights in shared memory, so "
-                         "no layer's output reaches global memory.",
+                         "no layer's output reaches global memory; a batch too small to fill the GPU that way is "
+                         "spread over every block, one layer at a time, with a grid sync between layers.",
           .courseStep = "Beyond the course: the whole network in one kernel",
           .courseOrder = 13,
           .sourceFile = "gpu/kernels/13_whole_network.cu",

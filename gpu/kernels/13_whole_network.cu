@@ -1,21 +1,43 @@
 // Beyond the course, step 13, the whole network in one kernel: from the 8-bit images as the data
 // set stores them (resized as they are read, with the host's arithmetic) or the float batch, through
 // every convolution with its bias, activation and pooling, the flatten, every fully connected layer
-// and the softmax, to the probabilities. Between layers nothing reaches global memory: a block
-// keeps each image's maps in shared memory, with the conv weights, and takes a few images in turn
-// so that the fully connected layers, whose weights are read from L2, read them once per few
-// images. Every other step launches a dozen kernels that write and re-read each layer's output;
-// this one reads the images, the weights and writes the scores.
+// and the softmax, to the probabilities. Every other step launches a dozen kernels that write and
+// re-read each layer's output; this one runs the network in one kernel. It has two paths, chosen
+// on the host by the batch size, because one mapping cannot both fill the GPU with a few images
+// and reuse data with many:
 //
-// Mapping: one block per kImagesPerBlock images. Conv layer: a thread computes kChannelsPerThread
-// output channels at one pooled position, every conv value of its pooling window at once, so each
-// input value read from shared memory feeds 4 multiply-adds and each 16-byte weight load up to
-// 16; a window inside the input skips the padding checks. Fully
+// Large batches, the per-image-block path (wholeNetworkKernel): between layers nothing reaches
+// global memory: a block keeps each image's maps in shared memory, with the conv weights, and
+// takes a few images in turn so that the fully connected layers, whose weights are read from L2,
+// read them once per few images. One block per kImagesPerBlock images. Conv layer: a thread
+// computes kChannelsPerThread output channels at one pooled position, every conv value of its
+// pooling window at once, so each input value read from shared memory feeds 4 multiply-adds and
+// each 16-byte weight load up to 16; a window inside the input skips the padding checks. Fully
 // connected layer: a warp per output neuron, its lanes splitting the inputs (coalesced weight
-// rows), for all the block's images at once, then a shuffle reduction.
+// rows), for all the block's images at once, then a shuffle reduction. Its conv weights are
+// packed for it by a small kernel before every launch (so a recorded graph replays that too).
+//
+// Small batches, the grid-wide path (wholeNetworkGridKernel): with fewer blocks of images than the
+// GPU has multiprocessors, the path above leaves most of the GPU idle (batch 1 runs on one of
+// 132 SMs). Here every block of one cooperative launch, as many as fit on the GPU at once, works
+// on every stage, and the grid waits for itself between stages (cooperative_groups grid sync):
+// the input into a global scratch buffer; each conv layer as items (image, 4 output channels,
+// pooled position), each taken by a group of 1-32 lanes of a warp that split the layer's taps
+// (input channel x kernel row x kernel column) and sum their pooling window's conv values with a
+// shuffle reduction, the group's first lane adding the bias, activation and pooling; each fully
+// connected layer a warp per (output neuron, 4 images), the lanes splitting a weight row; the
+// softmax a warp per image, which also computes the last layer when its outputs fit in a warp's
+// lanes (one grid sync fewer). The group size per conv layer is chosen on the host so that items x
+// lanes fill the GPU twice over. The maps live in two L2-resident scratch buffers; the first stage
+// also packs the conv weights as the other path does, so nothing else is launched.
+#include <cooperative_groups.h>
+
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +71,11 @@ struct ConvArgs {
   int outHeight, outWidth;                                       // after the pooling
   const float* bias;                                             // nullptr: none
   int weightOffset;                                              // of its weights in shared memory, floats
+  // The grid-wide path: the weights as the model stores them, [outChannel][inChannel][ky][kx]
+  // (its first stage packs them), and the lanes (a power of two up to 32) that split one item's
+  // taps.
+  const float* weights;
+  int lanes;
 };
 
 struct DenseArgs {
@@ -76,6 +103,13 @@ struct NetworkArgs {
   // the outputs of conv layers 2, 4..., the second those of layers 1, 3...), the features of the
   // block's images (the last conv's output, flattened) and two fully connected buffers.
   int weightFloats, mapFloats[2], featureFloats, denseFloats;
+  // The grid-wide path's two global scratch buffers, each `scratchFloats` per image (the largest
+  // of the input, every conv layer's output and every fully connected layer's): a stage reads one
+  // and writes the other.
+  float* scratch0;
+  float* scratch1;
+  int scratchFloats;
+  float* packedWeights;  // weightFloats, 16-byte aligned: the conv weights as the first stage packs them
 };
 
 // A conv layer's weights as the kernel keeps them: tap-major, [inChannel][ky][kx][outChannel]
@@ -203,6 +237,22 @@ __device__ void denseLayer(const DenseArgs& d, const float* __restrict__ in, int
   }
 }
 
+// One image's scores out, through the softmax when the network has one; a whole warp calls it.
+__device__ void writeScores(const float* scores, int classes, bool softmax, float* out) {
+  const int lane = threadIdx.x % 32;
+  if (!softmax) {
+    for (int j = lane; j < classes; j += 32) out[j] = scores[j];
+    return;
+  }
+  float peak = -INFINITY;
+  for (int j = lane; j < classes; j += 32) peak = fmaxf(peak, scores[j]);
+  for (int offset = 16; offset > 0; offset /= 2) peak = fmaxf(peak, __shfl_xor_sync(0xffffffffu, peak, offset));
+  float sum = 0.0f;
+  for (int j = lane; j < classes; j += 32) sum += expf(scores[j] - peak);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  for (int j = lane; j < classes; j += 32) out[j] = expf(scores[j] - peak) / sum;
+}
+
 __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, const float* __restrict__ convWeights) {
   extern __shared__ float4 sharedVectors[];  // 16-byte aligned: the weights are read as float4
   float* shared = reinterpret_cast<float*>(sharedVectors);
@@ -251,21 +301,249 @@ __global__ void __launch_bounds__(kThreads) wholeNetworkKernel(NetworkArgs a, co
 
   // The scores out, through the softmax: a warp per image.
   const int classes = a.dense[a.denseCount - 1].outputs;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  if (warp < count) {
-    const float* scores = in + warp * inStride;
-    float* out = a.output + (int64_t{first} + warp) * classes;
-    if (!a.softmax) {
-      for (int j = lane; j < classes; j += 32) out[j] = scores[j];
-    } else {
-      float peak = -INFINITY;
-      for (int j = lane; j < classes; j += 32) peak = fmaxf(peak, scores[j]);
-      for (int offset = 16; offset > 0; offset /= 2) peak = fmaxf(peak, __shfl_xor_sync(0xffffffffu, peak, offset));
-      float sum = 0.0f;
-      for (int j = lane; j < classes; j += 32) sum += expf(scores[j] - peak);
-      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-      for (int j = lane; j < classes; j += 32) out[j] = expf(scores[j] - peak) / sum;
+  const int warp = threadIdx.x / 32;
+  if (warp < count) writeScores(in + warp * inStride, classes, a.softmax, a.output + (int64_t{first} + warp) * classes);
+}
+
+// ---- The grid-wide path -------------------------------------------------------------------------
+// Every stage is a loop over its items by the whole grid; the scratch maps are written by one
+// stage and read by the next after a grid sync, so they are read with plain loads (never __ldg or
+// __restrict__, whose non-coherent cache may hold what an earlier stage read there). The loops
+// advance a whole warp at once, so that every lane of a warp reaches every shuffle. Indices are
+// 32-bit (64-bit divisions cost registers and time): the host takes this path only where the
+// images times scratchFloats, which bounds every stage's items and offsets, fit in an int.
+
+// Large blocks: a grid sync costs an arrival per block, so few blocks that hold many threads. At
+// 1,024 threads a thread may have 64 registers, and the conv stage's 16 sums then spill; at 768
+// it has 80 (what ptxas takes for sm_90, no spills): one block per multiprocessor.
+constexpr int kGridThreads = 768;
+
+// One conv layer for every image: items (image, group of kChannelsPerThread output channels,
+// pooled position), c.lanes lanes per item, each lane taking every c.lanes-th tap. A tap's
+// weights for the item's channels are one 16-byte load from the packed weights (as the
+// per-image-block path packs them, here packed by the kernel's first stage), and each input value
+// feeds the item's kChannelsPerThread channels: loads, not multiply-adds, bound this stage at
+// larger batches. in[image * stride + (inChannel * inHeight + y) * inWidth + x] to the same in `out`.
+template <int kPoolH, int kPoolW>
+__device__ void gridConvStage(const ConvArgs& c, const float* in, const float* packed, float* out, int stride,
+                              int images, int warp, int warps) {
+  static_assert(kChannelsPerThread == 4, "an item's channels are one float4 of weights");
+  const int lane = threadIdx.x % 32;
+  const int lanes = c.lanes;
+  const int groupLane = lane & (lanes - 1);
+  const int groupsPerWarp = 32 / lanes;
+  const int padded = paddedChannels(c.outChannels);
+  const int channelGroups = padded / kChannelsPerThread;
+  const int positions = c.outHeight * c.outWidth;
+  const int perImage = channelGroups * positions;
+  const int items = images * perImage;
+  const int kernelArea = c.kernelHeight * c.kernelWidth;
+  const int taps = c.inChannels * kernelArea;
+  const int plane = c.inHeight * c.inWidth;
+  // `first` stays below items + 32 * warps: no overflow.
+  for (int first = warp * groupsPerWarp; first < items; first += warps * groupsPerWarp) {
+    const int item = first + lane / lanes;
+    const bool valid = item < items;
+    int image = 0, firstChannel = 0, py = 0, px = 0;
+    float acc[kPoolH][kPoolW][kChannelsPerThread] = {};
+    if (valid) {
+      image = item / perImage;
+      const int rest = item % perImage;
+      firstChannel = rest / positions * kChannelsPerThread;
+      py = rest % positions / c.outWidth;
+      px = rest % c.outWidth;
+      const float* source = in + image * stride;
+      const int top = py * c.poolStrideHeight * c.strideHeight - c.padTop;
+      const int left = px * c.poolStrideWidth * c.strideWidth - c.padLeft;
+      for (int tap = groupLane; tap < taps; tap += lanes) {
+        const int inChannel = tap / kernelArea;
+        const int ky = tap % kernelArea / c.kernelWidth;
+        const int kx = tap % c.kernelWidth;
+        const float4 w4 = *reinterpret_cast<const float4*>(packed + tap * padded + firstChannel);
+        const float* channelMap = source + inChannel * plane;
+#pragma unroll
+        for (int wy = 0; wy < kPoolH; ++wy)
+#pragma unroll
+          for (int wx = 0; wx < kPoolW; ++wx) {
+            const int iy = top + wy * c.strideHeight + ky;
+            const int ix = left + wx * c.strideWidth + kx;
+            const float v =
+                iy >= 0 && iy < c.inHeight && ix >= 0 && ix < c.inWidth ? channelMap[iy * c.inWidth + ix] : 0.0f;
+            acc[wy][wx][0] += v * w4.x;
+            acc[wy][wx][1] += v * w4.y;
+            acc[wy][wx][2] += v * w4.z;
+            acc[wy][wx][3] += v * w4.w;
+          }
+      }
     }
+    // Every lane of the warp is here (an invalid item's lanes add zeros): the group's sums.
+#pragma unroll
+    for (int wy = 0; wy < kPoolH; ++wy)
+#pragma unroll
+      for (int wx = 0; wx < kPoolW; ++wx)
+#pragma unroll
+        for (int k = 0; k < kChannelsPerThread; ++k)
+          for (int offset = lanes / 2; offset > 0; offset /= 2)
+            acc[wy][wx][k] += __shfl_xor_sync(0xffffffffu, acc[wy][wx][k], offset);
+    if (valid && groupLane == 0) {
+#pragma unroll
+      for (int k = 0; k < kChannelsPerThread; ++k) {
+        const int channel = firstChannel + k;
+        if (channel >= c.outChannels) break;
+        const float bias = c.bias ? __ldg(c.bias + channel) : 0.0f;
+        float pooled = c.pooling == FusedPooling::kMax ? -FLT_MAX : 0.0f;
+#pragma unroll
+        for (int wy = 0; wy < kPoolH; ++wy)
+#pragma unroll
+          for (int wx = 0; wx < kPoolW; ++wx) {
+            const float v = activate(c.activation, acc[wy][wx][k] + bias);
+            pooled = c.pooling == FusedPooling::kMax ? fmaxf(pooled, v) : pooled + v;
+          }
+        if (c.pooling == FusedPooling::kAverage) pooled /= static_cast<float>(kPoolH * kPoolW);
+        out[image * stride + (channel * c.outHeight + py) * c.outWidth + px] = pooled;
+      }
+    }
+  }
+}
+
+__device__ void gridConvStageAnyWindow(const ConvArgs& c, const float* in, const float* packed, float* out, int stride,
+                                       int images, int warp, int warps) {
+  if (c.poolHeight == 2 && c.poolWidth == 2)
+    gridConvStage<2, 2>(c, in, packed, out, stride, images, warp, warps);
+  else if (c.poolHeight == 2)
+    gridConvStage<2, 1>(c, in, packed, out, stride, images, warp, warps);
+  else if (c.poolWidth == 2)
+    gridConvStage<1, 2>(c, in, packed, out, stride, images, warp, warps);
+  else
+    gridConvStage<1, 1>(c, in, packed, out, stride, images, warp, warps);
+}
+
+// One fully connected layer for every image: a warp per (output neuron, kDenseImagesPerWarp
+// images), its lanes splitting the inputs (a coalesced weight row when the weights are
+// [outputs][inputs]), each weight read once for the warp's images.
+constexpr int kDenseImagesPerWarp = 4;
+__device__ void gridDenseStage(const DenseArgs& d, const float* in, float* out, int stride, int images, int warp,
+                               int warps) {
+  const int lane = threadIdx.x % 32;
+  const int imageGroups = (images + kDenseImagesPerWarp - 1) / kDenseImagesPerWarp;
+  const int items = imageGroups * d.outputs;
+  // Consecutive warps take consecutive neurons of the same images, whose inputs they share in L1.
+  for (int item = warp; item < items; item += warps) {
+    const int firstImage = item / d.outputs * kDenseImagesPerWarp;
+    const int o = item % d.outputs;
+    const int count = min(kDenseImagesPerWarp, images - firstImage);
+    const float* x = in + firstImage * stride;
+    float acc[kDenseImagesPerWarp] = {};
+    for (int i = lane; i < d.inputs; i += 32) {
+      const float w =
+          d.transposed ? __ldg(d.weights + int64_t{o} * d.inputs + i) : __ldg(d.weights + int64_t{i} * d.outputs + o);
+#pragma unroll
+      for (int b = 0; b < kDenseImagesPerWarp; ++b)
+        if (b < count) acc[b] += w * x[b * stride + i];
+    }
+#pragma unroll
+    for (int b = 0; b < kDenseImagesPerWarp; ++b)
+      for (int offset = 16; offset > 0; offset /= 2) acc[b] += __shfl_xor_sync(0xffffffffu, acc[b], offset);
+    if (lane == 0) {
+      const float bias = d.bias ? __ldg(d.bias + o) : 0.0f;
+      for (int b = 0; b < count; ++b) out[(firstImage + b) * stride + o] = activate(d.activation, acc[b] + bias);
+    }
+  }
+}
+
+// The last fully connected layer and the scores out (through the softmax when the network has
+// one) in one stage, a warp per image, when its outputs fit in a warp's lanes: no grid sync
+// between them. Lane o keeps output o; the sums run in the same order as gridDenseStage's and
+// writeScores', so the result is theirs.
+__device__ void gridLastDenseAndScores(const DenseArgs& d, const float* in, int stride, int images, bool softmax,
+                                       float* output, int warp, int warps) {
+  const int lane = threadIdx.x % 32;
+  for (int image = warp; image < images; image += warps) {
+    const float* x = in + image * stride;
+    float score = 0.0f;
+    for (int o = 0; o < d.outputs; ++o) {
+      float acc = 0.0f;
+      for (int i = lane; i < d.inputs; i += 32) {
+        const float w =
+            d.transposed ? __ldg(d.weights + int64_t{o} * d.inputs + i) : __ldg(d.weights + int64_t{i} * d.outputs + o);
+        acc += w * x[i];
+      }
+      for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, offset);
+      if (lane == o) score = activate(d.activation, acc + (d.bias ? __ldg(d.bias + o) : 0.0f));
+    }
+    float* out = output + int64_t{image} * d.outputs;
+    const bool mine = lane < d.outputs;
+    if (!softmax) {
+      if (mine) out[lane] = score;
+      continue;
+    }
+    float peak = mine ? score : -INFINITY;
+    for (int offset = 16; offset > 0; offset /= 2) peak = fmaxf(peak, __shfl_xor_sync(0xffffffffu, peak, offset));
+    float sum = mine ? expf(score - peak) : 0.0f;
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+    if (mine) out[lane] = expf(score - peak) / sum;
+  }
+}
+
+// Launched cooperatively with no more blocks than fit on the GPU at once: every thread of every
+// block reaches every grid sync (no thread returns early).
+__global__ void __launch_bounds__(kGridThreads) wholeNetworkGridKernel(NetworkArgs a) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  // The grid holds no more threads than the GPU at once: far below INT_MAX.
+  const int thread = blockIdx.x * blockDim.x + threadIdx.x;
+  const int threads = gridDim.x * blockDim.x;
+  const int warp = thread / 32, warps = threads / 32;
+  const int stride = a.scratchFloats;
+
+  // Stage 0: every conv layer's weights packed as the conv stages read them (tap-major, the
+  // channels padded to kChannelsPerThread with zeros, as packConvWeightsKernel packs them) ...
+  for (int l = 0; l < a.convCount; ++l) {
+    const ConvArgs& c = a.conv[l];
+    const int padded = paddedChannels(c.outChannels);
+    const int taps = c.inChannels * c.kernelHeight * c.kernelWidth;
+    float* packed = a.packedWeights + c.weightOffset;
+    for (int i = thread; i < taps * padded; i += threads) {
+      const int tap = i / padded, channel = i % padded;
+      packed[i] = channel < c.outChannels ? __ldg(c.weights + channel * taps + tap) : 0.0f;
+    }
+  }
+  // ... and the images as the model sees them, into the first scratch buffer.
+  const int inputPlane = a.inputHeight * a.inputWidth;
+  const bool sameSize = a.byteHeight == a.inputHeight && a.byteWidth == a.inputWidth;
+  for (int i = thread; i < a.images * inputPlane; i += threads) {
+    const int image = i / inputPlane;
+    const int pixel = i % inputPlane;
+    a.scratch0[image * stride + pixel] =
+        a.input ? __ldg(a.input + i)
+                : resizedBytePixel(a.bytes + int64_t{image} * a.byteHeight * a.byteWidth, a.byteWidth, a.rowTaps,
+                                   a.colTaps, sameSize, pixel / a.inputWidth, pixel % a.inputWidth);
+  }
+  grid.sync();
+
+  // Buffers chosen by a select, not by indexing an array of pointers (which would live in local memory).
+  bool inFirst = true;
+  for (int l = 0; l < a.convCount; ++l) {
+    gridConvStageAnyWindow(a.conv[l], inFirst ? a.scratch0 : a.scratch1, a.packedWeights + a.conv[l].weightOffset,
+                           inFirst ? a.scratch1 : a.scratch0, stride, a.images, warp, warps);
+    grid.sync();
+    inFirst = !inFirst;
+  }
+  const DenseArgs& last = a.dense[a.denseCount - 1];
+  const bool lastInWarp = last.outputs <= 32;  // the last layer and the scores out in one stage
+  for (int l = 0; l < a.denseCount - (lastInWarp ? 1 : 0); ++l) {
+    gridDenseStage(a.dense[l], inFirst ? a.scratch0 : a.scratch1, inFirst ? a.scratch1 : a.scratch0, stride, a.images,
+                   warp, warps);
+    grid.sync();
+    inFirst = !inFirst;
+  }
+
+  // The scores out, through the softmax: a warp per image.
+  const float* scores = inFirst ? a.scratch0 : a.scratch1;
+  if (lastInWarp) {
+    gridLastDenseAndScores(last, scores, stride, a.images, a.softmax, a.output, warp, warps);
+  } else {
+    for (int image = warp; image < a.images; image += warps)
+      writeScores(scores + image * stride, last.outputs, a.softmax, a.output + int64_t{image} * last.outputs);
   }
 }
 
@@ -339,6 +617,7 @@ NetworkArgs argsOf(const ChainNetwork& network, std::string* whyNot) {
   a.mapFloats[0] = static_cast<int>(maps[0]);
   a.mapFloats[1] = static_cast<int>(maps[1]);
   a.denseFloats = static_cast<int>(denseWidth);
+  a.scratchFloats = static_cast<int>(std::max({maps[0], maps[1], int64_t{a.featureFloats}, denseWidth}));
   return a;
 }
 
@@ -359,6 +638,144 @@ std::string declines(const ChainNetwork& network) {
   return "";
 }
 
+// The grid-wide path's launch, found once: as many blocks as the GPU holds at once (a cooperative
+// launch needs every block resident, or its grid syncs would wait for blocks that never start);
+// no blocks, and why, where it cannot be launched.
+struct GridLaunch {
+  int blocks = 0;
+  int blocksPerMultiprocessor = 0;
+  std::string whyNot;
+};
+
+const GridLaunch& gridLaunch() {
+  static const GridLaunch launch = [] {
+    GridLaunch g;
+    if (!gpuInfo().usable) {
+      g.whyNot = gpuInfo().unusableReason;
+      return g;
+    }
+    int device = 0, cooperative = 0, multiprocessors = 0;
+    CONVSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    if (!cooperative) {
+      g.whyNot = "the GPU cannot launch cooperative kernels";
+      return g;
+    }
+    CONVSCOPE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&g.blocksPerMultiprocessor,
+                                                                       wholeNetworkGridKernel, kGridThreads, 0));
+    g.blocks = g.blocksPerMultiprocessor * multiprocessors;
+    if (g.blocks < 1) g.whyNot = "no block of " + std::to_string(kGridThreads) + " threads fits on a multiprocessor";
+    return g;
+  }();
+  return launch;
+}
+
+enum class WholeNetworkPath { kBlocks, kGrid };
+
+// A test hook: CONVSCOPE_WHOLE_NETWORK_PATH=blocks or =grid forces a path at every batch size, so
+// that the tests check both on the same batches. Read at every launch (a test switches it between
+// engines); a recorded graph keeps the path it was recorded with.
+std::optional<WholeNetworkPath> forcedPath() {
+  const char* value = std::getenv("CONVSCOPE_WHOLE_NETWORK_PATH");
+  if (!value || !*value) return std::nullopt;
+  if (std::string(value) == "blocks") return WholeNetworkPath::kBlocks;
+  if (std::string(value) == "grid") return WholeNetworkPath::kGrid;
+  throw Error(std::string("the environment variable CONVSCOPE_WHOLE_NETWORK_PATH is '") + value +
+              "'; it takes 'blocks' or 'grid' (a test hook; unset, the batch size chooses)");
+}
+
+// Whether the grid-wide path's 32-bit indices hold `images` of `scratchFloats` each, with room
+// for a grid's worth of threads past the end of a loop.
+bool gridIndicesFit(int images, int scratchFloats) {
+  return int64_t{images} * scratchFloats <= INT_MAX / 2;
+}
+
+// The grid-wide path when the per-image-block path would fill fewer blocks than the GPU has
+// multiprocessors (and the GPU can launch it), else the per-image-block path. `scratchFloats`
+// 0: not known (the geometry's description).
+WholeNetworkPath pathFor(int images, int scratchFloats) {
+  if (const std::optional<WholeNetworkPath> forced = forcedPath()) {
+    if (*forced == WholeNetworkPath::kGrid && !gridIndicesFit(images, scratchFloats))
+      throw Error("the whole-network kernel's grid-wide path, forced by CONVSCOPE_WHOLE_NETWORK_PATH, cannot index " +
+                  std::to_string(images) + " images of " + std::to_string(scratchFloats) + " floats with an int");
+    return *forced;
+  }
+  const int imageBlocks = (images + kImagesPerBlock - 1) / kImagesPerBlock;
+  return gridLaunch().blocks > 0 && imageBlocks < gpuInfo().multiprocessors && gridIndicesFit(images, scratchFloats)
+             ? WholeNetworkPath::kGrid
+             : WholeNetworkPath::kBlocks;
+}
+
+// The lanes per item of a conv layer on the grid-wide path: a power of two up to 32, doubled
+// while the items times the lanes do not yet fill the grid's threads twice and every lane still
+// has a tap.
+int lanesFor(int64_t items, int taps, int64_t gridThreads) {
+  int lanes = 1;
+  while (lanes < 32 && lanes * 2 <= taps && items * lanes < 2 * gridThreads) lanes *= 2;
+  return lanes;
+}
+
+void launchGridPath(Device& device, NetworkArgs& a, const NetworkRun& run) {
+  const GridLaunch& grid = gridLaunch();
+  if (grid.blocks < 1) throw Error("the whole-network kernel's grid-wide path cannot run here: " + grid.whyNot);
+  // The packed conv weights and two scratch buffers of scratchFloats per image, stream-ordered:
+  // freed (to the device's pool) after this launch, and in a recording a graph allocation of its
+  // own, so that no later run of another batch size can move memory a recorded graph still reads.
+  // The packed weights come first, at the allocation's (256-byte) alignment; each layer's start
+  // is a multiple of 4 floats.
+  const int64_t bufferFloats = int64_t{run.images} * a.scratchFloats;
+  const DeviceTensor scratch = device.allocate({a.weightFloats + 2 * bufferFloats});
+  a.packedWeights = scratch.data();
+  a.scratch0 = scratch.data() + a.weightFloats;
+  a.scratch1 = a.scratch0 + bufferFloats;
+  GpuContext& context = contextOf(device);
+  const int64_t gridThreads = int64_t{grid.blocks} * kGridThreads;
+  for (int l = 0; l < a.convCount; ++l) {
+    ConvArgs& c = a.conv[l];
+    c.weights = run.weights[static_cast<size_t>(l)];
+    c.bias = run.biases[static_cast<size_t>(l)];
+    c.lanes =
+        lanesFor(int64_t{run.images} * (paddedChannels(c.outChannels) / kChannelsPerThread) * c.outHeight * c.outWidth,
+                 c.inChannels * c.kernelHeight * c.kernelWidth, gridThreads);
+  }
+  cudaLaunchAttribute cooperative{};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(grid.blocks));
+  config.blockDim = dim3(kGridThreads);
+  config.dynamicSmemBytes = 0;
+  config.stream = context.stream();
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  TracedScope scope(context, "wholeNetworkGridKernel");
+  CONVSCOPE_CUDA_CHECK(cudaLaunchKernelEx(&config, wholeNetworkGridKernel, a));
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+void launchBlocksPath(GpuContext& context, NetworkArgs& a, const ChainNetwork& network, const NetworkRun& run) {
+  cudaStream_t stream = context.stream();
+  // The conv layers' weights side by side, packed as the blocks keep them in shared memory. This
+  // launch runs before every whole-network launch, so a recorded graph replays it too.
+  float* convWeights = static_cast<float*>(context.workspace(sizeof(float) * std::max(a.weightFloats, 1)));
+  for (int l = 0; l < a.convCount; ++l) {
+    const ConvProblem& p = network.convs[static_cast<size_t>(l)].problem;
+    const int taps = p.inChannels * p.kernelHeight * p.kernelWidth;
+    packConvWeightsKernel<<<std::min(64, (taps * paddedChannels(p.outChannels) + 255) / 256), 256, 0, stream>>>(
+        run.weights[static_cast<size_t>(l)], p.outChannels, taps, convWeights + a.conv[l].weightOffset);
+    CONVSCOPE_CUDA_CHECK_LAUNCH();
+    a.conv[l].bias = run.biases[static_cast<size_t>(l)];
+  }
+  const size_t shared = sharedBytesOf(a);
+  CONVSCOPE_CUDA_CHECK(
+      cudaFuncSetAttribute(wholeNetworkKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  const int blocks = (run.images + kImagesPerBlock - 1) / kImagesPerBlock;
+  TracedScope scope(context, "wholeNetworkKernel");
+  wholeNetworkKernel<<<blocks, kThreads, shared, stream>>>(a, convWeights);
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
 void runWholeNetwork(Device& device, const ChainNetwork& network, const NetworkRun& run) {
   std::string whyNot;
   NetworkArgs a = argsOf(network, &whyNot);
@@ -369,18 +786,6 @@ void runWholeNetwork(Device& device, const ChainNetwork& network, const NetworkR
   if (run.weights.size() != layers || run.biases.size() != layers)
     throw Error("the whole-network kernel: " + std::to_string(layers) + " layers but " +
                 std::to_string(run.weights.size()) + " weights");
-  GpuContext& context = contextOf(device);
-  cudaStream_t stream = context.stream();
-  // The conv layers' weights side by side, packed as the blocks keep them in shared memory.
-  float* convWeights = static_cast<float*>(context.workspace(sizeof(float) * std::max(a.weightFloats, 1)));
-  for (int l = 0; l < a.convCount; ++l) {
-    const ConvProblem& p = network.convs[static_cast<size_t>(l)].problem;
-    const int taps = p.inChannels * p.kernelHeight * p.kernelWidth;
-    packConvWeightsKernel<<<std::min(64, (taps * paddedChannels(p.outChannels) + 255) / 256), 256, 0, stream>>>(
-        run.weights[static_cast<size_t>(l)], p.outChannels, taps, convWeights + a.conv[l].weightOffset);
-    CONVSCOPE_CUDA_CHECK_LAUNCH();
-    a.conv[l].bias = run.biases[static_cast<size_t>(l)];
-  }
   for (int l = 0; l < a.denseCount; ++l) {
     a.dense[l].weights = run.weights[static_cast<size_t>(a.convCount + l)];
     a.dense[l].bias = run.biases[static_cast<size_t>(a.convCount + l)];
@@ -393,13 +798,10 @@ void runWholeNetwork(Device& device, const ChainNetwork& network, const NetworkR
   a.rowTaps = run.rowTaps;
   a.colTaps = run.colTaps;
   a.output = run.output;
-  const size_t shared = sharedBytesOf(a);
-  CONVSCOPE_CUDA_CHECK(
-      cudaFuncSetAttribute(wholeNetworkKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
-  const int blocks = (run.images + kImagesPerBlock - 1) / kImagesPerBlock;
-  TracedScope scope(context, "wholeNetworkKernel");
-  wholeNetworkKernel<<<blocks, kThreads, shared, stream>>>(a, convWeights);
-  CONVSCOPE_CUDA_CHECK_LAUNCH();
+  if (pathFor(run.images, a.scratchFloats) == WholeNetworkPath::kGrid)
+    launchGridPath(device, a, run);
+  else
+    launchBlocksPath(contextOf(device), a, network, run);
 }
 
 // A layer alone is not what this step does: the plan gives it to an earlier step.
@@ -408,13 +810,36 @@ std::string declinesLayers(const ConvProblem&) {
 }
 
 std::vector<KernelLaunchGeometry> geometry(const ConvProblem& problem) {
+  const std::string blocksMapping = "a block takes " + std::to_string(kImagesPerBlock) +
+                                    " images through every layer in turn; in a conv layer a thread computes " +
+                                    std::to_string(kChannelsPerThread) + " channels at one pooled position";
+  const GridLaunch& grid = gridLaunch();
+  const std::string gridMapping =
+      "one cooperative launch of " +
+      (grid.blocks > 0 ? std::to_string(grid.blocks) + " blocks (" + std::to_string(grid.blocksPerMultiprocessor) +
+                             " per multiprocessor, all resident)"
+                       : std::string("as many blocks as the GPU holds at once")) +
+      " of " + std::to_string(kGridThreads) +
+      " threads, every block on every stage with a grid sync between stages: the input, each conv layer as "
+      "(image, channel, pooled position) items of 1-32 lanes splitting the taps, each fully connected layer a warp "
+      "per (image, neuron), the softmax a warp per image (with the last layer, when it has up to 32 outputs)";
+  const int imageBlocks = (problem.batch + kImagesPerBlock - 1) / kImagesPerBlock;
   KernelLaunchGeometry g;
-  g.kernel = "wholeNetworkKernel";
-  g.gridX = (problem.batch + kImagesPerBlock - 1) / kImagesPerBlock;
-  g.blockX = kThreads;
-  g.mapping = "a block takes " + std::to_string(kImagesPerBlock) +
-              " images through every layer in turn; in a conv layer a thread computes " +
-              std::to_string(kChannelsPerThread) + " channels at one pooled position";
+  if (grid.blocks > 0 && pathFor(problem.batch, 0) == WholeNetworkPath::kGrid) {
+    g.kernel = "wholeNetworkGridKernel";
+    g.gridX = grid.blocks;
+    g.blockX = kGridThreads;
+    g.mapping = "grid-wide path (fewer image blocks than multiprocessors): " + gridMapping + ". From " +
+                std::to_string(kImagesPerBlock) + " images per multiprocessor up, the per-image-block " +
+                "path instead: wholeNetworkKernel, " + std::to_string(imageBlocks) + " blocks of " +
+                std::to_string(kThreads) + " threads at this batch, " + blocksMapping;
+  } else {
+    g.kernel = "wholeNetworkKernel";
+    g.gridX = imageBlocks;
+    g.blockX = kThreads;
+    g.mapping = "per-image-block path: " + blocksMapping + ". Below " + std::to_string(kImagesPerBlock) +
+                " images per multiprocessor, the grid-wide path instead: wholeNetworkGridKernel, " + gridMapping;
+  }
   return {g};
 }
 

@@ -61,6 +61,36 @@ TEST(ChainNetwork, ReadsEveryPartOfAnOddChain) {
   EXPECT_EQ(network->classes(), 3);
 }
 
+TEST(ChainNetwork, ReadsEveryPartOfTheOtherChain) {
+  const auto model = testing::otherChainModel();
+  std::string whyNot;
+  const std::optional<ChainNetwork> network = matchChainNetwork(*model, &whyNot);
+  ASSERT_TRUE(network) << whyNot;
+  ASSERT_EQ(network->convs.size(), 3u);
+  EXPECT_FALSE(network->convs[0].epilogue.hasActivation);
+  EXPECT_TRUE(network->convs[0].epilogue.maxPool);
+  EXPECT_EQ(network->convs[0].epilogue.pool.kernelHeight, 2);
+  EXPECT_EQ(network->convs[0].epilogue.pool.kernelWidth, 1);
+  EXPECT_EQ(network->convs[0].pooledHeight, 5);
+  EXPECT_EQ(network->convs[0].pooledWidth, 9);
+  EXPECT_EQ(network->convs[1].problem.strideWidth, 2);
+  EXPECT_EQ(network->convs[1].bias, "");
+  EXPECT_EQ(network->convs[1].epilogue.activation, Activation::Relu);
+  EXPECT_FALSE(network->convs[1].epilogue.maxPool);
+  EXPECT_EQ(network->convs[1].pooledHeight, 4);
+  EXPECT_EQ(network->convs[1].pooledWidth, 2);
+  EXPECT_EQ(network->convs[2].epilogue.activation, Activation::Tanh);
+  EXPECT_FALSE(network->convs[2].epilogue.hasPool);
+  EXPECT_EQ(network->convs[2].pooledHeight, 4);
+  EXPECT_EQ(network->convs[2].pooledWidth, 2);
+  ASSERT_EQ(network->dense.size(), 2u);
+  EXPECT_EQ(network->dense[0].step.inputs, 24);
+  EXPECT_FALSE(network->dense[0].step.weightsTransposed);
+  EXPECT_TRUE(network->dense[1].step.weightsTransposed);
+  EXPECT_FALSE(network->softmax);
+  EXPECT_EQ(network->classes(), 40);
+}
+
 TEST(ChainNetwork, ABranchIsNotAChainAndTheReasonNamesTheNode) {
   std::string whyNot;
   EXPECT_FALSE(matchChainNetwork(*testing::branchingModel(), &whyNot));
