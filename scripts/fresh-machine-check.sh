@@ -2,9 +2,9 @@
 # Proves that a new user's machine gets the whole product: builds a clean Debian bookworm root
 # with mmdebstrap, clones the committed tree into it, and runs README command 1
 # (scripts/setup.sh) and then command 2 (scripts/test.sh) inside, as root in a chroot. With
-# --package it then builds the .deb (README "Install": cpack in build/), installs it with apt-get (which brings its
-# declared dependencies), hides the source tree and starts the installed window (offscreen, a
-# screenshot) and CLI from there.
+# --package it then builds the .deb (README "Install": cpack in build/), installs it with apt-get
+# in a second, bare root (a lab machine: apt must bring every dependency it declares) and starts the
+# installed window (offscreen, a screenshot) and CLI there.
 # That user has no GPU and no CUDA toolkit; --with-cuda also binds this machine's
 # /usr/local/cuda into the root (kernels compile and link, nothing runs them).
 #
@@ -51,10 +51,15 @@ logs="$repo/build/fresh-machine"
 mkdir -p "$logs"
 root="$(mktemp -d "${TMPDIR:-/var/tmp}/convscope-fresh.XXXXXX")"
 mounts=()
+labs=()
 cleanup() {
   local status=$?
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -R -l "${mounts[$i]}" 2>/dev/null || umount -l "${mounts[$i]}" 2>/dev/null || true; done
-  if [ "$keep" -eq 1 ]; then say "root kept at $root"; else rm -rf --one-file-system "$root"; fi
+  if [ "$keep" -eq 1 ]; then
+    say "root kept at $root ${labs[*]}"
+  else
+    rm -rf --one-file-system "$root" "${labs[@]}"
+  fi
   exit $status
 }
 trap cleanup EXIT
@@ -147,12 +152,34 @@ if [ "$package" -eq 0 ]; then
 fi
 step package "cd build && cpack -G DEB && dpkg-deb --info convscope_*.deb"
 grep -E "^ (Package|Version|Depends):" "$logs/package.log" || true
-step install "DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./build/convscope_*.deb"
-# The installed programs must need nothing of the source tree they were built from (the built
-# programs fall back to its data/ when no installed data lie beside them): it is moved away while
-# they run from /usr/bin, and the CLI must name the installed model.
-step installed "cd / && mv /home/user/convscope /home/user/convscope-away && (
-    set -e
+# A lab machine: a second clean root with nothing but apt, where the .deb alone must bring every
+# library it needs (a root that built it has them all already, and would hide a missing one).
+lab="$(mktemp -d "${TMPDIR:-/var/tmp}/convscope-lab.XXXXXX")"
+labs+=("$lab")
+t0=$SECONDS
+sources | mmdebstrap --variant=apt --include=ca-certificates bookworm "$lab" - >"$logs/lab-mmdebstrap.log" 2>&1 ||
+  { tail -20 "$logs/lab-mmdebstrap.log"; say "mmdebstrap of the lab root failed" >&2; exit 1; }
+cp /etc/resolv.conf "$lab/etc/resolv.conf"
+for m in /proc /sys /dev /dev/pts; do mkdir -p "$lab$m"; mount --bind "$m" "$lab$m"; mounts+=("$lab$m"); done
+cp "$root"/home/user/convscope/build/convscope_*.deb "$lab/tmp/"
+say "a bare lab root ready in $((SECONDS - t0)) s"
+lab_step() {  # name, command: run in the lab root, log to a file, show the log's end on failure
+  local name=$1 command=$2 t0=$SECONDS
+  say "$name (lab root): $command (log: $logs/$name.log)"
+  if chroot "$lab" /usr/bin/env -i HOME=/root PATH="$path" LANG=C.UTF-8 TERM=dumb bash -c "$command" \
+    </dev/null >"$logs/$name.log" 2>&1; then
+    say "$name passed in $((SECONDS - t0)) s"
+  else
+    tail -60 "$logs/$name.log"
+    say "$name FAILED in the lab root after $((SECONDS - t0)) s" >&2
+    exit 1
+  fi
+}
+lab_step install "cd /tmp && apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./convscope_*.deb"
+grep -E "newly installed" "$logs/install.log" || true
+# The installed programs run from /usr/bin with no source tree anywhere: the CLI must name the
+# installed model, the window start and draw (offscreen), the menu entry and icon be in place.
+lab_step installed "cd / && set -e
     convscope-cli --version
     convscope-cli info | tee /tmp/installed-info.txt
     grep -q '(/usr/share/convscope/models/course-high.onnx)' /tmp/installed-info.txt
@@ -160,7 +187,6 @@ step installed "cd / && mv /home/user/convscope /home/user/convscope-away && (
     QT_QPA_PLATFORM=offscreen convscope --screenshot /tmp/installed-window.png --index 0 --tab explore
     test -s /tmp/installed-window.png
     test -f /usr/share/applications/convscope.desktop
-    test -f /usr/share/icons/hicolor/scalable/apps/convscope.svg
-  ); status=\$?; mv /home/user/convscope-away /home/user/convscope; exit \$status"
-cp "$root/tmp/installed-window.png" "$logs/installed-window.png"
+    test -f /usr/share/icons/hicolor/scalable/apps/convscope.svg"
+cp "$lab/tmp/installed-window.png" "$logs/installed-window.png"
 say "the .deb installed with its dependencies and its programs started; look at $logs/installed-window.png"
