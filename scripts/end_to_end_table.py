@@ -5,6 +5,12 @@ its peer -- PyTorch doing the same work compiled into one CUDA graph, FP32 and T
 and beside its floors. Results are data: the table is made from the files, never typed.
 
     python3 scripts/end_to_end_table.py bench.json pytorch.json
+    python3 scripts/end_to_end_table.py --update docs/performance.md
+
+--update rewrites, in a Markdown file, every block between a line
+<!-- end-to-end-table: BENCH.json PYTORCH.json --> (paths from the repository's root) and a line
+<!-- end-to-end-table end --> with the table made from the files it names; --check says whether
+every such block is what the files give (a test runs it on docs/performance.md).
 
 bench.json: convscope-cli bench --json (docs/benchmark-json.md); its end_to_end_s is host clock.
 pytorch.json: scripts/pytorch_reference.py (its schema at that file's top). The PyTorch rows
@@ -21,6 +27,8 @@ compute, so the larger one is the floor, not their sum):
           bandwidth measured there (copy_gbytes_per_s, which counts bytes read plus written).
 """
 import json
+import os
+import re
 import sys
 
 PICTURE_BYTES = 28 * 28  # one uint8 Fashion-MNIST picture, as ConvScope's end to end uploads it
@@ -160,7 +168,45 @@ def table(bench, ref, bench_path="bench.json", ref_path="pytorch.json"):
     return "\n".join(lines) + "\n"
 
 
+BLOCK = re.compile(r"(<!-- end-to-end-table: (\S+) (\S+) -->\n)(.*?)(<!-- end-to-end-table end -->)", re.S)
+
+
+def updated(text, root):
+    """text with every marked block made again from the files it names (relative to root)."""
+    def block(match):
+        bench, ref = match.group(2), match.group(3)
+        made = table(load(os.path.join(root, bench)), load(os.path.join(root, ref)), bench, ref)
+        return match.group(1) + "\n" + made + "\n" + match.group(5)
+    result, count = BLOCK.subn(block, text)
+    if count == 0:
+        raise TableError("no <!-- end-to-end-table: BENCH PYTORCH --> block in it")
+    return result
+
+
+def update_file(path, check):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as error:
+        raise TableError(f"{path}: cannot read it ({error})")
+    made = updated(text, root)
+    if check:
+        if made != text:
+            sys.exit(f"end_to_end_table.py: {path}: a table differs from what its files give (run --update)")
+        return
+    with open(path + ".tmp", "w") as f:
+        f.write(made)
+    os.replace(path + ".tmp", path)
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] in ("--update", "--check"):
+        try:
+            update_file(argv[2], argv[1] == "--check")
+        except TableError as error:
+            sys.exit(f"end_to_end_table.py: {argv[2]}: {error}")
+        return
     if len(argv) != 3:
         sys.exit(__doc__.split("\n\n")[1])
     try:

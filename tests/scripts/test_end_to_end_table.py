@@ -123,3 +123,30 @@ class EndToEndTable(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DocumentedTable(unittest.TestCase):
+    """docs/performance.md's end-to-end table is what its committed result files give: no figure
+    typed by hand, none left behind when the files change."""
+    ROOT = os.path.join(HERE, "..", "..")
+    DOC = os.path.join(ROOT, "docs", "performance.md")
+
+    def test_the_documented_table_is_made_from_its_files(self):
+        with open(self.DOC) as f:
+            text = f.read()
+        self.assertIn("<!-- end-to-end-table: ", text)
+        self.assertEqual(e2e.updated(text, self.ROOT), text)
+
+    def test_a_figure_typed_over_the_table_is_found(self):
+        with open(self.DOC) as f:
+            text = f.read()
+        start = text.index("<!-- end-to-end-table: ")
+        row = text.index("| ConvScope end to end, best variant |", start)
+        cell = text.index("(", row)  # the first cell's figure ends before its variant's name
+        edited = text[:cell - 2] + "9 " + text[cell:]
+        self.assertNotEqual(e2e.updated(edited, self.ROOT), edited)
+
+    def test_a_file_without_a_block_is_refused(self):
+        with self.assertRaises(e2e.TableError):
+            e2e.updated("no table here\n", self.ROOT)
+
