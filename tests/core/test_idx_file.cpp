@@ -2,7 +2,11 @@
 // and the problem; nothing crashes or allocates what the header merely claims.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
+
 #include <filesystem>
 
 #include "app/core/data/idx_file.h"
@@ -95,6 +99,37 @@ TEST(IdxFile, RefusesCorruptAndTruncatedGzip) {
   std::vector<uint8_t> garbage = packed;
   for (size_t i = 12; i < garbage.size(); i += 7) garbage[i] ^= 0x5A;
   expectError([&] { readIdxFile(dir.write("garbage.gz", garbage)); }, {"garbage.gz"});
+}
+
+// A few bytes of gzip whose header claims 256 MB (the IDX fuzzer's finding: a 21-byte file that
+// took 10 s and 256 MB to refuse) are refused as truncated by a process that never holds more
+// than a few chunks.
+TEST(IdxFile, AShortGzipClaimingAHugeArrayIsRefusedWithoutAllocatingIt) {
+  TempDir dir;
+  const std::filesystem::path file = dir.write("claims-256MB-idx1-ubyte.gz", gzip(idxBytes(0x08, {256u << 20}, 10)));
+  expectError([&] { readIdxFile(file); }, {"claims-256MB-idx1-ubyte.gz", "truncated", "holds 10"});
+  // In a child, whose peak resident size starts at what it inherits: its growth is the reader's.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    rusage before{}, after{};
+    getrusage(RUSAGE_SELF, &before);
+    bool refused = false;
+    try {
+      readIdxFile(file);
+    } catch (const Error&) {
+      refused = true;
+    }
+    getrusage(RUSAGE_SELF, &after);
+    const long grewKb = after.ru_maxrss - before.ru_maxrss;
+    _exit(!refused ? 1 : grewKb > 64 * 1024 ? 2 : 0);  // far below the 262,144 kB claimed
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_NE(WEXITSTATUS(status), 1) << "the file was not refused";
+  EXPECT_NE(WEXITSTATUS(status), 2) << "refusing it grew the reader's resident size by more than 64 MB";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(IdxFile, SurvivesRandomGarbage) {

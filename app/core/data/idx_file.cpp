@@ -1,4 +1,5 @@
 #include "app/core/data/idx_file.h"
+#include <algorithm>
 
 #include <zlib.h>
 
@@ -179,8 +180,18 @@ IdxArray parse(ByteSource& source, const std::string& name) {
       throw Error(name + ": " + std::to_string(remaining - expected) +
                   " unexpected bytes after the data the header describes");
   }
-  array.values.resize(static_cast<size_t>(expected));
-  const size_t read = source.read(array.values.data(), array.values.size());
+  // Read in chunks, the array growing with what arrives: a compressed file's length is unknown
+  // until it is inflated, and 30 bytes of gzip that claim 256 MB must not take 256 MB to refuse
+  // (the IDX fuzzer found one).
+  constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
+  uint64_t read = 0;
+  while (read < expected) {
+    const uint64_t want = std::min(kChunkBytes, expected - read);
+    array.values.resize(static_cast<size_t>(read + want));
+    const size_t got = source.read(array.values.data() + read, static_cast<size_t>(want));
+    read += got;
+    if (got < want) break;
+  }
   if (read < expected)
     throw Error(name + ": truncated: the header promises " + std::to_string(expected) +
                 " bytes of data but the file holds " + std::to_string(read));
