@@ -347,7 +347,8 @@ TEST(ClassTab, TheRetimedTopShowsWhetherItsOrderHeldAndItsSecondTime) {
   QTableWidget* table = panel->table(h100);
   // fast: (0.010 + 0.040) / 2 = 0.025; middle: (0.020 + 0.012) / 2 = 0.016.
   EXPECT_EQ(columnTexts(*table, ClassPanel::Id).mid(0, 3), QStringList({"middle", "fast", "slow"}));
-  EXPECT_TRUE(panel->summaryText(h100).contains("the top 2 re-timed: the order changed"))
+  EXPECT_TRUE(panel->summaryText(h100).contains(
+      "the top 2 re-timed (a submission's two timings differ by up to 300.00 %): the order changed"))
       << panel->summaryText(h100).toStdString();
   EXPECT_TRUE(table->item(rowOf(*table, "fast"), ClassPanel::OpTime10000)->toolTip().contains("40"));
   EXPECT_TRUE(table->item(rowOf(*table, "slow"), ClassPanel::OpTime10000)->toolTip().isEmpty());

@@ -138,7 +138,14 @@ std::string retimeSummaryOf(const std::vector<json>& rows) {
                    [](const json* a, const json* b) { return *firstTime(*a) < *firstTime(*b); });
   std::stable_sort(bySecond.begin(), bySecond.end(),
                    [](const json* a, const json* b) { return *retimedTime(*a) < *retimedTime(*b); });
-  const std::string head = "the top " + std::to_string(retimed.size()) + " re-timed";
+  // How far one submission's two timings lie apart: differences in the ranking smaller than that
+  // are ties of the timer, not of the kernels.
+  double spread = 0.0;
+  for (const json* row : retimed)
+    spread = std::max(spread, std::abs(*retimedTime(*row) - *firstTime(*row)) / *firstTime(*row));
+  char spreadText[64];
+  std::snprintf(spreadText, sizeof spreadText, " (a submission's two timings differ by up to %.2f %%)", spread * 100);
+  const std::string head = "the top " + std::to_string(retimed.size()) + " re-timed" + spreadText;
   if (byFirst == bySecond) return head + ": the second timing kept the order";
   std::string swaps;
   for (size_t i = 0; i + 1 < byFirst.size(); ++i) {
