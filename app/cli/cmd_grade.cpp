@@ -75,7 +75,7 @@ since its last grading is kept, not graded again.
                       stays in RESULTS/pseudonyms.csv
   --retime-top K      once the class is graded, time the K fastest correct submissions again, in
                       the reverse order, to confirm their order (default 5, 0: none); they are
-                      ranked by the mean of both timings
+                      the leaderboard says whether the order held
   --time-limit S      each child's time limit (default 120 s)
   --memory-limit MB   the host memory one inference of a submission may take (default: half of this
                       machine's); its process is stopped past that and 2,000 MB for the CUDA

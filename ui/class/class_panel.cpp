@@ -262,7 +262,7 @@ void ClassPanel::fillTable(QTableWidget* table, const LeaderboardGroup& group) {
       const json time = times.is_object() ? times.value(std::to_string(kGradeBatches[b]), json()) : json();
       auto* item = new NumberItem(time, millisecondsText(time));
       if (kGradeBatches[b] == kGradeBatches.back() && row.value("retimedSeconds", json()).is_number())
-        item->setToolTip(tr("Timed again once the class was graded: %1 ms; ranked by the mean of both timings")
+        item->setToolTip(tr("Timed again once the class was graded: %1 ms (the ranking uses the first timing)")
                              .arg(millisecondsText(row["retimedSeconds"])));
       table->setItem(r, OpTime100 + static_cast<int>(b), item);
     }

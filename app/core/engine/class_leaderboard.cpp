@@ -79,11 +79,11 @@ std::optional<double> retimedTime(const json& row) {
   return retimed.is_number() ? std::optional<double>(retimed.get<double>()) : std::nullopt;
 }
 
-// What the row is ranked by: the mean of both timings where it was re-timed, else its first.
+// What the row is ranked by: its first timing, taken for every submission under the same
+// conditions (a second timing, of the top alone and later, would mix conditions: on an H200 the
+// re-timed top came out 0.1 to 0.2 % slower, enough to reorder a class of near-ties).
 std::optional<double> rankingTime(const json& row) {
-  const auto first = firstTime(row), second = retimedTime(row);
-  if (first && second) return (*first + *second) / 2;
-  return first;
+  return firstTime(row);
 }
 
 // The re-timings of RESULTS/retime.json by id, for the GPU they were taken on; empty when there
@@ -157,7 +157,8 @@ std::string retimeSummaryOf(const std::vector<json>& rows) {
                millisecondsText(*retimedTime(a)) + ", first " + millisecondsText(*firstTime(b)) + " against " +
                millisecondsText(*firstTime(a)) + ")";
   }
-  return head + ": the order changed, so they are ranked by the mean of both timings: " + swaps;
+  return head + ": the order changed (" + swaps +
+         "); differences smaller than that spread are ties of the timer: look before publishing the order";
 }
 
 std::optional<double> referenceTime(const json& reference, const std::string& variant) {
@@ -531,8 +532,9 @@ std::string leaderboardHtml(const Leaderboard& board) {
       << "<h1>Class leaderboard</h1>\n<p class=\"note\">Ranked: correct first, then the sum of the conv layers' op "
          "times at batch "
       << batchKey()
-      << " (for the top of the ranking, timed a second time once the whole class was graded, the mean of both "
-         "timings). Results from different GPUs are never ranked together: one table per GPU. Click a column "
+      << " (the top of the ranking is timed a second time once the whole class is graded, to confirm its "
+         "order: the line under a table's summary says whether it held). Results from different GPUs are never ranked "
+         "together: one table per GPU. Click a column "
          "title to sort.</p>\n";
   if (board.groups.size() > 1)
     html << "<p class=\"note\">These results come from " << board.groups.size()

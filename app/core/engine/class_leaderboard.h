@@ -40,8 +40,9 @@ inline const std::vector<int> kGradeBatches = {100, 1000, 10000};
 // RESULTS/retime.json: {"gpu": name, "batch": B, "submissions": [{"id", "contentHash", "seconds"}
 // or {"id", "contentHash", "failure"}]}, each a second fair timing of a passed submission, taken
 // after the whole class was graded and in the reverse of the first order. A row re-timed on its
-// table's GPU, whose file did not change since, is ranked by the mean of its two op-time sums; a
-// row whose re-timing failed is flagged for review; the table says whether the order held.
+// table's GPU, whose file did not change since, shows its second op-time sum; the ranking stays
+// by the first (every submission's, taken alike); a row whose re-timing failed is flagged for
+// review; the table says whether the second timing kept the order, and how far timings spread.
 inline constexpr const char* kRetimeFileName = "retime.json";
 
 // SipHash-2-4 of `data` under a 128-bit key: the keyed hash behind --anonymize's pseudonyms (a
@@ -50,7 +51,7 @@ uint64_t sipHash24(const std::string& data, uint64_t key0, uint64_t key1);
 std::string hex64(uint64_t value);
 
 // Rows of one GPU (or of "no GPU"), ranked: passed first by the op-time sum at the largest batch
-// (the mean of both sums where re-timed), then the rest by status and id.
+// (the first timing's), then the rest by status and id.
 struct LeaderboardGroup {
   std::string gpu;           // "" for results graded without a GPU
   nlohmann::json reference;  // reference.json when it was timed on this GPU, else null
