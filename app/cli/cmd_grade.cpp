@@ -199,6 +199,12 @@ std::vector<std::string> settingsOptions(const GradeSettings& s) {
   return options;
 }
 
+json clocksJson() {
+  const gpu::GpuClocks clocks = gpu::gpuPeakClocks();
+  if (clocks.smMHz <= 0) return nullptr;
+  return {{"smPeakMHz", clocks.smMHz}, {"memoryPeakMHz", clocks.memoryMHz}};
+}
+
 json gpuJson() {
   const GpuInfo& gpu = gpuInfo();
   if (!gpu.usable) return nullptr;
@@ -209,8 +215,9 @@ json gpuJson() {
           {"driver", gpu.driverVersion},
           {"cudaRuntime", gpu.runtimeVersion},
           {"cudnn", gpu.cudnnVersion},
-          // The core reads no clocks (the CUDA runtime reports none reliably under boost).
-          {"clocks", nullptr}};
+          // The clocks a result was taken under: the GPU's peak SM and memory clocks as the CUDA
+          // runtime reports them (the current clock under boost is not reported reliably).
+          {"clocks", clocksJson()}};
 }
 
 // What must match for a kept result to stand: a change to any of these regrades everything.

@@ -554,6 +554,10 @@ TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetThe
   EXPECT_EQ(status("spins"), "time limit");
   const json right = readJson(results / "submissions/right.json");
   EXPECT_EQ(right["gpu"]["name"], convscope::gpuInfo().name);
+  // The GPU, its driver and its clocks go into every result.
+  EXPECT_FALSE(right["gpu"]["driver"].get<std::string>().empty()) << right["gpu"].dump();
+  EXPECT_GT(right["gpu"]["clocks"]["smPeakMHz"].get<int>(), 0) << right["gpu"].dump();
+  EXPECT_GT(right["gpu"]["clocks"]["memoryPeakMHz"].get<int>(), 0) << right["gpu"].dump();
   for (const char* batch : {"100", "1000", "10000"}) EXPECT_GT(right["opTimeSeconds"][batch].get<double>(), 0.0);
   const json reference = readJson(results / "reference.json");
   EXPECT_EQ(reference["gpu"]["name"], convscope::gpuInfo().name);
