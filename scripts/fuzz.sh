@@ -6,6 +6,7 @@
 # the findings (crash-, leak-, oom-, timeout- files) and the peak RSS.
 #   scripts/fuzz.sh [SECONDS]            every target, one after the other
 #   FUZZ_PARALLEL=1 scripts/fuzz.sh 600  all at once
+#   FUZZ_TARGETS="fuzz_idx_reader" scripts/fuzz.sh 600   some of them (e.g. again after a fix)
 # Needs clang and libFuzzer: scripts/install-deps.sh --fuzz. Findings are kept in
 # build-fuzz/findings/<target>/; each one found so far is a regression test in tests/core.
 set -euo pipefail
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 build=build-fuzz
 cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
-targets="fuzz_onnx_loader fuzz_idx_reader fuzz_image_header fuzz_benchmark_json fuzz_profile_json fuzz_kernel_source"
+targets="${FUZZ_TARGETS:-fuzz_onnx_loader fuzz_idx_reader fuzz_image_header fuzz_benchmark_json fuzz_profile_json fuzz_kernel_source}"
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" -DCONVSCOPE_FUZZ=ON \
   -DCONVSCOPE_WITH_CUDA=OFF -DCONVSCOPE_WITH_GUI=OFF -DCONVSCOPE_SANITIZE=OFF \
@@ -82,21 +83,23 @@ run() {  # target, seed folder
     "$build/corpus/$target" "$seedDir" >"$build/$target.log" 2>&1 || true
 }
 
+seed_of() {  # target -> its seed folder
+  case "$1" in
+    fuzz_onnx_loader) echo "$seeds/onnx" ;;
+    fuzz_idx_reader) echo "$seeds/idx" ;;
+    fuzz_image_header) echo "$seeds/image" ;;
+    fuzz_benchmark_json) echo "$seeds/benchmark" ;;
+    fuzz_profile_json) echo "$seeds/profile" ;;
+    fuzz_kernel_source) echo "$seeds/kernel" ;;
+    *) echo "fuzz.sh: unknown target '$1'" >&2; exit 2 ;;
+  esac
+}
+for target in $targets; do seed_of "$target" >/dev/null; done
 if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
-  run fuzz_onnx_loader "$seeds/onnx" &
-  run fuzz_idx_reader "$seeds/idx" &
-  run fuzz_image_header "$seeds/image" &
-  run fuzz_benchmark_json "$seeds/benchmark" &
-  run fuzz_profile_json "$seeds/profile" &
-  run fuzz_kernel_source "$seeds/kernel" &
+  for target in $targets; do run "$target" "$(seed_of "$target")" & done
   wait
 else
-  run fuzz_onnx_loader "$seeds/onnx"
-  run fuzz_idx_reader "$seeds/idx"
-  run fuzz_image_header "$seeds/image"
-  run fuzz_benchmark_json "$seeds/benchmark"
-  run fuzz_profile_json "$seeds/profile"
-  run fuzz_kernel_source "$seeds/kernel"
+  for target in $targets; do run "$target" "$(seed_of "$target")"; done
 fi
 
 status=0
