@@ -13,6 +13,7 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/benchmark.h"
 #include "app/core/engine/engine.h"
 #include "app/core/model/onnx_loader.h"
 
@@ -117,6 +118,43 @@ TEST_P(GpuEndToEnd, RecordedReplayedAndChunkedBatchesGiveInfersProbabilities) {
   // reads the old one is not replayed but made anew (the memcheck stage catches a stale one).
   check(second, 37, std::nullopt);
   check(first, 37, true);
+}
+
+// Where the end-to-end time goes (the Timing tab's Breakdown): the benchmark's instrumented pass
+// times every stage of the step with CUDA events -- the upload of the bytes, their resize (inside
+// the kernel for the whole-network variant), each plan stage, the download -- and the host's share.
+// Each stage takes some time, and together they take no more than the unperturbed step (5% for
+// the noise of two separate measurements): a stage timed twice, or a timing point that waits for
+// the host, would pass it.
+TEST_P(GpuEndToEnd, EveryStageOfTheBreakdownTakesTimeAndTogetherNoMoreThanTheStep) {
+  BenchmarkOptions options;
+  options.model = kModels + "/course-high.onnx";
+  options.variants = {GetParam()};
+  options.batches = {1, 100, 1000};
+  options.repeats = 20;
+  options.warmups = 2;
+  const ImageSet images = ImageSet::loadIdxFolder(defaultDataFolder());
+  const BenchmarkReport report = runBenchmark(options, images);
+  ASSERT_EQ(report.runs.size(), 3u);
+  for (const BenchmarkRun& run : report.runs) {
+    SCOPED_TRACE("batch " + std::to_string(run.batch));
+    ASSERT_GE(run.endToEndStages.size(), 4u);
+    EXPECT_EQ(run.endToEndStages.front().name, "upload");
+    EXPECT_EQ(run.endToEndStages[run.endToEndStages.size() - 2].name, "download");
+    EXPECT_EQ(run.endToEndStages.back().name, "host: probabilities");
+    bool resized = false;
+    double sum = 0.0;
+    for (const EndToEndStage& stage : run.endToEndStages) {
+      EXPECT_GT(stage.time.median, 0.0) << stage.name;
+      resized = resized || stage.name == "resize";
+      sum += stage.time.median;
+    }
+    const Plan plan = Engine(loadOnnxModel(options.model), GetParam()).plan(run.batch);
+    const bool wholeNetwork = plan.stages.size() == 1 && plan.stages.front().wholeNetwork;
+    EXPECT_EQ(resized, !wholeNetwork) << "a whole-network kernel resizes as it reads";
+    EXPECT_LE(sum, run.endToEnd.median * 1.05)
+        << "stages " << sum * 1e3 << " ms, end to end " << run.endToEnd.median * 1e3 << " ms";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, GpuEndToEnd, ::testing::ValuesIn(gpuVariants()), [](const auto& info) {
