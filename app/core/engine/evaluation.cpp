@@ -30,7 +30,7 @@ std::vector<std::string> shortLayerNames(const Model& model) {
 
 // A stage as a breakdown names it: its first layer, and the kinds fused into it.
 std::string stageName(const Model& model, const PlanStage& stage, const std::vector<std::string>& names) {
-  if (stage.wholeNetwork) return "whole network (" + stage.variant + ")";
+  if (stage.wholeNetwork) return "whole network";  // the variant's one kernel
   std::string name = names[stage.nodes.front()];
   for (size_t k = 1; k < stage.nodes.size(); ++k) name += " + " + model.nodes[stage.nodes[k]].op->description().kind;
   return name;
