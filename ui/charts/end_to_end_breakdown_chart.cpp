@@ -312,7 +312,9 @@ void EndToEndBreakdownChart::rebuild() {
   if (measured) noteParts_.prepend(tr("gaps = end to end − stages timed apart: host overhead, launch latency"));
   if (!clamped.isEmpty()) noteParts_ << tr("gaps of %1 drawn as 0 (stages add up to more)").arg(clamped.join(", "));
   if (!rebuilt.isEmpty())
-    noteParts_ << tr("older file, no stage timings for %1: upload of floats and conv op times, the rest \"other\"")
+    // An older file, or a sweep of this window (it times op times only).
+    noteParts_ << tr("no stage timings for %1 (an older file, or a sweep here): upload of floats and conv op times, "
+                     "the rest \"other\"")
                       .arg(rebuilt.size() == static_cast<int>(drawn.size()) ? tr("any variant") : rebuilt.join(", "));
   if (!inference.isEmpty())
     noteParts_ << tr("no end-to-end time for %1: the float inference's stands in")
