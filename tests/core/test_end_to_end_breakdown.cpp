@@ -191,7 +191,7 @@ TEST(EndToEndBreakdown, TheGapsAreTheTotalLessTheStagesAndNeverNegative) {
   EXPECT_NEAR(over.measuredGapSeconds, -5e-6, 1e-15);
 }
 
-TEST(EndToEndBreakdown, AnOlderFileShowsItsUploadAndConvLayersAndTheRestAsOther) {
+TEST(EndToEndBreakdown, AnOlderFileShowsItsConvLayersAndTheRestAsOther) {
   BenchmarkRun run;
   run.upload = {10e-6, 9e-6, 11e-6};
   run.inference = {500e-6, 500e-6, 500e-6};
@@ -201,22 +201,31 @@ TEST(EndToEndBreakdown, AnOlderFileShowsItsUploadAndConvLayersAndTheRestAsOther)
     layer.opTime = {seconds, seconds, seconds};
     run.layers.push_back(layer);
   }
+  // The op-time runs' upload is of floats from pageable memory: no part of the end-to-end step.
   run.endToEnd = {300e-6, 290e-6, 310e-6};
   EndToEndBreakdown breakdown = endToEndBreakdown(run);
   EXPECT_FALSE(breakdown.measuredStages);
   EXPECT_FALSE(breakdown.totalIsInference);
-  ASSERT_EQ(breakdown.segments.size(), 4u);
-  EXPECT_EQ(breakdown.segments[0].name, "upload (floats)");
-  EXPECT_EQ(breakdown.segments[1].name, "/0/Conv");
-  EXPECT_EQ(breakdown.segments[2].name, "/3/Conv");
-  EXPECT_EQ(breakdown.segments[3].name, "other");
-  EXPECT_NEAR(breakdown.segments[3].seconds, 300e-6 - 260e-6, 1e-15);
+  ASSERT_EQ(breakdown.segments.size(), 3u);
+  EXPECT_EQ(breakdown.segments[0].name, "/0/Conv");
+  EXPECT_EQ(breakdown.segments[1].name, "/3/Conv");
+  EXPECT_EQ(breakdown.segments[2].name, "other");
+  EXPECT_NEAR(breakdown.segments[2].seconds, 300e-6 - 250e-6, 1e-15);
 
-  // Older still: no end-to-end time; the float inference stands in, and says so.
+  // Conv op times of other runs adding up to more than the end to end: "other" is drawn as 0.
+  run.endToEnd = {200e-6, 200e-6, 200e-6};
+  breakdown = endToEndBreakdown(run);
+  EXPECT_TRUE(breakdown.gapsClamped);
+  EXPECT_EQ(breakdown.segments.back().seconds, 0.0);
+
+  // Older still: no end-to-end time; the float inference stands in, its upload a part of it.
   run.endToEnd = {};
   breakdown = endToEndBreakdown(run);
   EXPECT_TRUE(breakdown.totalIsInference);
   EXPECT_DOUBLE_EQ(breakdown.totalSeconds, 500e-6);
+  ASSERT_EQ(breakdown.segments.size(), 4u);
+  EXPECT_EQ(breakdown.segments[0].name, "upload (floats)");
+  EXPECT_DOUBLE_EQ(breakdown.segments[0].seconds, 10e-6);
   EXPECT_NEAR(breakdown.segments.back().seconds, 500e-6 - 260e-6, 1e-15);
 }
 

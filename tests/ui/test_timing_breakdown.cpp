@@ -150,14 +150,14 @@ std::vector<QCPBars*> stackOf(ui::EndToEndBreakdownChart& chart) {
   return stack;
 }
 
-ui::EndToEndBreakdownChart* showBreakdown(gui::MainWindow& window) {
+ui::EndToEndBreakdownChart* showBreakdown(gui::MainWindow& window, int batch = kBatch) {
   EXPECT_TRUE(window.selectTab("timing"));
   ui::TimingPanel* timing = window.timing();
   timing->lowerTabs()->setCurrentWidget(timing->breakdownChart());
   const int batchIndex = [&] {
     for (QComboBox* combo : timing->findChildren<QComboBox*>())
-      if (combo->findData(kBatch) >= 0 && combo->toolTip().contains("batch")) {
-        combo->setCurrentIndex(combo->findData(kBatch));
+      if (combo->findData(batch) >= 0 && combo->toolTip().contains("batch")) {
+        combo->setCurrentIndex(combo->findData(batch));
         return combo->currentIndex();
       }
     return -1;
@@ -294,7 +294,7 @@ TEST(TimingBreakdown, ReadableAt1024x700AndInPresentationModeWithScreenshots) {
   window->setPresentation(false);
 }
 
-TEST(TimingBreakdown, AnOlderFileShowsUploadAndConvOpTimesAndSaysSo) {
+TEST(TimingBreakdown, AnOlderFileShowsConvOpTimesAndTheRestAsOtherAndSaysSo) {
   auto window = openWindow();
   QTemporaryDir dir;
   BenchmarkReport report = fixture();
@@ -305,15 +305,39 @@ TEST(TimingBreakdown, AnOlderFileShowsUploadAndConvOpTimesAndSaysSo) {
   EXPECT_TRUE(chart->noteText().contains("no stage timings for any variant")) << chart->noteText().toStdString();
   const BenchmarkRun* run = ui::findRun(report, chart->rows()[0], kBatch);
   ASSERT_NE(run, nullptr);
-  EXPECT_NEAR(valueAt(chart->stageBars("upload (floats)"), 1.0), run->upload.median * 1e3, 1e-12);
+  EXPECT_EQ(chart->stageBars("upload (floats)"), nullptr) << "the op-time runs' upload is no part of the step";
   EXPECT_NEAR(valueAt(chart->stageBars("/0/Conv"), 1.0), run->layers[0].opTime.median * 1e3, 1e-12);
-  const double other =
-      run->endToEnd.median - run->upload.median - run->layers[0].opTime.median - run->layers[1].opTime.median;
+  const double other = run->endToEnd.median - run->layers[0].opTime.median - run->layers[1].opTime.median;
   EXPECT_NEAR(valueAt(chart->stageBars("other"), 1.0), other * 1e3, 1e-12);
   // Without the peer's pinned bandwidth the floor is the conv bytes' at the roofline's bandwidth,
   // and its tooltip says the upload's part is unknown.
   EXPECT_GT(chart->floorMilliseconds(), 0.0);
   EXPECT_TRUE(chart->floorToolTip().contains("unknown")) << chart->floorToolTip().toStdString();
+}
+
+// The committed H100 run (written before the stages were measured) with its peer beside it.
+TEST(TimingBreakdown, TheCommittedH100RunOpensWithItsPeerAndItsFloorIsTheScriptsFloor) {
+  auto window = openWindow();
+  const QString folder = QString(CONVSCOPE_SOURCE_DIR) + "/docs/results/2026-11-26-end-to-end-peer";
+  ASSERT_TRUE(window->openBenchmark(folder + "/bench.json")) << window->lastError().toStdString();
+  ASSERT_NE(window->timing()->peer(), nullptr);
+  window->resize(1440, 900);
+  ui::EndToEndBreakdownChart* chart = showBreakdown(*window, 10000);
+  ASSERT_EQ(chart->batch(), 10000);
+  const nlohmann::json peer = nlohmann::json::parse(std::ifstream((folder + "/pytorch.json").toStdString()));
+  // The variants' rows (the CPU one, seconds against milliseconds, named in the note), then the peer's.
+  ASSERT_GE(chart->rows().size(), 3u);
+  EXPECT_EQ(chart->rows()[chart->rows().size() - 2], "PyTorch compiled + CUDA graph (TF32)");
+  EXPECT_NEAR(valueAt(chart->peerBars(), static_cast<double>(chart->rows().size())),
+              peer["peer_host_ms"]["compiled_graph_fp32"]["10000"].get<double>(), 1e-12);
+  EXPECT_TRUE(chart->noteText().contains("no stage timings")) << chart->noteText().toStdString();
+  const double convBytes = 4.0 * (10000 * (48.0 * 48 + 12.0 * 42 * 42) + 12 * 49) +
+                           4.0 * (10000 * (12.0 * 21 * 21 + 24.0 * 15 * 15) + 24 * 12 * 49);
+  const double floorMs = std::max(10000 * 784.0 / (peer["pinned_h2d_gbytes_per_s"].get<double>() * 1e9),
+                                  convBytes / (peer["copy_gbytes_per_s"].get<double>() * 1e9)) *
+                         1e3;
+  EXPECT_NEAR(chart->floorMilliseconds(), floorMs, 1e-9);
+  window->grab().save("/tmp/timing-breakdown-h100-file.png");
 }
 
 TEST(TimingBreakdown, APeerOfAnotherDeviceIsRefusedNamingTheFile) {

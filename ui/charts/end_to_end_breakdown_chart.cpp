@@ -305,19 +305,20 @@ void EndToEndBreakdownChart::rebuild() {
   bool measured = false;
   for (const auto& [variant, breakdown] : drawn) {
     measured = measured || breakdown.measuredStages;
-    if (breakdown.gapsClamped && breakdown.measuredStages) clamped << variantDisplayName(variant);
+    if (breakdown.gapsClamped) clamped << variantDisplayName(variant);
     if (!breakdown.measuredStages) rebuilt << variantDisplayName(variant);
     if (breakdown.totalIsInference) inference << variantDisplayName(variant);
   }
   if (measured) noteParts_.prepend(tr("gaps = end to end − stages timed apart: host overhead, launch latency"));
-  if (!clamped.isEmpty()) noteParts_ << tr("gaps of %1 drawn as 0 (stages add up to more)").arg(clamped.join(", "));
+  if (!clamped.isEmpty())
+    noteParts_ << tr("gaps (or \"other\") of %1 drawn as 0 (the parts add up to more)").arg(clamped.join(", "));
   if (!rebuilt.isEmpty())
     // An older file, or a sweep of this window (it times op times only).
-    noteParts_ << tr("no stage timings for %1 (an older file, or a sweep here): upload of floats and conv op times, "
-                     "the rest \"other\"")
+    noteParts_ << tr("no stage timings for %1 (an older file, or a sweep here): the conv op times of the op-time "
+                     "runs, the rest \"other\"")
                       .arg(rebuilt.size() == static_cast<int>(drawn.size()) ? tr("any variant") : rebuilt.join(", "));
   if (!inference.isEmpty())
-    noteParts_ << tr("no end-to-end time for %1: the float inference's stands in")
+    noteParts_ << tr("no end-to-end time for %1: the float inference's stands in, its upload of floats a part")
                       .arg(inference.size() == static_cast<int>(drawn.size()) ? tr("any variant")
                                                                               : inference.join(", "));
   if (!leftOut.isEmpty())
@@ -390,7 +391,7 @@ QString EndToEndBreakdownChart::toolTipAt(const QPoint& position) const {
           .arg(milliseconds(bar->value));
     QString what = bars->name();
     if (what == "gaps") what = tr("gaps: end to end − stages (host overhead, launch latency)");
-    if (what == "other") what = tr("other: end to end − upload − conv op times (no stage timings in this file)");
+    if (what == "other") what = tr("other: the rest of the time (no stage timings in this file)");
     return tr("%1 · batch %2\n%3\n%4, %5% of %6 end to end")
         .arg(variantDisplayName(rows_[r]))
         .arg(batch_)

@@ -3,8 +3,8 @@
 // overhead and launch latency), in course order, from the benchmark JSON; the PyTorch peer's
 // totals beside them when its file is open (it gives no breakdown); and a line at the end-to-end
 // floor, labelled with its value and explained by its tooltip. Each stage has a colour that no
-// stage next to it in any bar has. Older files without stage timings show their upload and conv
-// op times and the rest as "other", and the note under the title says so; CPU variants far slower
+// stage next to it in any bar has. Older files without stage timings show their conv op times
+// and the rest as "other" (end_to_end_breakdown.h), and the note under the title says so; CPU variants far slower
 // than every GPU bar are named in the note with their totals rather than flattening the bars.
 // Pointing at a segment says what it is.
 #pragma once

@@ -19,9 +19,12 @@ EndToEndBreakdown endToEndBreakdown(const BenchmarkRun& run) {
     for (const EndToEndStage& stage : run.endToEndStages)
       breakdown.segments.push_back({stage.name, stage.kind, stage.time.median});
   } else {
-    // What an older file knows: the op-time runs' upload (of floats, four times the bytes') and
-    // each conv layer's op time.
-    if (run.upload.median > 0.0) breakdown.segments.push_back({"upload (floats)", "upload", run.upload.median});
+    // What an older file knows: each conv layer's op time, and the op-time runs' upload of floats
+    // (four times the bytes, from pageable memory). That upload is no part of the end-to-end step,
+    // which uploads bytes from pinned memory: it is shown only where the float inference's time
+    // stands in for the total, which it is part of.
+    if (breakdown.totalIsInference && run.upload.median > 0.0)
+      breakdown.segments.push_back({"upload (floats)", "upload", run.upload.median});
     for (const LayerBenchmark& layer : run.layers)
       breakdown.segments.push_back({layer.node, "conv", layer.opTime.median});
   }

@@ -6,8 +6,9 @@
 // the end-to-end median minus the stages' sum (host overhead, launch latency). The stages come
 // from a separate, instrumented pass, so their sum can pass the unperturbed median; the gaps are
 // then drawn as zero (clamped) and the breakdown says so. An older file has no stages: the
-// breakdown shows what it can -- the upload and the conv layers' op times of the op-time runs,
-// the rest as "other" -- and says that too.
+// breakdown shows what it can -- the conv layers' op times of the op-time runs, the rest as
+// "other" -- and says that too; where the file has no end-to-end time either, the float
+// inference's time stands in, and its upload (of floats) is a segment of it.
 #pragma once
 
 #include <cstdint>
