@@ -66,8 +66,10 @@ class Engine {
   // Where inferBytes' time goes: its step once more, never replayed, each stage timed on its own
   // (CUDA events around each on the GPU, the host clock on the CPU): the upload of the bytes,
   // their resize, every plan stage, the download of the probabilities into pinned memory and the
-  // host's share (copying them out, a softmax the model lacks). The timing points stop the stages'
-  // launches from overlapping, so this pass explains the time; inferBytes' own is the figure. On
+  // host's share (copying them out, a softmax the model lacks). After the upload the GPU's work is
+  // held back until all of it is queued (Device::holdQueue), so the stages run back to back as a
+  // replay does and their times leave the host's launches out. The timing points between the
+  // stages still perturb the step, so this pass explains the time; inferBytes' own is the figure. On
   // the CPU there is no upload or download. Throws convscope::Error as inferBytes does, and for a
   // model with more than one output.
   std::vector<StageTime> timeEndToEndStages(const ByteImages& images);
