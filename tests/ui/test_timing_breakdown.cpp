@@ -354,8 +354,11 @@ TEST(TimingBreakdown, APeerOfAnotherDeviceIsRefusedNamingTheFile) {
   EXPECT_EQ(window->timing()->peer(), nullptr);
   std::ofstream(dir.filePath("broken.json").toStdString()) << "{";
   EXPECT_TRUE(window->timing()->loadPeerJson(dir.filePath("broken.json")).contains("broken.json"));
-  // The same device's peer opens on its own too.
+  // The same device's peer opens on its own too; opened as a benchmark, it says what it is.
   std::ofstream(dir.filePath("peer.json").toStdString()) << kPeer.dump();
+  const QString asBenchmark = window->timing()->loadJson(dir.filePath("peer.json"));
+  EXPECT_TRUE(asBenchmark.contains("peer.json")) << asBenchmark.toStdString();
+  EXPECT_TRUE(asBenchmark.contains("Open PyTorch peer")) << asBenchmark.toStdString();
   EXPECT_EQ(window->timing()->loadPeerJson(dir.filePath("peer.json")), QString());
   EXPECT_EQ(window->timing()->breakdownChart()->peerBars() != nullptr, true);
 }

@@ -306,7 +306,15 @@ QString TimingPanel::loadJson(const QString& path) {
     emit statusMessage(tr("Opened %1").arg(path));
     return {};
   } catch (const std::exception& e) {
-    return QString::fromStdString(e.what());
+    // A PyTorch peer file is no benchmark, but the user meant something by opening it.
+    try {
+      readPeerTimings(path.toStdString());
+      return tr("%1 is a PyTorch peer file, not a benchmark: open the benchmark, then this with "
+                "\"Open PyTorch peer…\"")
+          .arg(path);
+    } catch (const std::exception&) {
+      return QString::fromStdString(e.what());
+    }
   }
 }
 
