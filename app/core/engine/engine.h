@@ -69,9 +69,10 @@ class Engine {
   // host's share (copying them out, a softmax the model lacks). After the upload the GPU's work is
   // held back until all of it is queued (Device::holdQueue), so the stages run back to back as a
   // replay does and their times leave the host's launches out. The timing points between the
-  // stages still perturb the step, so this pass explains the time; inferBytes' own is the figure. On
-  // the CPU there is no upload or download. Throws convscope::Error as inferBytes does, and for a
-  // model with more than one output.
+  // stages still perturb the step, so this pass explains the time; inferBytes' own is the figure
+  // (above kRecordedBatchLimit it overlaps the upload with the resize, which this pass times
+  // apart). On the CPU there is no upload or download. Throws convscope::Error as inferBytes
+  // does, and for a model with more than one output.
   std::vector<StageTime> timeEndToEndStages(const ByteImages& images);
   // Why the last batch that inferBytes tried to record could not be ("" when it was recorded).
   const std::string& recordingDeclined() const { return recordingDeclined_; }
