@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <thread>
 
 #include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
@@ -59,6 +62,30 @@ class CudaGraphWork final : public RecordedWork {
   CudaGraph graph_;
   CudaGraphExec exec_;
   cudaStream_t stream_;
+};
+
+// A host function at the head of the queue that returns once the gate goes (or after a second, so
+// that a caller who waits for the GPU by mistake is late, not stuck). Its state is shared with the
+// host function, which may run after the gate is gone.
+class HostFunctionGate final : public QueueGate {
+ public:
+  explicit HostFunctionGate(cudaStream_t stream) : state_(std::make_shared<State>()) {
+    auto held = std::make_unique<std::shared_ptr<State>>(state_);
+    CONVSCOPE_CUDA_CHECK(cudaLaunchHostFunc(stream, &HostFunctionGate::waitForOpening, held.get()));
+    held.release();  // the host function's now
+  }
+  ~HostFunctionGate() override { state_->open.store(true); }
+
+ private:
+  struct State {
+    std::atomic<bool> open{false};
+  };
+  static void CUDART_CB waitForOpening(void* data) {
+    const std::unique_ptr<std::shared_ptr<State>> state(static_cast<std::shared_ptr<State>*>(data));
+    const auto latest = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (!(*state)->open.load() && std::chrono::steady_clock::now() < latest) std::this_thread::yield();
+  }
+  std::shared_ptr<State> state_;
 };
 
 // A resize's row and column taps on the device, made once per pair of sizes.
@@ -224,6 +251,11 @@ class CudaDevice final : public Device {
     const cudaError_t ended = cudaStreamEndCapture(context_.stream(), &graph);
     const CudaGraph discarded(ended == cudaSuccess ? graph : nullptr);  // destroyed on leaving
     cudaGetLastError();  // the broken recording's error was thrown already; the next check starts clean
+  }
+
+  std::unique_ptr<QueueGate> holdQueue() override {
+    if (recording_) throw Error("internal: a recording cannot hold its queue");
+    return std::make_unique<HostFunctionGate>(context_.stream());
   }
 
   void beginRun() override { convEvents_.clear(); }

@@ -5,14 +5,18 @@
 // chunked batches alike. Skips, saying why, where no GPU can be used.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/benchmark.h"
 #include "app/core/engine/engine.h"
 #include "app/core/model/onnx_loader.h"
 
@@ -70,6 +74,39 @@ TEST(GpuImageBytes, ResizeGivesTheHostsBitsInEveryChunk) {
   }
 }
 
+// The gate the end-to-end stages are timed behind (Device::holdQueue): work queued after it waits
+// until it goes, then runs; a gate nobody opens opens by itself after a second, so a wait for the
+// GPU while it is held is late, not stuck.
+TEST(GpuQueueGate, HoldsTheWorkQueuedAfterItUntilItGoesAndOpensByItselfAfterASecond) {
+  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  auto device = createGpuDevice();
+  const std::vector<float> values = {1.0f, 2.0f, 3.0f, 4.0f};
+  const DeviceTensor tensor = device->upload(values.data(), {4});
+  device->synchronize();
+  const auto pinned = device->allocatePinned(values.size() * sizeof(float));
+  auto* host = static_cast<float*>(pinned->data());
+  std::fill_n(host, values.size(), -1.0f);
+  {
+    const std::unique_ptr<QueueGate> gate = device->holdQueue();
+    ASSERT_NE(gate, nullptr);
+    device->downloadAsync(tensor, host);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(host[0], -1.0f) << "the copy ran while the gate was held";
+  }
+  device->synchronize();
+  EXPECT_EQ(std::vector<float>(host, host + values.size()), values);
+
+  std::fill_n(host, values.size(), -1.0f);
+  const std::unique_ptr<QueueGate> forgotten = device->holdQueue();
+  device->downloadAsync(tensor, host);
+  const auto start = std::chrono::steady_clock::now();
+  device->synchronize();  // waits for the gate, which opens by itself
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(waited, 0.9);
+  EXPECT_LT(waited, 5.0);
+  EXPECT_EQ(std::vector<float>(host, host + values.size()), values);
+}
+
 std::vector<std::string> gpuVariants() {
   std::vector<std::string> ids;
   for (const ConvVariant& v : convVariants())
@@ -117,6 +154,43 @@ TEST_P(GpuEndToEnd, RecordedReplayedAndChunkedBatchesGiveInfersProbabilities) {
   // reads the old one is not replayed but made anew (the memcheck stage catches a stale one).
   check(second, 37, std::nullopt);
   check(first, 37, true);
+}
+
+// Where the end-to-end time goes (the Timing tab's Breakdown): the benchmark's instrumented pass
+// times every stage of the step with CUDA events -- the upload of the bytes, their resize (inside
+// the kernel for the whole-network variant), each plan stage, the download -- and the host's share.
+// Each stage takes some time, and together they take no more than the unperturbed step (5% for
+// the noise of two separate measurements): a stage timed twice, a stage's time that takes in the
+// host's launches (the gate not holding) or a wait for the GPU behind the gate would pass it.
+TEST_P(GpuEndToEnd, EveryStageOfTheBreakdownTakesTimeAndTogetherNoMoreThanTheStep) {
+  BenchmarkOptions options;
+  options.model = kModels + "/course-high.onnx";
+  options.variants = {GetParam()};
+  options.batches = {1, 100, 1000};
+  options.repeats = 20;
+  options.warmups = 2;
+  const ImageSet images = ImageSet::loadIdxFolder(defaultDataFolder());
+  const BenchmarkReport report = runBenchmark(options, images);
+  ASSERT_EQ(report.runs.size(), 3u);
+  for (const BenchmarkRun& run : report.runs) {
+    SCOPED_TRACE("batch " + std::to_string(run.batch));
+    ASSERT_GE(run.endToEndStages.size(), 4u);
+    EXPECT_EQ(run.endToEndStages.front().name, "upload");
+    EXPECT_EQ(run.endToEndStages[run.endToEndStages.size() - 2].name, "download");
+    EXPECT_EQ(run.endToEndStages.back().name, "host: probabilities");
+    bool resized = false;
+    double sum = 0.0;
+    for (const EndToEndStage& stage : run.endToEndStages) {
+      EXPECT_GT(stage.time.median, 0.0) << stage.name;
+      resized = resized || stage.name == "resize";
+      sum += stage.time.median;
+    }
+    const Plan plan = Engine(loadOnnxModel(options.model), GetParam()).plan(run.batch);
+    const bool wholeNetwork = plan.stages.size() == 1 && plan.stages.front().wholeNetwork;
+    EXPECT_EQ(resized, !wholeNetwork) << "a whole-network kernel resizes as it reads";
+    EXPECT_LE(sum, run.endToEnd.median * 1.05)
+        << "stages " << sum * 1e3 << " ms, end to end " << run.endToEnd.median * 1e3 << " ms";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, GpuEndToEnd, ::testing::ValuesIn(gpuVariants()), [](const auto& info) {

@@ -199,7 +199,7 @@ TEST(Timing, TheTabKeepsOneLayoutWithAFileAndAfterASweep) {
     for (int i = 0; i < timing->lowerTabs()->count(); ++i) tabs << timing->lowerTabs()->tabText(i);
     return tabs;
   };
-  const QStringList expected = {"Op time", "Bars", "Speed-ups", "Table"};
+  const QStringList expected = {"Op time", "Bars", "Breakdown", "Speed-ups", "Table"};
   for (const QSize size : {QSize(1024, 700), QSize(1920, 1080)}) {
     window->resize(size);
     timing->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "eleven variants");

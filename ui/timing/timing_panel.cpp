@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QEvent>
 #include <QFile>
 #include <QFileDialog>
@@ -21,6 +22,7 @@
 #include <algorithm>
 
 #include "ui/charts/benchmark_series.h"
+#include "ui/charts/end_to_end_breakdown_chart.h"
 #include "ui/charts/timing_bar_chart.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/export.h"
@@ -41,19 +43,31 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
       origin_(new QLabel(this)),
       lineChart_(new TimingLineChart(this)),
       barChart_(new TimingBarChart(this)),
+      breakdownChart_(new EndToEndBreakdownChart(this)),
       table_(new TimingTable(this)),
       speedups_(new SpeedupTable(this)),
       lower_(new QTabWidget(this)) {
   auto* open = new QPushButton(tr("Open JSON…"), this);
+  auto* openPeer = new QPushButton(tr("Open PyTorch peer…"), this);
   auto* save = new QPushButton(tr("Save JSON…"), this);
   auto* csv = new QPushButton(tr("Export CSV…"), this);
   auto* chart = new QPushButton(tr("Export chart…"), this);
   auto* chartMenu = new QMenu(chart);
   chartMenu->addAction(tr("Op time vs batch size…"), this, [this] { exportAsked(false); });
   chartMenu->addAction(tr("Bars at one batch size…"), this, [this] { exportAsked(true); });
+  chartMenu->addAction(tr("Where the end-to-end time goes…"), this, [this] {
+    const QString path = askExportPath(this, "end-to-end-breakdown");
+    if (path.isEmpty()) return;
+    if (const QString error = exportBreakdownChart(path); !error.isEmpty()) emit errorOccurred(error);
+  });
   chart->setMenu(chartMenu);
   open->setToolTip(tr("Open a benchmark JSON written by 'convscope-cli bench --json' or saved here"));
+  openPeer->setToolTip(
+      tr("Open the PyTorch peer of the benchmark shown (pytorch.json of scripts/pytorch_reference.py): its "
+         "end-to-end totals beside the variants in the Breakdown, its measured bandwidths for the floor. "
+         "A pytorch.json beside the benchmark opens with it."));
   connect(open, &QPushButton::clicked, this, &TimingPanel::openAsked);
+  connect(openPeer, &QPushButton::clicked, this, &TimingPanel::openPeerAsked);
   connect(save, &QPushButton::clicked, this, &TimingPanel::saveAsked);
   connect(csv, &QPushButton::clicked, this, &TimingPanel::csvAsked);
 
@@ -65,7 +79,7 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
   sweepLayout->addWidget(controls_);
   auto* filesBox = new QGroupBox(tr("Results"), this);
   auto* files = new QVBoxLayout(filesBox);
-  for (QPushButton* button : {open, save, csv, chart}) files->addWidget(button);
+  for (QPushButton* button : {open, openPeer, save, csv, chart}) files->addWidget(button);
   auto* side = new QWidget;
   auto* sideLayout = new QVBoxLayout(side);
   sideLayout->setContentsMargins(0, 0, 0, 0);
@@ -79,7 +93,7 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
   sideScroll_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Expanding);
 
   layerChoice_->setToolTip(tr("Plot one conv layer's op time, or all conv layers summed"));
-  batchChoice_->setToolTip(tr("The batch size of the bars and the speed-ups"));
+  batchChoice_->setToolTip(tr("The batch size of the bars, the breakdown and the speed-ups"));
   logBars_->setToolTip(
       tr("Bars on a logarithmic time axis: GPU and CPU variants differ by orders of magnitude. "
          "Until you choose, it is on where the times span more than 100×."));
@@ -97,12 +111,16 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
   // charts one above the other squeezed either at 1024x700 or with 14 variants in a legend).
   lower_->addTab(lineChart_, tr("Op time"));
   lower_->addTab(barChart_, tr("Bars"));
+  lower_->addTab(breakdownChart_, tr("Breakdown"));
   lower_->addTab(speedups_, tr("Speed-ups"));
   lower_->addTab(table_, tr("Table"));
   lower_->setTabToolTip(0, tr("Op time against batch size, one line per variant"));
   lower_->setTabToolTip(1, tr("The variants side by side at one batch size, per conv layer"));
-  lower_->setTabToolTip(2, tr("How much faster each course step is, over the baseline and over the step before"));
-  lower_->setTabToolTip(3, tr("Every run's numbers, with the accuracy"));
+  lower_->setTabToolTip(2, tr("Where the end-to-end time goes at one batch size (8-bit pictures in pinned memory "
+                              "to probabilities in pinned memory): a stacked bar per variant, the PyTorch peer "
+                              "beside them, the floor marked"));
+  lower_->setTabToolTip(3, tr("How much faster each course step is, over the baseline and over the step before"));
+  lower_->setTabToolTip(4, tr("Every run's numbers, with the accuracy"));
   lower_->setCornerWidget(logBars_, Qt::TopRightCorner);           // it changes the bars only
   layerChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // never cut to "all conv lay"
   batchChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -125,6 +143,7 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
   connect(batchChoice_, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i < 0) return;
     barChart_->setBatch(batchChoice_->itemData(i).toInt());
+    breakdownChart_->setBatch(batchChoice_->itemData(i).toInt());
     updateSpeedups();
   });
   connect(logBars_, &QCheckBox::toggled, barChart_, &TimingBarChart::setLogarithmic);
@@ -179,6 +198,10 @@ void TimingPanel::showReport(std::shared_ptr<const BenchmarkReport> report, cons
   originName_ = origin;
   lineChart_->setReport(report_);
   barChart_->setReport(report_);
+  // A peer of another device is no peer of these results.
+  if (peer_ && report_ && peer_->device != report_->device) setPeer(nullptr, {});
+  breakdownChart_->setReport(report_);
+  breakdownChart_->setBatch(barChart_->batch());
   table_->setReport(report_.get(), firstCancelledRun);
   fillChoices();
   updateSpeedups();
@@ -198,6 +221,7 @@ void TimingPanel::updateOrigin() {
   if (comparison_)
     text +=
         tr("; beside it (hollow markers) %1 · %2").arg(comparisonName_, QString::fromStdString(comparison_->device));
+  if (peer_) text += tr("; PyTorch peer %1").arg(peerName_);
   if (unsaved_) text += tr(" · not saved yet");
   origin_->setText(text);
 }
@@ -266,13 +290,52 @@ QString TimingPanel::loadJson(const QString& path) {
       comparison_.reset();
     }
     lineChart_->setComparison(comparison_, comparisonName_);
+    setPeer(nullptr, {});
     setReport(std::move(report), name);
     if (!sweep_->running()) controls_->setProgress(0, tr("Showing %1 (opened file)").arg(name));
+    // scripts/device.sh writes the PyTorch peer beside the benchmark: it comes with it.
+    const QString beside = QFileInfo(path).dir().filePath("pytorch.json");
+    if (QFileInfo(path).fileName() != "pytorch.json" && QFileInfo::exists(beside)) {
+      if (const QString error = loadPeerJson(beside); !error.isEmpty()) {
+        emit statusMessage(tr("Opened %1; the pytorch.json beside it is not used: %2").arg(path, error));
+        return {};
+      }
+      emit statusMessage(tr("Opened %1 with the PyTorch peer beside it").arg(path));
+      return {};
+    }
     emit statusMessage(tr("Opened %1").arg(path));
+    return {};
+  } catch (const std::exception& e) {
+    // A PyTorch peer file is no benchmark, but the user meant something by opening it.
+    try {
+      readPeerTimings(path.toStdString());
+      return tr("%1 is a PyTorch peer file, not a benchmark: open the benchmark, then this with "
+                "\"Open PyTorch peer…\"")
+          .arg(path);
+    } catch (const std::exception&) {
+      return QString::fromStdString(e.what());
+    }
+  }
+}
+
+QString TimingPanel::loadPeerJson(const QString& path) {
+  try {
+    auto peer = std::make_shared<PeerTimings>(readPeerTimings(path.toStdString()));
+    if (report_ && peer->device != report_->device)
+      return tr("%1 was measured on '%2' and the benchmark shown on '%3': the peer must come from the same device")
+          .arg(path, QString::fromStdString(peer->device), QString::fromStdString(report_->device));
+    setPeer(std::move(peer), QFileInfo(path).fileName());
     return {};
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }
+}
+
+void TimingPanel::setPeer(std::shared_ptr<const PeerTimings> peer, const QString& name) {
+  peer_ = std::move(peer);
+  peerName_ = name;
+  breakdownChart_->setPeer(peer_);
+  updateOrigin();
 }
 
 QString TimingPanel::saveJson(const QString& path) {
@@ -302,6 +365,10 @@ QString TimingPanel::exportLineChart(const QString& path, int width, int height)
 
 QString TimingPanel::exportBarChart(const QString& path, int width, int height) {
   return exportPlot(*barChart_, path, width, height);
+}
+
+QString TimingPanel::exportBreakdownChart(const QString& path, int width, int height) {
+  return exportPlot(*breakdownChart_, path, width, height);
 }
 
 bool TimingPanel::sweepRunning() const {
@@ -431,6 +498,13 @@ void TimingPanel::openAsked() {
       QFileDialog::getOpenFileName(this, tr("Open a benchmark"), {}, tr("Benchmark JSON (*.json);;All files (*)"));
   if (path.isEmpty()) return;
   if (const QString error = loadJson(path); !error.isEmpty()) emit errorOccurred(error);
+}
+
+void TimingPanel::openPeerAsked() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open the PyTorch peer"), {},
+                                                    tr("PyTorch peer JSON (pytorch.json *.json);;All files (*)"));
+  if (path.isEmpty()) return;
+  if (const QString error = loadPeerJson(path); !error.isEmpty()) emit errorOccurred(error);
 }
 
 void TimingPanel::saveAsked() {

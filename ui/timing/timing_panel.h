@@ -4,7 +4,9 @@
 // and as a table with accuracy, and as the speed-up of each course step. Benchmark JSON files of
 // the CLI open here and sweeps save to the same format, so a run on a GPU machine can be read on
 // a laptop; CSV and the charts export. A cancelled sweep never throws away results shown before:
-// its finished runs join them, marked.
+// its finished runs join them, marked. The Breakdown shows where the end-to-end time goes at the
+// batch chosen, with the PyTorch peer's totals beside it: its pytorch.json opens with the benchmark
+// when it lies beside it (scripts/device.sh writes them together), or on its own.
 #pragma once
 
 #include <QWidget>
@@ -13,6 +15,7 @@
 
 #include "app/core/data/image_set.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/engine/peer_timings.h"
 
 class QCheckBox;
 class QComboBox;
@@ -23,6 +26,7 @@ class QTabWidget;
 
 namespace convscope::ui {
 
+class EndToEndBreakdownChart;
 class JobRunner;
 class SpeedupTable;
 class SweepJob;
@@ -50,6 +54,11 @@ class TimingPanel : public QWidget {
   QString exportCsv(const QString& path) const;
   QString exportLineChart(const QString& path, int width = 1100, int height = 650);
   QString exportBarChart(const QString& path, int width = 1100, int height = 650);
+  QString exportBreakdownChart(const QString& path, int width = 1100, int height = 650);
+  // The PyTorch peer of the benchmark shown (scripts/pytorch_reference.py's JSON): refused when it
+  // was measured on another device than the benchmark. An empty string on success, else the message.
+  QString loadPeerJson(const QString& path);
+  std::shared_ptr<const PeerTimings> peer() const { return peer_; }
 
   // Starts a sweep with the controls' settings; false (and errorOccurred) when it cannot start.
   bool startSweep();
@@ -59,6 +68,7 @@ class TimingPanel : public QWidget {
   SweepControls* controls() const { return controls_; }
   TimingLineChart* lineChart() const { return lineChart_; }
   TimingBarChart* barChart() const { return barChart_; }
+  EndToEndBreakdownChart* breakdownChart() const { return breakdownChart_; }
   TimingTable* table() const { return table_; }
   SpeedupTable* speedups() const { return speedups_; }
   QComboBox* layerChoice() const { return layerChoice_; }
@@ -95,6 +105,8 @@ class TimingPanel : public QWidget {
   void fitSideColumn();
   void sweepFinished(std::shared_ptr<const BenchmarkReport> report, bool cancelled);
   void openAsked();
+  void openPeerAsked();
+  void setPeer(std::shared_ptr<const PeerTimings> peer, const QString& name);
   void saveAsked();
   void csvAsked();
   void exportAsked(bool bars);
@@ -118,12 +130,15 @@ class TimingPanel : public QWidget {
   QCheckBox* logBars_;
   QLabel* origin_;
   QString originName_;  // where the results shown came from: a file name, "Sweep"
+  std::shared_ptr<const PeerTimings> peer_;
+  QString peerName_;
   std::shared_ptr<const BenchmarkReport> comparison_;
   QString comparisonName_;
   QString recoveryFile_;
   bool unsaved_ = false;
   TimingLineChart* lineChart_;
   TimingBarChart* barChart_;
+  EndToEndBreakdownChart* breakdownChart_;
   TimingTable* table_;
   SpeedupTable* speedups_;
   QTabWidget* lower_;

@@ -54,6 +54,12 @@ class RecordedWork {
   virtual void replay() = 0;
 };
 
+// Holds back the work a Device queues until it goes (Device::holdQueue).
+class QueueGate {
+ public:
+  virtual ~QueueGate() = default;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -100,6 +106,13 @@ class Device {
   // Ends a recording that failed part way and discards it; values allocated during it must be
   // gone already.
   virtual void cancelRecording() noexcept = 0;
+
+  // Holds back the work queued after this call until the returned gate goes: that work then runs
+  // back to back, as a replayed recording does, so timing points between its parts time the parts,
+  // not the host's launches of them (Engine::timeEndToEndStages). Nothing may wait for the GPU
+  // while a gate is held -- it would wait for the gate, which opens by itself after a second, the
+  // timings then spoilt. Null where a device cannot hold its queue: the work runs as queued.
+  virtual std::unique_ptr<QueueGate> holdQueue() { return nullptr; }
 
   // Starts a new inference: forgets the timings of the previous one.
   virtual void beginRun() = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -66,6 +67,28 @@ json statsJson(const SampleStats& s) {
 }
 SampleStats statsFromJson(const json& j) {
   return {j.at("median"), j.at("min"), j.at("max")};
+}
+
+json stagesJson(const std::vector<EndToEndStage>& stages) {
+  json list = json::array();
+  for (const EndToEndStage& stage : stages)
+    list.push_back({{"name", stage.name}, {"kind", stage.kind}, {"time_s", statsJson(stage.time)}});
+  return list;
+}
+
+// A stage's time is a duration: a negative or non-finite figure is a damaged file, not a stage.
+std::vector<EndToEndStage> stagesFromJson(const json& list) {
+  if (!list.is_array()) throw Error("\"end_to_end_stages\" is " + list.dump() + ", not a list of stages");
+  std::vector<EndToEndStage> stages;
+  for (const json& entry : list) {
+    EndToEndStage stage{entry.at("name"), entry.at("kind"), statsFromJson(entry.at("time_s"))};
+    for (const double seconds : {stage.time.median, stage.time.min, stage.time.max})
+      if (!std::isfinite(seconds) || seconds < 0.0)
+        throw Error("the end-to-end stage '" + stage.name + "' has a time of " + std::to_string(seconds) +
+                    " s, not a duration");
+    stages.push_back(std::move(stage));
+  }
+  return stages;
 }
 
 }  // namespace
@@ -228,6 +251,20 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
         run.endToEnd = SampleStats::of(endToEnd);
         run.endToEndReplayed = result.replayed;
         run.endToEndCorrect = countCorrect(result.probabilities, images, batch);
+
+        // Where that time goes: the same step, stage by stage, in a pass of its own (one warm-up:
+        // the pinned buffer of the scores and the stages' first launches).
+        if (!say(variant + ", batch " + std::to_string(batch) + ": end-to-end stages")) return report;
+        engine.timeEndToEndStages(bytes);
+        std::vector<std::vector<double>> stageSamples;
+        std::vector<StageTime> stages;
+        for (int r = 0; r < options.repeats; ++r) {
+          stages = engine.timeEndToEndStages(bytes);
+          stageSamples.resize(stages.size());
+          for (size_t k = 0; k < stages.size(); ++k) stageSamples[k].push_back(stages[k].seconds);
+        }
+        for (size_t k = 0; k < stages.size(); ++k)
+          run.endToEndStages.push_back({stages[k].name, stages[k].kind, SampleStats::of(stageSamples[k])});
       }
       report.runs.push_back(std::move(run));
     }
@@ -270,6 +307,7 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                     {"end_to_end_s", statsJson(run.endToEnd)},
                     {"end_to_end_replayed", run.endToEndReplayed},
                     {"end_to_end_correct", run.endToEndCorrect},
+                    {"end_to_end_stages", stagesJson(run.endToEndStages)},
                     {"accuracy", run.accuracy},
                     {"correct", run.correct}});
   }
@@ -328,6 +366,7 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
       run.endToEndCorrect = r.contains("end_to_end_correct")
                                 ? jsonWholeNumber(r.at("end_to_end_correct"), "end_to_end_correct", 0, kLargestCount)
                                 : 0;
+      if (r.contains("end_to_end_stages")) run.endToEndStages = stagesFromJson(r.at("end_to_end_stages"));  // newer
       run.accuracy = r.at("accuracy");
       run.correct = jsonWholeNumber(r.at("correct"), "correct", 0, kLargestCount);
       report.runs.push_back(std::move(run));

@@ -39,6 +39,15 @@ struct LayerBenchmark {
   int64_t outputElements = 0;  // what the stage wrote: the pooled output when a pooling was fused
 };
 
+// One stage of the end-to-end step (Engine::timeEndToEndStages), timed in a pass of its own after
+// the end-to-end runs: "upload", "resize", each plan stage ("conv 1 + tanh + max-pool", "dense 2"),
+// "download", "host: probabilities". `kind` says what work it is (evaluation.h, StageTime).
+struct EndToEndStage {
+  std::string name;
+  std::string kind;
+  SampleStats time;  // seconds over the repetitions of that pass
+};
+
 struct BenchmarkRun {
   std::string variant;
   int batch = 0;
@@ -50,6 +59,9 @@ struct BenchmarkRun {
   SampleStats endToEnd;
   bool endToEndReplayed = false;  // its timed runs replayed a recorded CUDA graph
   int endToEndCorrect = 0;        // must equal `correct`: the same predictions
+  // Where the end-to-end time goes, stage by stage, in order (never replayed; end_to_end stays the
+  // unperturbed figure). Empty in files written before it was measured.
+  std::vector<EndToEndStage> endToEndStages;
   double accuracy = 0.0;
   int correct = 0;
 };

@@ -1,6 +1,7 @@
 #include "app/core/engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 
 #include "app/core/conv/variant_table.h"
@@ -222,6 +223,84 @@ InferenceResult Engine::inferBytes(const ByteImages& images) {
     recorded_ = recordBatch(images);
   }
   return result;
+}
+
+std::vector<StageTime> Engine::timeEndToEndStages(const ByteImages& images) {
+  if (!images.pixels || images.count < 1 || images.height < 1 || images.width < 1)
+    throw Error("8-bit images: " + std::to_string(images.count) + " of " + std::to_string(images.height) + "x" +
+                std::to_string(images.width) + " cannot form a batch");
+  const Model& model = *model_;
+  if (model.outputs.size() != 1)
+    throw Error(model.sourcePath + ": the end-to-end stages are timed for a model with one output");
+  const ValueInfo& input = model.imageInput();
+  const int height = model.inputHeight(), width = model.inputWidth();
+  const std::map<std::string, Shape> inputShapes{{input.name, {images.count, 1, height, width}}};
+  checkMemoryFor(inputShapes, images.count, false);
+  const Plan& plan = planFor(inputShapes, true);
+  std::vector<ConvLayerTime> convTimes;
+  // The host's share: the scores into a tensor of their own, probabilities made where the model
+  // ends without a softmax (as inferBytes and replay() do).
+  const auto hostShare = [&](const std::function<Tensor()>& scoresOut) {
+    const auto start = std::chrono::steady_clock::now();
+    probabilitiesFrom(scoresOut(), images.count);
+    return StageTime{"host: probabilities", "host",
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  };
+
+  if (!device_) {  // as inferBytes: the bytes become floats on the host, then the plan runs there
+    HostEvaluation values(model, hostBackends_);
+    values.timeEveryStage(true);
+    Tensor floats;
+    values.runStage("resize", "resize", [&] {
+      floats = batchFromBytes(images.pixels, images.count, images.height, images.width, height, width);
+    });
+    values.bindInput(input.name, floats);
+    runPlan(model, plan, images.count, values, convTimes, nullptr);
+    values.finish(nullptr);
+    std::vector<StageTime> stages = values.timedStages();
+    stages.push_back(hostShare([&] { return values.fetch(model.outputs.front().name); }));
+    return stages;
+  }
+
+  // The replayed step's work, stage by stage: the bytes staged, resized (in the whole-network
+  // kernel, where it reads them), the plan, the scores copied into pinned memory. After the upload
+  // the rest is held back until all of it is queued, so that it runs back to back as the replay
+  // does and each stage's timing points time the stage, not its launch: the host's launches are
+  // the gaps. Not with a stage that goes through the host (it waits for the GPU).
+  const Shape outputShape = model.inferShapes(inputShapes).at(model.outputs.front().name);
+  const auto scores = device_->allocatePinned(static_cast<size_t>(elementCount(outputShape)) * sizeof(float));
+  DeviceEvaluation values(*device_, deviceWeights_, hostBackends_);
+  values.timeEveryStage(true);
+  values.runStage("upload", "upload",
+                  [&] { device_->stageImageBytes(images.pixels, images.count, images.height, images.width); });
+  device_->stagedImageBytes(images.count, images.height, images.width, height, width);  // its taps made: that waits
+  bool throughHost = false;
+  for (const PlanStage& stage : plan.stages) throughHost = throughHost || stage.hostRoundTrip;
+  {
+    const std::unique_ptr<QueueGate> gate = throughHost ? nullptr : device_->holdQueue();
+    if (wholeNetwork(plan))
+      values.bindStagedBytes(images, height, width, false);
+    else
+      values.runStage("resize", "resize", [&] {
+        values.bindOnDevice(input.name, [&] {
+          return device_->resizeImageBytes(images.count, images.height, images.width, height, width);
+        });
+      });
+    runPlan(model, plan, images.count, values, convTimes, nullptr);
+    const DeviceTensor& out = values.deviceValue(model.outputs.front().name);
+    if (out.shape != outputShape)
+      throw Error("the output's shape " + shapeToString(out.shape) + " differs from the inferred " +
+                  shapeToString(outputShape));
+    values.runStage("download", "download", [&] { device_->downloadAsync(out, static_cast<float*>(scores->data())); });
+  }                        // the gate opens: the queued work runs
+  values.finish(nullptr);  // waits: every timing point has been passed
+  std::vector<StageTime> stages = values.timedStages();
+  stages.push_back(hostShare([&] {
+    Tensor host(outputShape);
+    std::copy_n(static_cast<const float*>(scores->data()), host.size(), host.data());
+    return host;
+  }));
+  return stages;
 }
 
 std::unique_ptr<Engine::RecordedBatch> Engine::recordBatch(const ByteImages& images) {

@@ -63,6 +63,17 @@ class Engine {
   // launch, from the second run with the same batch on (its result then has no conv times).
   InferenceResult inferBytes(const ByteImages& images);
   static constexpr int kRecordedBatchLimit = 1024;
+  // Where inferBytes' time goes: its step once more, never replayed, each stage timed on its own
+  // (CUDA events around each on the GPU, the host clock on the CPU): the upload of the bytes,
+  // their resize, every plan stage, the download of the probabilities into pinned memory and the
+  // host's share (copying them out, a softmax the model lacks). After the upload the GPU's work is
+  // held back until all of it is queued (Device::holdQueue), so the stages run back to back as a
+  // replay does and their times leave the host's launches out. The timing points between the
+  // stages still perturb the step, so this pass explains the time; inferBytes' own is the figure
+  // (above kRecordedBatchLimit it overlaps the upload with the resize, which this pass times
+  // apart). On the CPU there is no upload or download. Throws convscope::Error as inferBytes
+  // does, and for a model with more than one output.
+  std::vector<StageTime> timeEndToEndStages(const ByteImages& images);
   // Why the last batch that inferBytes tried to record could not be ("" when it was recorded).
   const std::string& recordingDeclined() const { return recordingDeclined_; }
   // Locks a host range in place while the returned owner lives, so that the GPU copies it at

@@ -16,6 +16,35 @@ std::string nodeContext(const Model& model, const Node& node) {
   return model.sourcePath + ": node '" + node.name + "' (" + node.opType + "): ";
 }
 
+// "conv 1", "tanh 2", "dense 1": each node's kind numbered per kind in execution order, as the
+// layer titles begin (layer_titles.h) -- the name a breakdown gives a stage.
+std::vector<std::string> shortLayerNames(const Model& model) {
+  std::map<std::string, int> numberOfKind;
+  std::vector<std::string> names;
+  for (const Node& node : model.nodes) {
+    const std::string& kind = node.op->description().kind;
+    names.push_back(kind + " " + std::to_string(++numberOfKind[kind]));
+  }
+  return names;
+}
+
+// A stage as a breakdown names it: its first layer, and the kinds fused into it.
+std::string stageName(const Model& model, const PlanStage& stage, const std::vector<std::string>& names) {
+  if (stage.wholeNetwork) return "whole network";  // the variant's one kernel
+  std::string name = names[stage.nodes.front()];
+  for (size_t k = 1; k < stage.nodes.size(); ++k) name += " + " + model.nodes[stage.nodes[k]].op->description().kind;
+  return name;
+}
+
+// Stages that only rename a value: no work on the GPU, no stage of a breakdown.
+bool onlyRenames(const Model& model, const PlanStage& stage) {
+  for (const size_t index : stage.nodes) {
+    const LayerRole role = model.nodes[index].op->description().role;
+    if (role != LayerRole::Flattening && role != LayerRole::PassThrough) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 ConvBackend& HostBackends::get(const std::string& variantId) {
@@ -26,6 +55,13 @@ ConvBackend& HostBackends::get(const std::string& variantId) {
 
 HostEvaluation::HostEvaluation(const Model& model, HostBackends& backends) : backends_(backends) {
   for (const auto& [name, tensor] : model.weights) values_[name] = &tensor;
+}
+
+void HostEvaluation::runStage(const std::string& name, const std::string& kind, const std::function<void()>& work) {
+  if (!timeStages_) return work();
+  const auto start = std::chrono::steady_clock::now();
+  work();
+  timedStages_.push_back({name, kind, secondsSince(start)});
 }
 
 void HostEvaluation::runOp(const Node& node, const ConvVariant* convVariant) {
@@ -76,6 +112,13 @@ DeviceEvaluation::DeviceEvaluation(Device& device, const std::map<std::string, D
                                    HostBackends& hostBackends)
     : device_(device), hostBackends_(hostBackends), values_(weights) {
   device_.beginRun();
+}
+
+void DeviceEvaluation::runStage(const std::string& name, const std::string& kind, const std::function<void()>& work) {
+  if (!timeStages_) return work();
+  // The same timing points as the conv stages' (Device::timed): they nest, on the one stream.
+  stageTimings_.push_back(device_.timed(work));
+  timedStages_.push_back({name, kind, 0.0});  // the seconds once finish() has waited
 }
 
 void DeviceEvaluation::bindStagedBytes(const ByteImages& images, int outHeight, int outWidth, bool copy) {
@@ -169,6 +212,7 @@ std::vector<double> DeviceEvaluation::finish(double* uploadSeconds) {
     *uploadSeconds = 0.0;
     for (int timing : uploads_) *uploadSeconds += device_.elapsedSeconds(timing);
   }
+  for (size_t k = 0; k < stageTimings_.size(); ++k) timedStages_[k].seconds = device_.elapsedSeconds(stageTimings_[k]);
   return seconds;
 }
 
@@ -181,10 +225,11 @@ std::vector<const DeviceTensor*> DeviceEvaluation::inputsOf(const Node& node) co
 void runPlan(const Model& model, const Plan& plan, int64_t batch, Evaluation& values,
              std::vector<ConvLayerTime>& stageTimes, std::vector<LayerOutput>* captured) {
   const std::map<std::string, size_t> lastUse = lastReaders(model);
+  const std::vector<std::string> names = values.timesEveryStage() ? shortLayerNames(model) : std::vector<std::string>{};
   for (const PlanStage& stage : plan.stages) {
     const Node& first = model.nodes[stage.nodes.front()];
     const Node& last = model.nodes[stage.nodes.back()];
-    try {
+    const auto run = [&] {
       if (stage.wholeNetwork) {
         if (!stage.network) throw Error("internal: a whole-network stage without its network");
         const ChainNetwork& network = *stage.network;
@@ -234,6 +279,12 @@ void runPlan(const Model& model, const Plan& plan, int64_t batch, Evaluation& va
       } else {
         values.runOp(first, nullptr);
       }
+    };
+    try {
+      if (!values.timesEveryStage() || onlyRenames(model, stage))
+        run();
+      else
+        values.runStage(stageName(model, stage, names), stage.hasConv || stage.wholeNetwork ? "conv" : "layer", run);
     } catch (const Error& e) {
       throw Error(nodeContext(model, first) + e.what());
     }

@@ -43,6 +43,16 @@ struct LayerOutput {
   LayerRole role = LayerRole::Other;  // what the node is to a reader (the input: Other)
 };
 
+// One stage of a step timed on its own (Evaluation::timeEveryStage): its name ("upload", "resize",
+// a plan stage such as "conv 1 + tanh + max-pool", "download"), what kind of work it is ("upload",
+// "resize", "conv", "layer", "download", "host") and its seconds (CUDA events on the GPU, the host
+// clock on the CPU).
+struct StageTime {
+  std::string name;
+  std::string kind;
+  double seconds = 0.0;
+};
+
 // A batch of 8-bit images as the data set stores them: count x height x width bytes, row-major.
 struct ByteImages {
   const uint8_t* pixels = nullptr;
@@ -63,6 +73,14 @@ class HostBackends {
 class Evaluation {
  public:
   virtual ~Evaluation() = default;
+  // Times every stage that runStage() runs, each on its own (the end-to-end breakdown's
+  // instrumented pass). Off by default: an ordinary run has no timing points but its conv stages'.
+  void timeEveryStage(bool on) { timeStages_ = on; }
+  bool timesEveryStage() const { return timeStages_; }
+  // Runs `work` as the stage `name` of kind `kind`, timed when timeEveryStage is on.
+  virtual void runStage(const std::string& name, const std::string& kind, const std::function<void()>& work) = 0;
+  // The stages timed, in order; their seconds are known once finish() has waited.
+  const std::vector<StageTime>& timedStages() const { return timedStages_; }
   virtual void bindInput(const std::string& name, const Tensor& value) = 0;
   // A stage without a Conv, or a Conv on its own (the op adds its bias), through the op's code.
   virtual void runOp(const Node& node, const ConvVariant* convVariant) = 0;
@@ -78,6 +96,10 @@ class Evaluation {
   virtual void release(const std::string& name) = 0;  // after its last reader
   // Waits for the work and returns the seconds of every conv run since the start, in order.
   virtual std::vector<double> finish(double* uploadSeconds) = 0;
+
+ protected:
+  bool timeStages_ = false;
+  std::vector<StageTime> timedStages_;
 };
 
 // Host tensors: the model's weights and the bound inputs are borrowed, not copied (a
@@ -87,6 +109,7 @@ class HostEvaluation final : public Evaluation {
   HostEvaluation(const Model& model, HostBackends& backends);
 
   void bindInput(const std::string& name, const Tensor& value) override { values_[name] = &value; }
+  void runStage(const std::string& name, const std::string& kind, const std::function<void()>& work) override;
   void runOp(const Node& node, const ConvVariant* convVariant) override;
   void runFused(const Node& node, const std::string& output, const Shape& outputShape, const ConvProblem& problem,
                 const ConvVariant& variant, const ConvEpilogue& epilogue) override;
@@ -130,6 +153,7 @@ class DeviceEvaluation final : public Evaluation {
   void bindStagedBytes(const ByteImages& images, int outHeight, int outWidth, bool copy);
   const DeviceTensor& deviceValue(const std::string& name) const { return values_.at(name); }
 
+  void runStage(const std::string& name, const std::string& kind, const std::function<void()>& work) override;
   void runOp(const Node& node, const ConvVariant* convVariant) override;
   void runFused(const Node& node, const std::string& output, const Shape& outputShape, const ConvProblem& problem,
                 const ConvVariant& variant, const ConvEpilogue& epilogue) override;
@@ -150,8 +174,9 @@ class DeviceEvaluation final : public Evaluation {
   Device& device_;
   HostBackends& hostBackends_;
   std::map<std::string, DeviceTensor> values_;
-  std::vector<int> timings_;  // the conv stages'
-  std::vector<int> uploads_;  // the batch's
+  std::vector<int> timings_;       // the conv stages'
+  std::vector<int> uploads_;       // the batch's
+  std::vector<int> stageTimings_;  // timeEveryStage: one per entry of timedStages_
   Device::StagedImages staged_;
   int stagedHeight_ = 0, stagedWidth_ = 0;
 };
@@ -159,7 +184,10 @@ class DeviceEvaluation final : public Evaluation {
 // Runs every stage of `plan` on `values`, whose inputs are bound: frees each value after its last
 // reader, appends each stage's output to `captured` when given, and appends a record per conv
 // stage to `stageTimes` (its seconds are known once finishPlan() has waited). `batch`: the
-// images of a whole-network stage. An error names the model file and the node.
+// images of a whole-network stage. An error names the model file and the node. Each stage runs
+// through Evaluation::runStage, named as a student reads it ("conv 1 + tanh + max-pool",
+// "dense 2"), except the stages that only rename a value (Flatten, Reshape, Identity, Dropout):
+// they queue no work on the GPU, and are no stage of a breakdown.
 void runPlan(const Model& model, const Plan& plan, int64_t batch, Evaluation& values,
              std::vector<ConvLayerTime>& stageTimes, std::vector<LayerOutput>* captured);
 
