@@ -36,12 +36,34 @@ using Tag = memory::format_tag;
 
 // A chunk's data in cache between the convolution and the pooling: about half a core's L2.
 constexpr int64_t kChunkBytes = int64_t{512} << 10;
+// A chunk of fewer FLOPs than this runs on the calling thread alone. Spread over the cores it
+// would save a few microseconds at best, about what waking the other threads and joining them
+// costs: lenet5's two layers for one image (0.24 and 0.48 MFLOP) took 9.4 and 6.5 us on one core
+// of the 2-core development machine and 10-21 and 7-9 us on two (docs/results/2026-11-26-cpu-latency).
+constexpr int64_t kSerialChunkFlops = int64_t{1} << 20;
 // oneDNN's kernels load whole cache lines; buffers start on one.
 constexpr size_t kAlignment = 64;
 
 size_t alignUp(size_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
+
+bool runsSerially(const ConvProblem& p, int images) {
+  return p.flops() / std::max(p.batch, 1) * images < kSerialChunkFlops;
+}
+
+// oneDNN (its OpenMP build) sizes a primitive's thread split, and runs it, with as many threads
+// as omp_get_max_threads() says at that moment. While this lives the calling thread says `threads`.
+class OneDnnThreads {
+ public:
+  explicit OneDnnThreads(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~OneDnnThreads() { omp_set_num_threads(previous_); }
+  OneDnnThreads(const OneDnnThreads&) = delete;
+  OneDnnThreads& operator=(const OneDnnThreads&) = delete;
+
+ private:
+  int previous_;
+};
 
 dnnl::algorithm eltwiseOf(Activation activation) {
   switch (activation) {
@@ -146,7 +168,12 @@ class CpuOneDnnConv final : public ConvBackend {
         e.bias != nullptr,
         e.hasActivation ? static_cast<int>(e.activation) : -1};
     std::unique_ptr<ChunkKernels>& slot = cache_[key];
-    if (!slot) slot = makeKernels(p, images, e);
+    if (!slot) {
+      // A small chunk's primitive is made for the one thread that runs it (its scratchpad too).
+      std::optional<OneDnnThreads> oneThread;
+      if (runsSerially(p, images)) oneThread.emplace(1);
+      slot = makeKernels(p, images, e);
+    }
     return *slot;
   }
 
@@ -296,8 +323,14 @@ class CpuOneDnnConv final : public ConvBackend {
     };
 
     if (s.threads == 1) {
-      // One chunk at a time, each spread over the cores by oneDNN (one image's latency).
-      for (int c = 0; c < s.chunks; ++c) runChunk(c, base, stream, true);
+      // One chunk at a time, each spread over the cores by oneDNN (one image's latency), unless it
+      // is too small to gain from more than one.
+      for (int c = 0; c < s.chunks; ++c) {
+        const bool serial = runsSerially(p, (c == s.chunks - 1 ? s.last : s.full)->images);
+        std::optional<OneDnnThreads> oneThread;
+        if (serial) oneThread.emplace(1);
+        runChunk(c, base, stream, !serial);
+      }
       return;
     }
     OmpExceptions errors;
