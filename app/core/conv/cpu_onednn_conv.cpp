@@ -39,7 +39,7 @@ constexpr int64_t kChunkBytes = int64_t{512} << 10;
 // A chunk of fewer FLOPs than this runs on the calling thread alone. Spread over the cores it
 // would save a few microseconds at best, about what waking the other threads and joining them
 // costs: lenet5's two layers for one image (0.24 and 0.48 MFLOP) took 9.4 and 6.5 us on one core
-// of the 2-core development machine and 10-21 and 7-9 us on two (docs/results/2026-11-26-cpu-latency).
+// of the 2-core development machine and 10-22 and 7-10 us on two (docs/results/2026-11-26-cpu-latency).
 constexpr int64_t kSerialChunkFlops = int64_t{1} << 20;
 // oneDNN's kernels load whole cache lines; buffers start on one.
 constexpr size_t kAlignment = 64;
