@@ -290,6 +290,87 @@ TEST_P(FusedEpilogueCorrectness, MatchesDoublePrecisionEpilogueOnRandomChains) {
   EXPECT_GT(checked, 20);
 }
 
+// A CPU backend keeps state between calls of one shape (primitives, reordered weights, the
+// buffers' memory objects). Each call must still read the buffers it is given, with the values
+// they hold now: new buffers, the same buffers refilled, and a bias, weights or output moved.
+// Shapes: lenet5's two layers for one image (run on the calling thread alone), one image of a
+// layer large enough for oneDNN to spread over the cores, and a batch cut into chunks.
+TEST(HostBackends, RepeatedCallsOfOneShapeReadTheBuffersOfEachCall) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const auto pool2x2 = [](const ConvProblem& p) {
+    PoolGeometry g;
+    g.planes = int64_t{p.batch} * p.outChannels;
+    g.inHeight = p.outHeight();
+    g.inWidth = p.outWidth();
+    g.kernelHeight = g.kernelWidth = g.strideHeight = g.strideWidth = 2;
+    g.outHeight = g.inHeight / 2;
+    g.outWidth = g.inWidth / 2;
+    return g;
+  };
+  ConvProblem lenet1{1, 1, 28, 28, 6, 5, 5};
+  lenet1.padTop = lenet1.padLeft = lenet1.padBottom = lenet1.padRight = 2;
+  const ConvProblem lenet2{1, 6, 14, 14, 16, 5, 5};
+  const ConvProblem wide{1, 8, 41, 41, 24, 5, 5};    // 36 MFLOP: oneDNN's threads
+  const ConvProblem batch{13, 3, 23, 23, 10, 3, 3};  // chunks on several threads
+  testing::EpilogueBackend yardstick;
+  for (const ConvVariant& variant : convVariants()) {
+    if (variant.runsOnGpu() || !variant.canFuse("AveragePool") || !variant.canFuse("Relu")) continue;
+    std::unique_ptr<ConvBackend> backend = createConvBackend(variant.id);
+    for (const ConvProblem& p : {lenet1, lenet2, wide, batch}) {
+      for (const bool fused : {false, true}) {
+        SCOPED_TRACE(variant.id + " " + p.describe() + (fused ? ", bias, relu, average pool" : ""));
+        struct Buffers {
+          std::vector<float> x, w, bias, y;
+        };
+        ConvEpilogue e;
+        if (fused) {
+          e.hasActivation = true;
+          e.activation = Activation::Relu;
+          e.hasPool = true;
+          e.pool = pool2x2(p);
+        }
+        const size_t outputs =
+            static_cast<size_t>(fused ? e.pool.planes * e.pool.outHeight * e.pool.outWidth : p.outputElements());
+        const auto fill = [&](Buffers& b) {
+          b.x.resize(static_cast<size_t>(p.inputElements()));
+          b.w.resize(static_cast<size_t>(p.weightElements()));
+          b.bias.resize(static_cast<size_t>(p.outChannels));
+          for (std::vector<float>* v : {&b.x, &b.w, &b.bias})
+            for (float& f : *v) f = value(rng);
+          b.y.assign(outputs, std::numeric_limits<float>::quiet_NaN());
+        };
+        const auto check = [&](Buffers& b, const char* call) {
+          SCOPED_TRACE(call);
+          ConvEpilogue withBias = e;
+          if (fused) withBias.bias = b.bias.data();
+          std::vector<float> want(outputs);
+          yardstick.forwardFused(p, b.x.data(), b.w.data(), want.data(), withBias);
+          if (fused)
+            backend->forwardFused(p, b.x.data(), b.w.data(), b.y.data(), withBias);
+          else
+            backend->forward(p, b.x.data(), b.w.data(), b.y.data());
+          int wrong = 0;
+          for (size_t i = 0; i < outputs && wrong < 3; ++i)
+            if (!(std::fabs(b.y[i] - want[i]) <= 1e-4f))
+              ++wrong, ADD_FAILURE() << i << ": " << b.y[i] << ", want " << want[i];
+        };
+        Buffers first, second;
+        fill(first);
+        check(first, "first call");
+        fill(second);
+        check(second, "other buffers");
+        fill(first);  // new values in the first call's buffers (same addresses)
+        check(first, "the first buffers refilled");
+        std::vector<float> movedBias = second.bias;  // the bias alone moves
+        second.bias.swap(movedBias);
+        fill(second);
+        check(second, "a moved bias, new values");
+      }
+    }
+  }
+}
+
 // oneDNN's conv output is channel-blocked; the pooling reads it as it is. It must give exactly
 // what the plane-by-plane pooling of the MaxPool and AveragePool operators gives, bit for bit,
 // NaN and infinities included, for every window geometry.

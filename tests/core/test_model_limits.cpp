@@ -235,6 +235,41 @@ TEST(MemoryLimits, PicturesHeldTogetherAreCountedAgainstTheLimit) {
                                                       "the limit is 100.0 MB", "CONVSCOPE_MEMORY_LIMIT_MB"});
 }
 
+TEST(MemoryLimits, AnEngineThatRanABatchRefusesItAgainUnderALowerLimit) {
+  // infer() keeps the estimate of the last shapes that passed; the limit is read on every call.
+  const auto model = bigConvModel(500, 3, 0);
+  Engine engine(model, "cpu-reference");
+  const int64_t one = engine.estimateMemory(1).bytes, two = engine.estimateMemory(2).bytes;
+  ASSERT_GT(one, 2'000'000);
+  ASSERT_GT(two, one + 2'000'000);
+  const auto megabytes = [](int64_t bytes) { return std::to_string(bytes / 1'000'000); };
+  const Tensor picture({1, 1, 500, 500}, 0.25f), pair({2, 1, 500, 500}, 0.25f);
+  {
+    const ScopedMemoryLimit limit(megabytes(2 * two).c_str());
+    EXPECT_NO_THROW(engine.infer(picture));
+    EXPECT_NO_THROW(engine.infer(picture));  // the kept estimate
+  }
+  {
+    const ScopedMemoryLimit limit(megabytes(one / 2).c_str());
+    expectError([&] { engine.infer(picture); },
+                {"big.onnx: ", "layer '", "needs", "batch 1", "the limit is", "CONVSCOPE_MEMORY_LIMIT_MB"});
+    expectError([&] { engine.checkMemory(1); }, {"big.onnx: ", "batch 1", "the limit is"});
+  }
+  {
+    const ScopedMemoryLimit limit(megabytes((one + two) / 2).c_str());  // one picture fits, two do not
+    const InferenceResult again = engine.infer(picture);
+    EXPECT_EQ(again.probabilities.shape(), (Shape{1, 2 * 498 * 498}));
+    // Each batch size is checked for its own shape, not the one checked last.
+    expectError([&] { engine.infer(pair); }, {"big.onnx: ", "batch 2", "the limit is"});
+    EXPECT_NO_THROW(engine.infer(picture));
+  }
+  {
+    const ScopedMemoryLimit limit(megabytes(2 * two).c_str());
+    EXPECT_NO_THROW(engine.infer(pair));
+    EXPECT_NO_THROW(engine.infer(picture));
+  }
+}
+
 TEST(MemoryLimits, PictureAtModelInputIsTheAspectKeepingResizeOrThePictureItself) {
   const auto model = bigConvModel(6, 3, 0);
   Engine engine(model, "cpu-reference");

@@ -36,12 +36,34 @@ using Tag = memory::format_tag;
 
 // A chunk's data in cache between the convolution and the pooling: about half a core's L2.
 constexpr int64_t kChunkBytes = int64_t{512} << 10;
+// A chunk of fewer FLOPs than this runs on the calling thread alone. Spread over the cores it
+// would save a few microseconds at best, about what waking the other threads and joining them
+// costs: lenet5's two layers for one image (0.24 and 0.48 MFLOP) took 9.4 and 6.5 us on one core
+// of the 2-core development machine and 10-22 and 7-10 us on two (docs/results/2026-11-26-cpu-latency).
+constexpr int64_t kSerialChunkFlops = int64_t{1} << 20;
 // oneDNN's kernels load whole cache lines; buffers start on one.
 constexpr size_t kAlignment = 64;
 
 size_t alignUp(size_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
+
+bool runsSerially(const ConvProblem& p, int images) {
+  return p.flops() / std::max(p.batch, 1) * images < kSerialChunkFlops;
+}
+
+// oneDNN (its OpenMP build) sizes a primitive's thread split, and runs it, with as many threads
+// as omp_get_max_threads() says at that moment. While this lives the calling thread says `threads`.
+class OneDnnThreads {
+ public:
+  explicit OneDnnThreads(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~OneDnnThreads() { omp_set_num_threads(previous_); }
+  OneDnnThreads(const OneDnnThreads&) = delete;
+  OneDnnThreads& operator=(const OneDnnThreads&) = delete;
+
+ private:
+  int previous_;
+};
 
 dnnl::algorithm eltwiseOf(Activation activation) {
   switch (activation) {
@@ -63,6 +85,14 @@ struct KernelKey {
   auto operator<=>(const KernelKey&) const = default;
 };
 
+// A oneDNN memory object over one buffer. Making one takes about a microsecond (the library
+// allocates it and copies its descriptor); a run on the calling thread finds most buffers where
+// the last run left them (the workspace, the reordered weights, the bias) and keeps their objects.
+struct MemoryAt {
+  memory object;
+  const void* handle = nullptr;
+};
+
 // The primitives that run one chunk of `images` images: the convolution with its bias and
 // activation, and the reorders between ConvScope's NCHW tensors and the layouts oneDNN chose.
 struct ChunkKernels {
@@ -77,6 +107,12 @@ struct ChunkKernels {
   // call with the same weights (every call of one engine) skips the reorder.
   std::vector<float> weightsSeen;
   std::unique_ptr<std::byte[]> reorderedWeights;
+  // The calling thread's memory objects from its last run of this chunk size (runs are serialised
+  // by the backend's mutex; the threads of a parallel region make their own).
+  struct Memories {
+    MemoryAt userSrc, convSrc, weights, convDst, scratchpad, bias, plainDst;
+  };
+  mutable Memories callingThread;
 
   // Per thread: the input in oneDNN's layout, the conv output in oneDNN's layout, the conv output
   // as NCHW planes (for a pooling that cannot read its layout), and the library's scratch memory.
@@ -146,7 +182,12 @@ class CpuOneDnnConv final : public ConvBackend {
         e.bias != nullptr,
         e.hasActivation ? static_cast<int>(e.activation) : -1};
     std::unique_ptr<ChunkKernels>& slot = cache_[key];
-    if (!slot) slot = makeKernels(p, images, e);
+    if (!slot) {
+      // A small chunk's primitive is made for the one thread that runs it (its scratchpad too).
+      std::optional<OneDnnThreads> oneThread;
+      if (runsSerially(p, images)) oneThread.emplace(1);
+      slot = makeKernels(p, images, e);
+    }
     return *slot;
   }
 
@@ -244,8 +285,19 @@ class CpuOneDnnConv final : public ConvBackend {
     const int64_t inImage = p.inputElements() / p.batch;
     const int64_t convImage = p.outputElements() / p.batch;
     const int64_t outImage = e.hasPool ? int64_t{p.outChannels} * e.pool.outHeight * e.pool.outWidth : convImage;
-    const auto runChunk = [&](int c, std::byte* scratch, dnnl::stream& chunkStream, bool poolInParallel) {
+    const auto runChunk = [&](int c, std::byte* scratch, dnnl::stream& chunkStream, bool poolInParallel,
+                              bool callingThread) {
       const ChunkKernels& k = c == s.chunks - 1 ? *s.last : *s.full;
+      ChunkKernels::Memories fresh;
+      ChunkKernels::Memories& kept = callingThread ? k.callingThread : fresh;
+      // The object for `desc` over `handle`: the kept one while its buffer has not moved.
+      const auto memoryAt = [this](MemoryAt& slot, const memory::desc& desc, const void* handle) -> memory& {
+        if (!slot.object || slot.handle != handle) {
+          slot.object = memory(desc, engine_, const_cast<void*>(handle));
+          slot.handle = handle;
+        }
+        return slot.object;
+      };
       const int64_t first = int64_t{c} * s.chunk;
       std::byte* next = scratch;
       const auto take = [&next](size_t size) {
@@ -253,23 +305,23 @@ class CpuOneDnnConv final : public ConvBackend {
         next += size;
         return at;
       };
-      memory userSrc(k.userSrc, engine_, const_cast<float*>(input + first * inImage));
+      memory userSrc = memoryAt(kept.userSrc, k.userSrc, input + first * inImage);
       memory convSrc = userSrc;
       if (k.srcReorder) {
-        convSrc = memory(k.convSrc, engine_, take(k.srcBytes()));
+        convSrc = memoryAt(kept.convSrc, k.convSrc, take(k.srcBytes()));
         k.srcReorder->execute(chunkStream, userSrc, convSrc);
       }
       // Without pooling, an NCHW conv output goes straight to `output`.
       float* chunkOut = output + first * outImage;
       void* convDstHandle = k.convDstBytes(e.hasPool) ? static_cast<void*>(take(k.convDstBytes(e.hasPool)))
                                                       : static_cast<void*>(chunkOut);
-      memory convDst(k.convDst, engine_, convDstHandle);
-      memory scratchpad(k.scratchpad, engine_, take(alignUp(k.scratchpad.get_size())));
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, convSrc},
-                                           {DNNL_ARG_WEIGHTS, memory(k.convWeights, engine_, convWeights.at(&k))},
-                                           {DNNL_ARG_DST, convDst},
-                                           {DNNL_ARG_SCRATCHPAD, scratchpad}};
-      if (e.bias) args.emplace(DNNL_ARG_BIAS, memory(k.bias, engine_, const_cast<float*>(e.bias)));
+      memory convDst = memoryAt(kept.convDst, k.convDst, convDstHandle);
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, convSrc},
+          {DNNL_ARG_WEIGHTS, memoryAt(kept.weights, k.convWeights, convWeights.at(&k))},
+          {DNNL_ARG_DST, convDst},
+          {DNNL_ARG_SCRATCHPAD, memoryAt(kept.scratchpad, k.scratchpad, take(alignUp(k.scratchpad.get_size())))}};
+      if (e.bias) args.emplace(DNNL_ARG_BIAS, memoryAt(kept.bias, k.bias, e.bias));
       k.conv.execute(chunkStream, args);
       if (e.hasPool && k.dstBlock) {
         chunkStream.wait();
@@ -280,8 +332,7 @@ class CpuOneDnnConv final : public ConvBackend {
       const float* plain = static_cast<const float*>(convDstHandle);
       if (k.dstReorder) {
         void* plainHandle = e.hasPool ? static_cast<void*>(take(k.plainDstBytes(true))) : chunkOut;
-        memory plainDst(k.userDst, engine_, plainHandle);
-        k.dstReorder->execute(chunkStream, convDst, plainDst);
+        k.dstReorder->execute(chunkStream, convDst, memoryAt(kept.plainDst, k.userDst, plainHandle));
         plain = static_cast<const float*>(plainHandle);
       }
       chunkStream.wait();
@@ -296,8 +347,14 @@ class CpuOneDnnConv final : public ConvBackend {
     };
 
     if (s.threads == 1) {
-      // One chunk at a time, each spread over the cores by oneDNN (one image's latency).
-      for (int c = 0; c < s.chunks; ++c) runChunk(c, base, stream, true);
+      // One chunk at a time, each spread over the cores by oneDNN (one image's latency), unless it
+      // is too small to gain from more than one.
+      for (int c = 0; c < s.chunks; ++c) {
+        const bool serial = runsSerially(p, (c == s.chunks - 1 ? s.last : s.full)->images);
+        std::optional<OneDnnThreads> oneThread;
+        if (serial) oneThread.emplace(1);
+        runChunk(c, base, stream, !serial, true);
+      }
       return;
     }
     OmpExceptions errors;
@@ -309,7 +366,7 @@ class CpuOneDnnConv final : public ConvBackend {
 #pragma omp for schedule(dynamic)
       for (int c = 0; c < s.chunks; ++c)
         errors.run([&] {
-          if (threadStream) runChunk(c, scratch, *threadStream, false);
+          if (threadStream) runChunk(c, scratch, *threadStream, false, false);
         });
     }
     errors.rethrow();

@@ -1,5 +1,7 @@
 #include "app/core/engine/engine.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -81,8 +83,17 @@ int Engine::largestBatchThatFits(bool captureLayers) const {
 
 void Engine::checkMemoryFor(const std::map<std::string, Shape>& inputShapes, int64_t batch, bool captureLayers) const {
   const MemoryLimit limit = memoryLimit();
+  // The CPU backends' workspaces depend on how many threads share a batch.
+  const int threads = omp_get_max_threads();
+  if (passedCheck_ && passedCheck_->inputShapes == inputShapes && passedCheck_->captureLayers == captureLayers &&
+      passedCheck_->threads == threads && passedCheck_->need.bytes <= limit.bytes)
+    return;
   const MemoryEstimate need = estimateFor(inputShapes, captureLayers, limit.bytes);
-  if (need.bytes <= limit.bytes) return;
+  if (need.bytes <= limit.bytes) {
+    // Within the limit the estimate walked every stage: `need` is the whole peak, valid for any limit.
+    passedCheck_ = PassedCheck{inputShapes, captureLayers, threads, need};
+    return;
+  }
   std::string message = model_->sourcePath + ": layer '" + need.node + "' (" + need.opType + ") needs " +
                         formatBytes(need.bytes) + " for batch " + std::to_string(batch);
   if (need.workspaceBytes > 0)

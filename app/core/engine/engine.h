@@ -126,6 +126,17 @@ class Engine {
   std::unique_ptr<Device> device_;  // GPU variants; outlives the weights below
   std::map<std::string, DeviceTensor> deviceWeights_;
   std::unique_ptr<RecordedBatch> recorded_;  // the last batch shape inferBytes recorded
+  // The last memory check that passed: every infer() checks, and the estimate (shape inference
+  // over the whole graph, the plan's walk, the backends' workspaces) cost a third of a small
+  // batch's time on the CPU. The same shapes, capture flag and thread count need the same bytes;
+  // only the limit, which the environment can change, is read again each time.
+  struct PassedCheck {
+    std::map<std::string, Shape> inputShapes;
+    bool captureLayers = false;
+    int threads = 0;
+    MemoryEstimate need;
+  };
+  mutable std::optional<PassedCheck> passedCheck_;
   std::string recordingDeclined_;
 };
 

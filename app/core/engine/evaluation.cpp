@@ -224,7 +224,6 @@ std::vector<const DeviceTensor*> DeviceEvaluation::inputsOf(const Node& node) co
 
 void runPlan(const Model& model, const Plan& plan, int64_t batch, Evaluation& values,
              std::vector<ConvLayerTime>& stageTimes, std::vector<LayerOutput>* captured) {
-  const std::map<std::string, size_t> lastUse = lastReaders(model);
   const std::vector<std::string> names = values.timesEveryStage() ? shortLayerNames(model) : std::vector<std::string>{};
   for (const PlanStage& stage : plan.stages) {
     const Node& first = model.nodes[stage.nodes.front()];
@@ -289,9 +288,7 @@ void runPlan(const Model& model, const Plan& plan, int64_t batch, Evaluation& va
       throw Error(nodeContext(model, first) + e.what());
     }
     if (captured) captured->push_back({last.name, last.opType, values.fetch(last.output), last.op->description().role});
-    for (const size_t index : stage.nodes)
-      for (const std::string& name : model.nodes[index].inputs)
-        if (lastUse.at(name) == index) values.release(name);
+    for (const std::string& name : stage.lastReadHere) values.release(name);
   }
 }
 

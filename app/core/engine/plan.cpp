@@ -9,6 +9,15 @@
 namespace convscope {
 namespace {
 
+Plan withLastReads(const Model& model, Plan plan) {
+  const std::map<std::string, size_t> lastUse = lastReaders(model);
+  for (PlanStage& stage : plan.stages)
+    for (const size_t index : stage.nodes)
+      for (const std::string& name : model.nodes[index].inputs)
+        if (lastUse.at(name) == index) stage.lastReadHere.push_back(name);
+  return plan;
+}
+
 std::string nodeLabel(const Node& node) {
   return node.name + " (" + node.opType + ")";
 }
@@ -56,7 +65,7 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
       stage.variant = selected.id;
       stage.onGpu = plan.onGpu;
       plan.stages.push_back(std::move(stage));
-      return plan;
+      return withLastReads(model, std::move(plan));
     }
   }
 
@@ -104,7 +113,7 @@ Plan makePlan(const Model& model, const std::string& variantId, const std::map<s
     }
     plan.stages.push_back(std::move(stage));
   }
-  return plan;
+  return withLastReads(model, std::move(plan));
 }
 
 int Plan::fallbackCount() const {

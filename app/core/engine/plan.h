@@ -31,6 +31,10 @@ struct PlanStage {
   // planner read off the graph, so the evaluator need not read it again.
   bool wholeNetwork = false;
   std::shared_ptr<const ChainNetwork> network;
+  // The values this stage's nodes read for the last time (lastReaders()), in the order they read
+  // them: the evaluator frees them after the stage. Set by makePlan, so that a run of a kept plan
+  // does not walk the graph again.
+  std::vector<std::string> lastReadHere;
 
   bool fused() const { return nodes.size() > 1; }
 };

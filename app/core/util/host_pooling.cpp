@@ -91,7 +91,11 @@ void poolBlock(const PoolGeometry& g, bool maxPool, const float* src, float* con
       } else {
         count = std::max(0, yEnd - yBegin) * std::max(0, xEnd - xBegin);
       }
-      for (int l = 0; l < lanes; ++l) planes[l][at] = count > 0 ? acc[l] / static_cast<float>(count) : 0.0f;
+      // Divided as one vector, then scattered: the same IEEE quotients as one lane at a time.
+      const float divisor = count > 0 ? static_cast<float>(count) : 1.0f;
+#pragma omp simd
+      for (int l = 0; l < Block; ++l) acc[l] = count > 0 ? acc[l] / divisor : 0.0f;
+      for (int l = 0; l < lanes; ++l) planes[l][at] = acc[l];
     }
 }
 

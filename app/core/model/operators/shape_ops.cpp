@@ -36,7 +36,11 @@ class FlattenOp final : public ShapeOnlyOp {
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < static_cast<int>(in[0].size()); ++d) {
       int64_t& side = d < axis ? outer : inner;
-      side = checkedMul(side, in[0][d], "the flattened shape of " + shapeToString(in[0]));
+      // The message is built only on overflow: this runs on every inference.
+      if (int64_t product = 0; __builtin_mul_overflow(side, in[0][d], &product))
+        checkedMul(side, in[0][d], "the flattened shape of " + shapeToString(in[0]));  // throws
+      else
+        side = product;
     }
     return {outer, inner};
   }
