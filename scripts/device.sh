@@ -11,7 +11,7 @@
 # that the end-to-end floor needs). Logs and screenshots go under $OUT.
 # Stages can be chosen: STAGES="test sanitize bench class ncu" (default: test sanitize bench); class
 # grades a made-up class of CLASS_SIZE (default 24) submissions with convscope-cli grade; the ncu
-# stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch 10,000;
+# stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch NCU_BATCH (default 10,000);
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
 # BENCH_BATCHES (comma-separated) sets the batch sizes of the benchmark and of PyTorch (default: 1,100,1000,10000);
 # PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests;
@@ -100,7 +100,7 @@ if stage sanitize; then
     run "$build/tests/test_fused_epilogue"
     run "$build/tests/test_whole_network"
     run "$build/tests/test_end_to_end_gpu" \
-      --gtest_filter='GpuImageBytes.*:Registry/GpuEndToEnd.*/gpu_whole_network:Registry/GpuEndToEnd.*/gpu_fused_epilogue:Registry/GpuEndToEnd.*/gpu_tensor*'
+      --gtest_filter='GpuImageBytes.*:GpuQueueGate.*:Registry/GpuEndToEnd.Recorded*/gpu_whole_network:Registry/GpuEndToEnd.Recorded*/gpu_fused_epilogue:Registry/GpuEndToEnd.Recorded*/gpu_tensor*'
     run "$cli" kernel check examples/kernels/tiled_conv.cu --no-network
     # "ERROR SUMMARY: N errors" (memcheck, synccheck, initcheck) and "RACECHECK SUMMARY: N hazards".
     local errors
@@ -198,7 +198,7 @@ if stage ncu; then
     ncu --kernel-name regex:'^(conv|wholeNetwork)' --launch-count 2 --section SpeedOfLight --section LaunchStats \
       --section Occupancy --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
       --section ComputeWorkloadAnalysis --section InstructionStats \
-      "$cli" bench --variants "$v" --batches 10000 --repeats 1 --warmups 0 >"$LOGS/ncu-$v.txt" 2>&1 || status=1
+      "$cli" bench --variants "$v" --batches "${NCU_BATCH:-10000}" --repeats 1 --warmups 0 >"$LOGS/ncu-$v.txt" 2>&1 || status=1
     grep -E "^  [a-zA-Z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Warp Cycles Per Issued" "$LOGS/ncu-$v.txt" | head -40
   done
 fi
