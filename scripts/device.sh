@@ -99,8 +99,13 @@ if stage sanitize; then
     run "$build/tests/test_gpu_engine" --gtest_filter="$every_gpu_variant"
     run "$build/tests/test_fused_epilogue"
     run "$build/tests/test_whole_network"
+    # The queue gate's test holds the stream with a host function; initcheck (CUDA 13, H100) runs
+    # the work queued behind it at once, so that test's timing fails under it with no error found:
+    # the other three tools run it.
+    local gate='GpuQueueGate.*:'
+    [ "$tool" = initcheck ] && gate=''
     run "$build/tests/test_end_to_end_gpu" \
-      --gtest_filter='GpuImageBytes.*:GpuQueueGate.*:Registry/GpuEndToEnd.Recorded*/gpu_whole_network:Registry/GpuEndToEnd.Recorded*/gpu_fused_epilogue:Registry/GpuEndToEnd.Recorded*/gpu_tensor*'
+      --gtest_filter="GpuImageBytes.*:${gate}Registry/GpuEndToEnd.Recorded*/gpu_whole_network:Registry/GpuEndToEnd.Recorded*/gpu_fused_epilogue:Registry/GpuEndToEnd.Recorded*/gpu_tensor*"
     run "$cli" kernel check examples/kernels/tiled_conv.cu --no-network
     # "ERROR SUMMARY: N errors" (memcheck, synccheck, initcheck) and "RACECHECK SUMMARY: N hazards".
     local errors
