@@ -202,7 +202,7 @@ if stage ncu; then
   for v in ${NCU_VARIANTS:-gpu-restrict-unroll gpu-tensor-tf32 gpu-whole-network}; do
     ncu --kernel-name regex:'^(conv|wholeNetwork)' --launch-count 2 --section SpeedOfLight --section LaunchStats \
       --section Occupancy --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
-      --section ComputeWorkloadAnalysis --section InstructionStats \
+      --section ComputeWorkloadAnalysis --section InstructionStats --section MemoryWorkloadAnalysis_Tables --section SourceCounters \
       "$cli" bench --variants "$v" --batches "${NCU_BATCH:-10000}" --repeats 1 --warmups 0 >"$LOGS/ncu-$v.txt" 2>&1 || status=1
     grep -E "^  [a-zA-Z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Warp Cycles Per Issued" "$LOGS/ncu-$v.txt" | head -40
   done

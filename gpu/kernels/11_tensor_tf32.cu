@@ -20,10 +20,16 @@ using implicit_gemm::Precision;
 constexpr int kMTiles = 4;  // a warp computes 64 pixels x 32 maps
 constexpr const char* kName = "conv_implicit_gemm_tf32";
 
+template <int NTiles>
 __global__ void __launch_bounds__(32 * implicit_gemm::kMaxWarps, 1)
     conv_implicit_gemm_tf32(const implicit_gemm::MmaConvArgs args) {
-  implicit_gemm::runImplicitGemm<Precision::kTf32, kMTiles>(args);
+  implicit_gemm::runImplicitGemm<Precision::kTf32, kMTiles, NTiles>(args);
 }
+
+// One kernel per n-tiles a warp computes (1 to 4: 8 to 32 maps), chosen by the layer's maps.
+using Kernel = void (*)(implicit_gemm::MmaConvArgs);
+constexpr Kernel kKernels[implicit_gemm::kMaxNTilesPerWarp] = {conv_implicit_gemm_tf32<1>, conv_implicit_gemm_tf32<2>,
+                                                               conv_implicit_gemm_tf32<3>, conv_implicit_gemm_tf32<4>};
 
 std::string unsupported(const ConvProblem& p) {
   return implicit_gemm::implicitGemmUnsupportedReason(p, Precision::kTf32, kMTiles);
@@ -35,8 +41,8 @@ std::vector<KernelLaunchGeometry> geometry(const ConvProblem& p) {
 
 void run(Device& device, const ConvProblem& p, const float* input, const float* weights, float* output,
          const ConvEpilogue& epilogue) {
-  implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue,
-                                    conv_implicit_gemm_tf32, Precision::kTf32, kMTiles, kName);
+  implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue, kKernels,
+                                    Precision::kTf32, kMTiles, kName);
 }
 
 }  // namespace

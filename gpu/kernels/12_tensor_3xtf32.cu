@@ -17,10 +17,17 @@ using implicit_gemm::Precision;
 constexpr int kMTiles = 2;  // a warp computes 32 pixels x 32 maps: three times the mma per load
 constexpr const char* kName = "conv_implicit_gemm_3xtf32";
 
+template <int NTiles>
 __global__ void __launch_bounds__(32 * implicit_gemm::kMaxWarps, 1)
     conv_implicit_gemm_3xtf32(const implicit_gemm::MmaConvArgs args) {
-  implicit_gemm::runImplicitGemm<Precision::kTf32x3, kMTiles>(args);
+  implicit_gemm::runImplicitGemm<Precision::kTf32x3, kMTiles, NTiles>(args);
 }
+
+// One kernel per n-tiles a warp computes (1 to 4: 8 to 32 maps), chosen by the layer's maps.
+using Kernel = void (*)(implicit_gemm::MmaConvArgs);
+constexpr Kernel kKernels[implicit_gemm::kMaxNTilesPerWarp] = {
+    conv_implicit_gemm_3xtf32<1>, conv_implicit_gemm_3xtf32<2>, conv_implicit_gemm_3xtf32<3>,
+    conv_implicit_gemm_3xtf32<4>};
 
 std::string unsupported(const ConvProblem& p) {
   return implicit_gemm::implicitGemmUnsupportedReason(p, Precision::kTf32x3, kMTiles);
@@ -32,8 +39,8 @@ std::vector<KernelLaunchGeometry> geometry(const ConvProblem& p) {
 
 void run(Device& device, const ConvProblem& p, const float* input, const float* weights, float* output,
          const ConvEpilogue& epilogue) {
-  implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue,
-                                    conv_implicit_gemm_3xtf32, Precision::kTf32x3, kMTiles, kName);
+  implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue, kKernels,
+                                    Precision::kTf32x3, kMTiles, kName);
 }
 
 }  // namespace

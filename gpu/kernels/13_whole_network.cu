@@ -163,6 +163,24 @@ __device__ void convWindow(const ConvArgs& c, const float* __restrict__ in, cons
   }
 }
 
+// One output of a pooling window from its conv sums for channel slot k: the bias, the activation
+// at every position, then the maximum or the mean. Both paths' sums (block and grid) come here.
+template <int kPoolH, int kPoolW, int kRows, int kColumns>
+__device__ __forceinline__ float finishWindow(const ConvArgs& c, const float (&acc)[kRows][kColumns][4], int k,
+                                              float bias) {
+  static_assert(kPoolH <= kRows && kPoolW <= kColumns, "the window's sums are all there");
+  float pooled = c.pooling == FusedPooling::kMax ? -FLT_MAX : 0.0f;
+#pragma unroll
+  for (int wy = 0; wy < kPoolH; ++wy)
+#pragma unroll
+    for (int wx = 0; wx < kPoolW; ++wx) {
+      const float v = activate(c.activation, acc[wy][wx][k] + bias);
+      pooled = c.pooling == FusedPooling::kMax ? fmaxf(pooled, v) : pooled + v;
+    }
+  if (c.pooling == FusedPooling::kAverage) pooled /= static_cast<float>(kPoolH * kPoolW);
+  return pooled;
+}
+
 // One conv layer of one image, shared memory to shared memory, with its epilogue.
 template <int kPoolH, int kPoolW>
 __device__ void convLayer(const ConvArgs& c, const float* __restrict__ in, const float* __restrict__ weights,
@@ -188,17 +206,8 @@ __device__ void convLayer(const ConvArgs& c, const float* __restrict__ in, const
     for (int k = 0; k < kChannelsPerThread; ++k) {
       const int channel = firstChannel + k;
       if (channel >= c.outChannels) break;
-      const float bias = c.bias ? c.bias[channel] : 0.0f;
-      float pooled = c.pooling == FusedPooling::kMax ? -FLT_MAX : 0.0f;
-#pragma unroll
-      for (int wy = 0; wy < kPoolH; ++wy)
-#pragma unroll
-        for (int wx = 0; wx < kPoolW; ++wx) {
-          const float v = activate(c.activation, acc[wy][wx][k] + bias);
-          pooled = c.pooling == FusedPooling::kMax ? fmaxf(pooled, v) : pooled + v;
-        }
-      if (c.pooling == FusedPooling::kAverage) pooled /= static_cast<float>(kPoolH * kPoolW);
-      out[(channel * c.outHeight + py) * c.outWidth + px] = pooled;
+      out[(channel * c.outHeight + py) * c.outWidth + px] =
+          finishWindow<kPoolH, kPoolW>(c, acc, k, c.bias ? c.bias[channel] : 0.0f);
     }
   }
 }
@@ -390,17 +399,8 @@ __device__ void gridConvStage(const ConvArgs& c, const float* in, const float* p
       for (int k = 0; k < kChannelsPerThread; ++k) {
         const int channel = firstChannel + k;
         if (channel >= c.outChannels) break;
-        const float bias = c.bias ? __ldg(c.bias + channel) : 0.0f;
-        float pooled = c.pooling == FusedPooling::kMax ? -FLT_MAX : 0.0f;
-#pragma unroll
-        for (int wy = 0; wy < kPoolH; ++wy)
-#pragma unroll
-          for (int wx = 0; wx < kPoolW; ++wx) {
-            const float v = activate(c.activation, acc[wy][wx][k] + bias);
-            pooled = c.pooling == FusedPooling::kMax ? fmaxf(pooled, v) : pooled + v;
-          }
-        if (c.pooling == FusedPooling::kAverage) pooled /= static_cast<float>(kPoolH * kPoolW);
-        out[image * stride + (channel * c.outHeight + py) * c.outWidth + px] = pooled;
+        out[image * stride + (channel * c.outHeight + py) * c.outWidth + px] =
+            finishWindow<kPoolH, kPoolW>(c, acc, k, c.bias ? __ldg(c.bias + channel) : 0.0f);
       }
     }
   }

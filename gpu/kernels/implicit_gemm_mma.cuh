@@ -2,14 +2,17 @@
 // convolution as an implicit matrix product on `mma.sync` (m16n8k8, TF32 inputs, FP32
 // accumulation), with the bias, the activation and a 2x2 pooling applied to the accumulators.
 //
-// The product: rows m are output pixels, columns n output maps, and the reduction k runs over
-// (channel, kernel row, kernel column), so A[m][k] is the input under tap k of pixel m -- the
-// im2col matrix, never written anywhere -- and B[k][n] = W[n][k] is the weight tensor as it lies
-// in memory. A persistent block keeps every weight in shared memory, already in the order of
-// the mma's B fragments (one 8-byte load per lane and n-tile), and streams groups of whole images
-// through two shared-memory buffers with asynchronous copies, as the direct kernels do
-// (direct_conv_tiles.cuh stages them). A lane gathers its A fragment straight from the staged
-// image: its pixel's offset plus the tap's offset, both from small tables.
+// The product: rows m are output pixels, columns n output maps, and the reduction k runs over the
+// taps, so A[m][k] is the input under tap k of pixel m -- the im2col matrix, never written
+// anywhere -- and B[k][n] the weight of tap k for map n. A persistent block keeps every weight in
+// shared memory, already in the order of the mma's B fragments (one 8-byte load per lane and
+// n-tile), and streams groups of whole images through shared memory: an asynchronous copy of the
+// next group's images as they lie in memory while this group is computed, then one pass that
+// rounds them to TF32 and arranges them in the layout of mma_staging.h, where every A fragment is
+// one `ldmatrix`: a lane adds its row's staged offset (a table made once) and the k-step's run
+// offsets (a table), and the instruction gathers the 16x8 tile of the im2col matrix.
+// (The first version gathered each fragment with four scalar loads from per-tap tables: ncu
+// counted about 48 gather instructions per 12 mma; docs/performance.md has both.)
 //
 // The pooling: when the plan fuses a 2x2, stride-2 pooling, rows are ordered by pooling window
 // (image, window row, window column, then the window's four pixels), so the four values of a
@@ -29,7 +32,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu/conv_kernel.h"
@@ -37,28 +42,38 @@
 #include "gpu/kernels/conv_shape.cuh"
 #include "gpu/kernels/direct_conv_tiles.cuh"
 #include "gpu/kernels/epilogue.cuh"
+#include "gpu/kernels/mma_staging.h"
 
 namespace convscope::gpu::implicit_gemm {
 
 enum class Precision { kTf32, kTf32x3 };
 
-// Rows of a pooled product per pooling window: the 2x2 window's four pixels.
-constexpr int kWindowPixels = 4;
-constexpr int kNTilesPerWarp = 4;  // output maps a warp computes at once: 32
+// Output maps a warp computes at once: up to 4 n-tiles (32 maps), fixed at compile time so that
+// the k-loop has no branches; the launcher picks the kernel whose NTiles fits the layer.
+constexpr int kMaxNTilesPerWarp = 4;
 constexpr int kMaxWarps = 16;
 
 struct MmaConvArgs {
-  direct_conv::DirectConvArgs staging;  // input, shape, images per step and the staged layout
-  FusedEpilogue epilogue;               // its pooling, when any: 2x2 windows of stride 2
-  float* output;                        // the pooled output when pooled
+  const float* input;
+  const float* weights;
+  float* output;  // the pooled output when pooled
+  ConvShape shape;
+  FusedEpilogue epilogue;  // its pooling, when any: 2x2 windows of stride 2
+  StagedLayout layout;     // how a step's images lie in shared memory, and the runs
+  int imagesPerStep;       // images staged and computed together
+  int numSteps;            // ceil(batch / imagesPerStep)
+  int imageFloats;         // one image as it lies in memory: inChannels * inHeight * inWidth
+  int rawFloats;           // a step's images as they lie in memory, rounded up to 4
+  int stagedFloats;        // a step's images in the layout
+  int vectorCopy;          // the raw copy in 16-byte pieces (16-byte aligned images of whole float4s)
   int pooledHeight, pooledWidth;
   int pixelsPerImage;  // product rows per image: outHeight * outWidth, or 4 per pooling window
-  int reduction;       // K = inChannels * kernelHeight * kernelWidth
-  int kSteps;          // ceil(K / 8)
-  int nTiles;          // ceil(outChannels / 8)
-  int nChunks;         // ceil(nTiles / kNTilesPerWarp)
-  int weightFloats;    // kSteps * nTiles * 64: B fragments
-  int tapTableInts;    // kSteps * 8: the staged offset of each tap
+  int kSteps;          // layout.runs / 2
+  int nTilesPerWarp;   // the kernel's NTiles: ceil(outChannels / 8), at most kMaxNTilesPerWarp
+  int nTiles;          // ceil(outChannels / 8) rounded up to whole warps' n-tiles (the rest weighted 0)
+  int nChunks;         // nTiles / nTilesPerWarp
+  int weightFloats;    // kSteps * nTiles * 32 lanes * the fragment's floats
+  int runTableInts;    // layout.runs, rounded up to 4
   int rowTableInts;    // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
 };
 
@@ -92,34 +107,24 @@ __device__ __forceinline__ void mmaTf32(float (&c)[4], const uint32_t (&a)[4], c
 #endif
 }
 
-// Where product row m of a step lies in the staged images, and in the output.
-struct RowPlace {
-  int staged;  // offset of the pixel's first tap in the staging buffer
-  int image;   // slot in the step
-  int pixel;   // oh * outWidth + ow (unpooled), or the pooling window ph * pooledWidth + pw
-};
+// A 16x8 A fragment from shared memory: lane l names the 16-byte row (l % 8) + 8 * (l / 8 % 2) of
+// the tile's taps 4 * (l / 16) .. + 3, and receives (group, tig), (group + 8, tig), (group,
+// tig + 4), (group + 8, tig + 4): the m16n8k8 TF32 A fragment (sm_75+).
+__device__ __forceinline__ void loadFragmentA(uint32_t (&a)[4], uint32_t sharedAddress) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(sharedAddress));
+#else
+  (void)a, (void)sharedAddress;
+  __trap();
+#endif
+}
 
-__device__ __forceinline__ RowPlace placeOf(const MmaConvArgs& a, int m) {
-  const direct_conv::DirectConvArgs& s = a.staging;
-  RowPlace r;
-  r.image = m / a.pixelsPerImage;
-  const int q = m - r.image * a.pixelsPerImage;
-  int oh, ow;
-  if (a.epilogue.pooling != FusedPooling::kNone) {
-    const int window = q / kWindowPixels;
-    const int d = q % kWindowPixels;
-    const int ph = window / a.pooledWidth;
-    const int pw = window - ph * a.pooledWidth;
-    oh = 2 * ph + d / 2;
-    ow = 2 * pw + d % 2;
-    r.pixel = window;
-  } else {
-    oh = q / s.shape.outWidth;
-    ow = q - oh * s.shape.outWidth;
-    r.pixel = q;
-  }
-  r.staged = r.image * s.imageStride + oh * s.shape.strideHeight * s.rowPitch + ow * s.shape.strideWidth;
-  return r;
+__device__ __forceinline__ void waitForAllCopies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
 }
 
 // Floats of shared memory a B fragment takes per lane: TF32 keeps the rounded pair, 3xTF32 the
@@ -127,12 +132,13 @@ __device__ __forceinline__ RowPlace placeOf(const MmaConvArgs& a, int m) {
 template <Precision P>
 constexpr int kFragmentFloats = P == Precision::kTf32 ? 2 : 4;
 
-// B fragments of weights [n][k] in shared memory, split and rounded once: for k-step ks and
-// n-tile nt, lane l holds (k = 8ks + l%4, n = 8nt + l/4) and (k + 4, n). Taps past K and maps
-// past outChannels are zero, so the padded part of the product adds nothing.
+// B fragments in shared memory, split and rounded once: for k-step ks and n-tile nt, lane l holds
+// tap l%4 of run 2ks and of run 2ks + 1 for map n = 8nt + l/4. Taps weighted 0 (mma_staging.h)
+// and maps past outChannels are zero, so the padded part of the product adds nothing.
 template <Precision P>
 __device__ __forceinline__ void stageWeightFragments(const MmaConvArgs& a, float* shared) {
-  const int maps = a.staging.shape.outChannels;
+  const int maps = a.shape.outChannels;
+  const int taps = a.shape.inChannels * a.shape.kernelHeight * a.shape.kernelWidth;
   const int pairs = a.weightFloats / kFragmentFloats<P>;
   for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
     const int lane = i % 32;
@@ -142,8 +148,8 @@ __device__ __forceinline__ void stageWeightFragments(const MmaConvArgs& a, float
     const int n = 8 * nt + lane / 4;
     float value[2];
     for (int j = 0; j < 2; ++j) {
-      const int k = 8 * ks + lane % 4 + 4 * j;
-      value[j] = k < a.reduction && n < maps ? a.staging.weights[static_cast<int64_t>(n) * a.reduction + k] : 0.0f;
+      const int tap = weightIndexOfTap(a.layout, 2 * ks + j, lane % 4);
+      value[j] = tap >= 0 && n < maps ? a.weights[static_cast<int64_t>(n) * taps + tap] : 0.0f;
     }
     float* out = shared + i * kFragmentFloats<P>;
     for (int j = 0; j < 2; ++j) {
@@ -154,95 +160,140 @@ __device__ __forceinline__ void stageWeightFragments(const MmaConvArgs& a, float
   }
 }
 
-// The staged offset of tap k = (c, kh, kw): c * planeStride + kh * rowPitch + kw, stored so that
-// lane l reads taps (8ks + l%4, 8ks + l%4 + 4) as one int2. Taps past K point at offset 0 and are
-// masked where they are read.
-__device__ __forceinline__ void stageTapTable(const MmaConvArgs& a, int* shared) {
-  const direct_conv::DirectConvArgs& s = a.staging;
-  const int area = s.shape.kernelHeight * s.shape.kernelWidth;
-  for (int i = threadIdx.x; i < a.tapTableInts; i += blockDim.x) {
-    const int ks = i / 8;
-    const int slot = i % 8;  // (tig, half)
-    const int k = 8 * ks + slot / 2 + 4 * (slot % 2);
-    int offset = 0;
-    if (k < a.reduction) {
-      const int c = k / area;
-      const int tap = k - c * area;
-      const int kh = tap / s.shape.kernelWidth;
-      offset = c * s.planeStride + kh * s.rowPitch + (tap - kh * s.shape.kernelWidth);
-    }
-    shared[i] = offset;
-  }
+// Each run's offset from a window's origin, in bytes (added to the lanes' shared addresses).
+__device__ __forceinline__ void stageRunTable(const MmaConvArgs& a, int* shared) {
+  for (int q = threadIdx.x; q < a.runTableInts; q += blockDim.x)
+    shared[q] = q < a.layout.runs ? runOffset(a.layout, q) * static_cast<int>(sizeof(float)) : 0;
 }
 
-// Where each product row of a step lies, the same for every step: its pixel's offset in the
-// staging buffer, and its output element relative to the step's first image (map 0). Made once
-// a block, so the warps never divide to find a row.
+// Where each product row of a step lies, the same for every step: its window's staged offset,
+// and its output element relative to the step's first image (map 0). Made once a block, so the
+// warps never divide to find a row.
 __device__ __forceinline__ void stageRowTables(const MmaConvArgs& a, int* staged, int* output) {
-  const int stepRows = a.staging.imagesPerStep * a.pixelsPerImage;
-  const int outPlane = a.epilogue.pooling != FusedPooling::kNone ? a.pooledHeight * a.pooledWidth
-                                                                 : a.staging.shape.outHeight * a.staging.shape.outWidth;
+  const int stepRows = a.imagesPerStep * a.pixelsPerImage;
+  const bool pooled = a.epilogue.pooling != FusedPooling::kNone;
+  const int outPlane = pooled ? a.pooledHeight * a.pooledWidth : a.shape.outHeight * a.shape.outWidth;
   for (int m = threadIdx.x; m < stepRows; m += blockDim.x) {
-    const RowPlace place = placeOf(a, m);
-    staged[m] = place.staged;
-    output[m] = place.image * a.staging.shape.outChannels * outPlane + place.pixel;
+    const ProductRow r = productRow(m, a.pixelsPerImage, pooled, a.pooledWidth, a.shape.outWidth);
+    staged[m] = stagedOffset(a.layout, windowOrigin(a.layout, r.image, r.oh, r.ow));
+    output[m] = r.image * a.shape.outChannels * outPlane + r.pixel;
   }
 }
 
-// One k-step of a warp tile: gathers the A fragments from the staged images, multiplies them
-// with every live n-tile's B fragment. Masked: the last, partial step (taps past K read as 0).
-template <Precision P, int MTiles, bool Masked>
-__device__ __forceinline__ void multiplyStep(const MmaConvArgs& a, const float* buffer, const float* weights,
-                                             const int* taps, const int (&rowOffset)[MTiles][2], int ks, int nt0,
-                                             int liveNTiles, float (&acc)[MTiles][kNTilesPerWarp][4]) {
+// Issues the copies of step `step`'s images, as they lie in memory, into `raw`. Images past the
+// batch are not loaded: their rows are computed from what the layout holds and not stored.
+__device__ __forceinline__ void copyStepImages(const MmaConvArgs& a, int step, float* raw) {
+  const int first = step * a.imagesPerStep;
+  const int floats = min(a.imagesPerStep, a.shape.batch - first) * a.imageFloats;
+  const float* source = a.input + static_cast<int64_t>(first) * a.imageFloats;
+  if (a.vectorCopy) {
+    for (int i = 4 * threadIdx.x; i < floats; i += 4 * blockDim.x) direct_conv::copyAsync16(raw + i, source + i);
+  } else {
+    for (int i = threadIdx.x; i < floats; i += blockDim.x) direct_conv::copyAsync4(raw + i, source + i);
+  }
+}
+
+// Moves the step's images from `raw` into the layout, rounded to TF32 for the TF32 product (3xTF32
+// splits them where it reads them). A warp takes an input row, its lanes the columns: channels
+// last, four channels of a pixel go as one 16-byte store; shifted, each value goes to its four
+// copies. The halo, the padded channels and the zero columns are never written.
+template <Precision P>
+__device__ __forceinline__ void arrangeStepImages(const MmaConvArgs& a, int step, const float* raw, float* staged) {
+  const StagedLayout& l = a.layout;
+  const int count = min(a.imagesPerStep, a.shape.batch - step * a.imagesPerStep);
+  const int warps = blockDim.x / 32;
   const int lane = threadIdx.x % 32;
-  const int tig = lane % 4;
-  const int2 tap = reinterpret_cast<const int2*>(taps)[4 * ks + tig];
-  const bool lowTap = !Masked || 8 * ks + tig < a.reduction;
-  const bool highTap = !Masked || 8 * ks + tig + 4 < a.reduction;
-  uint32_t bBig[kNTilesPerWarp][2], bSmall[kNTilesPerWarp][2];
+  const int plane = l.height * l.width;
+  const auto rounded = [](float x) { return P == Precision::kTf32 ? __uint_as_float(toTf32(x)) : x; };
+  if (l.mode == StagingMode::kChannelsLast) {
+    for (int row = threadIdx.x / 32; row < count * l.height; row += warps) {
+      const int image = row / l.height;
+      const int y = row - image * l.height;
+      const float* source = raw + image * a.imageFloats + y * l.width;
+      for (int x = lane; x < l.width; x += 32)
+        for (int c0 = 0; c0 < l.channelsPadded; c0 += kRunTaps) {
+          float4 v;
+          v.x = c0 < l.channels ? rounded(source[c0 * plane + x]) : 0.0f;
+          v.y = c0 + 1 < l.channels ? rounded(source[(c0 + 1) * plane + x]) : 0.0f;
+          v.z = c0 + 2 < l.channels ? rounded(source[(c0 + 2) * plane + x]) : 0.0f;
+          v.w = c0 + 3 < l.channels ? rounded(source[(c0 + 3) * plane + x]) : 0.0f;
+          *reinterpret_cast<float4*>(staged + stagedInputOffset(l, image, c0, y, x)) = v;
+        }
+    }
+    return;
+  }
+  for (int row = threadIdx.x / 32; row < count * l.channels * l.height; row += warps) {
+    const int image = row / (l.channels * l.height);
+    const int rest = row - image * l.channels * l.height;
+    const int c = rest / l.height;
+    const int y = rest - c * l.height;
+    const float* source = raw + row * l.width;  // rows of the raw images follow one another
+    for (int x = lane; x < l.width; x += 32) {
+      const float v = rounded(source[x]);
+      const int origin = stagedInputOffset(l, image, c, y, x);
 #pragma unroll
-  for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
-    if (nt >= liveNTiles) break;
+      for (int s = 0; s < kShiftedCopies; ++s)
+        if (origin >= s) staged[s * l.copyStride + origin - s] = v;
+    }
+  }
+}
+
+// One k-step's fragments of a warp tile: A for each m-tile (one ldmatrix each), B for each
+// n-tile (one 8- or 16-byte load each).
+template <Precision P, int MTiles, int NTiles>
+struct StepFragments {
+  uint32_t a[MTiles][4];
+  uint32_t bBig[NTiles][2];
+  uint32_t bSmall[P == Precision::kTf32x3 ? NTiles : 1][2];
+};
+
+template <Precision P, int MTiles, int NTiles>
+__device__ __forceinline__ void loadStep(const MmaConvArgs& a, const float* weights, const int* runs,
+                                         const uint32_t (&laneRow)[MTiles], int ks, int nt0,
+                                         StepFragments<P, MTiles, NTiles>& f) {
+  const int lane = threadIdx.x % 32;
+  const uint32_t run = static_cast<uint32_t>(runs[2 * ks + lane / 16]);
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt) loadFragmentA(f.a[mt], laneRow[mt] + run);
+#pragma unroll
+  for (int nt = 0; nt < NTiles; ++nt) {
     const float* fragment = weights + ((ks * a.nTiles + nt0 + nt) * 32 + lane) * kFragmentFloats<P>;
     if constexpr (P == Precision::kTf32) {
       const float2 pair = *reinterpret_cast<const float2*>(fragment);
-      bBig[nt][0] = __float_as_uint(pair.x);
-      bBig[nt][1] = __float_as_uint(pair.y);
+      f.bBig[nt][0] = __float_as_uint(pair.x);
+      f.bBig[nt][1] = __float_as_uint(pair.y);
     } else {
       const float4 parts = *reinterpret_cast<const float4*>(fragment);
-      bBig[nt][0] = __float_as_uint(parts.x);
-      bBig[nt][1] = __float_as_uint(parts.y);
-      bSmall[nt][0] = __float_as_uint(parts.z);
-      bSmall[nt][1] = __float_as_uint(parts.w);
+      f.bBig[nt][0] = __float_as_uint(parts.x);
+      f.bBig[nt][1] = __float_as_uint(parts.y);
+      f.bSmall[nt][0] = __float_as_uint(parts.z);
+      f.bSmall[nt][1] = __float_as_uint(parts.w);
     }
   }
+}
+
+template <Precision P, int MTiles, int NTiles>
+__device__ __forceinline__ void multiplyStep(const StepFragments<P, MTiles, NTiles>& f,
+                                             float (&acc)[MTiles][NTiles][4]) {
 #pragma unroll
   for (int mt = 0; mt < MTiles; ++mt) {
-    // A fragment: (group, tig), (group + 8, tig), (group, tig + 4), (group + 8, tig + 4).
-    float x[4];
-    x[0] = lowTap ? buffer[rowOffset[mt][0] + tap.x] : 0.0f;
-    x[1] = lowTap ? buffer[rowOffset[mt][1] + tap.x] : 0.0f;
-    x[2] = highTap ? buffer[rowOffset[mt][0] + tap.y] : 0.0f;
-    x[3] = highTap ? buffer[rowOffset[mt][1] + tap.y] : 0.0f;
     uint32_t aBig[4], aSmall[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if constexpr (P == Precision::kTf32) {
-        aBig[i] = __float_as_uint(x[i]);  // rounded to TF32 when the step was staged
+        aBig[i] = f.a[mt][i];  // rounded to TF32 when the step was arranged
       } else {
-        aBig[i] = toTf32(x[i]);
-        aSmall[i] = toTf32(x[i] - __uint_as_float(aBig[i]));
+        aBig[i] = toTf32(__uint_as_float(f.a[mt][i]));
+        aSmall[i] = toTf32(__uint_as_float(f.a[mt][i]) - __uint_as_float(aBig[i]));
       }
     }
 #pragma unroll
-    for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
-      if (nt >= liveNTiles) break;
+    for (int nt = 0; nt < NTiles; ++nt) {
       if constexpr (P == Precision::kTf32x3) {
-        mmaTf32(acc[mt][nt], aBig, bSmall[nt]);  // the small terms first, while acc is small
-        mmaTf32(acc[mt][nt], aSmall, bBig[nt]);
+        mmaTf32(acc[mt][nt], aBig, f.bSmall[nt]);  // the small terms first, while acc is small
+        mmaTf32(acc[mt][nt], aSmall, f.bBig[nt]);
       }
-      mmaTf32(acc[mt][nt], aBig, bBig[nt]);
+      mmaTf32(acc[mt][nt], aBig, f.bBig[nt]);
     }
   }
 }
@@ -252,64 +303,64 @@ __device__ __forceinline__ void multiplyStep(const MmaConvArgs& a, const float* 
 __device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, const int* rowOutput, int m, int stepRows, int step,
                                               int outPlane) {
   if (m >= stepRows) return -1;
-  const int64_t firstImage = int64_t{step} * a.staging.imagesPerStep;
-  const int64_t imageElements = int64_t{a.staging.shape.outChannels} * outPlane;
-  if (rowOutput[m] >= (a.staging.shape.batch - firstImage) * imageElements) return -1;  // past the batch
+  const int64_t firstImage = int64_t{step} * a.imagesPerStep;
+  const int64_t imageElements = int64_t{a.shape.outChannels} * outPlane;
+  if (rowOutput[m] >= (a.shape.batch - firstImage) * imageElements) return -1;  // past the batch
   return firstImage * imageElements + rowOutput[m];
 }
 
-// One warp's tile: MTiles x 16 product rows, starting at step row m0, by up to 32 maps starting
-// at map tile nt0. `buffer` holds the step's staged images.
-template <Precision P, int MTiles>
-__device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const float* buffer, const float* weights,
-                                                const int* taps, const int* rowStaged, const int* rowOutput,
+// One warp's tile: MTiles x 16 product rows, starting at step row m0, by NTiles x 8 maps starting
+// at map tile nt0. `stagedBase` is the shared address of the step's arranged images.
+template <Precision P, int MTiles, int NTiles>
+__device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, uint32_t stagedBase, const float* weights,
+                                                const int* runs, const int* rowStaged, const int* rowOutput,
                                                 int stepRows, int step, int m0, int nt0) {
   static_assert(MTiles % 2 == 0, "the pooled epilogue hands a lane one window of every four row pairs");
   const int lane = threadIdx.x % 32;
-  const int group = lane / 4;  // the fragment's row (and B's column)
-  const int tig = lane % 4;    // the fragment's column pair
-  const int liveNTiles = min(kNTilesPerWarp, a.nTiles - nt0);
+  const int group = lane / 4;  // the accumulator's row (and B's column)
+  const int tig = lane % 4;    // the accumulator's column pair
 
-  // Rows group and group + 8 of each m-tile; rows past the step read offset 0 (finite, unused).
-  // Read once through a volatile pointer: near its register limit the compiler would otherwise
-  // re-read the table in every k-step (8 more shared loads per 12 mma: conv2 ran 18% slower).
+  // The row this lane names to ldmatrix in each m-tile; rows past the step name row 0's window
+  // (finite, unused). Read once through a volatile pointer: near its register limit the compiler
+  // would otherwise re-read the table in every k-step.
   const volatile int* stagedTable = rowStaged;
-  int rowOffset[MTiles][2];
+  uint32_t laneRow[MTiles];
 #pragma unroll
-  for (int mt = 0; mt < MTiles; ++mt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int m = m0 + 16 * mt + group + 8 * h;
-      rowOffset[mt][h] = m < stepRows ? stagedTable[m] : 0;
-    }
+  for (int mt = 0; mt < MTiles; ++mt) {
+    const int m = m0 + 16 * mt + lane % 8 + 8 * (lane / 8 % 2);
+    laneRow[mt] = stagedBase + static_cast<uint32_t>((m < stepRows ? stagedTable[m] : 0) * sizeof(float));
+  }
 
-  float acc[MTiles][kNTilesPerWarp][4];
+  float acc[MTiles][NTiles][4];
 #pragma unroll
   for (int mt = 0; mt < MTiles; ++mt)
 #pragma unroll
-    for (int nt = 0; nt < kNTilesPerWarp; ++nt)
+    for (int nt = 0; nt < NTiles; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
-  const int fullSteps = a.reduction / 8;
-#pragma unroll 2
-  for (int ks = 0; ks < fullSteps; ++ks)
-    multiplyStep<P, MTiles, false>(a, buffer, weights, taps, rowOffset, ks, nt0, liveNTiles, acc);
-  if (fullSteps < a.kSteps)
-    multiplyStep<P, MTiles, true>(a, buffer, weights, taps, rowOffset, fullSteps, nt0, liveNTiles, acc);
+  // Two sets of fragments: the next k-step's loads are in flight while this one's mma run.
+  StepFragments<P, MTiles, NTiles> even, odd;
+  loadStep(a, weights, runs, laneRow, 0, nt0, even);
+  for (int ks = 0; ks < a.kSteps; ks += 2) {
+    if (ks + 1 < a.kSteps) loadStep(a, weights, runs, laneRow, ks + 1, nt0, odd);
+    multiplyStep(even, acc);
+    if (ks + 1 == a.kSteps) break;
+    if (ks + 2 < a.kSteps) loadStep(a, weights, runs, laneRow, ks + 2, nt0, even);
+    multiplyStep(odd, acc);
+  }
 
   // Epilogue. Accumulator i of a tile is row group + 8 * (i / 2), map 2 * tig + i % 2; the pair
   // p = 2 * mt + h names the row group + 16 * mt + 8 * h.
-  const int maps = a.staging.shape.outChannels;
+  const int maps = a.shape.outChannels;
   const FusedEpilogue& epilogue = a.epilogue;
   if (epilogue.pooling == FusedPooling::kNone) {
-    const int outPlane = a.staging.shape.outHeight * a.staging.shape.outWidth;
+    const int outPlane = a.shape.outHeight * a.shape.outWidth;
 #pragma unroll
     for (int p = 0; p < 2 * MTiles; ++p) {
       const int64_t base = outputBase(a, rowOutput, m0 + 16 * (p / 2) + group + 8 * (p % 2), stepRows, step, outPlane);
 #pragma unroll
-      for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
-        if (nt >= liveNTiles) break;
+      for (int nt = 0; nt < NTiles; ++nt) {
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
           const int map = 8 * (nt0 + nt) + 2 * tig + j;
@@ -322,9 +373,12 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
     return;
   }
 
-  // Pooled: a window's four rows are lanes 4 and 8 apart (group bits 0 and 1), and after two
-  // butterfly shuffles all four hold the window's result. Of every four row pairs, lane r of the
-  // window (group % 4) then finishes and stores the pair r: one activation per pooled output.
+  // Pooled: a window's four rows are lanes 4 and 8 apart (group bits 0 and 1), and lane r of the
+  // window (group % 4) finishes the row pairs p = r, r + 4, ... (one set of four pairs per two
+  // m-tiles): one activation per pooled output. Two halving exchanges get it there: with its
+  // partner 4 lanes away a lane swaps the half of its values that the partner keeps (pairs
+  // differing in bit 0), then with the one 8 away the half of those (bit 1), so each shuffle
+  // carries a value someone needs: 1.5 shuffles a set of four, not eight.
   // Max pooling comes before the bias and the activation: both are monotonic, as is rounding,
   // so the maximum of f(x + b) is f(max(x) + b). Average pooling needs them first.
   const int outPlane = a.pooledHeight * a.pooledWidth;
@@ -337,86 +391,85 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, const floa
     base[set] = outputBase(a, rowOutput, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
   }
   const bool maxPool = epilogue.pooling == FusedPooling::kMax;
+  const auto combine = [maxPool](float x, float y) { return maxPool ? fmaxf(x, y) : x + y; };
+  const bool bit0 = r & 1, bit1 = r & 2;
 #pragma unroll
-  for (int nt = 0; nt < kNTilesPerWarp; ++nt) {
-    if (nt >= liveNTiles) break;
+  for (int nt = 0; nt < NTiles; ++nt) {
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int map = 8 * (nt0 + nt) + 2 * tig + j;
       const float bias = epilogue.bias && map < maps ? epilogue.bias[map] : 0.0f;
-      float pooled[2 * MTiles];
+      float v[2 * MTiles];
 #pragma unroll
       for (int p = 0; p < 2 * MTiles; ++p) {
-        float x = acc[p / 2][nt][2 * (p % 2) + j];
-        if (!maxPool) x = activate(epilogue.activation, x + bias);
-        const float x1 = __shfl_xor_sync(0xffffffffu, x, 4);
-        x = maxPool ? fmaxf(x, x1) : x + x1;
-        const float x2 = __shfl_xor_sync(0xffffffffu, x, 8);
-        pooled[p] = maxPool ? fmaxf(x, x2) : x + x2;
+        v[p] = acc[p / 2][nt][2 * (p % 2) + j];
+        if (!maxPool) v[p] = activate(epilogue.activation, v[p] + bias);
+      }
+      float half[MTiles];  // pair 2q + bit0, with the partner 4 lanes away
+#pragma unroll
+      for (int q = 0; q < MTiles; ++q) {
+        const float keep = bit0 ? v[2 * q + 1] : v[2 * q];
+        const float send = bit0 ? v[2 * q] : v[2 * q + 1];
+        half[q] = combine(keep, __shfl_xor_sync(0xffffffffu, send, 4));
       }
 #pragma unroll
-      for (int set = 0; set < kSets; ++set) {
-        const float* four = pooled + kWindowPixels * set;
-        const float mine = r == 0 ? four[0] : r == 1 ? four[1] : r == 2 ? four[2] : four[3];
+      for (int set = 0; set < kSets; ++set) {  // pair 4 set + 2 bit1 + bit0 = 4 set + r
+        const float keep = bit1 ? half[2 * set + 1] : half[2 * set];
+        const float send = bit1 ? half[2 * set] : half[2 * set + 1];
+        const float window = combine(keep, __shfl_xor_sync(0xffffffffu, send, 8));
         if (base[set] < 0 || map >= maps) continue;
         a.output[base[set] + int64_t{map} * outPlane] =
-            maxPool ? activate(epilogue.activation, mine + bias) : mine * (1.0f / kWindowPixels);
+            maxPool ? activate(epilogue.activation, window + bias) : window * (1.0f / kWindowPixels);
       }
     }
   }
 }
 
-template <Precision P, int MTiles>
+template <Precision P, int MTiles, int NTiles>
 __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
-  const direct_conv::DirectConvArgs& s = a.staging;
   extern __shared__ float4 sharedStorage[];
   float* const weights = reinterpret_cast<float*>(sharedStorage);
-  int* const taps = reinterpret_cast<int*>(weights + a.weightFloats);
-  int* const rowStaged = taps + a.tapTableInts;
+  int* const runs = reinterpret_cast<int*>(weights + a.weightFloats);
+  int* const rowStaged = runs + a.runTableInts;
   int* const rowOutput = rowStaged + a.rowTableInts;
-  float* const buffer0 = reinterpret_cast<float*>(rowOutput + a.rowTableInts);
-  float* const buffer1 = buffer0 + s.bufferFloats;
+  float* const raw = reinterpret_cast<float*>(rowOutput + a.rowTableInts);
+  float* const staged = raw + a.rawFloats;
+  const uint32_t stagedBase = static_cast<uint32_t>(__cvta_generic_to_shared(staged));
 
-  // Zero both buffers once: the padding halo stays zero (the staging writes only the image).
-  for (int i = threadIdx.x; i < 2 * s.bufferFloats; i += blockDim.x) buffer0[i] = 0.0f;
+  // Zero the raw images and the layout once: the halo, the padded channels and the zero columns
+  // stay zero (the arranging pass writes only the images), and so do a first partial step's
+  // slots past the batch.
+  for (int i = threadIdx.x; i < a.rawFloats + a.stagedFloats; i += blockDim.x) raw[i] = 0.0f;
   stageWeightFragments<P>(a, weights);
-  stageTapTable(a, taps);
+  stageRunTable(a, runs);
   stageRowTables(a, rowStaged, rowOutput);
   __syncthreads();
 
   const int warp = threadIdx.x / 32;
   const int warps = blockDim.x / 32;
-  const int stepRows = s.imagesPerStep * a.pixelsPerImage;
+  const int stepRows = a.imagesPerStep * a.pixelsPerImage;
   const int rowsPerTask = 16 * MTiles;
   const int rowTasks = (stepRows + rowsPerTask - 1) / rowsPerTask;
   const int tasks = rowTasks * a.nChunks;
 
+  // One raw buffer and one layout: the next step's copy runs while this step is computed.
   int step = blockIdx.x;
-  if (step < s.numSteps) direct_conv::stageImages(s, step, buffer0);
+  if (step < a.numSteps) copyStepImages(a, step, raw);
   direct_conv::commitCopies();
-  for (int iteration = 0; step < s.numSteps; ++iteration, step += gridDim.x) {
-    const bool odd = iteration & 1;
-    const float* current = odd ? buffer1 : buffer0;
-    if (step + static_cast<int>(gridDim.x) < s.numSteps)
-      direct_conv::stageImages(s, step + gridDim.x, odd ? buffer0 : buffer1);
+  for (; step < a.numSteps; step += gridDim.x) {
+    waitForAllCopies();
+    __syncthreads();  // the step's raw images are in; everyone is done with the last layout
+    arrangeStepImages<P>(a, step, raw, staged);
+    __syncthreads();  // the layout is complete; `raw` is free for the next step
+    if (step + static_cast<int>(gridDim.x) < a.numSteps) copyStepImages(a, step + gridDim.x, raw);
     direct_conv::commitCopies();
-    direct_conv::waitForAllButNewestCopies();
-    __syncthreads();
-    if constexpr (P == Precision::kTf32) {
-      // Round the step's images to TF32 once, here, rather than at each of the K reads of a value.
-      float* images = odd ? buffer1 : buffer0;
-      for (int i = threadIdx.x; i < s.imagesPerStep * s.imageStride; i += blockDim.x)
-        images[i] = __uint_as_float(toTf32(images[i]));
-      __syncthreads();
-    }
-    // The last step's rows of images past the batch are computed from zeros and not stored.
+    // The last step's rows of images past the batch are computed from stale values and not stored.
     for (int task = warp; task < tasks; task += warps) {
       const int chunk = task / rowTasks;
       const int m0 = (task - chunk * rowTasks) * rowsPerTask;
-      computeWarpTile<P, MTiles>(a, current, weights, taps, rowStaged, rowOutput, stepRows, step, m0,
-                                 chunk * kNTilesPerWarp);
+      computeWarpTile<P, MTiles, NTiles>(a, stagedBase, weights, runs, rowStaged, rowOutput, stepRows, step, m0,
+                                         chunk * NTiles);
     }
-    __syncthreads();  // everyone is done with `current` before the next iteration refills it
   }
 }
 
@@ -458,26 +511,18 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
                                     int mTiles, size_t sharedLimit, int multiprocessors) {
   MmaConvPlan plan;
   MmaConvArgs& a = plan.args;
-  direct_conv::DirectConvArgs& s = a.staging;
-  s.shape = shapeOf(p);
-  if (s.shape.outHeight <= 0 || s.shape.outWidth <= 0 || p.batch <= 0) return plan;
+  a.shape = shapeOf(p);
+  if (a.shape.outHeight <= 0 || a.shape.outWidth <= 0 || p.batch <= 0) return plan;
+  // Channels padded to 4 and three zero columns a row at most double an image: still an int.
   const int64_t paddedPlane =
-      (int64_t{p.inHeight} + p.padTop + p.padBottom) * (int64_t{p.inWidth} + p.padLeft + p.padRight);
-  if (int64_t{p.inChannels} * paddedPlane > direct_conv::kMaxPlannedElements ||
+      (int64_t{p.inHeight} + p.padTop + p.padBottom) * (int64_t{p.inWidth} + p.padLeft + p.padRight + 32);
+  if ((int64_t{p.inChannels} + kRunTaps) * paddedPlane > direct_conv::kMaxPlannedElements ||
       p.weightElements() > direct_conv::kMaxPlannedElements)
     return plan;
 
-  a.reduction = p.inChannels * p.kernelHeight * p.kernelWidth;
-  a.kSteps = (a.reduction + 7) / 8;
-  a.nTiles = (p.outChannels + 7) / 8;
-  a.nChunks = (a.nTiles + kNTilesPerWarp - 1) / kNTilesPerWarp;
-  a.weightFloats =
-      a.kSteps * a.nTiles * 32 *
-      (precision == Precision::kTf32 ? kFragmentFloats<Precision::kTf32> : kFragmentFloats<Precision::kTf32x3>);
-  a.tapTableInts = a.kSteps * 8;
-  a.pooledHeight = pooled ? s.shape.outHeight / 2 : s.shape.outHeight;
-  a.pooledWidth = pooled ? s.shape.outWidth / 2 : s.shape.outWidth;
-  a.pixelsPerImage = pooled ? kWindowPixels * a.pooledHeight * a.pooledWidth : s.shape.outHeight * s.shape.outWidth;
+  a.pooledHeight = pooled ? a.shape.outHeight / 2 : a.shape.outHeight;
+  a.pooledWidth = pooled ? a.shape.outWidth / 2 : a.shape.outWidth;
+  a.pixelsPerImage = pooled ? kWindowPixels * a.pooledHeight * a.pooledWidth : a.shape.outHeight * a.shape.outWidth;
   if (a.pixelsPerImage <= 0) return plan;
   // A row's output offset within a step (images x maps x plane) is an int.
   const auto offsetsFit = [&](int images) {
@@ -485,18 +530,37 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   };
   if (!offsetsFit(1)) return plan;
 
-  s.flatCopy = !p.hasPadding();
-  s.rowPitch = p.inWidth + p.padLeft + p.padRight;
-  s.planeStride = static_cast<int>(paddedPlane);
-  s.imageStride = p.inChannels * s.planeStride;
-  s.vectorCopy = s.flatCopy && s.imageStride % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
-  auto bufferFloats = [&](int images) { return direct_conv::roundUp(images * s.imageStride, 4); };
-  // Counted in 4-byte words: the tap and row tables are ints, laid out between the floats.
+  // The padding of the rows (and the copies' stride) that spreads the ldmatrix rows of one image
+  // best over the banks; the least padding among equals.
+  int rowPad = 0, copyResidue = 0, fewest = -1;
+  const bool shifted = stagingModeFor(p.inChannels, p.kernelWidth) == StagingMode::kShiftedCopies;
+  const int sampleRows = std::min(a.pixelsPerImage, 1024);
+  for (int pad = 0; pad < 32; pad += kRunTaps)
+    for (int residue = 0; residue < (shifted ? 32 : 1); residue += kRunTaps) {
+      const int conflicts = ldmatrixBankConflicts(stagedLayoutFor(p, 1, pad, residue), sampleRows, a.pixelsPerImage,
+                                                  pooled, a.pooledWidth, a.shape.outWidth);
+      if (fewest < 0 || conflicts < fewest) fewest = conflicts, rowPad = pad, copyResidue = residue;
+    }
+
+  const int fragmentFloats =
+      precision == Precision::kTf32 ? kFragmentFloats<Precision::kTf32> : kFragmentFloats<Precision::kTf32x3>;
+  a.layout = stagedLayoutFor(p, 1, rowPad, copyResidue);
+  a.kSteps = a.layout.runs / 2;
+  a.nTilesPerWarp = std::min((p.outChannels + 7) / 8, kMaxNTilesPerWarp);
+  a.nTiles = direct_conv::roundUp((p.outChannels + 7) / 8, a.nTilesPerWarp);
+  a.nChunks = a.nTiles / a.nTilesPerWarp;
+  a.weightFloats = a.kSteps * a.nTiles * 32 * fragmentFloats;
+  a.runTableInts = direct_conv::roundUp(a.layout.runs, 4);
+  a.imageFloats = p.inChannels * p.inHeight * p.inWidth;
+  a.vectorCopy = a.imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
+  // Counted in 4-byte words: the run and row tables are ints, laid out between the floats.
   static_assert(sizeof(int) == sizeof(float), "the shared-memory layout counts ints and floats alike");
   auto sharedBytes = [&](int images) {
-    return (static_cast<size_t>(a.weightFloats) + direct_conv::roundUp(a.tapTableInts, 4) +
+    const StagedLayout l = stagedLayoutFor(p, images, rowPad, copyResidue);
+    return (static_cast<size_t>(a.weightFloats) + a.runTableInts +
             2 * static_cast<size_t>(direct_conv::roundUp(images * a.pixelsPerImage, 4)) +
-            2 * static_cast<size_t>(bufferFloats(images))) *
+            static_cast<size_t>(direct_conv::roundUp(images * a.imageFloats, 4)) +
+            static_cast<size_t>(stagedFloats(l, images))) *
            sizeof(float);
   };
   if (sharedBytes(1) > sharedLimit) return plan;
@@ -522,11 +586,12 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
     if (int64_t{more} * a.pixelsPerImage >= int64_t{kMaxWarps} * 16 * mTiles * 4) break;  // enough rounds
   }
   usefulWarps(images, &warps);
-  s.imagesPerStep = images;
-  s.numSteps = (p.batch + images - 1) / images;
-  s.bufferFloats = bufferFloats(images);
+  a.layout = stagedLayoutFor(p, images, rowPad, copyResidue);
+  a.imagesPerStep = images;
+  a.numSteps = (p.batch + images - 1) / images;
+  a.rawFloats = direct_conv::roundUp(images * a.imageFloats, 4);
+  a.stagedFloats = stagedFloats(a.layout, images);
   a.rowTableInts = direct_conv::roundUp(images * a.pixelsPerImage, 4);
-  s.itemsPerStep = 0;  // the direct kernels' register tiles; unused here
   plan.threads = 32 * warps;
   plan.sharedBytes = sharedBytes(images);
   plan.fits = true;
@@ -538,8 +603,9 @@ inline std::string implicitGemmUnsupportedReason(const ConvProblem& p, Precision
   const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
   if (planImplicitGemm(p, nullptr, false, precision, mTiles, limits.sharedOptin, limits.multiprocessors).fits)
     return {};
-  return "one image, the weights and the tap table do not fit in the " + std::to_string(limits.sharedOptin / 1024) +
-         " KB of shared memory a block can have" + (limits.reference ? " (an H100's)" : "");
+  return "one image (as it lies in memory and arranged for ldmatrix), the weights and the tables do not fit in the " +
+         std::to_string(limits.sharedOptin / 1024) + " KB of shared memory a block can have" +
+         (limits.reference ? " (an H100's)" : "");
 }
 
 inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std::string& kernel, Precision precision,
@@ -549,35 +615,56 @@ inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std
       planImplicitGemm(p, nullptr, false, precision, mTiles, limits.sharedOptin, limits.multiprocessors);
   KernelLaunchGeometry g;
   g.kernel = kernel;
-  g.gridX = plan.args.staging.numSteps;
+  g.gridX = plan.args.numSteps;
   g.blockX = plan.threads;
   g.tileHeight = 16 * mTiles;
   g.tileWidth = 1;
   g.sharedBytes = static_cast<int64_t>(plan.sharedBytes);
-  g.mapping = "persistent grid: blocks take steps of " + std::to_string(plan.args.staging.imagesPerStep) +
-              " image(s) staged in shared memory with all weights; each warp computes " + std::to_string(16 * mTiles) +
+  const bool channelsLast = plan.args.layout.mode == StagingMode::kChannelsLast;
+  g.mapping = "persistent grid: blocks take steps of " + std::to_string(plan.args.imagesPerStep) +
+              " image(s), staged in shared memory with all weights and arranged " +
+              (channelsLast ? "channels last" : "in four shifted copies") +
+              " so that ldmatrix reads each 16 x 8 tile of the im2col matrix in one instruction; each warp "
+              "computes " +
+              std::to_string(16 * mTiles) +
               " output pixels (in row-major order) x up to 32 maps as an implicit matrix product on tensor "
               "cores (mma m16n8k8: 16 pixels x 8 maps x 8 taps an instruction; grid shown: " +
-              std::to_string(plan.args.staging.numSteps) + " steps)";
+              std::to_string(plan.args.numSteps) + " steps)";
   return g;
 }
 
+// Plans made on this context, by shape: a plan's search of the rows' padding reads the first
+// image's rows 8 or 64 times, a millisecond of host time that the op time would count at every
+// call (the GPU waits for the launch).
+struct MmaPlanCache {
+  std::map<std::tuple<ConvShape, bool, int, int, bool>, MmaConvPlan> plans;
+};
+
+// `kernels[i]`: the kernel computing i + 1 n-tiles a warp.
 template <class Kernel>
-void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, Kernel kernel, Precision precision,
-                        int mTiles, const char* name) {
+void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, const Kernel (&kernels)[kMaxNTilesPerWarp],
+                        Precision precision, int mTiles, const char* name) {
   requireValidLaunch(l, name);
   direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, name);
-  MmaConvPlan plan = planImplicitGemm(l.problem, l.input, epilogue.hasPool, precision, mTiles, device.sharedOptin,
-                                      device.multiprocessors);
+  MmaPlanCache& cache = l.context.state<MmaPlanCache>(std::string(name) + " plans");  // name: the device state
+  const bool aligned = reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
+  const auto key = std::make_tuple(shapeOf(l.problem), epilogue.hasPool, static_cast<int>(precision), mTiles, aligned);
+  auto found = cache.plans.find(key);
+  if (found == cache.plans.end())
+    found = cache.plans
+                .emplace(key, planImplicitGemm(l.problem, l.input, epilogue.hasPool, precision, mTiles,
+                                               device.sharedOptin, device.multiprocessors))
+                .first;
+  MmaConvPlan plan = found->second;
   if (!plan.fits) throw Error(std::string(name) + ": " + l.problem.describe() + " does not fit in shared memory");
   setEpilogue(plan.args, l.problem, epilogue);
-  plan.args.staging.input = l.input;
-  plan.args.staging.weights = l.weights;
-  plan.args.staging.output = nullptr;
+  plan.args.input = l.input;
+  plan.args.weights = l.weights;
   plan.args.output = l.output;
+  const Kernel kernel = kernels[plan.args.nTilesPerWarp - 1];
   const int blocks = direct_conv::residentBlocks(device, kernel, plan.threads, plan.sharedBytes);
   if (blocks <= 0) throw Error(std::string(name) + ": no block fits on a multiprocessor for " + l.problem.describe());
-  const int grid = std::min(plan.args.staging.numSteps, blocks * device.multiprocessors);
+  const int grid = std::min(plan.args.numSteps, blocks * device.multiprocessors);
   TracedScope scope(l.context, name);
   kernel<<<grid, plan.threads, plan.sharedBytes, l.context.stream()>>>(plan.args);
   CONVSCOPE_CUDA_CHECK_LAUNCH();

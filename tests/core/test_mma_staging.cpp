@@ -1,0 +1,144 @@
+// The tensor-core kernels' staged layout (gpu/kernels/mma_staging.h), checked on the host with no
+// GPU: the step's images placed as the arranging pass places them, every product row's runs read
+// where the kernel's ldmatrix would read them, and the sums over the runs' taps, times the weights
+// the fragments hold, against the convolution written from its definition (in double). Fresh
+// random shapes each run: channel counts that are and are not multiples of 4, kernels 1 to 7
+// wide and high, strides, asymmetric padding, odd sizes, several images a step, pooled rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "gpu/kernels/mma_staging.h"
+#include "tests/core/direct_convolution.h"
+
+namespace convscope {
+namespace {
+
+using gpu::implicit_gemm::kRunTaps;
+using gpu::implicit_gemm::kShiftedCopies;
+using gpu::implicit_gemm::ProductRow;
+using gpu::implicit_gemm::StagedLayout;
+using gpu::implicit_gemm::StagingMode;
+
+// The step's images as the kernel arranges them: zeros, then each input at its place (in each of
+// the four copies where shifted).
+std::vector<float> arranged(const StagedLayout& l, int images, const std::vector<float>& input) {
+  std::vector<float> staged(static_cast<size_t>(stagedFloats(l, images)), 0.0f);
+  size_t i = 0;
+  for (int image = 0; image < images; ++image)
+    for (int c = 0; c < l.channels; ++c)
+      for (int y = 0; y < l.height; ++y)
+        for (int x = 0; x < l.width; ++x, ++i) {
+          const int origin = stagedInputOffset(l, image, c, y, x);
+          if (l.mode == StagingMode::kChannelsLast) {
+            staged.at(static_cast<size_t>(origin)) = input[i];
+            continue;
+          }
+          for (int s = 0; s < kShiftedCopies; ++s)
+            if (origin >= s) staged.at(static_cast<size_t>(s * l.copyStride + origin - s)) = input[i];
+        }
+  return staged;
+}
+
+struct Shape {
+  ConvProblem problem;
+  bool pooled = false;
+};
+
+Shape randomShape(std::mt19937& rng) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const int kernels[] = {1, 2, 3, 4, 5, 7};
+  const int sizes[] = {7, 11, 13, 17, 21, 23, 29};
+  Shape s;
+  ConvProblem& p = s.problem;
+  p.batch = pick(1, 3);
+  p.inChannels = pick(0, 2) == 0 ? 4 * pick(1, 4) : pick(1, 13);
+  p.outChannels = pick(1, 20);
+  p.kernelHeight = kernels[pick(0, 5)];
+  p.kernelWidth = kernels[pick(0, 5)];
+  if (pick(0, 1)) {
+    p.strideHeight = pick(1, 3);
+    p.strideWidth = pick(1, 3);
+    p.padTop = pick(0, 3);
+    p.padLeft = pick(0, 3);
+    p.padBottom = pick(0, 3);
+    p.padRight = pick(0, 3);
+  }
+  p.inHeight = std::max(sizes[pick(0, 6)], p.kernelHeight);
+  p.inWidth = std::max(sizes[pick(0, 6)], p.kernelWidth);
+  s.pooled = pick(0, 1) && p.outHeight() >= 2 && p.outWidth() >= 2;
+  return s;
+}
+
+TEST(MmaStaging, RunsOverTheArrangedImagesReproduceTheConvolution) {
+  const unsigned seed = std::random_device{}();
+  std::printf("mma staging: seed %u\n", seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<Shape> shapes;
+  for (int i = 0; i < 60; ++i) shapes.push_back(randomShape(rng));
+  shapes.push_back({ConvProblem{2, 1, 48, 48, 12, 7, 7}, true});  // the course's two layers
+  shapes.push_back({ConvProblem{3, 12, 21, 21, 24, 7, 7}, true});
+  std::map<StagingMode, int> modes;
+  for (const Shape& shape : shapes) {
+    const ConvProblem& p = shape.problem;
+    SCOPED_TRACE(p.describe() + (shape.pooled ? ", pooled rows" : ""));
+    const int rowPad = kRunTaps * std::uniform_int_distribution<int>(0, 7)(rng);
+    const int copyResidue = kRunTaps * std::uniform_int_distribution<int>(0, 7)(rng);
+    const StagedLayout l = gpu::implicit_gemm::stagedLayoutFor(p, p.batch, rowPad, copyResidue);
+    ++modes[l.mode];
+    ASSERT_EQ(l.runs % 2, 0) << "a k-step is two runs";
+    ASSERT_EQ(l.rowPitch % kRunTaps, 0);
+    ASSERT_EQ(l.imageStride % kRunTaps, 0);
+
+    // Every tap of the kernel is weighted by exactly one (run, column) pair; the rest by none.
+    const int taps = p.inChannels * p.kernelHeight * p.kernelWidth;
+    std::vector<int> uses(static_cast<size_t>(taps), 0);
+    for (int q = 0; q < l.runs; ++q) {
+      ASSERT_EQ(runOffset(l, q) % kRunTaps, 0) << "run " << q << " would start a 16-byte row unaligned";
+      for (int t = 0; t < kRunTaps; ++t)
+        if (const int tap = weightIndexOfTap(l, q, t); tap >= 0) ++uses.at(static_cast<size_t>(tap));
+    }
+    for (int tap = 0; tap < taps; ++tap) ASSERT_EQ(uses[static_cast<size_t>(tap)], 1) << "tap " << tap;
+
+    std::vector<float> x(static_cast<size_t>(p.inputElements())), w(static_cast<size_t>(p.weightElements()));
+    for (float& v : x) v = value(rng);
+    for (float& v : w) v = value(rng);
+    const std::vector<double> want = testing::directConvolution(p, x.data(), w.data());
+    const std::vector<float> staged = arranged(l, p.batch, x);
+
+    const int pooledWidth = shape.pooled ? p.outWidth() / 2 : p.outWidth();
+    const int pixels = shape.pooled ? 4 * (p.outHeight() / 2) * pooledWidth : p.outHeight() * p.outWidth();
+    int wrong = 0;
+    for (int m = 0; m < p.batch * pixels && wrong < 3; ++m) {
+      const ProductRow r = gpu::implicit_gemm::productRow(m, pixels, shape.pooled, pooledWidth, p.outWidth());
+      const int base = stagedOffset(l, windowOrigin(l, r.image, r.oh, r.ow));
+      ASSERT_EQ(base % kRunTaps, 0) << "row " << m << " would start its 16-byte rows unaligned";
+      for (int n = 0; n < p.outChannels; ++n) {
+        double sum = 0.0;
+        for (int q = 0; q < l.runs; ++q)
+          for (int t = 0; t < kRunTaps; ++t) {
+            const int at = base + runOffset(l, q) + t;
+            ASSERT_TRUE(at >= 0 && at < static_cast<int>(staged.size()))
+                << "row " << m << " run " << q << " reads outside the staged images";
+            const int tap = weightIndexOfTap(l, q, t);
+            if (tap >= 0) sum += double{staged[static_cast<size_t>(at)]} * w[static_cast<size_t>(n * taps + tap)];
+          }
+        const double expected = want[static_cast<size_t>(
+            ((int64_t{r.image} * p.outChannels + n) * p.outHeight() + r.oh) * p.outWidth() + r.ow)];
+        if (std::fabs(sum - expected) > 1e-9 * (1.0 + std::fabs(expected)))
+          ++wrong, ADD_FAILURE() << "image " << r.image << " map " << n << " pixel (" << r.oh << ", " << r.ow
+                                 << "): " << sum << ", want " << expected;
+      }
+    }
+  }
+  EXPECT_GT(modes[StagingMode::kChannelsLast], 0);
+  EXPECT_GT(modes[StagingMode::kShiftedCopies], 0);
+}
+
+}  // namespace
+}  // namespace convscope
