@@ -8,14 +8,30 @@
 
 namespace convscope::gpu {
 
+template <FusedActivation A>
+__device__ __forceinline__ float activateAs(float x) {
+  if constexpr (A == FusedActivation::kRelu) {
+    return fmaxf(x, 0.0f);
+  } else if constexpr (A == FusedActivation::kTanh) {
+    return tanhf(x);
+  } else if constexpr (A == FusedActivation::kSigmoid) {
+    return 1.0f / (1.0f + expf(-x));
+  } else {
+    return x;
+  }
+}
+
+// The kind chosen at run time. Inside unrolled loops the compiler may compute every kind and
+// select (both tanh and sigmoid for each value): kernels whose epilogue runs per element take
+// the kind as a template argument instead (activateAs).
 __device__ __forceinline__ float activate(FusedActivation kind, float x) {
   switch (kind) {
     case FusedActivation::kRelu:
-      return fmaxf(x, 0.0f);
+      return activateAs<FusedActivation::kRelu>(x);
     case FusedActivation::kTanh:
-      return tanhf(x);
+      return activateAs<FusedActivation::kTanh>(x);
     case FusedActivation::kSigmoid:
-      return 1.0f / (1.0f + expf(-x));
+      return activateAs<FusedActivation::kSigmoid>(x);
     case FusedActivation::kNone:
       break;
   }

@@ -35,6 +35,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/conv_kernel.h"
@@ -309,6 +310,116 @@ __device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, const int* r
   return firstImage * imageElements + rowOutput[m];
 }
 
+// The epilogue of a warp tile, for one pooling and one activation known at compile time (so the
+// compiler never computes every activation and selects). Accumulator i of a tile is row
+// group + 8 * (i / 2), map 2 * tig + i % 2; the pair p = 2 * mt + h names the row
+// group + 16 * mt + 8 * h.
+template <int MTiles, int NTiles, FusedPooling Pooling, FusedActivation Activation>
+__device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&acc)[MTiles][NTiles][4],
+                                          const int* rowOutput, int stepRows, int step, int m0, int nt0) {
+  const int lane = threadIdx.x % 32;
+  const int group = lane / 4;  // the accumulator's row
+  const int tig = lane % 4;    // the accumulator's column pair
+  const int maps = a.shape.outChannels;
+  const FusedEpilogue& epilogue = a.epilogue;
+  if constexpr (Pooling == FusedPooling::kNone) {
+    const int outPlane = a.shape.outHeight * a.shape.outWidth;
+#pragma unroll
+    for (int p = 0; p < 2 * MTiles; ++p) {
+      const int64_t base = outputBase(a, rowOutput, m0 + 16 * (p / 2) + group + 8 * (p % 2), stepRows, step, outPlane);
+#pragma unroll
+      for (int nt = 0; nt < NTiles; ++nt) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int map = 8 * (nt0 + nt) + 2 * tig + j;
+          if (base < 0 || map >= maps) continue;
+          const float value = acc[p / 2][nt][2 * (p % 2) + j] + (epilogue.bias ? epilogue.bias[map] : 0.0f);
+          a.output[base + int64_t{map} * outPlane] = activateAs<Activation>(value);
+        }
+      }
+    }
+  } else {
+    // Pooled: a window's four rows are lanes 4 and 8 apart (group bits 0 and 1), and lane r of the
+    // window (group % 4) finishes the row pairs p = r, r + 4, ... (one set of four pairs per two
+    // m-tiles): one activation per pooled output. Two halving exchanges get it there: with its
+    // partner 4 lanes away a lane swaps the half of its values that the partner keeps (pairs
+    // differing in bit 0), then with the one 8 away the half of those (bit 1), so each shuffle
+    // carries a value someone needs: 1.5 shuffles a set of four, not eight.
+    // Max pooling comes before the bias and the activation: both are monotonic, as is rounding,
+    // so the maximum of f(x + b) is f(max(x) + b). Average pooling needs them first.
+    const int outPlane = a.pooledHeight * a.pooledWidth;
+    const int r = group % kWindowPixels;
+    constexpr int kSets = 2 * MTiles / kWindowPixels;
+    int64_t base[kSets];
+#pragma unroll
+    for (int set = 0; set < kSets; ++set) {
+      const int p = kWindowPixels * set + r;
+      base[set] = outputBase(a, rowOutput, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
+    }
+    constexpr bool maxPool = Pooling == FusedPooling::kMax;
+    const auto combine = [](float x, float y) { return maxPool ? fmaxf(x, y) : x + y; };
+    const bool bit0 = r & 1, bit1 = r & 2;
+#pragma unroll
+    for (int nt = 0; nt < NTiles; ++nt) {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int map = 8 * (nt0 + nt) + 2 * tig + j;
+        const float bias = epilogue.bias && map < maps ? epilogue.bias[map] : 0.0f;
+        float v[2 * MTiles];
+#pragma unroll
+        for (int p = 0; p < 2 * MTiles; ++p) {
+          v[p] = acc[p / 2][nt][2 * (p % 2) + j];
+          if constexpr (!maxPool) v[p] = activateAs<Activation>(v[p] + bias);
+        }
+        float half[MTiles];  // pair 2q + bit0, with the partner 4 lanes away
+#pragma unroll
+        for (int q = 0; q < MTiles; ++q) {
+          const float keep = bit0 ? v[2 * q + 1] : v[2 * q];
+          const float send = bit0 ? v[2 * q] : v[2 * q + 1];
+          half[q] = combine(keep, __shfl_xor_sync(0xffffffffu, send, 4));
+        }
+#pragma unroll
+        for (int set = 0; set < kSets; ++set) {  // pair 4 set + 2 bit1 + bit0 = 4 set + r
+          const float keep = bit1 ? half[2 * set + 1] : half[2 * set];
+          const float send = bit1 ? half[2 * set] : half[2 * set + 1];
+          const float window = combine(keep, __shfl_xor_sync(0xffffffffu, send, 8));
+          if (base[set] < 0 || map >= maps) continue;
+          a.output[base[set] + int64_t{map} * outPlane] =
+              maxPool ? activateAs<Activation>(window + bias) : window * (1.0f / kWindowPixels);
+        }
+      }
+    }
+  }
+}
+
+// storeTile for the epilogue the plan fused: its pooling and activation become template arguments.
+template <int MTiles, int NTiles>
+__device__ __forceinline__ void storeWarpTile(const MmaConvArgs& a, const float (&acc)[MTiles][NTiles][4],
+                                              const int* rowOutput, int stepRows, int step, int m0, int nt0) {
+  const auto withActivation = [&](auto pooling) {
+    constexpr FusedPooling kPooling = decltype(pooling)::value;
+    switch (a.epilogue.activation) {
+      case FusedActivation::kRelu:
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kRelu>(a, acc, rowOutput, stepRows, step, m0, nt0);
+      case FusedActivation::kTanh:
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kTanh>(a, acc, rowOutput, stepRows, step, m0, nt0);
+      case FusedActivation::kSigmoid:
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kSigmoid>(a, acc, rowOutput, stepRows, step, m0,
+                                                                              nt0);
+      case FusedActivation::kNone:
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kNone>(a, acc, rowOutput, stepRows, step, m0, nt0);
+    }
+  };
+  switch (a.epilogue.pooling) {
+    case FusedPooling::kNone:
+      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kNone>{});
+    case FusedPooling::kMax:
+      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kMax>{});
+    case FusedPooling::kAverage:
+      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kAverage>{});
+  }
+}
+
 // One warp's tile: MTiles x 16 product rows, starting at step row m0, by NTiles x 8 maps starting
 // at map tile nt0. `stagedBase` is the shared address of the step's arranged images.
 template <Precision P, int MTiles, int NTiles>
@@ -317,8 +428,6 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, uint32_t s
                                                 int stepRows, int step, int m0, int nt0) {
   static_assert(MTiles % 2 == 0, "the pooled epilogue hands a lane one window of every four row pairs");
   const int lane = threadIdx.x % 32;
-  const int group = lane / 4;  // the accumulator's row (and B's column)
-  const int tig = lane % 4;    // the accumulator's column pair
 
   // The row this lane names to ldmatrix in each m-tile; rows past the step name row 0's window
   // (finite, unused). Read once through a volatile pointer: near its register limit the compiler
@@ -350,79 +459,7 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, uint32_t s
     multiplyStep(odd, acc);
   }
 
-  // Epilogue. Accumulator i of a tile is row group + 8 * (i / 2), map 2 * tig + i % 2; the pair
-  // p = 2 * mt + h names the row group + 16 * mt + 8 * h.
-  const int maps = a.shape.outChannels;
-  const FusedEpilogue& epilogue = a.epilogue;
-  if (epilogue.pooling == FusedPooling::kNone) {
-    const int outPlane = a.shape.outHeight * a.shape.outWidth;
-#pragma unroll
-    for (int p = 0; p < 2 * MTiles; ++p) {
-      const int64_t base = outputBase(a, rowOutput, m0 + 16 * (p / 2) + group + 8 * (p % 2), stepRows, step, outPlane);
-#pragma unroll
-      for (int nt = 0; nt < NTiles; ++nt) {
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const int map = 8 * (nt0 + nt) + 2 * tig + j;
-          if (base < 0 || map >= maps) continue;
-          const float value = acc[p / 2][nt][2 * (p % 2) + j] + (epilogue.bias ? epilogue.bias[map] : 0.0f);
-          a.output[base + int64_t{map} * outPlane] = activate(epilogue.activation, value);
-        }
-      }
-    }
-    return;
-  }
-
-  // Pooled: a window's four rows are lanes 4 and 8 apart (group bits 0 and 1), and lane r of the
-  // window (group % 4) finishes the row pairs p = r, r + 4, ... (one set of four pairs per two
-  // m-tiles): one activation per pooled output. Two halving exchanges get it there: with its
-  // partner 4 lanes away a lane swaps the half of its values that the partner keeps (pairs
-  // differing in bit 0), then with the one 8 away the half of those (bit 1), so each shuffle
-  // carries a value someone needs: 1.5 shuffles a set of four, not eight.
-  // Max pooling comes before the bias and the activation: both are monotonic, as is rounding,
-  // so the maximum of f(x + b) is f(max(x) + b). Average pooling needs them first.
-  const int outPlane = a.pooledHeight * a.pooledWidth;
-  const int r = group % kWindowPixels;
-  constexpr int kSets = 2 * MTiles / kWindowPixels;
-  int64_t base[kSets];
-#pragma unroll
-  for (int set = 0; set < kSets; ++set) {
-    const int p = kWindowPixels * set + r;
-    base[set] = outputBase(a, rowOutput, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
-  }
-  const bool maxPool = epilogue.pooling == FusedPooling::kMax;
-  const auto combine = [maxPool](float x, float y) { return maxPool ? fmaxf(x, y) : x + y; };
-  const bool bit0 = r & 1, bit1 = r & 2;
-#pragma unroll
-  for (int nt = 0; nt < NTiles; ++nt) {
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int map = 8 * (nt0 + nt) + 2 * tig + j;
-      const float bias = epilogue.bias && map < maps ? epilogue.bias[map] : 0.0f;
-      float v[2 * MTiles];
-#pragma unroll
-      for (int p = 0; p < 2 * MTiles; ++p) {
-        v[p] = acc[p / 2][nt][2 * (p % 2) + j];
-        if (!maxPool) v[p] = activate(epilogue.activation, v[p] + bias);
-      }
-      float half[MTiles];  // pair 2q + bit0, with the partner 4 lanes away
-#pragma unroll
-      for (int q = 0; q < MTiles; ++q) {
-        const float keep = bit0 ? v[2 * q + 1] : v[2 * q];
-        const float send = bit0 ? v[2 * q] : v[2 * q + 1];
-        half[q] = combine(keep, __shfl_xor_sync(0xffffffffu, send, 4));
-      }
-#pragma unroll
-      for (int set = 0; set < kSets; ++set) {  // pair 4 set + 2 bit1 + bit0 = 4 set + r
-        const float keep = bit1 ? half[2 * set + 1] : half[2 * set];
-        const float send = bit1 ? half[2 * set] : half[2 * set + 1];
-        const float window = combine(keep, __shfl_xor_sync(0xffffffffu, send, 8));
-        if (base[set] < 0 || map >= maps) continue;
-        a.output[base[set] + int64_t{map} * outPlane] =
-            maxPool ? activate(epilogue.activation, window + bias) : window * (1.0f / kWindowPixels);
-      }
-    }
-  }
+  storeWarpTile<MTiles, NTiles>(a, acc, rowOutput, stepRows, step, m0, nt0);
 }
 
 template <Precision P, int MTiles, int NTiles>
