@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when a C++ or CUDA source differs from what .clang-format makes of it, listing the files;
-# `scripts/check-format.sh --fix` rewrites them. Run by scripts/test.sh (README command 2) and CI.
+# `scripts/check-format.sh --fix` rewrites them. Run by CI (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v clang-format >/dev/null; then

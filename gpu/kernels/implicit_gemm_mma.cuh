@@ -16,8 +16,8 @@
 //
 // The pooling: when the plan fuses a 2x2, stride-2 pooling, rows are ordered by pooling window
 // (image, window row, window column, then the window's four pixels), so the four values of a
-// window sit in four consecutive rows of an accumulator tile: lanes 4 apart hold them, and two
-// shuffles give the maximum or the mean. Only the pooled output is written; the conv output
+// window sit in four consecutive rows of an accumulator tile: lanes 4 and 8 apart hold them, and
+// shuffles between them give the maximum or the mean. Only the pooled output is written; the conv output
 // never reaches memory, and pixels outside every window (an odd last row or column) are never
 // computed.
 //
@@ -197,7 +197,7 @@ __device__ __forceinline__ void copyStepImages(const MmaConvArgs& a, int step, f
 // Moves the step's images from `raw` into the layout, rounded to TF32 for the TF32 product (3xTF32
 // splits them where it reads them). A warp takes an input row, its lanes the columns: channels
 // last, four channels of a pixel go as one 16-byte store; shifted, each value goes to its four
-// copies. The halo, the padded channels and the zero columns are never written.
+// copies. The halo and the zero columns are never written; padded channels are written as zeros.
 template <Precision P>
 __device__ __forceinline__ void arrangeStepImages(const MmaConvArgs& a, int step, const float* raw, float* staged) {
   const StagedLayout& l = a.layout;
@@ -344,7 +344,7 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
     // m-tiles): one activation per pooled output. Two halving exchanges get it there: with its
     // partner 4 lanes away a lane swaps the half of its values that the partner keeps (pairs
     // differing in bit 0), then with the one 8 away the half of those (bit 1), so each shuffle
-    // carries a value someone needs: 1.5 shuffles a set of four, not eight.
+    // carries a value someone needs: 3 shuffles a set of four pairs, not 8.
     // Max pooling comes before the bias and the activation: both are monotonic, as is rounding,
     // so the maximum of f(x + b) is f(max(x) + b). Average pooling needs them first.
     const int outPlane = a.pooledHeight * a.pooledWidth;
@@ -674,7 +674,9 @@ inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std
 // image's rows 8 or 64 times, a millisecond of host time that the op time would count at every
 // call (the GPU waits for the launch).
 struct MmaPlanCache {
-  std::map<std::tuple<ConvShape, bool, int, int, bool>, MmaConvPlan> plans;
+  // Shape (with the bottom and right padding, which ConvShape leaves out but the layout pads),
+  // pooled, precision, m-tiles, 16-byte aligned input.
+  std::map<std::tuple<ConvShape, int, int, bool, int, int, bool>, MmaConvPlan> plans;
 };
 
 // `kernels[i]`: the kernel computing i + 1 n-tiles a warp.
@@ -685,7 +687,8 @@ void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, const
   direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, name);
   MmaPlanCache& cache = l.context.state<MmaPlanCache>(std::string(name) + " plans");  // name: the device state
   const bool aligned = reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
-  const auto key = std::make_tuple(shapeOf(l.problem), epilogue.hasPool, static_cast<int>(precision), mTiles, aligned);
+  const auto key = std::make_tuple(shapeOf(l.problem), l.problem.padBottom, l.problem.padRight, epilogue.hasPool,
+                                   static_cast<int>(precision), mTiles, aligned);
   auto found = cache.plans.find(key);
   if (found == cache.plans.end())
     found = cache.plans

@@ -18,6 +18,11 @@
 //     offset P; copy P % 4 holds them aligned.
 // A k-step (8 taps) is two runs. The runs are the same for every product row; a lane adds its
 // row's staged offset (made once a block) and the run's (a table), and ldmatrix does the rest.
+// Taps weighted 0 still read staged values (the columns past a kernel read the next pixels', the
+// extra run of an odd count repeats the last run): with finite inputs they add 0, but an Inf or
+// NaN input within 3 columns to the right of a window, or under its last run, makes that output
+// NaN (0 x Inf), where the convolution itself may be finite. Images and activations the engine
+// produces are finite; the direct kernels (gpu-restrict-unroll) read only the window's taps.
 #pragma once
 
 #include <algorithm>
