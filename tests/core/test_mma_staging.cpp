@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/kernels/mma_staging.h"
@@ -138,6 +140,21 @@ TEST(MmaStaging, RunsOverTheArrangedImagesReproduceTheConvolution) {
   }
   EXPECT_GT(modes[StagingMode::kChannelsLast], 0);
   EXPECT_GT(modes[StagingMode::kShiftedCopies], 0);
+}
+
+// The bank-conflict count that chooses the padding, on layouts whose answer is known: eight
+// pixels 32 channels apart (128 bytes) all fall in one 16-byte bank group, seven extra wavefronts
+// a matrix; 8 channels apart (32 bytes) two share each of four groups, one extra; 4 channels
+// apart (16 bytes) they fill the eight groups, none.
+TEST(MmaStaging, BankConflictCountMatchesHandCountedLayouts) {
+  for (const auto& [channels, extra] : {std::pair{32, 7}, std::pair{4, 0}, std::pair{8, 1}}) {
+    SCOPED_TRACE(std::to_string(channels) + " channels");
+    const ConvProblem p{1, channels, 1, 16, 1, 1, 1};  // one row of 16 pixels, a 1x1 kernel
+    const StagedLayout l = gpu::implicit_gemm::stagedLayoutFor(p, 1, 0, 0);
+    ASSERT_EQ(l.mode, StagingMode::kChannelsLast);
+    // 16 rows: two matrices of 8 pixels each.
+    EXPECT_EQ(ldmatrixBankConflicts(l, 16, 16, false, 16, 16), 2 * extra);
+  }
 }
 
 }  // namespace
