@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "app/core/device/gpu_platform.h"
+#include "app/core/util/checked_math.h"
 #include "gpu/conv_kernel.h"
 #include "gpu/cuda_check.h"
 #include "gpu/kernels/conv_shape.cuh"
@@ -252,10 +253,6 @@ struct DirectConvPlan {
 // Tensors larger than this (floats) are declined before any plan arithmetic, which is in int: far
 // beyond any shared memory, and small enough that no product on the way to that check overflows.
 constexpr int64_t kMaxPlannedElements = int64_t{1} << 24;
-
-inline int roundUp(int value, int multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
 
 // The register tiles of both variants, chosen per layer shape.
 enum class TileShape {

@@ -584,10 +584,10 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   a.layout = stagedLayoutFor(p, 1, rowPad, copyResidue);
   a.kSteps = a.layout.runs / 2;
   a.nTilesPerWarp = std::min((p.outChannels + 7) / 8, kMaxNTilesPerWarp);
-  a.nTiles = direct_conv::roundUp((p.outChannels + 7) / 8, a.nTilesPerWarp);
+  a.nTiles = roundUp((p.outChannels + 7) / 8, a.nTilesPerWarp);
   a.nChunks = a.nTiles / a.nTilesPerWarp;
   a.weightFloats = a.kSteps * a.nTiles * 32 * fragmentFloats;
-  a.runTableInts = direct_conv::roundUp(a.layout.runs, 4);
+  a.runTableInts = roundUp(a.layout.runs, 4);
   a.imageFloats = p.inChannels * p.inHeight * p.inWidth;
   a.vectorCopy = a.imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
   // Counted in 4-byte words: the run and row tables are ints, laid out between the floats.
@@ -595,9 +595,8 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   auto sharedBytes = [&](int images) {
     const StagedLayout l = stagedLayoutFor(p, images, rowPad, copyResidue);
     return (static_cast<size_t>(a.weightFloats) + a.runTableInts +
-            2 * static_cast<size_t>(direct_conv::roundUp(images * a.pixelsPerImage, 4)) +
-            static_cast<size_t>(direct_conv::roundUp(images * a.imageFloats, 4)) +
-            static_cast<size_t>(stagedFloats(l, images))) *
+            2 * static_cast<size_t>(roundUp(images * a.pixelsPerImage, 4)) +
+            static_cast<size_t>(roundUp(images * a.imageFloats, 4)) + static_cast<size_t>(stagedFloats(l, images))) *
            sizeof(float);
   };
   if (sharedBytes(1) > sharedLimit) return plan;
@@ -626,9 +625,9 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   a.layout = stagedLayoutFor(p, images, rowPad, copyResidue);
   a.imagesPerStep = images;
   a.numSteps = (p.batch + images - 1) / images;
-  a.rawFloats = direct_conv::roundUp(images * a.imageFloats, 4);
+  a.rawFloats = roundUp(images * a.imageFloats, 4);
   a.stagedFloats = stagedFloats(a.layout, images);
-  a.rowTableInts = direct_conv::roundUp(images * a.pixelsPerImage, 4);
+  a.rowTableInts = roundUp(images * a.pixelsPerImage, 4);
   plan.threads = 32 * warps;
   plan.sharedBytes = sharedBytes(images);
   plan.fits = true;

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "app/core/conv/conv_problem.h"
+#include "app/core/util/checked_math.h"
 
 #if defined(__CUDACC__)
 #define CONVSCOPE_HOST_DEVICE __host__ __device__ __forceinline__
@@ -171,10 +172,6 @@ CONVSCOPE_HOST_DEVICE ProductRow productRow(int m, int pixelsPerImage, bool pool
 // ---------------------------------------------------------------------------------------------
 // Host side: the layout of a problem, and how evenly its ldmatrix rows spread over the banks.
 
-inline int roundUpTo(int value, int multiple) {
-  return (value + multiple - 1) / multiple * multiple;
-}
-
 // The layout for `p` staged `images` at a time: rows padded by `rowPad` floats (a multiple of
 // 4) and, for shifted copies, the copies `copyResidue` floats past a multiple of 32 apart.
 // Sizes must have been checked to fit an int (the plan declines larger tensors first).
@@ -193,21 +190,21 @@ inline StagedLayout stagedLayoutFor(const ConvProblem& p, int images, int rowPad
   const int paddedHeight = p.inHeight + p.padTop + p.padBottom;
   const int paddedWidth = p.inWidth + p.padLeft + p.padRight;
   if (l.mode == StagingMode::kChannelsLast) {
-    l.channelsPadded = roundUpTo(p.inChannels, kRunTaps);
+    l.channelsPadded = roundUp(p.inChannels, kRunTaps);
     l.rowPitch = paddedWidth * l.channelsPadded + rowPad;
     l.imageStride = paddedHeight * l.rowPitch;
   } else {
     l.channelsPadded = p.inChannels;
     // Three zero columns after each row: a run's taps past the kernel (weighted 0) read the
     // next columns' values, and for the row's last pixels these zeros, never the next row.
-    l.rowPitch = roundUpTo(paddedWidth + kRunTaps - 1, kRunTaps) + rowPad;
+    l.rowPitch = roundUp(paddedWidth + kRunTaps - 1, kRunTaps) + rowPad;
     l.planeStride = paddedHeight * l.rowPitch;
     l.imageStride = p.inChannels * l.planeStride;
-    const int images32 = roundUpTo(images * l.imageStride, 32);
+    const int images32 = roundUp(images * l.imageStride, 32);
     l.copyStride = images32 + copyResidue;
   }
   l.realRuns = realRunsOf(l);
-  l.runs = roundUpTo(l.realRuns, 2);
+  l.runs = roundUp(l.realRuns, 2);
   return l;
 }
 

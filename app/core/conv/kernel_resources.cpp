@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "app/core/util/checked_math.h"
 #include "app/core/util/child_process.h"
 #include "app/core/util/error.h"
 
@@ -74,10 +75,6 @@ const std::vector<GpuArchitectureLimits>& table() {
       limits("sm_100", 2048, 32, 228 * 1024, 128, 1024),  // B200
   };
   return rows;
-}
-
-int roundUp(int value, int unit) {
-  return (value + unit - 1) / unit * unit;
 }
 
 }  // namespace

@@ -36,4 +36,10 @@ inline int64_t saturatingAdd(int64_t a, int64_t b) {
   return __builtin_add_overflow(a, b, &result) ? INT64_MAX : result;
 }
 
+// `value` rounded up to a multiple of `multiple` (> 0): allocation units, aligned buffer sizes.
+// For sizes the caller has already bounded (shared-memory layouts, register counts).
+inline int roundUp(int value, int multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
 }  // namespace convscope
