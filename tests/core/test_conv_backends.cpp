@@ -19,6 +19,7 @@
 #include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
 #include "app/core/util/host_epilogue.h"
+#include "tests/core/course_layers.h"
 #include "tests/core/direct_convolution.h"
 #include "tests/core/epilogue_backend.h"
 #include "tests/core/tf32.h"
@@ -92,10 +93,8 @@ const std::vector<Trial>& trials() {
       }
       problems.push_back(p);
     }
-    ConvProblem conv1{7, 1, 48, 48, 12, 7, 7};
-    ConvProblem conv2{64, 12, 21, 21, 24, 7, 7};
-    problems.push_back(conv1);
-    problems.push_back(conv2);
+    problems.push_back(testing::courseConv1(7));
+    problems.push_back(testing::courseConv2(64));
     std::vector<Trial> list;
     for (const ConvProblem& p : problems) {
       Trial t{p,

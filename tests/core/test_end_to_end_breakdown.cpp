@@ -18,6 +18,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/engine/peer_timings.h"
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/course_layers.h"
 #include "tests/core/epilogue_backend.h"
 #include "tests/core/test_support.h"
 
@@ -231,21 +232,7 @@ TEST(EndToEndBreakdown, AnOlderFileShowsItsConvLayersAndTheRestAsOther) {
 
 TEST(EndToEndFloor, IsTheLargerOfTheUploadAndTheConvBytesOfTheCourseNetwork) {
   // course-high's conv layers by hand: 1x48x48 -> 12x42x42 (7x7), 12x21x21 -> 24x15x15 (7x7).
-  ConvProblem conv1{.batch = 1,
-                    .inChannels = 1,
-                    .inHeight = 48,
-                    .inWidth = 48,
-                    .outChannels = 12,
-                    .kernelHeight = 7,
-                    .kernelWidth = 7};
-  ConvProblem conv2{.batch = 1,
-                    .inChannels = 12,
-                    .inHeight = 21,
-                    .inWidth = 21,
-                    .outChannels = 24,
-                    .kernelHeight = 7,
-                    .kernelWidth = 7};
-  const std::vector<ConvProblem> layers = {conv1, conv2};
+  const std::vector<ConvProblem> layers = {testing::courseConv1(1), testing::courseConv2(1)};
   const double pinned = 50e9, memory = 3e12;
   for (const int batch : {1, 100, 10000}) {
     SCOPED_TRACE(batch);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpu/kernels/mma_staging.h"
+#include "tests/core/course_layers.h"
 #include "tests/core/direct_convolution.h"
 
 namespace convscope {
@@ -83,8 +84,8 @@ TEST(MmaStaging, RunsOverTheArrangedImagesReproduceTheConvolution) {
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::vector<Shape> shapes;
   for (int i = 0; i < 60; ++i) shapes.push_back(randomShape(rng));
-  shapes.push_back({ConvProblem{2, 1, 48, 48, 12, 7, 7}, true});  // the course's two layers
-  shapes.push_back({ConvProblem{3, 12, 21, 21, 24, 7, 7}, true});
+  shapes.push_back({testing::courseConv1(2), true});
+  shapes.push_back({testing::courseConv2(3), true});
   std::map<StagingMode, int> modes;
   for (const Shape& shape : shapes) {
     const ConvProblem& p = shape.problem;

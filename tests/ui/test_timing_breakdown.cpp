@@ -19,6 +19,7 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
+#include "tests/core/course_layers.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/end_to_end_breakdown_chart.h"
@@ -30,26 +31,6 @@ namespace {
 constexpr int kBatch = 1000;
 constexpr const char* kDevice = "NVIDIA H100 80GB HBM3";
 constexpr const char* kClamped = "gpu-atomics";  // its stages add up to more than its end to end
-
-// course-high's conv layers (the floor's bytes come from them).
-ConvProblem conv1(int batch) {
-  return {.batch = batch,
-          .inChannels = 1,
-          .inHeight = 48,
-          .inWidth = 48,
-          .outChannels = 12,
-          .kernelHeight = 7,
-          .kernelWidth = 7};
-}
-ConvProblem conv2(int batch) {
-  return {.batch = batch,
-          .inChannels = 12,
-          .inHeight = 21,
-          .inWidth = 21,
-          .outChannels = 24,
-          .kernelHeight = 7,
-          .kernelWidth = 7};
-}
 
 // The registry's GPU variants and one kernel no registry knows: fourteen drawn; and a CPU variant.
 std::vector<std::string> gpuVariants() {
@@ -89,7 +70,7 @@ BenchmarkReport fixture() {
       BenchmarkRun run;
       run.variant = variants[v];
       run.batch = batch;
-      for (const ConvProblem& problem : {conv1(batch), conv2(batch)}) {
+      for (const ConvProblem& problem : {courseConv1(batch), courseConv2(batch)}) {  // the floor's bytes
         LayerBenchmark layer;
         layer.node = problem.inChannels == 1 ? "/0/Conv" : "/3/Conv";
         layer.problem = problem;
