@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds everything for the lent GPU machine here -- kernels for its H100 (sm_90), the CLI, the
+# Builds everything for the lent GPU machine here -- kernels for its H100 (sm_90a), the CLI, the
 # window and every test -- and packs what it needs to run there into .deps/device-bundle.tar.xz:
 # the programs, CTest's files, and every shared library they load that is not part of the C
 # runtime or of the CUDA toolkit the GPU machine has (Qt 6, QCustomPlot, OpenBLAS, protobuf...),
@@ -19,7 +19,7 @@ mkdir -p "$(dirname "$exclude")" .deps
 grep -qx '/.deps/' "$exclude" 2>/dev/null || echo '/.deps/' >>"$exclude"
 
 scripts/install-deps.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCONVSCOPE_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a-real \
   -DCONVSCOPE_WITH_GUI=ON -DCONVSCOPE_WITH_OPENCV=OFF ${CMAKE_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_LAUNCHER -DCMAKE_CUDA_COMPILER_LAUNCHER=$CMAKE_LAUNCHER} \
   >"$repo/.deps/device-configure.log"
 grep "ConvScope:" "$repo/.deps/device-configure.log"

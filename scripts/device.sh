@@ -11,7 +11,8 @@
 # that the end-to-end floor needs). Logs and screenshots go under $OUT.
 # Stages can be chosen: STAGES="test sanitize bench class ncu" (default: test sanitize bench); class
 # grades a made-up class of CLASS_SIZE (default 24) submissions with convscope-cli grade; the ncu
-# stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch NCU_BATCH (default 10,000);
+# stage profiles the conv kernels of NCU_VARIANTS (default: the three fastest) at batch NCU_BATCH (default 10,000),
+# and with NCU_SASS=1 also writes each SASS instruction's executed count and stalls (logs/ncu-VARIANT-sass.csv);
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
 # BENCH_BATCHES (comma-separated) sets the batch sizes of the benchmark and of PyTorch (default: 1,100,1000,10000);
 # PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests;
@@ -203,7 +204,14 @@ if stage ncu; then
     ncu --kernel-name regex:'^(conv|wholeNetwork)' --launch-count 2 --section SpeedOfLight --section LaunchStats \
       --section Occupancy --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
       --section ComputeWorkloadAnalysis --section InstructionStats --section MemoryWorkloadAnalysis_Tables --section SourceCounters \
+      ${NCU_SASS:+-o "$LOGS/ncu-$v"} \
       "$cli" bench --variants "$v" --batches "${NCU_BATCH:-10000}" --repeats 1 --warmups 0 >"$LOGS/ncu-$v.txt" 2>&1 || status=1
+    if [ -n "${NCU_SASS:-}" ]; then
+      # Each SASS instruction's executed count and stall samples, to find where the instructions go.
+      ncu -i "$LOGS/ncu-$v.ncu-rep" >>"$LOGS/ncu-$v.txt" 2>&1 || status=1
+      ncu -i "$LOGS/ncu-$v.ncu-rep" --page source --print-source sass --csv >"$LOGS/ncu-$v-sass.csv" 2>&1 || status=1
+      rm -f "$LOGS/ncu-$v.ncu-rep"
+    fi
     grep -E "^  [a-zA-Z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|Warp Cycles Per Issued" "$LOGS/ncu-$v.txt" | head -40
   done
 fi

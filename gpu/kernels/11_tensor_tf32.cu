@@ -16,33 +16,41 @@ namespace convscope::gpu {
 namespace {
 
 using implicit_gemm::Precision;
+constexpr auto kSync = implicit_gemm::MmaPath::kSync;
+constexpr auto kWarpgroup = implicit_gemm::MmaPath::kWarpgroup;
 
-constexpr int kMTiles = 4;  // a warp computes 64 pixels x 32 maps
+constexpr int kSyncMTiles = 4;       // mma.sync: a warp computes 64 pixels x up to 32 maps
+constexpr int kWarpgroupMTiles = 2;  // wgmma: each warp of a warpgroup 32 pixels (the group 128)
 constexpr const char* kName = "conv_implicit_gemm_tf32";
 
-template <int NTiles>
+template <implicit_gemm::MmaPath Path, int NTiles>
 __global__ void __launch_bounds__(32 * implicit_gemm::kMaxWarps, 1)
     conv_implicit_gemm_tf32(const implicit_gemm::MmaConvArgs args) {
-  implicit_gemm::runImplicitGemm<Precision::kTf32, kMTiles, NTiles>(args);
+  implicit_gemm::runImplicitGemm<Precision::kTf32, Path, Path == kSync ? kSyncMTiles : kWarpgroupMTiles, NTiles>(args);
 }
 
-// One kernel per n-tiles a warp computes (1 to 4: 8 to 32 maps), chosen by the layer's maps.
+// Per path, one kernel per n-tiles a warp computes (1 to 4: 8 to 32 maps), chosen by the layer's maps.
 using Kernel = void (*)(implicit_gemm::MmaConvArgs);
-constexpr Kernel kKernels[implicit_gemm::kMaxNTilesPerWarp] = {conv_implicit_gemm_tf32<1>, conv_implicit_gemm_tf32<2>,
-                                                               conv_implicit_gemm_tf32<3>, conv_implicit_gemm_tf32<4>};
+constexpr implicit_gemm::MmaKernels<Kernel> kKernels{
+    {conv_implicit_gemm_tf32<kSync, 1>, conv_implicit_gemm_tf32<kSync, 2>, conv_implicit_gemm_tf32<kSync, 3>,
+     conv_implicit_gemm_tf32<kSync, 4>},
+    kSyncMTiles,
+    {conv_implicit_gemm_tf32<kWarpgroup, 1>, conv_implicit_gemm_tf32<kWarpgroup, 2>,
+     conv_implicit_gemm_tf32<kWarpgroup, 3>, conv_implicit_gemm_tf32<kWarpgroup, 4>},
+    kWarpgroupMTiles};
 
 std::string unsupported(const ConvProblem& p) {
-  return implicit_gemm::implicitGemmUnsupportedReason(p, Precision::kTf32, kMTiles);
+  return implicit_gemm::implicitGemmUnsupportedReason(p, Precision::kTf32, kKernels);
 }
 
 std::vector<KernelLaunchGeometry> geometry(const ConvProblem& p) {
-  return {implicit_gemm::implicitGemmGeometry(p, kName, Precision::kTf32, kMTiles)};
+  return {implicit_gemm::implicitGemmGeometry(p, kName, Precision::kTf32, kKernels)};
 }
 
 void run(Device& device, const ConvProblem& p, const float* input, const float* weights, float* output,
          const ConvEpilogue& epilogue) {
   implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue, kKernels,
-                                    Precision::kTf32, kMTiles, kName);
+                                    Precision::kTf32, kName);
 }
 
 }  // namespace

@@ -13,34 +13,42 @@ namespace convscope::gpu {
 namespace {
 
 using implicit_gemm::Precision;
+constexpr auto kSync = implicit_gemm::MmaPath::kSync;
+constexpr auto kWarpgroup = implicit_gemm::MmaPath::kWarpgroup;
 
-constexpr int kMTiles = 2;  // a warp computes 32 pixels x 32 maps: three times the mma per load
+constexpr int kSyncMTiles = 2;  // a warp computes 32 pixels x 32 maps: three times the mma per load
+constexpr int kWarpgroupMTiles = 2;
 constexpr const char* kName = "conv_implicit_gemm_3xtf32";
 
-template <int NTiles>
+template <implicit_gemm::MmaPath Path, int NTiles>
 __global__ void __launch_bounds__(32 * implicit_gemm::kMaxWarps, 1)
     conv_implicit_gemm_3xtf32(const implicit_gemm::MmaConvArgs args) {
-  implicit_gemm::runImplicitGemm<Precision::kTf32x3, kMTiles, NTiles>(args);
+  implicit_gemm::runImplicitGemm<Precision::kTf32x3, Path, Path == kSync ? kSyncMTiles : kWarpgroupMTiles, NTiles>(
+      args);
 }
 
-// One kernel per n-tiles a warp computes (1 to 4: 8 to 32 maps), chosen by the layer's maps.
+// Per path, one kernel per n-tiles a warp computes (1 to 4: 8 to 32 maps), chosen by the layer's maps.
 using Kernel = void (*)(implicit_gemm::MmaConvArgs);
-constexpr Kernel kKernels[implicit_gemm::kMaxNTilesPerWarp] = {
-    conv_implicit_gemm_3xtf32<1>, conv_implicit_gemm_3xtf32<2>, conv_implicit_gemm_3xtf32<3>,
-    conv_implicit_gemm_3xtf32<4>};
+constexpr implicit_gemm::MmaKernels<Kernel> kKernels{
+    {conv_implicit_gemm_3xtf32<kSync, 1>, conv_implicit_gemm_3xtf32<kSync, 2>, conv_implicit_gemm_3xtf32<kSync, 3>,
+     conv_implicit_gemm_3xtf32<kSync, 4>},
+    kSyncMTiles,
+    {conv_implicit_gemm_3xtf32<kWarpgroup, 1>, conv_implicit_gemm_3xtf32<kWarpgroup, 2>,
+     conv_implicit_gemm_3xtf32<kWarpgroup, 3>, conv_implicit_gemm_3xtf32<kWarpgroup, 4>},
+    kWarpgroupMTiles};
 
 std::string unsupported(const ConvProblem& p) {
-  return implicit_gemm::implicitGemmUnsupportedReason(p, Precision::kTf32x3, kMTiles);
+  return implicit_gemm::implicitGemmUnsupportedReason(p, Precision::kTf32x3, kKernels);
 }
 
 std::vector<KernelLaunchGeometry> geometry(const ConvProblem& p) {
-  return {implicit_gemm::implicitGemmGeometry(p, kName, Precision::kTf32x3, kMTiles)};
+  return {implicit_gemm::implicitGemmGeometry(p, kName, Precision::kTf32x3, kKernels)};
 }
 
 void run(Device& device, const ConvProblem& p, const float* input, const float* weights, float* output,
          const ConvEpilogue& epilogue) {
   implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue, kKernels,
-                                    Precision::kTf32x3, kMTiles, kName);
+                                    Precision::kTf32x3, kName);
 }
 
 }  // namespace

@@ -240,6 +240,7 @@ struct DirectConvDeviceState {
   int device = -1;
   int multiprocessors = 0;
   size_t sharedOptin = 0;  // bytes one block may have after cudaFuncSetAttribute
+  int computeMajor = 0, computeMinor = 0;
   std::map<std::tuple<const void*, int, size_t>, int> blocksPerSm;
 };
 
@@ -360,6 +361,8 @@ inline DirectConvDeviceState& deviceState(GpuContext& context, const char* key) 
     int optin = 0;
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
     CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&s.computeMajor, cudaDevAttrComputeCapabilityMajor, device));
+    CONVSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&s.computeMinor, cudaDevAttrComputeCapabilityMinor, device));
     s.multiprocessors = multiprocessors;
     s.sharedOptin = static_cast<size_t>(optin);
     s.device = device;

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <tuple>
@@ -133,30 +134,43 @@ __device__ __forceinline__ void waitForAllCopies() {
 template <Precision P>
 constexpr int kFragmentFloats = P == Precision::kTf32 ? 2 : 4;
 
-// B fragments in shared memory, split and rounded once: for k-step ks and n-tile nt, lane l holds
-// tap l%4 of run 2ks and of run 2ks + 1 for map n = 8nt + l/4. Taps weighted 0 (mma_staging.h)
-// and maps past outChannels are zero, so the padded part of the product adds nothing.
-template <Precision P>
-__device__ __forceinline__ void stageWeightFragments(const MmaConvArgs& a, float* shared) {
-  const int maps = a.shape.outChannels;
-  const int taps = a.shape.inChannels * a.shape.kernelHeight * a.shape.kernelWidth;
-  const int pairs = a.weightFloats / kFragmentFloats<P>;
-  for (int i = threadIdx.x; i < pairs; i += blockDim.x) {
-    const int lane = i % 32;
-    const int tile = i / 32;  // ks * nTiles + nt
-    const int nt = tile % a.nTiles;
-    const int ks = tile / a.nTiles;
-    const int n = 8 * nt + lane / 4;
-    float value[2];
-    for (int j = 0; j < 2; ++j) {
-      const int tap = weightIndexOfTap(a.layout, 2 * ks + j, lane % 4);
-      value[j] = tap >= 0 && n < maps ? a.weights[static_cast<int64_t>(n) * taps + tap] : 0.0f;
+// The weights in shared memory as the path's tensor cores take them (weightOperandOffset in
+// mma_staging.h), rounded to TF32 (3xTF32: and the rounding of the rest) once a block. Read in
+// order -- coalesced, kWeightLoadsInFlight loads a thread in flight -- and each scattered to its
+// run and tap: a block's first step waits for this, and at small batches (one image a block)
+// it was most of the kernel when each lane gathered its fragments' taps one dependent load at a
+// time. The weights area was zeroed first: taps weighted 0 and maps past outChannels stay 0, so
+// the padded part of the product adds nothing.
+constexpr int kWeightLoadsInFlight = 16;
+
+template <Precision P, MmaPath Path>
+__device__ __forceinline__ void stageWeightOperands(const MmaConvArgs& a, float* shared) {
+  const int kernelArea = a.shape.kernelHeight * a.shape.kernelWidth;
+  const int taps = a.shape.inChannels * kernelArea;
+  const int count = a.shape.outChannels * taps;
+  constexpr bool kSplit = P == Precision::kTf32x3;
+  for (int first = threadIdx.x; first < count; first += kWeightLoadsInFlight * blockDim.x) {
+    float value[kWeightLoadsInFlight];
+#pragma unroll
+    for (int u = 0; u < kWeightLoadsInFlight; ++u) {
+      const int e = first + u * static_cast<int>(blockDim.x);
+      value[u] = e < count ? __ldg(a.weights + e) : 0.0f;
     }
-    float* out = shared + i * kFragmentFloats<P>;
-    for (int j = 0; j < 2; ++j) {
-      const uint32_t big = toTf32(value[j]);
-      out[j] = __uint_as_float(big);
-      if constexpr (P == Precision::kTf32x3) out[2 + j] = __uint_as_float(toTf32(value[j] - __uint_as_float(big)));
+#pragma unroll
+    for (int u = 0; u < kWeightLoadsInFlight; ++u) {
+      const int e = first + u * static_cast<int>(blockDim.x);
+      if (e >= count) break;
+      const int n = e / taps;
+      const int tap = e - n * taps;
+      const int c = tap / kernelArea;
+      const int kh = (tap - c * kernelArea) / a.shape.kernelWidth;
+      const int kw = tap - c * kernelArea - kh * a.shape.kernelWidth;
+      const RunTap at = runTapOfWeight(a.layout, c, kh, kw);
+      const uint32_t big = toTf32(value[u]);
+      shared[weightOperandOffset(Path, a.nTiles, a.kSteps, kSplit, at.run, at.tap, n, 0)] = __uint_as_float(big);
+      if constexpr (kSplit)
+        shared[weightOperandOffset(Path, a.nTiles, a.kSteps, kSplit, at.run, at.tap, n, 1)] =
+            __uint_as_float(toTf32(value[u] - __uint_as_float(big)));
     }
   }
 }
@@ -206,10 +220,19 @@ __device__ __forceinline__ void arrangeStepImages(const MmaConvArgs& a, int step
   const int lane = threadIdx.x % 32;
   const int plane = l.height * l.width;
   const auto rounded = [](float x) { return P == Precision::kTf32 ? __uint_as_float(toTf32(x)) : x; };
+  // A warp takes every warps-th input row: its image, channel and row are counted on, not divided
+  // out (a division is some 25 instructions, and the first layer has 48 rows an image).
+  const int channels = l.mode == StagingMode::kChannelsLast ? 1 : l.channels;  // a channel's rows apart
+  int image = 0, c = 0, y = threadIdx.x / 32;
+  const auto carry = [&] {
+    while (y >= l.height) {
+      y -= l.height;
+      if (++c == channels) c = 0, ++image;
+    }
+  };
+  carry();
   if (l.mode == StagingMode::kChannelsLast) {
-    for (int row = threadIdx.x / 32; row < count * l.height; row += warps) {
-      const int image = row / l.height;
-      const int y = row - image * l.height;
+    for (; image < count; y += warps, carry()) {
       const float* source = raw + image * a.imageFloats + y * l.width;
       for (int x = lane; x < l.width; x += 32)
         for (int c0 = 0; c0 < l.channelsPadded; c0 += kRunTaps) {
@@ -223,12 +246,8 @@ __device__ __forceinline__ void arrangeStepImages(const MmaConvArgs& a, int step
     }
     return;
   }
-  for (int row = threadIdx.x / 32; row < count * l.channels * l.height; row += warps) {
-    const int image = row / (l.channels * l.height);
-    const int rest = row - image * l.channels * l.height;
-    const int c = rest / l.height;
-    const int y = rest - c * l.height;
-    const float* source = raw + row * l.width;  // rows of the raw images follow one another
+  for (; image < count; y += warps, carry()) {
+    const float* source = raw + ((image * l.channels + c) * l.height + y) * l.width;  // rows follow one another
     for (int x = lane; x < l.width; x += 32) {
       const float v = rounded(source[x]);
       const int origin = stagedInputOffset(l, image, c, y, x);
@@ -248,14 +267,37 @@ struct StepFragments {
   uint32_t bSmall[P == Precision::kTf32x3 ? NTiles : 1][2];
 };
 
-template <Precision P, int MTiles, int NTiles>
+// The A fragments of k-step ks: one ldmatrix an m-tile.
+template <int MTiles>
+__device__ __forceinline__ void loadStepA(const int* runs, const uint32_t (&laneRow)[MTiles], int ks,
+                                          uint32_t (&fragments)[MTiles][4]) {
+  const uint32_t run = static_cast<uint32_t>(runs[2 * ks + threadIdx.x % 32 / 16]);
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt) loadFragmentA(fragments[mt], laneRow[mt] + run);
+}
+
+template <Precision P, MmaPath Path, int MTiles, int NTiles>
 __device__ __forceinline__ void loadStep(const MmaConvArgs& a, const float* weights, const int* runs,
                                          const uint32_t (&laneRow)[MTiles], int ks, int nt0,
                                          StepFragments<P, MTiles, NTiles>& f) {
   const int lane = threadIdx.x % 32;
-  const uint32_t run = static_cast<uint32_t>(runs[2 * ks + lane / 16]);
+  loadStepA(runs, laneRow, ks, f.a);
+  if constexpr (Path == MmaPath::kWarpgroup) {
+    // The warpgroup kernels compiled without wgmma (a build for sm_90 without sm_90a): the lane's
+    // B fragment from the core matrices, two 4-byte loads a part.
+    const int rest = a.kSteps * a.nTiles * 64;
 #pragma unroll
-  for (int mt = 0; mt < MTiles; ++mt) loadFragmentA(f.a[mt], laneRow[mt] + run);
+    for (int nt = 0; nt < NTiles; ++nt) {
+      const float* b = weights + (ks * a.nTiles + nt0 + nt) * 64 + lane;
+      f.bBig[nt][0] = __float_as_uint(b[0]);
+      f.bBig[nt][1] = __float_as_uint(b[32]);
+      if constexpr (P == Precision::kTf32x3) {
+        f.bSmall[nt][0] = __float_as_uint(b[rest]);
+        f.bSmall[nt][1] = __float_as_uint(b[rest + 32]);
+      }
+    }
+    return;
+  }
 #pragma unroll
   for (int nt = 0; nt < NTiles; ++nt) {
     const float* fragment = weights + ((ks * a.nTiles + nt0 + nt) * 32 + lane) * kFragmentFloats<P>;
@@ -273,21 +315,28 @@ __device__ __forceinline__ void loadStep(const MmaConvArgs& a, const float* weig
   }
 }
 
+// An A fragment as the product takes it: TF32 as staged (rounded when the step was arranged);
+// 3xTF32 splits each value into its TF32 rounding and the TF32 rounding of the rest.
+template <Precision P>
+__device__ __forceinline__ void splitFragment(const uint32_t (&a)[4], uint32_t (&big)[4], uint32_t (&small)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (P == Precision::kTf32) {
+      big[i] = a[i];
+    } else {
+      big[i] = toTf32(__uint_as_float(a[i]));
+      small[i] = toTf32(__uint_as_float(a[i]) - __uint_as_float(big[i]));
+    }
+  }
+}
+
 template <Precision P, int MTiles, int NTiles>
 __device__ __forceinline__ void multiplyStep(const StepFragments<P, MTiles, NTiles>& f,
                                              float (&acc)[MTiles][NTiles][4]) {
 #pragma unroll
   for (int mt = 0; mt < MTiles; ++mt) {
     uint32_t aBig[4], aSmall[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (P == Precision::kTf32) {
-        aBig[i] = f.a[mt][i];  // rounded to TF32 when the step was arranged
-      } else {
-        aBig[i] = toTf32(__uint_as_float(f.a[mt][i]));
-        aSmall[i] = toTf32(__uint_as_float(f.a[mt][i]) - __uint_as_float(aBig[i]));
-      }
-    }
+    splitFragment<P>(f.a[mt], aBig, aSmall);
 #pragma unroll
     for (int nt = 0; nt < NTiles; ++nt) {
       if constexpr (P == Precision::kTf32x3) {
@@ -311,10 +360,11 @@ __device__ __forceinline__ int64_t outputBase(const MmaConvArgs& a, const int* r
 }
 
 // The epilogue of a warp tile, for one pooling and one activation known at compile time (so the
-// compiler never computes every activation and selects). Accumulator i of a tile is row
+// compiler never computes every activation and selects); the TF32 kernels take tanh's hardware
+// approximation (ApproximateTanh: epilogue.cuh). Accumulator i of a tile is row
 // group + 8 * (i / 2), map 2 * tig + i % 2; the pair p = 2 * mt + h names the row
 // group + 16 * mt + 8 * h.
-template <int MTiles, int NTiles, FusedPooling Pooling, FusedActivation Activation>
+template <int MTiles, int NTiles, FusedPooling Pooling, FusedActivation Activation, bool ApproximateTanh>
 __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&acc)[MTiles][NTiles][4],
                                           const int* rowOutput, int stepRows, int step, int m0, int nt0) {
   const int lane = threadIdx.x % 32;
@@ -334,7 +384,7 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
           const int map = 8 * (nt0 + nt) + 2 * tig + j;
           if (base < 0 || map >= maps) continue;
           const float value = acc[p / 2][nt][2 * (p % 2) + j] + (epilogue.bias ? epilogue.bias[map] : 0.0f);
-          a.output[base + int64_t{map} * outPlane] = activateAs<Activation>(value);
+          a.output[base + int64_t{map} * outPlane] = activateAs<Activation, ApproximateTanh>(value);
         }
       }
     }
@@ -369,7 +419,7 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
 #pragma unroll
         for (int p = 0; p < 2 * MTiles; ++p) {
           v[p] = acc[p / 2][nt][2 * (p % 2) + j];
-          if constexpr (!maxPool) v[p] = activateAs<Activation>(v[p] + bias);
+          if constexpr (!maxPool) v[p] = activateAs<Activation, ApproximateTanh>(v[p] + bias);
         }
         float half[MTiles];  // pair 2q + bit0, with the partner 4 lanes away
 #pragma unroll
@@ -385,7 +435,7 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
           const float window = combine(keep, __shfl_xor_sync(0xffffffffu, send, 8));
           if (base[set] < 0 || map >= maps) continue;
           a.output[base[set] + int64_t{map} * outPlane] =
-              maxPool ? activateAs<Activation>(window + bias) : window * (1.0f / kWindowPixels);
+              maxPool ? activateAs<Activation, ApproximateTanh>(window + bias) : window * (1.0f / kWindowPixels);
         }
       }
     }
@@ -393,21 +443,24 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
 }
 
 // storeTile for the epilogue the plan fused: its pooling and activation become template arguments.
-template <int MTiles, int NTiles>
+template <int MTiles, int NTiles, bool ApproximateTanh>
 __device__ __forceinline__ void storeWarpTile(const MmaConvArgs& a, const float (&acc)[MTiles][NTiles][4],
                                               const int* rowOutput, int stepRows, int step, int m0, int nt0) {
   const auto withActivation = [&](auto pooling) {
     constexpr FusedPooling kPooling = decltype(pooling)::value;
     switch (a.epilogue.activation) {
       case FusedActivation::kRelu:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kRelu>(a, acc, rowOutput, stepRows, step, m0, nt0);
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kRelu, ApproximateTanh>(a, acc, rowOutput, stepRows,
+                                                                                            step, m0, nt0);
       case FusedActivation::kTanh:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kTanh>(a, acc, rowOutput, stepRows, step, m0, nt0);
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kTanh, ApproximateTanh>(a, acc, rowOutput, stepRows,
+                                                                                            step, m0, nt0);
       case FusedActivation::kSigmoid:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kSigmoid>(a, acc, rowOutput, stepRows, step, m0,
-                                                                              nt0);
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kSigmoid, ApproximateTanh>(a, acc, rowOutput,
+                                                                                               stepRows, step, m0, nt0);
       case FusedActivation::kNone:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kNone>(a, acc, rowOutput, stepRows, step, m0, nt0);
+        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kNone, ApproximateTanh>(a, acc, rowOutput, stepRows,
+                                                                                            step, m0, nt0);
     }
   };
   switch (a.epilogue.pooling) {
@@ -420,49 +473,204 @@ __device__ __forceinline__ void storeWarpTile(const MmaConvArgs& a, const float 
   }
 }
 
-// One warp's tile: MTiles x 16 product rows, starting at step row m0, by NTiles x 8 maps starting
-// at map tile nt0. `stagedBase` is the shared address of the step's arranged images.
-template <Precision P, int MTiles, int NTiles>
-__device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, uint32_t stagedBase, const float* weights,
-                                                const int* runs, const int* rowStaged, const int* rowOutput,
-                                                int stepRows, int step, int m0, int nt0) {
-  static_assert(MTiles % 2 == 0, "the pooled epilogue hands a lane one window of every four row pairs");
+// The row each lane names to ldmatrix in each of its warp's m-tiles (rows m0 ..); rows past the
+// step name row 0's window (finite, unused). Read once through a volatile pointer: near its
+// register limit the compiler would otherwise re-read the table in every k-step.
+template <int MTiles>
+__device__ __forceinline__ void laneRows(uint32_t stagedBase, const int* rowStaged, int stepRows, int m0,
+                                         uint32_t (&laneRow)[MTiles]) {
   const int lane = threadIdx.x % 32;
-
-  // The row this lane names to ldmatrix in each m-tile; rows past the step name row 0's window
-  // (finite, unused). Read once through a volatile pointer: near its register limit the compiler
-  // would otherwise re-read the table in every k-step.
   const volatile int* stagedTable = rowStaged;
-  uint32_t laneRow[MTiles];
 #pragma unroll
   for (int mt = 0; mt < MTiles; ++mt) {
     const int m = m0 + 16 * mt + lane % 8 + 8 * (lane / 8 % 2);
     laneRow[mt] = stagedBase + static_cast<uint32_t>((m < stepRows ? stagedTable[m] : 0) * sizeof(float));
   }
+}
 
-  float acc[MTiles][NTiles][4];
+template <int MTiles, int NTiles>
+__device__ __forceinline__ void zeroAccumulators(float (&acc)[MTiles][NTiles][4]) {
 #pragma unroll
   for (int mt = 0; mt < MTiles; ++mt)
 #pragma unroll
     for (int nt = 0; nt < NTiles; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+}
+
+// One warp's tile: MTiles x 16 product rows, starting at step row m0, by NTiles x 8 maps starting
+// at map tile nt0, on mma.sync. `stagedBase` is the shared address of the step's arranged images.
+template <Precision P, MmaPath Path, int MTiles, int NTiles>
+__device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, uint32_t stagedBase, const float* weights,
+                                                const int* runs, const int* rowStaged, const int* rowOutput,
+                                                int stepRows, int step, int m0, int nt0) {
+  static_assert(MTiles % 2 == 0, "the pooled epilogue hands a lane one window of every four row pairs");
+  uint32_t laneRow[MTiles];
+  laneRows(stagedBase, rowStaged, stepRows, m0, laneRow);
+  float acc[MTiles][NTiles][4];
+  zeroAccumulators(acc);
 
   // Two sets of fragments: the next k-step's loads are in flight while this one's mma run.
   StepFragments<P, MTiles, NTiles> even, odd;
-  loadStep(a, weights, runs, laneRow, 0, nt0, even);
+  loadStep<P, Path>(a, weights, runs, laneRow, 0, nt0, even);
   for (int ks = 0; ks < a.kSteps; ks += 2) {
-    if (ks + 1 < a.kSteps) loadStep(a, weights, runs, laneRow, ks + 1, nt0, odd);
+    if (ks + 1 < a.kSteps) loadStep<P, Path>(a, weights, runs, laneRow, ks + 1, nt0, odd);
     multiplyStep(even, acc);
     if (ks + 1 == a.kSteps) break;
-    if (ks + 2 < a.kSteps) loadStep(a, weights, runs, laneRow, ks + 2, nt0, even);
+    if (ks + 2 < a.kSteps) loadStep<P, Path>(a, weights, runs, laneRow, ks + 2, nt0, even);
     multiplyStep(odd, acc);
   }
 
-  storeWarpTile<MTiles, NTiles>(a, acc, rowOutput, stepRows, step, m0, nt0);
+  storeWarpTile<MTiles, NTiles, P == Precision::kTf32>(a, acc, rowOutput, stepRows, step, m0, nt0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// wgmma (sm_90a): a warpgroup -- four consecutive warps -- multiplies 64 rows at a time, A from
+// its warps' registers (each warp its 16 rows, the same fragment ldmatrix gives mma.sync) and B
+// straight from the core matrices in shared memory through a descriptor, asynchronously: the
+// warps load the next k-step's A while the tensor cores work. Only the sm_90a compilation has it;
+// the warpgroup kernels compiled for any other target run the mma.sync loop on the same layout.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CONVSCOPE_HAS_WGMMA 1
+#else
+#define CONVSCOPE_HAS_WGMMA 0
+#endif
+
+#if CONVSCOPE_HAS_WGMMA
+// The shared-memory descriptor of core matrices starting at `sharedAddress`: not swizzled, the
+// leading (K) and stride (N) byte offsets of mma_staging.h, both in 16-byte units.
+__device__ __forceinline__ uint64_t coreMatrixDescriptor(uint32_t sharedAddress) {
+  return static_cast<uint64_t>((sharedAddress & 0x3FFFFu) >> 4) |
+         (static_cast<uint64_t>(kCoreMatrixLeadingBytes >> 4) << 16) |
+         (static_cast<uint64_t>(kCoreMatrixStrideBytes >> 4) << 32);
+}
+
+// d += a * b over one k-step for 64 rows x 8 NTiles maps; this warp holds its 16 rows of d and a.
+template <int NTiles>
+__device__ __forceinline__ void warpgroupMma(float (&d)[NTiles][4], const uint32_t (&a)[4], uint64_t b) {
+  if constexpr (NTiles == 1)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  if constexpr (NTiles == 2)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, p, 1, "
+        "1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  if constexpr (NTiles == 3)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n24k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, %16, p, 1, 1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  if constexpr (NTiles == 4)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "
+        "{%16,%17,%18,%19}, %20, p, 1, 1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+          "+f"(d[3][2]), "+f"(d[3][3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+__device__ __forceinline__ void warpgroupFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void warpgroupCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+template <int Pending>
+__device__ __forceinline__ void warpgroupWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+
+// Keeps the compiler from moving reads or writes of the accumulators across the asynchronous
+// products that own them until the last wait.
+template <int MTiles, int NTiles>
+__device__ __forceinline__ void pinAccumulators(float (&acc)[MTiles][NTiles][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) asm volatile("" : "+f"(acc[mt][nt][i])::"memory");
+}
+
+// Issues one k-step's products for every m-tile as one group. `weights`: the shared address of
+// the k-step's first core matrix of this tile's n-tiles; `restBytes`: how far 3xTF32's rests lie
+// after the values.
 template <Precision P, int MTiles, int NTiles>
+__device__ __forceinline__ void issueWarpgroupStep(float (&acc)[MTiles][NTiles][4], const uint32_t (&a)[MTiles][4],
+                                                   uint32_t weights, uint32_t restBytes) {
+  warpgroupFence();  // the A registers were written by ldmatrix
+  const uint64_t big = coreMatrixDescriptor(weights);
+#pragma unroll
+  for (int mt = 0; mt < MTiles; ++mt) {
+    if constexpr (P == Precision::kTf32) {
+      warpgroupMma(acc[mt], a[mt], big);
+    } else {
+      uint32_t aBig[4], aSmall[4];
+      splitFragment<P>(a[mt], aBig, aSmall);
+      warpgroupMma(acc[mt], aBig, coreMatrixDescriptor(weights + restBytes));  // small terms first
+      warpgroupMma(acc[mt], aSmall, big);
+      warpgroupMma(acc[mt], aBig, big);
+    }
+  }
+  warpgroupCommit();
+}
+#endif
+
+// This warp's part of a warpgroup tile: its MTiles x 16 rows from m0 (the warpgroup's four warps
+// take consecutive row blocks) by NTiles x 8 maps from map tile nt0. All four warps call it
+// together: wgmma is issued by the whole warpgroup.
+template <Precision P, int MTiles, int NTiles>
+__device__ __forceinline__ void computeWarpgroupTile(const MmaConvArgs& a, uint32_t stagedBase, const float* weights,
+                                                     const int* runs, const int* rowStaged, const int* rowOutput,
+                                                     int stepRows, int step, int m0, int nt0) {
+#if CONVSCOPE_HAS_WGMMA
+  static_assert(MTiles % 2 == 0, "the pooled epilogue hands a lane one window of every four row pairs");
+  uint32_t laneRow[MTiles];
+  laneRows(stagedBase, rowStaged, stepRows, m0, laneRow);
+  float acc[MTiles][NTiles][4];
+  zeroAccumulators(acc);
+
+  const uint32_t tileWeights =
+      static_cast<uint32_t>(__cvta_generic_to_shared(weights)) + static_cast<uint32_t>(nt0 * 64 * sizeof(float));
+  const uint32_t stepBytes = static_cast<uint32_t>(a.nTiles * 64 * sizeof(float));
+  const uint32_t restBytes = static_cast<uint32_t>(a.kSteps) * stepBytes;
+  // Two sets of A fragments: a step's ldmatrix writes one set while the other's products run.
+  // Before it overwrites a set, a warp waits until only the latest group is in flight.
+  uint32_t even[MTiles][4], odd[MTiles][4];
+  loadStepA(runs, laneRow, 0, even);
+  pinAccumulators(acc);
+  for (int ks = 0; ks < a.kSteps; ks += 2) {
+    issueWarpgroupStep<P>(acc, even, tileWeights + ks * stepBytes, restBytes);
+    if (ks + 1 == a.kSteps) break;
+    warpgroupWait<1>();  // step ks - 1, which read `odd`, is done
+    loadStepA(runs, laneRow, ks + 1, odd);
+    issueWarpgroupStep<P>(acc, odd, tileWeights + (ks + 1) * stepBytes, restBytes);
+    if (ks + 2 == a.kSteps) break;
+    warpgroupWait<1>();  // step ks, which read `even`, is done
+    loadStepA(runs, laneRow, ks + 2, even);
+  }
+  warpgroupWait<0>();
+  pinAccumulators(acc);
+  storeWarpTile<MTiles, NTiles, P == Precision::kTf32>(a, acc, rowOutput, stepRows, step, m0, nt0);
+#else
+  computeWarpTile<P, MmaPath::kWarpgroup, MTiles, NTiles>(a, stagedBase, weights, runs, rowStaged, rowOutput, stepRows,
+                                                          step, m0, nt0);
+#endif
+}
+
+template <Precision P, MmaPath Path, int MTiles, int NTiles>
 __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
   extern __shared__ float4 sharedStorage[];
   float* const weights = reinterpret_cast<float*>(sharedStorage);
@@ -473,21 +681,30 @@ __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
   float* const staged = raw + a.rawFloats;
   const uint32_t stagedBase = static_cast<uint32_t>(__cvta_generic_to_shared(staged));
 
-  // Zero the raw images and the layout once: the halo, the padded channels and the zero columns
-  // stay zero (the arranging pass writes only the images), and so do a first partial step's
-  // slots past the batch.
+  // Zero the weights (their padding stays zero), the raw images and the layout once: the halo,
+  // the padded channels and the zero columns stay zero (the arranging pass writes only the
+  // images), and so do a first partial step's slots past the batch.
+  for (int i = threadIdx.x; i < a.weightFloats; i += blockDim.x) weights[i] = 0.0f;
   for (int i = threadIdx.x; i < a.rawFloats + a.stagedFloats; i += blockDim.x) raw[i] = 0.0f;
-  stageWeightFragments<P>(a, weights);
+  __syncthreads();
+  stageWeightOperands<P, Path>(a, weights);
   stageRunTable(a, runs);
   stageRowTables(a, rowStaged, rowOutput);
+#if CONVSCOPE_HAS_WGMMA
+  // The tensor cores read the weights through the async proxy: order the stores above before it.
+  if constexpr (Path == MmaPath::kWarpgroup) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
   __syncthreads();
 
   const int warp = threadIdx.x / 32;
   const int warps = blockDim.x / 32;
   const int stepRows = a.imagesPerStep * a.pixelsPerImage;
-  const int rowsPerTask = 16 * MTiles;
+  // A task: MTiles x 16 rows for one warp (mma.sync), or four warps' worth for a warpgroup.
+  constexpr int kWarpsPerTask = Path == MmaPath::kWarpgroup ? 4 : 1;
+  const int rowsPerTask = kWarpsPerTask * 16 * MTiles;
   const int rowTasks = (stepRows + rowsPerTask - 1) / rowsPerTask;
-  const int tasks = rowTasks * a.nChunks;
+  const int team = warp / kWarpsPerTask;  // the plan makes blockDim a multiple of 128
+  const int teams = warps / kWarpsPerTask;
 
   // One raw buffer and one layout: the next step's copy runs while this step is computed.
   int step = blockIdx.x;
@@ -501,11 +718,19 @@ __device__ __forceinline__ void runImplicitGemm(const MmaConvArgs& a) {
     if (step + static_cast<int>(gridDim.x) < a.numSteps) copyStepImages(a, step + gridDim.x, raw);
     direct_conv::commitCopies();
     // The last step's rows of images past the batch are computed from stale values and not stored.
-    for (int task = warp; task < tasks; task += warps) {
-      const int chunk = task / rowTasks;
-      const int m0 = (task - chunk * rowTasks) * rowsPerTask;
-      computeWarpTile<P, MTiles, NTiles>(a, stagedBase, weights, runs, rowStaged, rowOutput, stepRows, step, m0,
-                                         chunk * NTiles);
+    // A team takes every teams-th task, counted on as (chunk, row task) without dividing.
+    int chunk = 0, rowTask = team;
+    const auto carry = [&] {
+      for (; rowTask >= rowTasks; rowTask -= rowTasks) ++chunk;
+    };
+    for (carry(); chunk < a.nChunks; rowTask += teams, carry()) {
+      const int m0 = rowTask * rowsPerTask + (warp % kWarpsPerTask) * 16 * MTiles;
+      if constexpr (Path == MmaPath::kWarpgroup)
+        computeWarpgroupTile<P, MTiles, NTiles>(a, stagedBase, weights, runs, rowStaged, rowOutput, stepRows, step, m0,
+                                                chunk * NTiles);
+      else
+        computeWarpTile<P, Path, MTiles, NTiles>(a, stagedBase, weights, runs, rowStaged, rowOutput, stepRows, step, m0,
+                                                 chunk * NTiles);
     }
   }
 }
@@ -541,11 +766,41 @@ struct MmaConvPlan {
   size_t sharedBytes = 0;
 };
 
-// Lays out shared memory and chooses the images per step: as many warps busy as possible (up to
-// kMaxWarps, one block a multiprocessor), then as few idle warp slots in the last round of tasks.
-// `pooled`: the product rows are the pooling windows' pixels.
+// The tensor-core path a kernel takes: mma.sync, on every GPU from sm_80. The wgmma path
+// (CONVSCOPE_TENSOR_MMA=wgmma, taken on compute capability 9.0 only: sm_90a code runs nowhere else)
+// was measured slower on the course's layers (docs/performance.md, "The Hopper route"): with 12
+// and 24 maps, a wgmma is 64 rows x 24 maps at most, and the loads of A, which both paths share,
+// bound it. It stays for layers and GPUs where it may win, and for measuring it again.
+inline MmaPath mmaPathFor(bool haveGpu, int computeMajor, int computeMinor) {
+  const char* chosen = std::getenv("CONVSCOPE_TENSOR_MMA");
+  const bool hopper = !haveGpu || (computeMajor == 9 && computeMinor == 0);
+  return chosen && std::string(chosen) == "wgmma" && hopper ? MmaPath::kWarpgroup : MmaPath::kSync;
+}
+
+inline MmaPath mmaPathOfThisMachine() {
+  const GpuInfo& gpu = gpuInfo();
+  return mmaPathFor(gpu.usable, gpu.computeMajor, gpu.computeMinor);
+}
+
+// The kernels of one tensor-core variant: per path, one kernel per n-tiles a warp computes (1 to
+// 4: 8 to 32 maps), and the m-tiles each warp computes.
+template <class Kernel>
+struct MmaKernels {
+  Kernel sync[kMaxNTilesPerWarp];
+  int syncMTiles;
+  Kernel warpgroup[kMaxNTilesPerWarp];
+  int warpgroupMTiles;
+
+  int mTiles(MmaPath path) const { return path == MmaPath::kSync ? syncMTiles : warpgroupMTiles; }
+};
+
+// Lays out shared memory and chooses the images per step: as many warps busy on useful rows as
+// possible (a block is always kMaxWarps warps, one block a multiprocessor: the idle ones help stage
+// the weights), counting a task's rows past the step as idle. `pooled`: the product rows are the
+// pooling windows' pixels. A task is MTiles x 16 rows of one warp (mma.sync) or of each of the four
+// warps of a warpgroup (wgmma).
 inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bool pooled, Precision precision,
-                                    int mTiles, size_t sharedLimit, int multiprocessors) {
+                                    MmaPath path, int mTiles, size_t sharedLimit, int multiprocessors) {
   MmaConvPlan plan;
   MmaConvArgs& a = plan.args;
   a.shape = shapeOf(p);
@@ -602,53 +857,61 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   if (sharedBytes(1) > sharedLimit) return plan;
 
   const int busyImages = std::max(1, (p.batch + multiprocessors - 1) / multiprocessors);
-  auto usefulWarps = [&](int images, int* warpsOut) {
-    const int rowTasks = (images * a.pixelsPerImage + 16 * mTiles - 1) / (16 * mTiles);
-    const int64_t tasks = int64_t{rowTasks} * a.nChunks;
-    const int warps = static_cast<int>(std::min<int64_t>(tasks, kMaxWarps));
-    const int64_t rounds = (tasks + warps - 1) / warps;
-    *warpsOut = warps;
-    return double(tasks) / double(rounds);  // warps busy on average
+  const int warpsPerTask = path == MmaPath::kWarpgroup ? 4 : 1;
+  const int rowsPerTask = warpsPerTask * 16 * mTiles;
+  const int teams = kMaxWarps / warpsPerTask;
+  auto usefulWarps = [&](int images) {
+    const int64_t rows = int64_t{images} * a.pixelsPerImage;
+    const int64_t tasks = (rows + rowsPerTask - 1) / rowsPerTask * a.nChunks;
+    const int64_t rounds = (tasks + teams - 1) / teams;
+    return double(rows * a.nChunks) / double(rounds * rowsPerTask) * warpsPerTask;  // on useful rows, on average
   };
-  int images = 1, warps = 0;
-  double best = usefulWarps(1, &warps);
+  int images = 1;
+  double best = usefulWarps(1);
   for (int more = 2; more <= busyImages && sharedBytes(more) <= sharedLimit && offsetsFit(more); ++more) {
-    int w = 0;
-    const double score = usefulWarps(more, &w);
+    const double score = usefulWarps(more);
     if (score > best + 1e-9) {
       best = score;
       images = more;
     }
     if (int64_t{more} * a.pixelsPerImage >= int64_t{kMaxWarps} * 16 * mTiles * 4) break;  // enough rounds
   }
-  usefulWarps(images, &warps);
   a.layout = stagedLayoutFor(p, images, rowPad, copyResidue);
   a.imagesPerStep = images;
   a.numSteps = (p.batch + images - 1) / images;
   a.rawFloats = roundUp(images * a.imageFloats, 4);
   a.stagedFloats = stagedFloats(a.layout, images);
   a.rowTableInts = roundUp(images * a.pixelsPerImage, 4);
-  plan.threads = 32 * warps;
+  plan.threads = 32 * kMaxWarps;
   plan.sharedBytes = sharedBytes(images);
   plan.fits = true;
   return plan;
 }
 
 // Why the kernel cannot take `p`, or "".
-inline std::string implicitGemmUnsupportedReason(const ConvProblem& p, Precision precision, int mTiles) {
+template <class Kernel>
+std::string implicitGemmUnsupportedReason(const ConvProblem& p, Precision precision,
+                                          const MmaKernels<Kernel>& kernels) {
   const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
-  if (planImplicitGemm(p, nullptr, false, precision, mTiles, limits.sharedOptin, limits.multiprocessors).fits)
+  const MmaPath path = mmaPathOfThisMachine();
+  if (planImplicitGemm(p, nullptr, false, precision, path, kernels.mTiles(path), limits.sharedOptin,
+                       limits.multiprocessors)
+          .fits)
     return {};
   return "one image (as it lies in memory and arranged for ldmatrix), the weights and the tables do not fit in the " +
          std::to_string(limits.sharedOptin / 1024) + " KB of shared memory a block can have" +
          (limits.reference ? " (an H100's)" : "");
 }
 
-inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std::string& kernel, Precision precision,
-                                                 int mTiles) {
+template <class Kernel>
+KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std::string& kernel, Precision precision,
+                                          const MmaKernels<Kernel>& kernels) {
   const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
+  const MmaPath path = mmaPathOfThisMachine();
+  const int mTiles = kernels.mTiles(path);
   const MmaConvPlan plan =
-      planImplicitGemm(p, nullptr, false, precision, mTiles, limits.sharedOptin, limits.multiprocessors);
+      planImplicitGemm(p, nullptr, false, precision, path, mTiles, limits.sharedOptin, limits.multiprocessors);
+  const bool warpgroup = path == MmaPath::kWarpgroup;
   KernelLaunchGeometry g;
   g.kernel = kernel;
   g.gridX = plan.args.numSteps;
@@ -664,8 +927,11 @@ inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std
               "computes " +
               std::to_string(16 * mTiles) +
               " output pixels (in row-major order) x up to 32 maps as an implicit matrix product on tensor "
-              "cores (mma m16n8k8: 16 pixels x 8 maps x 8 taps an instruction; grid shown: " +
-              std::to_string(plan.args.numSteps) + " steps)";
+              "cores (" +
+              (warpgroup ? "wgmma m64nNk8, four warps together: 64 pixels x up to 32 maps x 8 taps an instruction, "
+                           "the weights read from shared memory by the tensor cores"
+                         : "mma m16n8k8: 16 pixels x 8 maps x 8 taps an instruction") +
+              "; grid shown: " + std::to_string(plan.args.numSteps) + " steps)";
   return g;
 }
 
@@ -674,25 +940,25 @@ inline KernelLaunchGeometry implicitGemmGeometry(const ConvProblem& p, const std
 // call (the GPU waits for the launch).
 struct MmaPlanCache {
   // Shape (with the bottom and right padding, which ConvShape leaves out but the layout pads),
-  // pooled, precision, m-tiles, 16-byte aligned input.
+  // pooled, precision, path, 16-byte aligned input.
   std::map<std::tuple<ConvShape, int, int, bool, int, int, bool>, MmaConvPlan> plans;
 };
 
-// `kernels[i]`: the kernel computing i + 1 n-tiles a warp.
 template <class Kernel>
-void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, const Kernel (&kernels)[kMaxNTilesPerWarp],
-                        Precision precision, int mTiles, const char* name) {
+void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, const MmaKernels<Kernel>& kernels,
+                        Precision precision, const char* name) {
   requireValidLaunch(l, name);
   direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, name);
+  const MmaPath path = mmaPathFor(true, device.computeMajor, device.computeMinor);
   MmaPlanCache& cache = l.context.state<MmaPlanCache>(std::string(name) + " plans");  // name: the device state
   const bool aligned = reinterpret_cast<uintptr_t>(l.input) % 16 == 0;
   const auto key = std::make_tuple(shapeOf(l.problem), l.problem.padBottom, l.problem.padRight, epilogue.hasPool,
-                                   static_cast<int>(precision), mTiles, aligned);
+                                   static_cast<int>(precision), static_cast<int>(path), aligned);
   auto found = cache.plans.find(key);
   if (found == cache.plans.end())
     found = cache.plans
-                .emplace(key, planImplicitGemm(l.problem, l.input, epilogue.hasPool, precision, mTiles,
-                                               device.sharedOptin, device.multiprocessors))
+                .emplace(key, planImplicitGemm(l.problem, l.input, epilogue.hasPool, precision, path,
+                                               kernels.mTiles(path), device.sharedOptin, device.multiprocessors))
                 .first;
   MmaConvPlan plan = found->second;
   if (!plan.fits) throw Error(std::string(name) + ": " + l.problem.describe() + " does not fit in shared memory");
@@ -700,7 +966,7 @@ void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, const
   plan.args.input = l.input;
   plan.args.weights = l.weights;
   plan.args.output = l.output;
-  const Kernel kernel = kernels[plan.args.nTilesPerWarp - 1];
+  const Kernel kernel = (path == MmaPath::kWarpgroup ? kernels.warpgroup : kernels.sync)[plan.args.nTilesPerWarp - 1];
   const int blocks = direct_conv::residentBlocks(device, kernel, plan.threads, plan.sharedBytes);
   if (blocks <= 0) throw Error(std::string(name) + ": no block fits on a multiprocessor for " + l.problem.describe());
   const int grid = std::min(plan.args.numSteps, blocks * device.multiprocessors);

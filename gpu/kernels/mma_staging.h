@@ -96,6 +96,19 @@ CONVSCOPE_HOST_DEVICE int weightIndexOfTap(const StagedLayout& l, int q, int t) 
   return (c * l.kernelHeight + kh) * l.kernelWidth + kw;
 }
 
+// The run and tap that weight (c, kh, kw) of a map lies under: the inverse of weightIndexOfTap,
+// so that the kernels can stage the weights reading them in order (coalesced, many loads in
+// flight) and scatter each to its place.
+struct RunTap {
+  int run, tap;
+};
+
+CONVSCOPE_HOST_DEVICE RunTap runTapOfWeight(const StagedLayout& l, int c, int kh, int kw) {
+  if (l.mode == StagingMode::kChannelsLast)
+    return {(kh * l.kernelWidth + kw) * (l.channelsPadded / kRunTaps) + c / kRunTaps, c % kRunTaps};
+  return {(c * l.kernelHeight + kh) * runsPerKernelRow(l) + kw / kRunTaps, kw % kRunTaps};
+}
+
 // Where run q starts, relative to a pixel's window: a multiple of 4 in either layout.
 CONVSCOPE_HOST_DEVICE int runOffset(const StagedLayout& l, int q) {
   if (q >= l.realRuns) q = l.realRuns - 1;
@@ -167,6 +180,30 @@ CONVSCOPE_HOST_DEVICE ProductRow productRow(int m, int pixelsPerImage, bool pool
     r.pixel = q;
   }
   return r;
+}
+
+// How the tensor cores take the weights (the product's B operand, k = the taps of a k-step's two
+// runs, n = the maps), staged once a block in shared memory:
+//   - kSync (mma.sync, any GPU from sm_80): as the lanes' fragments. For k-step ks and n-tile nt,
+//     lane 4 (n % 8) + t holds tap t of run 2 ks and of run 2 ks + 1 side by side, one 8-byte
+//     load; 3xTF32 follows them with the two rests, one 16-byte load.
+//   - kWarpgroup (wgmma, sm_90a): as the "core matrices" the tensor cores read themselves, K-major
+//     and not swizzled. A core matrix is 8 maps x 4 taps, a 16-byte row a map; a k-step's two runs
+//     are two core matrices kCoreMatrixLeadingBytes apart, its n-tiles kCoreMatrixStrideBytes
+//     apart, and k-step ks's first n-tile starts at float 64 (ks nTiles); 3xTF32's rests form a
+//     second copy of the whole after the first.
+enum class MmaPath : int { kSync = 0, kWarpgroup = 1 };
+
+constexpr int kCoreMatrixLeadingBytes = 128;  // the wgmma descriptor's leading byte offset (K)
+constexpr int kCoreMatrixStrideBytes = 256;   // its stride byte offset (N)
+
+// Where tap t of run q for map n lies, in floats from the start of the staged weights; part 0 is
+// the TF32 value, part 1 (3xTF32, `split`) the TF32 rounding of the rest.
+CONVSCOPE_HOST_DEVICE int weightOperandOffset(MmaPath path, int nTiles, int kSteps, bool split, int q, int t, int n,
+                                              int part) {
+  const int ks = q / 2, j = q % 2, nt = n / 8, row = n % 8;
+  if (path == MmaPath::kSync) return ((ks * nTiles + nt) * 32 + 4 * row + t) * (split ? 4 : 2) + 2 * part + j;
+  return part * kSteps * nTiles * 64 + ((ks * nTiles + nt) * 2 + j) * 32 + 4 * row + t;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -143,6 +143,76 @@ TEST(MmaStaging, RunsOverTheArrangedImagesReproduceTheConvolution) {
   EXPECT_GT(modes[StagingMode::kShiftedCopies], 0);
 }
 
+// The weights as the kernels stage them (read in order, each scattered through runTapOfWeight and
+// weightOperandOffset), read back the way each path's tensor cores take them -- mma.sync's lane
+// fragments, and wgmma's core matrices addressed as the PTX ISA defines a K-major, unswizzled
+// shared-memory operand from the descriptor's leading and stride byte offsets -- against the
+// weights indexed from their definition: each k-step's B[k][n] is the weight of tap k % 4 of run
+// 2 ks + k / 4 for map n, or 0 for a tap weighted 0 and a map past the layer's.
+TEST(MmaStaging, StagedWeightsReadAsEachPathReadsThem) {
+  using gpu::implicit_gemm::MmaPath;
+  const unsigned seed = std::random_device{}();
+  std::printf("mma weights: seed %u\n", seed);
+  std::mt19937 rng(seed);
+  std::vector<Shape> shapes;
+  for (int i = 0; i < 40; ++i) shapes.push_back(randomShape(rng));
+  shapes.push_back({testing::courseConv1(1), true});
+  shapes.push_back({testing::courseConv2(1), true});
+  for (const Shape& shape : shapes) {
+    const ConvProblem& p = shape.problem;
+    const StagedLayout l = gpu::implicit_gemm::stagedLayoutFor(p, 1, 0, 0);
+    const int taps = p.inChannels * p.kernelHeight * p.kernelWidth;
+    const int nTilesPerWarp = std::min((p.outChannels + 7) / 8, 4);
+    const int nTiles = roundUp((p.outChannels + 7) / 8, nTilesPerWarp);  // as the plan rounds them
+    const int kSteps = l.runs / 2;
+    std::vector<float> w(static_cast<size_t>(p.weightElements()));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 1.0f + static_cast<float>(i);  // distinct, never 0
+    for (const MmaPath path : {MmaPath::kSync, MmaPath::kWarpgroup})
+      for (const bool split : {false, true}) {
+        SCOPED_TRACE(p.describe() + (path == MmaPath::kSync ? ", mma.sync" : ", wgmma") + (split ? ", 3xTF32" : ""));
+        const int floats = kSteps * nTiles * 32 * (split ? 4 : 2);
+        std::vector<float> staged(static_cast<size_t>(floats), 0.0f);
+        std::vector<int> writes(staged.size(), 0);
+        for (int e = 0; e < p.outChannels * taps; ++e) {
+          const int n = e / taps, tap = e % taps;
+          const int c = tap / (p.kernelHeight * p.kernelWidth);
+          const int kh = tap % (p.kernelHeight * p.kernelWidth) / p.kernelWidth, kw = tap % p.kernelWidth;
+          const gpu::implicit_gemm::RunTap at = runTapOfWeight(l, c, kh, kw);
+          ASSERT_EQ(weightIndexOfTap(l, at.run, at.tap), tap) << "weight " << e << " scattered under another tap";
+          for (int part = 0; part < (split ? 2 : 1); ++part) {
+            const int offset = weightOperandOffset(path, nTiles, kSteps, split, at.run, at.tap, n, part);
+            ASSERT_TRUE(offset >= 0 && offset < floats) << "weight " << e << " staged outside the weights";
+            ASSERT_EQ(++writes[static_cast<size_t>(offset)], 1) << "two weights staged at float " << offset;
+            staged[static_cast<size_t>(offset)] = part == 0 ? w[static_cast<size_t>(e)] : -w[static_cast<size_t>(e)];
+          }
+        }
+        const auto want = [&](int ks, int k, int n) {
+          const int tap = weightIndexOfTap(l, 2 * ks + k / 4, k % 4);
+          return tap < 0 || n >= p.outChannels ? 0.0f : w[static_cast<size_t>(n * taps + tap)];
+        };
+        for (int ks = 0; ks < kSteps; ++ks)
+          for (int n = 0; n < 8 * nTiles; ++n)
+            for (int k = 0; k < 8; ++k)
+              for (int part = 0; part < (split ? 2 : 1); ++part) {
+                float got = 0.0f;
+                if (path == MmaPath::kSync) {  // lane 4 (n % 8) + k % 4's pair, value k / 4
+                  const int lane = 4 * (n % 8) + k % 4;
+                  got = staged.at(
+                      static_cast<size_t>(((ks * nTiles + n / 8) * 32 + lane) * (split ? 4 : 2) + 2 * part + k / 4));
+                } else {  // byte address of B(k, n) from the k-step's descriptor
+                  const int stepBytes = nTiles * 64 * 4;
+                  const int bytes = part * kSteps * stepBytes + ks * stepBytes +
+                                    k / 4 * gpu::implicit_gemm::kCoreMatrixLeadingBytes +
+                                    n / 8 * gpu::implicit_gemm::kCoreMatrixStrideBytes + n % 8 * 16 + k % 4 * 4;
+                  got = staged.at(static_cast<size_t>(bytes / 4));
+                }
+                const float expected = part == 0 ? want(ks, k, n) : -want(ks, k, n);
+                ASSERT_EQ(got, expected) << "k-step " << ks << " k " << k << " map " << n << " part " << part;
+              }
+      }
+  }
+}
+
 // The bank-conflict count that chooses the padding, on layouts whose answer is known: eight
 // pixels 32 channels apart (128 bytes) all fall in one 16-byte bank group, seven extra wavefronts
 // a matrix; 8 channels apart (32 bytes) two share each of four groups, one extra; 4 channels
