@@ -15,7 +15,8 @@
 # and with NCU_SASS=1 also writes each SASS instruction's executed count and stalls (logs/ncu-VARIANT-sass.csv);
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
 # BENCH_BATCHES (comma-separated) sets the batch sizes of the benchmark and of PyTorch (default: 1,100,1000,10000);
-# PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests;
+# PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests; SANITIZE_VARIANTS (a
+# test-name pattern such as gpu_tensor*) narrows the sanitize stage to those variants;
 # TEST_TIMEOUT, CLASS_TIMEOUT, BENCH_TIMEOUT and PYTORCH_TIMEOUT (seconds) bound the stages so
 # that one device call holds them all.
 set -uo pipefail
@@ -92,14 +93,19 @@ if stage sanitize; then
   # the CLI, whose kernel runs in a child process: the sanitizer follows it). The tools run side by
   # side, one process each, so the stage fits one device call; each tool's error count is reported.
   every_gpu_variant='Registry/ConvVariantCorrectness.*/gpu_*:Registry/ConvVariantCorrectness.*/cudnn:Registry/GpuEngine.CapturedLayers*'
+  # SANITIZE_VARIANTS (a test-name pattern such as gpu_tensor*) narrows the stage to those variants'
+  # tests, e.g. to check a kernel path chosen by an environment variable (CONVSCOPE_TENSOR_MMA).
+  narrowed="${SANITIZE_VARIANTS:-}"
+  [ -n "$narrowed" ] &&
+    every_gpu_variant="Registry/ConvVariantCorrectness.*/$narrowed:Registry/GpuEngine.CapturedLayers*/$narrowed"
   sanitize_tool() {  # tool: runs every target under it, prints "tool: errors N, exits ..."
     local tool=$1 log="$LOGS/sanitize-$1.log" exits=""
     : >"$log"
     run() { compute-sanitizer --tool "$tool" --error-exitcode 9 --target-processes all "$@" >>"$log" 2>&1; exits="$exits $?"; }
     run "$build/tests/test_conv_backends" --gtest_filter="$every_gpu_variant"
     run "$build/tests/test_gpu_engine" --gtest_filter="$every_gpu_variant"
-    run "$build/tests/test_fused_epilogue"
-    run "$build/tests/test_whole_network"
+    run "$build/tests/test_fused_epilogue" ${narrowed:+--gtest_filter="*/$narrowed"}
+    [ -n "$narrowed" ] || run "$build/tests/test_whole_network"
     # The queue gate's test holds the stream with a host function; initcheck (CUDA 13, H100) runs
     # the work queued behind it at once, so that test's timing fails under it with no error found:
     # the other three tools run it.
@@ -107,7 +113,7 @@ if stage sanitize; then
     [ "$tool" = initcheck ] && gate=''
     run "$build/tests/test_end_to_end_gpu" \
       --gtest_filter="GpuImageBytes.*:${gate}Registry/GpuEndToEnd.Recorded*/gpu_whole_network:Registry/GpuEndToEnd.Recorded*/gpu_fused_epilogue:Registry/GpuEndToEnd.Recorded*/gpu_tensor*"
-    run "$cli" kernel check examples/kernels/tiled_conv.cu --no-network
+    [ -n "$narrowed" ] || run "$cli" kernel check examples/kernels/tiled_conv.cu --no-network
     # "ERROR SUMMARY: N errors" (memcheck, synccheck, initcheck) and "RACECHECK SUMMARY: N hazards".
     local errors
     errors=$(grep -hoE '(ERROR|RACECHECK) SUMMARY: [0-9]+' "$log" | awk '{n += $3} END {print n + 0}')
