@@ -93,8 +93,10 @@ if stage sanitize; then
   # the CLI, whose kernel runs in a child process: the sanitizer follows it). The tools run side by
   # side, one process each, so the stage fits one device call; each tool's error count is reported.
   every_gpu_variant='Registry/ConvVariantCorrectness.*/gpu_*:Registry/ConvVariantCorrectness.*/cudnn:Registry/GpuEngine.CapturedLayers*'
-  # SANITIZE_VARIANTS (a test-name pattern such as gpu_tensor*) narrows the stage to those variants'
-  # tests, e.g. to check a kernel path chosen by an environment variable (CONVSCOPE_TENSOR_MMA).
+  # SANITIZE_VARIANTS (a test-name pattern such as gpu_tensor*) narrows the variant tests to those
+  # variants' and leaves out the whole-network tests and the student's kernel (the end-to-end tests
+  # stay as they are), e.g. to check a kernel path chosen by an environment variable
+  # (CONVSCOPE_TENSOR_MMA).
   narrowed="${SANITIZE_VARIANTS:-}"
   [ -n "$narrowed" ] &&
     every_gpu_variant="Registry/ConvVariantCorrectness.*/$narrowed:Registry/GpuEngine.CapturedLayers*/$narrowed"

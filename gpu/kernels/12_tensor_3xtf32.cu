@@ -16,8 +16,8 @@ using implicit_gemm::Precision;
 constexpr auto kSync = implicit_gemm::MmaPath::kSync;
 constexpr auto kWarpgroup = implicit_gemm::MmaPath::kWarpgroup;
 
-constexpr int kSyncMTiles = 2;  // a warp computes 32 pixels x 32 maps: three times the mma per load
-constexpr int kWarpgroupMTiles = 2;
+constexpr int kSyncMTiles = 2;       // a warp computes 32 pixels x 32 maps: three times the mma per load
+constexpr int kWarpgroupMTiles = 2;  // wgmma: each warp of a warpgroup 32 pixels, three products a k-step
 constexpr const char* kName = "conv_implicit_gemm_3xtf32";
 
 template <implicit_gemm::MmaPath Path, int NTiles>

@@ -69,14 +69,16 @@ struct MmaConvArgs {
   int stagedFloats;        // a step's images in the layout
   int vectorCopy;          // the raw copy in 16-byte pieces (16-byte aligned images of whole float4s)
   int pooledHeight, pooledWidth;
-  int pixelsPerImage;  // product rows per image: outHeight * outWidth, or 4 per pooling window
-  int kSteps;          // layout.runs / 2
-  int nTilesPerWarp;   // the kernel's NTiles: ceil(outChannels / 8), at most kMaxNTilesPerWarp
-  int nTiles;          // ceil(outChannels / 8) rounded up to whole warps' n-tiles (the rest weighted 0)
-  int nChunks;         // nTiles / nTilesPerWarp
-  int weightFloats;    // kSteps * nTiles * 32 lanes * the fragment's floats
-  int runTableInts;    // layout.runs, rounded up to 4
-  int rowTableInts;    // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
+  int pixelsPerImage;        // product rows per image: outHeight * outWidth, or 4 per pooling window
+  int kSteps;                // layout.runs / 2
+  int nTilesPerWarp;         // the kernel's NTiles: ceil(outChannels / 8), at most kMaxNTilesPerWarp
+  int nTiles;                // ceil(outChannels / 8) rounded up to whole warps' n-tiles (the rest weighted 0)
+  int nChunks;               // nTiles / nTilesPerWarp
+  int weightFloats;          // the staged weights: weightOperandFloats
+  int runTableInts;          // layout.runs, rounded up to 4
+  int scratchOffset;         // the staged-stores experiment: floats before the warps' scratch
+  int scratchFloatsPerWarp;  // 0: stores straight from the lanes
+  int rowTableInts;          // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -285,7 +287,7 @@ __device__ __forceinline__ void loadStep(const MmaConvArgs& a, const float* weig
   if constexpr (Path == MmaPath::kWarpgroup) {
     // The warpgroup kernels compiled without wgmma (a build for sm_90 without sm_90a): the lane's
     // B fragment from the core matrices, two 4-byte loads a part.
-    const int rest = a.kSteps * a.nTiles * 64;
+    const int rest = weightOperandFloats(a.nTiles, a.kSteps, false);
 #pragma unroll
     for (int nt = 0; nt < NTiles; ++nt) {
       const float* b = weights + (ks * a.nTiles + nt0 + nt) * 64 + lane;
@@ -400,6 +402,15 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
     const int outPlane = a.pooledHeight * a.pooledWidth;
     const int r = group % kWindowPixels;
     constexpr int kSets = 2 * MTiles / kWindowPixels;
+    // The experiment of staged stores (CONVSCOPE_TENSOR_STORES=staged): the warp's pooled tile goes
+    // through its own shared-memory scratch, then each store instruction writes 32 / kTileWindows
+    // maps x kTileWindows consecutive windows, instead of the lanes' scattered values.
+    constexpr int kTileWindows = 16 * MTiles / kWindowPixels;
+    static_assert(32 % kTileWindows == 0, "a lane stores the same window of every map it stores");
+    const bool staged = a.scratchFloatsPerWarp > 0;
+    extern __shared__ float4 sharedStorage[];
+    float* const scratch = reinterpret_cast<float*>(sharedStorage) + a.scratchOffset +
+                           static_cast<int>(threadIdx.x / 32) * a.scratchFloatsPerWarp;
     int64_t base[kSets];
 #pragma unroll
     for (int set = 0; set < kSets; ++set) {
@@ -433,11 +444,27 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
           const float keep = bit1 ? half[2 * set + 1] : half[2 * set];
           const float send = bit1 ? half[2 * set] : half[2 * set + 1];
           const float window = combine(keep, __shfl_xor_sync(0xffffffffu, send, 8));
-          if (base[set] < 0 || map >= maps) continue;
-          a.output[base[set] + int64_t{map} * outPlane] =
+          const float pooled =
               maxPool ? activateAs<Activation, ApproximateTanh>(window + bias) : window * (1.0f / kWindowPixels);
+          if (staged) {  // the tile's map 8 nt + 2 tig + j, its window (rows 16 (p / 2) + group - r + 8 (p % 2)) / 4
+            scratch[(8 * nt + 2 * tig + j) * kTileWindows + 8 * set + 2 * r + (group - r) / 4] = pooled;
+            continue;
+          }
+          if (base[set] < 0 || map >= maps) continue;
+          a.output[base[set] + int64_t{map} * outPlane] = pooled;
         }
       }
+    }
+    if (staged) {
+      __syncwarp();
+      const int window = lane % kTileWindows;
+      const int64_t windowBase = outputBase(a, rowOutput, m0 + kWindowPixels * window, stepRows, step, outPlane);
+#pragma unroll
+      for (int i = lane; i < 8 * NTiles * kTileWindows; i += 32) {
+        const int map = 8 * nt0 + i / kTileWindows;
+        if (windowBase >= 0 && map < maps) a.output[windowBase + int64_t{map} * outPlane] = scratch[i];
+      }
+      __syncwarp();  // the scratch is the next tile's
     }
   }
 }
@@ -537,14 +564,6 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, uint32_t s
 #endif
 
 #if CONVSCOPE_HAS_WGMMA
-// The shared-memory descriptor of core matrices starting at `sharedAddress`: not swizzled, the
-// leading (K) and stride (N) byte offsets of mma_staging.h, both in 16-byte units.
-__device__ __forceinline__ uint64_t coreMatrixDescriptor(uint32_t sharedAddress) {
-  return static_cast<uint64_t>((sharedAddress & 0x3FFFFu) >> 4) |
-         (static_cast<uint64_t>(kCoreMatrixLeadingBytes >> 4) << 16) |
-         (static_cast<uint64_t>(kCoreMatrixStrideBytes >> 4) << 32);
-}
-
 // d += a * b over one k-step for 64 rows x 8 NTiles maps; this warp holds its 16 rows of d and a.
 template <int NTiles>
 __device__ __forceinline__ void warpgroupMma(float (&d)[NTiles][4], const uint32_t (&a)[4], uint64_t b) {
@@ -610,18 +629,22 @@ __device__ __forceinline__ void pinAccumulators(float (&acc)[MTiles][NTiles][4])
 template <Precision P, int MTiles, int NTiles>
 __device__ __forceinline__ void issueWarpgroupStep(float (&acc)[MTiles][NTiles][4], const uint32_t (&a)[MTiles][4],
                                                    uint32_t weights, uint32_t restBytes) {
-  warpgroupFence();  // the A registers were written by ldmatrix
+  // 3xTF32's split parts are written before the fence, as every register a wgmma reads must be.
+  uint32_t aBig[MTiles][4], aSmall[MTiles][4];
+  if constexpr (P == Precision::kTf32x3) {
+#pragma unroll
+    for (int mt = 0; mt < MTiles; ++mt) splitFragment<P>(a[mt], aBig[mt], aSmall[mt]);
+  }
+  warpgroupFence();  // the A registers were written by ldmatrix (and the split)
   const uint64_t big = coreMatrixDescriptor(weights);
 #pragma unroll
   for (int mt = 0; mt < MTiles; ++mt) {
     if constexpr (P == Precision::kTf32) {
       warpgroupMma(acc[mt], a[mt], big);
     } else {
-      uint32_t aBig[4], aSmall[4];
-      splitFragment<P>(a[mt], aBig, aSmall);
-      warpgroupMma(acc[mt], aBig, coreMatrixDescriptor(weights + restBytes));  // small terms first
-      warpgroupMma(acc[mt], aSmall, big);
-      warpgroupMma(acc[mt], aBig, big);
+      warpgroupMma(acc[mt], aBig[mt], coreMatrixDescriptor(weights + restBytes));  // small terms first
+      warpgroupMma(acc[mt], aSmall[mt], big);
+      warpgroupMma(acc[mt], aBig[mt], big);
     }
   }
   warpgroupCommit();
@@ -767,14 +790,23 @@ struct MmaConvPlan {
 };
 
 // The tensor-core path a kernel takes: mma.sync, on every GPU from sm_80. The wgmma path
-// (CONVSCOPE_TENSOR_MMA=wgmma, taken on compute capability 9.0 only: sm_90a code runs nowhere else)
+// (CONVSCOPE_TENSOR_MMA=wgmma, read once; taken on compute capability 9.0 only, in builds with
+// sm_90a machine code, which runs nowhere else)
 // was measured slower on the course's layers (docs/performance.md, "The Hopper route"): with 12
 // and 24 maps, a wgmma is 64 rows x 24 maps at most, and the loads of A, which both paths share,
 // bound it. It stays for layers and GPUs where it may win, and for measuring it again.
 inline MmaPath mmaPathFor(bool haveGpu, int computeMajor, int computeMinor) {
-  const char* chosen = std::getenv("CONVSCOPE_TENSOR_MMA");
+#if defined(CONVSCOPE_HAVE_SM90A)
+  static const bool wgmmaChosen = [] {
+    const char* chosen = std::getenv("CONVSCOPE_TENSOR_MMA");
+    return chosen && std::string(chosen) == "wgmma";
+  }();
   const bool hopper = !haveGpu || (computeMajor == 9 && computeMinor == 0);
-  return chosen && std::string(chosen) == "wgmma" && hopper ? MmaPath::kWarpgroup : MmaPath::kSync;
+  return wgmmaChosen && hopper ? MmaPath::kWarpgroup : MmaPath::kSync;
+#else
+  (void)haveGpu, (void)computeMajor, (void)computeMinor;
+  return MmaPath::kSync;  // no sm_90a machine code in this build
+#endif
 }
 
 inline MmaPath mmaPathOfThisMachine() {
@@ -834,24 +866,28 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
       if (fewest < 0 || conflicts < fewest) fewest = conflicts, rowPad = pad, copyResidue = residue;
     }
 
-  const int fragmentFloats =
-      precision == Precision::kTf32 ? kFragmentFloats<Precision::kTf32> : kFragmentFloats<Precision::kTf32x3>;
   a.layout = stagedLayoutFor(p, 1, rowPad, copyResidue);
   a.kSteps = a.layout.runs / 2;
   a.nTilesPerWarp = std::min((p.outChannels + 7) / 8, kMaxNTilesPerWarp);
   a.nTiles = roundUp((p.outChannels + 7) / 8, a.nTilesPerWarp);
   a.nChunks = a.nTiles / a.nTilesPerWarp;
-  a.weightFloats = a.kSteps * a.nTiles * 32 * fragmentFloats;
+  a.weightFloats = weightOperandFloats(a.nTiles, a.kSteps, precision == Precision::kTf32x3);
   a.runTableInts = roundUp(a.layout.runs, 4);
   a.imageFloats = p.inChannels * p.inHeight * p.inWidth;
   a.vectorCopy = a.imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
   // Counted in 4-byte words: the run and row tables are ints, laid out between the floats.
   static_assert(sizeof(int) == sizeof(float), "the shared-memory layout counts ints and floats alike");
+  // The staged-stores experiment (CONVSCOPE_TENSOR_STORES=staged, pooled rows): each warp's pooled
+  // tile, 8 maps a n-tile x 16 MTiles / 4 windows, in its own scratch after the layout.
+  const char* stores = std::getenv("CONVSCOPE_TENSOR_STORES");
+  a.scratchFloatsPerWarp =
+      pooled && stores && std::string(stores) == "staged" ? 8 * a.nTilesPerWarp * 16 * mTiles / kWindowPixels : 0;
   auto sharedBytes = [&](int images) {
     const StagedLayout l = stagedLayoutFor(p, images, rowPad, copyResidue);
     return (static_cast<size_t>(a.weightFloats) + a.runTableInts +
             2 * static_cast<size_t>(roundUp(images * a.pixelsPerImage, 4)) +
-            static_cast<size_t>(roundUp(images * a.imageFloats, 4)) + static_cast<size_t>(stagedFloats(l, images))) *
+            static_cast<size_t>(roundUp(images * a.imageFloats, 4)) + static_cast<size_t>(stagedFloats(l, images)) +
+            static_cast<size_t>(kMaxWarps) * a.scratchFloatsPerWarp) *
            sizeof(float);
   };
   if (sharedBytes(1) > sharedLimit) return plan;
@@ -882,6 +918,7 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   a.rawFloats = roundUp(images * a.imageFloats, 4);
   a.stagedFloats = stagedFloats(a.layout, images);
   a.rowTableInts = roundUp(images * a.pixelsPerImage, 4);
+  a.scratchOffset = a.weightFloats + a.runTableInts + 2 * a.rowTableInts + a.rawFloats + a.stagedFloats;
   plan.threads = 32 * kMaxWarps;
   plan.sharedBytes = sharedBytes(images);
   plan.fits = true;

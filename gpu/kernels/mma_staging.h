@@ -197,13 +197,32 @@ enum class MmaPath : int { kSync = 0, kWarpgroup = 1 };
 constexpr int kCoreMatrixLeadingBytes = 128;  // the wgmma descriptor's leading byte offset (K)
 constexpr int kCoreMatrixStrideBytes = 256;   // its stride byte offset (N)
 
+constexpr int kCoreMatrixFloats = kCoreMatrixLeadingBytes / 4;  // 8 maps x 4 taps
+static_assert(kCoreMatrixStrideBytes == 2 * kCoreMatrixLeadingBytes,
+              "an n-tile's core matrices are a k-step's two runs");
+
 // Where tap t of run q for map n lies, in floats from the start of the staged weights; part 0 is
 // the TF32 value, part 1 (3xTF32, `split`) the TF32 rounding of the rest.
 CONVSCOPE_HOST_DEVICE int weightOperandOffset(MmaPath path, int nTiles, int kSteps, bool split, int q, int t, int n,
                                               int part) {
   const int ks = q / 2, j = q % 2, nt = n / 8, row = n % 8;
   if (path == MmaPath::kSync) return ((ks * nTiles + nt) * 32 + 4 * row + t) * (split ? 4 : 2) + 2 * part + j;
-  return part * kSteps * nTiles * 64 + ((ks * nTiles + nt) * 2 + j) * 32 + 4 * row + t;
+  return (part * kSteps + ks) * nTiles * 2 * kCoreMatrixFloats + (nt * 2 + j) * kCoreMatrixFloats + 4 * row + t;
+}
+
+// Floats the staged weights take, the same on both paths: kSteps x nTiles x 8 maps x 8 taps, twice
+// for 3xTF32.
+CONVSCOPE_HOST_DEVICE int weightOperandFloats(int nTiles, int kSteps, bool split) {
+  return kSteps * nTiles * 64 * (split ? 2 : 1);
+}
+
+// The wgmma shared-memory descriptor of core matrices starting at shared address `address`: no
+// swizzle (bits 62-63 zero), base offset 0, and the start address and the leading (K) and stride
+// (N) byte offsets in 16-byte units, in bits 0-13, 16-29 and 32-45.
+CONVSCOPE_HOST_DEVICE uint64_t coreMatrixDescriptor(uint32_t address) {
+  return static_cast<uint64_t>((address & 0x3FFFFu) >> 4) |
+         (static_cast<uint64_t>(kCoreMatrixLeadingBytes >> 4) << 16) |
+         (static_cast<uint64_t>(kCoreMatrixStrideBytes >> 4) << 32);
 }
 
 // ---------------------------------------------------------------------------------------------

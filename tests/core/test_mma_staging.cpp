@@ -146,7 +146,7 @@ TEST(MmaStaging, RunsOverTheArrangedImagesReproduceTheConvolution) {
 // The weights as the kernels stage them (read in order, each scattered through runTapOfWeight and
 // weightOperandOffset), read back the way each path's tensor cores take them -- mma.sync's lane
 // fragments, and wgmma's core matrices addressed as the PTX ISA defines a K-major, unswizzled
-// shared-memory operand from the descriptor's leading and stride byte offsets -- against the
+// shared-memory operand from the fields of the descriptor the kernel builds -- against the
 // weights indexed from their definition: each k-step's B[k][n] is the weight of tap k % 4 of run
 // 2 ks + k / 4 for map n, or 0 for a tap weighted 0 and a map past the layer's.
 TEST(MmaStaging, StagedWeightsReadAsEachPathReadsThem) {
@@ -170,7 +170,7 @@ TEST(MmaStaging, StagedWeightsReadAsEachPathReadsThem) {
     for (const MmaPath path : {MmaPath::kSync, MmaPath::kWarpgroup})
       for (const bool split : {false, true}) {
         SCOPED_TRACE(p.describe() + (path == MmaPath::kSync ? ", mma.sync" : ", wgmma") + (split ? ", 3xTF32" : ""));
-        const int floats = kSteps * nTiles * 32 * (split ? 4 : 2);
+        const int floats = gpu::implicit_gemm::weightOperandFloats(nTiles, kSteps, split);
         std::vector<float> staged(static_cast<size_t>(floats), 0.0f);
         std::vector<int> writes(staged.size(), 0);
         for (int e = 0; e < p.outChannels * taps; ++e) {
@@ -199,11 +199,15 @@ TEST(MmaStaging, StagedWeightsReadAsEachPathReadsThem) {
                   const int lane = 4 * (n % 8) + k % 4;
                   got = staged.at(
                       static_cast<size_t>(((ks * nTiles + n / 8) * 32 + lane) * (split ? 4 : 2) + 2 * part + k / 4));
-                } else {  // byte address of B(k, n) from the k-step's descriptor
-                  const int stepBytes = nTiles * 64 * 4;
-                  const int bytes = part * kSteps * stepBytes + ks * stepBytes +
-                                    k / 4 * gpu::implicit_gemm::kCoreMatrixLeadingBytes +
-                                    n / 8 * gpu::implicit_gemm::kCoreMatrixStrideBytes + n % 8 * 16 + k % 4 * 4;
+                } else {  // byte address of B(k, n) from the k-step's descriptor, decoded as PTX defines it
+                  const int stepBytes = nTiles * 64 * 4;  // as the kernel advances its descriptor
+                  const uint64_t descriptor = gpu::implicit_gemm::coreMatrixDescriptor(
+                      static_cast<uint32_t>(part * kSteps * stepBytes + ks * stepBytes));
+                  const int start = static_cast<int>(descriptor & 0x3FFF) * 16;
+                  const int leading = static_cast<int>(descriptor >> 16 & 0x3FFF) * 16;  // between core matrices in K
+                  const int stride = static_cast<int>(descriptor >> 32 & 0x3FFF) * 16;   // between them in N
+                  ASSERT_EQ(descriptor >> 62, 0u) << "not swizzled";
+                  const int bytes = start + k / 4 * leading + n / 8 * stride + n % 8 * 16 + k % 4 * 4;
                   got = staged.at(static_cast<size_t>(bytes / 4));
                 }
                 const float expected = part == 0 ? want(ks, k, n) : -want(ks, k, n);
