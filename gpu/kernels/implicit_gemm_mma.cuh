@@ -69,16 +69,14 @@ struct MmaConvArgs {
   int stagedFloats;        // a step's images in the layout
   int vectorCopy;          // the raw copy in 16-byte pieces (16-byte aligned images of whole float4s)
   int pooledHeight, pooledWidth;
-  int pixelsPerImage;        // product rows per image: outHeight * outWidth, or 4 per pooling window
-  int kSteps;                // layout.runs / 2
-  int nTilesPerWarp;         // the kernel's NTiles: ceil(outChannels / 8), at most kMaxNTilesPerWarp
-  int nTiles;                // ceil(outChannels / 8) rounded up to whole warps' n-tiles (the rest weighted 0)
-  int nChunks;               // nTiles / nTilesPerWarp
-  int weightFloats;          // the staged weights: weightOperandFloats
-  int runTableInts;          // layout.runs, rounded up to 4
-  int scratchOffset;         // the staged-stores experiment: floats before the warps' scratch
-  int scratchFloatsPerWarp;  // 0: stores straight from the lanes
-  int rowTableInts;          // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
+  int pixelsPerImage;  // product rows per image: outHeight * outWidth, or 4 per pooling window
+  int kSteps;          // layout.runs / 2
+  int nTilesPerWarp;   // the kernel's NTiles: ceil(outChannels / 8), at most kMaxNTilesPerWarp
+  int nTiles;          // ceil(outChannels / 8) rounded up to whole warps' n-tiles (the rest weighted 0)
+  int nChunks;         // nTiles / nTilesPerWarp
+  int weightFloats;    // the staged weights: weightOperandFloats
+  int runTableInts;    // layout.runs, rounded up to 4
+  int rowTableInts;    // imagesPerStep * pixelsPerImage, rounded up to 4: the row tables' length
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -402,15 +400,6 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
     const int outPlane = a.pooledHeight * a.pooledWidth;
     const int r = group % kWindowPixels;
     constexpr int kSets = 2 * MTiles / kWindowPixels;
-    // The experiment of staged stores (CONVSCOPE_TENSOR_STORES=staged): the warp's pooled tile goes
-    // through its own shared-memory scratch, then each store instruction writes 32 / kTileWindows
-    // maps x kTileWindows consecutive windows, instead of the lanes' scattered values.
-    constexpr int kTileWindows = 16 * MTiles / kWindowPixels;
-    static_assert(32 % kTileWindows == 0, "a lane stores the same window of every map it stores");
-    const bool staged = a.scratchFloatsPerWarp > 0;
-    extern __shared__ float4 sharedStorage[];
-    float* const scratch = reinterpret_cast<float*>(sharedStorage) + a.scratchOffset +
-                           static_cast<int>(threadIdx.x / 32) * a.scratchFloatsPerWarp;
     int64_t base[kSets];
 #pragma unroll
     for (int set = 0; set < kSets; ++set) {
@@ -446,25 +435,10 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
           const float window = combine(keep, __shfl_xor_sync(0xffffffffu, send, 8));
           const float pooled =
               maxPool ? activateAs<Activation, ApproximateTanh>(window + bias) : window * (1.0f / kWindowPixels);
-          if (staged) {  // the tile's map 8 nt + 2 tig + j, its window (rows 16 (p / 2) + group - r + 8 (p % 2)) / 4
-            scratch[(8 * nt + 2 * tig + j) * kTileWindows + 8 * set + 2 * r + (group - r) / 4] = pooled;
-            continue;
-          }
           if (base[set] < 0 || map >= maps) continue;
           a.output[base[set] + int64_t{map} * outPlane] = pooled;
         }
       }
-    }
-    if (staged) {
-      __syncwarp();
-      const int window = lane % kTileWindows;
-      const int64_t windowBase = outputBase(a, rowOutput, m0 + kWindowPixels * window, stepRows, step, outPlane);
-#pragma unroll
-      for (int i = lane; i < 8 * NTiles * kTileWindows; i += 32) {
-        const int map = 8 * nt0 + i / kTileWindows;
-        if (windowBase >= 0 && map < maps) a.output[windowBase + int64_t{map} * outPlane] = scratch[i];
-      }
-      __syncwarp();  // the scratch is the next tile's
     }
   }
 }
@@ -877,17 +851,11 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   a.vectorCopy = a.imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
   // Counted in 4-byte words: the run and row tables are ints, laid out between the floats.
   static_assert(sizeof(int) == sizeof(float), "the shared-memory layout counts ints and floats alike");
-  // The staged-stores experiment (CONVSCOPE_TENSOR_STORES=staged, pooled rows): each warp's pooled
-  // tile, 8 maps a n-tile x 16 MTiles / 4 windows, in its own scratch after the layout.
-  const char* stores = std::getenv("CONVSCOPE_TENSOR_STORES");
-  a.scratchFloatsPerWarp =
-      pooled && stores && std::string(stores) == "staged" ? 8 * a.nTilesPerWarp * 16 * mTiles / kWindowPixels : 0;
   auto sharedBytes = [&](int images) {
     const StagedLayout l = stagedLayoutFor(p, images, rowPad, copyResidue);
     return (static_cast<size_t>(a.weightFloats) + a.runTableInts +
             2 * static_cast<size_t>(roundUp(images * a.pixelsPerImage, 4)) +
-            static_cast<size_t>(roundUp(images * a.imageFloats, 4)) + static_cast<size_t>(stagedFloats(l, images)) +
-            static_cast<size_t>(kMaxWarps) * a.scratchFloatsPerWarp) *
+            static_cast<size_t>(roundUp(images * a.imageFloats, 4)) + static_cast<size_t>(stagedFloats(l, images))) *
            sizeof(float);
   };
   if (sharedBytes(1) > sharedLimit) return plan;
@@ -918,7 +886,6 @@ inline MmaConvPlan planImplicitGemm(const ConvProblem& p, const float* input, bo
   a.rawFloats = roundUp(images * a.imageFloats, 4);
   a.stagedFloats = stagedFloats(a.layout, images);
   a.rowTableInts = roundUp(images * a.pixelsPerImage, 4);
-  a.scratchOffset = a.weightFloats + a.runTableInts + 2 * a.rowTableInts + a.rawFloats + a.stagedFloats;
   plan.threads = 32 * kMaxWarps;
   plan.sharedBytes = sharedBytes(images);
   plan.fits = true;
