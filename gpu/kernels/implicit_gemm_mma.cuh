@@ -539,6 +539,7 @@ __device__ __forceinline__ void computeWarpTile(const MmaConvArgs& a, uint32_t s
 
 #if CONVSCOPE_HAS_WGMMA
 // d += a * b over one k-step for 64 rows x 8 NTiles maps; this warp holds its 16 rows of d and a.
+// One spelling per shape: an asm statement's operand list is fixed, and each shape has its own.
 template <int NTiles>
 __device__ __forceinline__ void warpgroupMma(float (&d)[NTiles][4], const uint32_t (&a)[4], uint64_t b) {
   if constexpr (NTiles == 1)
