@@ -38,6 +38,9 @@ void saveScreenshot(QWidget& window, const QString& name) {
   const QString dir = qEnvironmentVariable("CONVSCOPE_SCREENSHOT_DIR");
   if (dir.isEmpty()) return;
   QDir().mkpath(dir);
+  // The charts replot on the event loop (QCustomPlot's queued replot): let them, or the picture
+  // shows the chart as it was before the last change (an empty sweep chart, once).
+  QTest::qWait(100);
   EXPECT_TRUE(window.grab().save(dir + "/" + name + ".png")) << "cannot save a screenshot in " << dir.toStdString();
 }
 
