@@ -11,6 +11,7 @@
 //   so the shared-memory pipe, not the tensor cores, may bound it (~0.3 ms). conv1 writes only
 //   its pooled output (212 MB instead of 847 MB) and reads 92 MB: ~0.1 ms. Sum ~0.4 ms.
 #include "gpu/kernels/implicit_gemm_mma.cuh"
+#include "gpu/kernels/wgmma_shared_operands.cuh"
 
 namespace convscope::gpu {
 namespace {
@@ -44,13 +45,17 @@ std::string unsupported(const ConvProblem& p) {
 }
 
 std::vector<KernelLaunchGeometry> geometry(const ConvProblem& p) {
+  KernelLaunchGeometry shared;
+  if (implicit_gemm::sharedOperandsGeometry(p, "conv_shared_operands_tf32", shared)) return {shared};
   return {implicit_gemm::implicitGemmGeometry(p, kName, Precision::kTf32, kKernels)};
 }
 
 void run(Device& device, const ConvProblem& p, const float* input, const float* weights, float* output,
          const ConvEpilogue& epilogue) {
-  implicit_gemm::launchImplicitGemm(ConvLaunch{p, input, weights, output, contextOf(device)}, epilogue, kKernels,
-                                    Precision::kTf32, kName);
+  const ConvLaunch launch{p, input, weights, output, contextOf(device)};
+  // CONVSCOPE_TENSOR_MMA=wgmma-ss on an H100: both operands from shared memory, where it fits.
+  if (implicit_gemm::launchSharedOperands(launch, epilogue, kName)) return;
+  implicit_gemm::launchImplicitGemm(launch, epilogue, kKernels, Precision::kTf32, kName);
 }
 
 }  // namespace

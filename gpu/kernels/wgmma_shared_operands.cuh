@@ -1,0 +1,458 @@
+// The tensor-core path that reads both operands from shared memory (sm_90a's wgmma "SS" form),
+// for stride-1 convolutions in the TF32 variant (11_tensor_tf32.cu), chosen on compute
+// capability 9.0 by CONVSCOPE_TENSOR_MMA=wgmma-ss: the Hopper route's next step after the
+// register-A wgmma of implicit_gemm_mma.cuh, which the loads of A into registers bounded.
+//
+// A block stages a step's images once in the entry layout of wgmma_operand_layout.h, where every
+// k-step's im2col tile is a window at a fixed offset: a warpgroup's task (8 x 8 output pixels of
+// one image x up to 32 maps) is one descriptor for A, moved by an offset each k-step, and one for
+// the weights, which stay resident as core matrices (the same layout as the register-A path's).
+// No thread loads A or B: a task issues its k-steps' wgmma back to back, then waits once.
+// The epilogue: a lane holds output rows 2w and 2w + 1 of the tile (w: its warp in the group) at
+// column `group`, so a 2x2 window's vertical pair is in one lane and the horizontal pair 4 lanes
+// away: one shuffle a pooled value.
+//
+// Not the TMA's im2col mode: a tensor map in that mode copies each k-step's tile from global
+// memory, once per tap -- for a 7x7 kernel 49 copies of every input, where this stages it once
+// (docs/performance.md, "wgmma from shared memory").
+#pragma once
+
+#include "gpu/kernels/implicit_gemm_mma.cuh"
+#include "gpu/kernels/wgmma_operand_layout.h"
+
+namespace convscope::gpu::implicit_gemm {
+
+struct SharedOperandArgs {
+  const float* input;
+  const float* weights;
+  float* output;
+  ConvShape shape;
+  FusedEpilogue epilogue;
+  OperandLayout layout;
+  int pooledHeight, pooledWidth;  // the pooled output (the conv output when not pooled)
+  int imagesPerStep, numSteps;
+  int imageFloats;  // one input image as it lies in memory
+  int rawFloats;    // a step's images as they lie, rounded up to 4
+  int vectorCopy;   // the raw copy in 16-byte pieces
+  int nTiles;       // ceil(outChannels / 8) rounded up to whole tasks' n-tiles
+  int nChunks;      // nTiles / the kernel's NTiles
+  int weightFloats;
+  int tilesPerImage;
+};
+
+constexpr int kSharedOperandWarpgroups = kMaxWarps / 4;
+
+#if CONVSCOPE_HAS_WGMMA
+// d = A * B (+ d when `accumulate`) for one k-step of a 64-row tile and NTiles x 8 maps, both
+// operands by descriptor. The first k-step does not add: the accumulators are never zeroed by
+// other instructions, which would make ptxas serialize the chain.
+template <int NTiles>
+__device__ __forceinline__ void sharedOperandMma(float (&d)[NTiles][4], uint64_t a, uint64_t b, int accumulate) {
+  if constexpr (NTiles == 1)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0,%1,%2,%3}, %4, %5, p, 1, 1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3])
+        : "l"(a), "l"(b), "r"(accumulate));
+  if constexpr (NTiles == 2)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3])
+        : "l"(a), "l"(b), "r"(accumulate));
+  if constexpr (NTiles == 3)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n24k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11}, %12, %13, p, 1, "
+        "1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3])
+        : "l"(a), "l"(b), "r"(accumulate));
+  if constexpr (NTiles == 4)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, "
+        "%16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),
+          "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]),
+          "+f"(d[3][2]), "+f"(d[3][3])
+        : "l"(a), "l"(b), "r"(accumulate));
+}
+#endif
+
+// The weights as core matrices (weightOperandOffset's warpgroup layout), in the k-steps of the
+// entry layout, rounded to TF32: read in order, kWeightLoadsInFlight loads a thread in flight.
+__device__ __forceinline__ void stageSharedOperandWeights(const SharedOperandArgs& a, float* shared) {
+  const int kernelArea = a.shape.kernelHeight * a.shape.kernelWidth;
+  const int taps = a.shape.inChannels * kernelArea;
+  const int count = a.shape.outChannels * taps;
+  for (int first = threadIdx.x; first < count; first += kWeightLoadsInFlight * blockDim.x) {
+    float value[kWeightLoadsInFlight];
+#pragma unroll
+    for (int u = 0; u < kWeightLoadsInFlight; ++u) {
+      const int e = first + u * static_cast<int>(blockDim.x);
+      value[u] = e < count ? __ldg(a.weights + e) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kWeightLoadsInFlight; ++u) {
+      const int e = first + u * static_cast<int>(blockDim.x);
+      if (e >= count) break;
+      const int n = e / taps;
+      const int tap = e - n * taps;
+      const int c = tap / kernelArea;
+      const int kh = (tap - c * kernelArea) / a.shape.kernelWidth;
+      const int kw = tap - c * kernelArea - kh * a.shape.kernelWidth;
+      const KStepTap at = kStepTapOfWeight(a.layout, c, kh, kw);
+      shared[weightOperandOffset(MmaPath::kWarpgroup, a.nTiles, a.layout.kSteps, false, 2 * at.kStep + at.half, at.tap,
+                                 n, 0)] = __uint_as_float(toTf32(value[u]));
+    }
+  }
+}
+
+// Issues the copies of step `step`'s images, as they lie in memory, into `raw`.
+__device__ __forceinline__ void copySharedOperandImages(const SharedOperandArgs& a, int step, float* raw) {
+  const int first = step * a.imagesPerStep;
+  const int floats = min(a.imagesPerStep, a.shape.batch - first) * a.imageFloats;
+  const float* source = a.input + static_cast<int64_t>(first) * a.imageFloats;
+  if (a.vectorCopy) {
+    for (int i = 4 * threadIdx.x; i < floats; i += 4 * blockDim.x) direct_conv::copyAsync16(raw + i, source + i);
+  } else {
+    for (int i = threadIdx.x; i < floats; i += blockDim.x) direct_conv::copyAsync4(raw + i, source + i);
+  }
+}
+
+// Writes every entry of the step's images (zeros where the layout holds no input), rounded to
+// TF32. A warp takes a staged row (image, plane, y), its lanes the entries along it; the row's
+// coordinates are counted on, not divided out.
+__device__ __forceinline__ void stageSharedOperandImages(const SharedOperandArgs& a, int step, const float* raw,
+                                                         float4* staged) {
+  const OperandLayout& l = a.layout;
+  const int count = min(a.imagesPerStep, a.shape.batch - step * a.imagesPerStep);
+  const int warps = blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int inPlane = l.inHeight * l.inWidth;
+  int image = 0, plane = 0, y = threadIdx.x / 32;
+  const auto carry = [&] {
+    while (y >= l.stagedHeight) {
+      y -= l.stagedHeight;
+      if (++plane == l.planes) plane = 0, ++image;
+    }
+  };
+  for (carry(); image < count; y += warps, carry()) {
+    float4* row = staged + image * l.imageEntries + plane * l.planeEntries + y * l.stagedWidth;
+    const float* source = raw + image * a.imageFloats;
+    const int iy = y - l.padTop;
+    const bool rowInside = iy >= 0 && iy < l.inHeight;
+    for (int x = lane; x < l.stagedWidth; x += 32) {
+      float v[kEntryFloats];
+#pragma unroll
+      for (int t = 0; t < kEntryFloats; ++t) {
+        const bool quads = l.packing == EntryPacking::kChannelQuads;
+        const int c = quads ? kEntryFloats * plane + t : plane;
+        const int ix = quads ? x - l.padLeft : x + t - l.padLeft;
+        const bool inside = rowInside && c < l.channels && ix >= 0 && ix < l.inWidth;
+        v[t] = inside ? __uint_as_float(toTf32(source[c * inPlane + iy * l.inWidth + ix])) : 0.0f;
+      }
+      row[x] = make_float4(v[0], v[1], v[2], v[3]);
+    }
+  }
+}
+
+// The epilogue of a warpgroup's tile: (tile row 2w + i / 2, column `group`) of the 8 x 8 pixels
+// at (oy0, ox0), maps 8 (nt0 + nt) + 2 tig + i % 2 (i: the accumulator).
+template <int NTiles, FusedPooling Pooling, FusedActivation Activation>
+__device__ __forceinline__ void storeSharedOperandTile(const SharedOperandArgs& a, const float (&acc)[NTiles][4],
+                                                       int64_t image, int oy0, int ox0, int nt0) {
+  const int lane = threadIdx.x % 32;
+  const int w = threadIdx.x / 32 % 4;
+  const int group = lane / 4, tig = lane % 4;
+  const int maps = a.shape.outChannels;
+  const float* bias = a.epilogue.bias;
+  if constexpr (Pooling == FusedPooling::kNone) {
+    const int oh = a.shape.outHeight, ow = a.shape.outWidth;
+    const int x = ox0 + group;
+#pragma unroll
+    for (int nt = 0; nt < NTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int map = 8 * (nt0 + nt) + 2 * tig + i % 2;
+        const int y = oy0 + 2 * w + i / 2;
+        if (map >= maps || y >= oh || x >= ow) continue;
+        const float value = acc[nt][i] + (bias ? bias[map] : 0.0f);
+        a.output[((image * maps + map) * oh + y) * ow + x] = activateAs<Activation, true>(value);
+      }
+  } else {
+    // Max pooling before the bias and the activation (both monotonic); average pooling after.
+    constexpr bool maxPool = Pooling == FusedPooling::kMax;
+    const int ph = oy0 / 2 + w, pw = (ox0 + group) / 2;
+    const bool stores = group % 2 == 0 && ph < a.pooledHeight && pw < a.pooledWidth;
+#pragma unroll
+    for (int nt = 0; nt < NTiles; ++nt)
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int map = 8 * (nt0 + nt) + 2 * tig + j;
+        const float b = bias && map < maps ? bias[map] : 0.0f;
+        float top = acc[nt][j], bottom = acc[nt][2 + j];
+        if constexpr (!maxPool) {
+          top = activateAs<Activation, true>(top + b);
+          bottom = activateAs<Activation, true>(bottom + b);
+        }
+        const float column = maxPool ? fmaxf(top, bottom) : top + bottom;
+        const float other = __shfl_xor_sync(0xffffffffu, column, 4);
+        const float window = maxPool ? fmaxf(column, other) : column + other;
+        if (!stores || map >= maps) continue;
+        const float pooled = maxPool ? activateAs<Activation, true>(window + b) : window * (1.0f / kWindowPixels);
+        a.output[((image * maps + map) * a.pooledHeight + ph) * a.pooledWidth + pw] = pooled;
+      }
+  }
+}
+
+template <int NTiles, FusedPooling Pooling, FusedActivation Activation>
+__device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a) {
+#if CONVSCOPE_HAS_WGMMA
+  extern __shared__ float4 sharedStorage[];
+  float* const weights = reinterpret_cast<float*>(sharedStorage);
+  float* const raw = weights + a.weightFloats;
+  float4* const staged = reinterpret_cast<float4*>(raw + a.rawFloats);
+  const OperandLayout& l = a.layout;
+
+  for (int i = threadIdx.x; i < a.weightFloats + a.rawFloats; i += blockDim.x) weights[i] = 0.0f;
+  for (int i = threadIdx.x; i < a.imagesPerStep * l.imageEntries; i += blockDim.x) staged[i] = make_float4(0, 0, 0, 0);
+  __syncthreads();
+  stageSharedOperandWeights(a, weights);
+
+  // Warp-uniform in the compiler's eyes too, so that the tasks' descriptors are computed on the
+  // uniform datapath, where a wgmma takes them.
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
+  const int stepTiles = a.imagesPerStep * a.tilesPerImage;
+  const int tasks = stepTiles * a.nChunks;
+  const uint64_t weightsDescriptor = coreMatrixDescriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
+  const uint64_t stepUnits = a.nTiles * 64 * sizeof(float) / 16;  // a k-step's weights, in 16-byte units
+  const uint32_t stagedBase = static_cast<uint32_t>(__cvta_generic_to_shared(staged));
+  const uint32_t leadingBytes = l.leadingEntries * 16, strideBytes = l.stagedWidth * 16;
+
+  int step = blockIdx.x;
+  if (step < a.numSteps) copySharedOperandImages(a, step, raw);
+  direct_conv::commitCopies();
+  for (; step < a.numSteps; step += gridDim.x) {
+    waitForAllCopies();
+    __syncthreads();  // the step's raw images are in; every task of the last step is done
+    stageSharedOperandImages(a, step, raw, staged);
+    // The tensor cores read the entries (and the weights) through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (step + static_cast<int>(gridDim.x) < a.numSteps) copySharedOperandImages(a, step + gridDim.x, raw);
+    direct_conv::commitCopies();
+    const int64_t firstImage = int64_t{step} * a.imagesPerStep;
+    for (int task = warpgroup; task < tasks; task += kSharedOperandWarpgroups) {
+      const int chunk = task / stepTiles;
+      const int tile = task - chunk * stepTiles;
+      const int image = tile / a.tilesPerImage;
+      const int t = tile - image * a.tilesPerImage;
+      if (firstImage + image >= a.shape.batch) continue;  // the same for the whole warpgroup
+      const int tileRow = t / l.tileCols;
+      const int oy0 = kTileSide * tileRow, ox0 = kTileSide * (t - tileRow * l.tileCols);
+      const uint32_t origin = stagedBase + 16u * (image * l.imageEntries + oy0 * l.stagedWidth + ox0);
+      uint64_t outerA = sharedMatrixDescriptor(origin, leadingBytes, strideBytes);
+      uint64_t b = weightsDescriptor + chunk * NTiles * 256 / 16;
+
+      float acc[NTiles][4];
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+      // An entry is 16 bytes, the descriptor's address unit: offsets in entries add to it as they
+      // are. The k-steps as (row, inner): a row is an (outer, middle) pair, counted on.
+      int ks = 0;
+      uint64_t middleA = outerA;
+      for (int row = 0, middle = 0; row < l.outerCount * l.middleCount; ++row) {
+        uint64_t innerA = middleA;
+        for (int inner = 0; inner < l.innerCount; ++inner, ++ks, innerA += l.innerStride, b += stepUnits)
+          sharedOperandMma<NTiles>(acc, innerA, b, ks);
+        if (++middle < l.middleCount) {
+          middleA += l.middleStride;
+        } else {
+          middle = 0;
+          outerA += l.outerStride;
+          middleA = outerA;
+        }
+      }
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+      for (int nt = 0; nt < NTiles; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) asm volatile("" : "+f"(acc[nt][i])::"memory");
+      storeSharedOperandTile<NTiles, Pooling, Activation>(a, acc, firstImage + image, oy0, ox0, chunk * NTiles);
+    }
+  }
+#else
+  (void)a;
+  __trap();  // chosen only on compute capability 9.0, whose machine code (sm_90a) has wgmma
+#endif
+}
+
+template <int NTiles>
+__global__ void __launch_bounds__(32 * kMaxWarps, 1) conv_shared_operands_tf32(const SharedOperandArgs args) {
+  // The epilogue's pooling and activation as template arguments: every shape the engine runs.
+  const auto withActivation = [&](auto pooling) {
+    constexpr FusedPooling kPooling = decltype(pooling)::value;
+    switch (args.epilogue.activation) {
+      case FusedActivation::kRelu:
+        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kRelu>(args);
+      case FusedActivation::kTanh:
+        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kTanh>(args);
+      case FusedActivation::kSigmoid:
+        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kSigmoid>(args);
+      case FusedActivation::kNone:
+        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kNone>(args);
+    }
+  };
+  switch (args.epilogue.pooling) {
+    case FusedPooling::kNone:
+      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kNone>{});
+    case FusedPooling::kMax:
+      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kMax>{});
+    case FusedPooling::kAverage:
+      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kAverage>{});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host side.
+
+// Whether this machine takes the path: CONVSCOPE_TENSOR_MMA=wgmma-ss (read once), on compute
+// capability 9.0, in a build with sm_90a machine code.
+inline bool sharedOperandsChosen(int computeMajor, int computeMinor) {
+#if defined(CONVSCOPE_HAVE_SM90A)
+  static const bool chosen = [] {
+    const char* value = std::getenv("CONVSCOPE_TENSOR_MMA");
+    return value && std::string(value) == "wgmma-ss";
+  }();
+  return chosen && computeMajor == 9 && computeMinor == 0;
+#else
+  (void)computeMajor, (void)computeMinor;
+  return false;
+#endif
+}
+
+struct SharedOperandPlan {
+  bool fits = false;
+  SharedOperandArgs args{};
+  int nTilesPerTask = 0;
+  int threads = 0;
+  size_t sharedBytes = 0;
+};
+
+// The plan for `p` (stride 1 only), or fits = false. The images a step takes: the most that fit
+// among those that keep the four warpgroups' rounds fullest, up to the images a multiprocessor
+// has in the batch.
+inline SharedOperandPlan planSharedOperands(const ConvProblem& p, const float* input, bool pooled, size_t sharedLimit,
+                                            int multiprocessors) {
+  SharedOperandPlan plan;
+  SharedOperandArgs& a = plan.args;
+  a.shape = shapeOf(p);
+  if (p.strideHeight != 1 || p.strideWidth != 1 || a.shape.outHeight <= 0 || a.shape.outWidth <= 0 || p.batch <= 0)
+    return plan;
+  if (int64_t{p.inChannels} * p.inHeight * p.inWidth > direct_conv::kMaxPlannedElements ||
+      p.weightElements() > direct_conv::kMaxPlannedElements ||
+      int64_t{p.outHeight()} * p.outWidth() > direct_conv::kMaxPlannedElements)
+    return plan;
+  a.pooledHeight = pooled ? a.shape.outHeight / 2 : a.shape.outHeight;
+  a.pooledWidth = pooled ? a.shape.outWidth / 2 : a.shape.outWidth;
+  const int rows = pooled ? 2 * a.pooledHeight : a.shape.outHeight;
+  const int cols = pooled ? 2 * a.pooledWidth : a.shape.outWidth;
+  if (rows <= 0 || cols <= 0) return plan;
+  a.layout = operandLayoutFor(p, rows, cols);
+  const OperandLayout& l = a.layout;
+  if (int64_t{l.planes} * l.stagedHeight * l.stagedWidth * kEntryFloats > direct_conv::kMaxPlannedElements) return plan;
+  // A descriptor's stride field is 14 bits of 16-byte units.
+  if (l.stagedWidth >= (1 << 14)) return plan;
+  a.tilesPerImage = l.tileRows * l.tileCols;
+  plan.nTilesPerTask = std::min((p.outChannels + 7) / 8, kMaxNTilesPerWarp);
+  a.nTiles = roundUp((p.outChannels + 7) / 8, plan.nTilesPerTask);
+  a.nChunks = a.nTiles / plan.nTilesPerTask;
+  a.weightFloats = weightOperandFloats(a.nTiles, l.kSteps, false);
+  a.imageFloats = p.inChannels * p.inHeight * p.inWidth;
+  a.vectorCopy = a.imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
+  const auto sharedBytes = [&](int images) {
+    return (static_cast<size_t>(a.weightFloats) + roundUp(images * a.imageFloats, 4) +
+            static_cast<size_t>(images) * l.imageEntries * kEntryFloats) *
+           sizeof(float);
+  };
+  // Offsets within a step are ints, and the staged addresses fit the descriptors' 18 bits.
+  if (sharedBytes(1) > sharedLimit || sharedBytes(1) >= (size_t{1} << 18)) return plan;
+  const int busyImages = std::max(1, (p.batch + multiprocessors - 1) / multiprocessors);
+  const auto fullness = [&](int images) {
+    const int64_t tasks = int64_t{images} * a.tilesPerImage * a.nChunks;
+    const int64_t rounds = (tasks + kSharedOperandWarpgroups - 1) / kSharedOperandWarpgroups;
+    return double(tasks) / double(rounds * kSharedOperandWarpgroups);
+  };
+  int images = 1;
+  for (int more = 2; more <= busyImages && sharedBytes(more) <= sharedLimit; ++more)
+    if (fullness(more) >= fullness(images) - 1e-9) images = more;
+  a.imagesPerStep = images;
+  a.numSteps = (p.batch + images - 1) / images;
+  a.rawFloats = roundUp(images * a.imageFloats, 4);
+  plan.threads = 32 * kMaxWarps;
+  plan.sharedBytes = sharedBytes(images);
+  plan.fits = true;
+  return plan;
+}
+
+// The launch the path would make for `p` on this machine, for the mapping view; false when it is
+// not chosen or `p` does not fit it.
+inline bool sharedOperandsGeometry(const ConvProblem& p, const std::string& kernel, KernelLaunchGeometry& g) {
+  const GpuInfo& gpu = gpuInfo();
+  if (!gpu.usable || !sharedOperandsChosen(gpu.computeMajor, gpu.computeMinor)) return false;
+  const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
+  const SharedOperandPlan plan = planSharedOperands(p, nullptr, false, limits.sharedOptin, limits.multiprocessors);
+  if (!plan.fits) return false;
+  const OperandLayout& l = plan.args.layout;
+  g = KernelLaunchGeometry{};
+  g.kernel = kernel;
+  g.gridX = plan.args.numSteps;
+  g.blockX = plan.threads;
+  g.tileHeight = kTileSide;
+  g.tileWidth = kTileSide;
+  g.sharedBytes = static_cast<int64_t>(plan.sharedBytes);
+  g.mapping = "persistent grid: blocks take steps of " + std::to_string(plan.args.imagesPerStep) +
+              " image(s), staged once in shared memory as 16-byte entries (" +
+              (l.packing == EntryPacking::kChannelQuads ? "four channels of a pixel" : "four neighbouring pixels") +
+              "), with all weights; each warpgroup (four warps) computes 8 x 8 output pixels x up to 32 maps, " +
+              std::to_string(l.kSteps) +
+              " wgmma m64nNk8 in a row that read both operands from shared memory by descriptor (no loads into "
+              "registers; grid shown: " +
+              std::to_string(plan.args.numSteps) + " steps)";
+  return true;
+}
+
+using SharedOperandKernel = void (*)(SharedOperandArgs);
+constexpr SharedOperandKernel kSharedOperandKernels[kMaxNTilesPerWarp] = {
+    conv_shared_operands_tf32<1>, conv_shared_operands_tf32<2>, conv_shared_operands_tf32<3>,
+    conv_shared_operands_tf32<4>};
+
+// Runs the convolution on this path and returns true, or returns false when the path is not
+// chosen or the problem does not fit it (the caller runs the register-A paths).
+inline bool launchSharedOperands(const ConvLaunch& l, const ConvEpilogue& epilogue, const char* name) {
+  requireValidLaunch(l, name);
+  direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, name);
+  if (!sharedOperandsChosen(device.computeMajor, device.computeMinor)) return false;
+  if (epilogue.hasPool && !isWholeTwoByTwoPool(l.problem, epilogue.pool)) return false;
+  SharedOperandPlan plan =
+      planSharedOperands(l.problem, l.input, epilogue.hasPool, device.sharedOptin, device.multiprocessors);
+  if (!plan.fits) return false;
+  SharedOperandArgs& a = plan.args;
+  a.epilogue = fusedEpilogueOf(epilogue);
+  a.input = l.input;
+  a.weights = l.weights;
+  a.output = l.output;
+  const SharedOperandKernel kernel = kSharedOperandKernels[plan.nTilesPerTask - 1];
+  const int blocks = direct_conv::residentBlocks(device, kernel, plan.threads, plan.sharedBytes);
+  if (blocks <= 0) return false;
+  const int grid = std::min(a.numSteps, blocks * device.multiprocessors);
+  TracedScope scope(l.context, name);
+  kernel<<<grid, plan.threads, plan.sharedBytes, l.context.stream()>>>(a);
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+  return true;
+}
+
+}  // namespace convscope::gpu::implicit_gemm
