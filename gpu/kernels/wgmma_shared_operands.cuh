@@ -41,6 +41,10 @@ struct SharedOperandArgs {
 };
 
 constexpr int kSharedOperandWarpgroups = kMaxWarps / 4;
+// Tiles a warpgroup's task computes together, each its own accumulators: the task's setup, the
+// k-loop's counting and its wait are shared by both (with one tile a task, conv1 issued four
+// times the instructions of the mma.sync path: docs/performance.md).
+constexpr int kTilesPerTask = 2;
 
 #if CONVSCOPE_HAS_WGMMA
 // d = A * B (+ d when `accumulate`) for one k-step of a 64-row tile and NTiles x 8 maps, both
@@ -171,22 +175,24 @@ __device__ __forceinline__ void storeSharedOperandTile(const SharedOperandArgs& 
   const float* bias = a.epilogue.bias;
   if constexpr (Pooling == FusedPooling::kNone) {
     const int oh = a.shape.outHeight, ow = a.shape.outWidth;
-    const int x = ox0 + group;
+    const int x = ox0 + group, y = oy0 + 2 * w;
+    float* const out = a.output + image * maps * oh * ow + y * ow + x;
 #pragma unroll
     for (int nt = 0; nt < NTiles; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int map = 8 * (nt0 + nt) + 2 * tig + i % 2;
-        const int y = oy0 + 2 * w + i / 2;
-        if (map >= maps || y >= oh || x >= ow) continue;
+        if (map >= maps || y + i / 2 >= oh || x >= ow) continue;
         const float value = acc[nt][i] + (bias ? bias[map] : 0.0f);
-        a.output[((image * maps + map) * oh + y) * ow + x] = activateAs<Activation, true>(value);
+        out[map * oh * ow + i / 2 * ow] = activateAs<Activation, true>(value);
       }
   } else {
     // Max pooling before the bias and the activation (both monotonic); average pooling after.
     constexpr bool maxPool = Pooling == FusedPooling::kMax;
     const int ph = oy0 / 2 + w, pw = (ox0 + group) / 2;
     const bool stores = group % 2 == 0 && ph < a.pooledHeight && pw < a.pooledWidth;
+    const int plane = a.pooledHeight * a.pooledWidth;
+    float* const out = a.output + image * maps * plane + ph * a.pooledWidth + pw;
 #pragma unroll
     for (int nt = 0; nt < NTiles; ++nt)
 #pragma unroll
@@ -203,7 +209,7 @@ __device__ __forceinline__ void storeSharedOperandTile(const SharedOperandArgs& 
         const float window = maxPool ? fmaxf(column, other) : column + other;
         if (!stores || map >= maps) continue;
         const float pooled = maxPool ? activateAs<Activation, true>(window + b) : window * (1.0f / kWindowPixels);
-        a.output[((image * maps + map) * a.pooledHeight + ph) * a.pooledWidth + pw] = pooled;
+        out[map * plane] = pooled;
       }
   }
 }
@@ -226,7 +232,8 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
   // uniform datapath, where a wgmma takes them.
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int stepTiles = a.imagesPerStep * a.tilesPerImage;
-  const int tasks = stepTiles * a.nChunks;
+  const int tileTasks = (stepTiles + kTilesPerTask - 1) / kTilesPerTask;
+  const int tasks = tileTasks * a.nChunks;
   const uint64_t weightsDescriptor = coreMatrixDescriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
   const uint64_t stepUnits = a.nTiles * 64 * sizeof(float) / 16;  // a k-step's weights, in 16-byte units
   const uint32_t stagedBase = static_cast<uint32_t>(__cvta_generic_to_shared(staged));
@@ -246,18 +253,32 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
     direct_conv::commitCopies();
     const int64_t firstImage = int64_t{step} * a.imagesPerStep;
     for (int task = warpgroup; task < tasks; task += kSharedOperandWarpgroups) {
-      const int chunk = task / stepTiles;
-      const int tile = task - chunk * stepTiles;
-      const int image = tile / a.tilesPerImage;
-      const int t = tile - image * a.tilesPerImage;
-      if (firstImage + image >= a.shape.batch) continue;  // the same for the whole warpgroup
-      const int tileRow = t / l.tileCols;
-      const int oy0 = kTileSide * tileRow, ox0 = kTileSide * (t - tileRow * l.tileCols);
-      const uint32_t origin = stagedBase + 16u * (image * l.imageEntries + oy0 * l.stagedWidth + ox0);
+      const int chunk = task / tileTasks;
+      const int first = (task - chunk * tileTasks) * kTilesPerTask;
+      // The task's tiles: consecutive in the step (image by image, rows of tiles); one past the
+      // step or of an image past the batch is computed on the first tile's entries, not stored.
+      int image[kTilesPerTask], oy0[kTilesPerTask], ox0[kTilesPerTask];
+      bool live[kTilesPerTask];
+      int delta[kTilesPerTask];  // entries from the first tile's origin
+#pragma unroll
+      for (int i = 0; i < kTilesPerTask; ++i) {
+        const int g = first + i < stepTiles ? first + i : first;
+        image[i] = g / a.tilesPerImage;
+        const int t = g - image[i] * a.tilesPerImage;
+        const int tileRow = t / l.tileCols;
+        oy0[i] = kTileSide * tileRow;
+        ox0[i] = kTileSide * (t - tileRow * l.tileCols);
+        live[i] = first + i < stepTiles && firstImage + image[i] < a.shape.batch;
+        delta[i] = image[i] * l.imageEntries + oy0[i] * l.stagedWidth + ox0[i];
+      }
+      if (!live[0]) continue;  // the same for the whole warpgroup; a later tile is live only if the first is
+      const uint32_t origin = stagedBase + 16u * static_cast<uint32_t>(delta[0]);
+#pragma unroll
+      for (int i = kTilesPerTask - 1; i >= 0; --i) delta[i] -= delta[0];
       uint64_t outerA = sharedMatrixDescriptor(origin, leadingBytes, strideBytes);
       uint64_t b = weightsDescriptor + chunk * NTiles * 256 / 16;
 
-      float acc[NTiles][4];
+      float acc[kTilesPerTask][NTiles][4];
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
       // An entry is 16 bytes, the descriptor's address unit: offsets in entries add to it as they
       // are. The k-steps as (row, inner): a row is an (outer, middle) pair, counted on.
@@ -265,8 +286,10 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
       uint64_t middleA = outerA;
       for (int row = 0, middle = 0; row < l.outerCount * l.middleCount; ++row) {
         uint64_t innerA = middleA;
-        for (int inner = 0; inner < l.innerCount; ++inner, ++ks, innerA += l.innerStride, b += stepUnits)
-          sharedOperandMma<NTiles>(acc, innerA, b, ks);
+        for (int inner = 0; inner < l.innerCount; ++inner, ++ks, innerA += l.innerStride, b += stepUnits) {
+#pragma unroll
+          for (int i = 0; i < kTilesPerTask; ++i) sharedOperandMma<NTiles>(acc[i], innerA + delta[i], b, ks);
+        }
         if (++middle < l.middleCount) {
           middleA += l.middleStride;
         } else {
@@ -278,10 +301,15 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
-      for (int nt = 0; nt < NTiles; ++nt)
+      for (int i = 0; i < kTilesPerTask; ++i) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) asm volatile("" : "+f"(acc[nt][i])::"memory");
-      storeSharedOperandTile<NTiles, Pooling, Activation>(a, acc, firstImage + image, oy0, ox0, chunk * NTiles);
+        for (int nt = 0; nt < NTiles; ++nt)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) asm volatile("" : "+f"(acc[i][nt][r])::"memory");
+        if (live[i])
+          storeSharedOperandTile<NTiles, Pooling, Activation>(a, acc[i], firstImage + image[i], oy0[i], ox0[i],
+                                                              chunk * NTiles);
+      }
     }
   }
 #else
@@ -382,7 +410,7 @@ inline SharedOperandPlan planSharedOperands(const ConvProblem& p, const float* i
   if (sharedBytes(1) > sharedLimit || sharedBytes(1) >= (size_t{1} << 18)) return plan;
   const int busyImages = std::max(1, (p.batch + multiprocessors - 1) / multiprocessors);
   const auto fullness = [&](int images) {
-    const int64_t tasks = int64_t{images} * a.tilesPerImage * a.nChunks;
+    const int64_t tasks = (int64_t{images} * a.tilesPerImage + kTilesPerTask - 1) / kTilesPerTask * a.nChunks;
     const int64_t rounds = (tasks + kSharedOperandWarpgroups - 1) / kSharedOperandWarpgroups;
     return double(tasks) / double(rounds * kSharedOperandWarpgroups);
   };
