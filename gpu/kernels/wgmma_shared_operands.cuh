@@ -222,6 +222,16 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
   float* const raw = weights + a.weightFloats;
   float4* const staged = reinterpret_cast<float4*>(raw + a.rawFloats);
   const OperandLayout& l = a.layout;
+  const int stepTiles = a.imagesPerStep * a.tilesPerImage;
+  // The step's tiles, the same every step, made once: (origin entry, image, oy0, ox0). A task
+  // reads its tiles here instead of dividing (the divisions were a fifth of conv1's instructions).
+  int4* const tiles = reinterpret_cast<int4*>(staged + a.imagesPerStep * l.imageEntries);
+  for (int g = threadIdx.x; g < stepTiles; g += blockDim.x) {
+    const int image = g / a.tilesPerImage;
+    const int t = g - image * a.tilesPerImage;
+    const int oy0 = kTileSide * (t / l.tileCols), ox0 = kTileSide * (t % l.tileCols);
+    tiles[g] = make_int4(image * l.imageEntries + oy0 * l.stagedWidth + ox0, image, oy0, ox0);
+  }
 
   for (int i = threadIdx.x; i < a.weightFloats + a.rawFloats; i += blockDim.x) weights[i] = 0.0f;
   for (int i = threadIdx.x; i < a.imagesPerStep * l.imageEntries; i += blockDim.x) staged[i] = make_float4(0, 0, 0, 0);
@@ -231,9 +241,7 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
   // Warp-uniform in the compiler's eyes too, so that the tasks' descriptors are computed on the
   // uniform datapath, where a wgmma takes them.
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
-  const int stepTiles = a.imagesPerStep * a.tilesPerImage;
   const int tileTasks = (stepTiles + kTilesPerTask - 1) / kTilesPerTask;
-  const int tasks = tileTasks * a.nChunks;
   const uint64_t weightsDescriptor = coreMatrixDescriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
   const uint64_t stepUnits = a.nTiles * 64 * sizeof(float) / 16;  // a k-step's weights, in 16-byte units
   const uint32_t stagedBase = static_cast<uint32_t>(__cvta_generic_to_shared(staged));
@@ -252,24 +260,27 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
     if (step + static_cast<int>(gridDim.x) < a.numSteps) copySharedOperandImages(a, step + gridDim.x, raw);
     direct_conv::commitCopies();
     const int64_t firstImage = int64_t{step} * a.imagesPerStep;
-    for (int task = warpgroup; task < tasks; task += kSharedOperandWarpgroups) {
-      const int chunk = task / tileTasks;
-      const int first = (task - chunk * tileTasks) * kTilesPerTask;
-      // The task's tiles: consecutive in the step (image by image, rows of tiles); one past the
-      // step or of an image past the batch is computed on the first tile's entries, not stored.
-      int image[kTilesPerTask], oy0[kTilesPerTask], ox0[kTilesPerTask];
+    // A warpgroup takes every fourth task, counted on as (chunk, tile task) without dividing.
+    int chunk = 0, tileTask = warpgroup;
+    const auto carry = [&] {
+      for (; tileTask >= tileTasks; tileTask -= tileTasks) ++chunk;
+    };
+    for (carry(); chunk < a.nChunks; tileTask += kSharedOperandWarpgroups, carry()) {
+      const int first = tileTask * kTilesPerTask;
+      // The task's tiles: consecutive in the step; one past the step or of an image past the
+      // batch is computed on the first tile's entries and not stored. Read from the table, then
+      // broadcast from lane 0: the compiler then knows them warp-uniform and keeps the descriptors
+      // on the uniform datapath, where a wgmma reads them (else each k-step moves them there).
+      int image[kTilesPerTask], oy0[kTilesPerTask], ox0[kTilesPerTask], delta[kTilesPerTask];
       bool live[kTilesPerTask];
-      int delta[kTilesPerTask];  // entries from the first tile's origin
 #pragma unroll
       for (int i = 0; i < kTilesPerTask; ++i) {
-        const int g = first + i < stepTiles ? first + i : first;
-        image[i] = g / a.tilesPerImage;
-        const int t = g - image[i] * a.tilesPerImage;
-        const int tileRow = t / l.tileCols;
-        oy0[i] = kTileSide * tileRow;
-        ox0[i] = kTileSide * (t - tileRow * l.tileCols);
+        const int4 tile = tiles[first + i < stepTiles ? first + i : first];
+        delta[i] = __shfl_sync(0xffffffffu, tile.x, 0);
+        image[i] = __shfl_sync(0xffffffffu, tile.y, 0);
+        oy0[i] = __shfl_sync(0xffffffffu, tile.z, 0);
+        ox0[i] = __shfl_sync(0xffffffffu, tile.w, 0);
         live[i] = first + i < stepTiles && firstImage + image[i] < a.shape.batch;
-        delta[i] = image[i] * l.imageEntries + oy0[i] * l.stagedWidth + ox0[i];
       }
       if (!live[0]) continue;  // the same for the whole warpgroup; a later tile is live only if the first is
       const uint32_t origin = stagedBase + 16u * static_cast<uint32_t>(delta[0]);
@@ -403,7 +414,8 @@ inline SharedOperandPlan planSharedOperands(const ConvProblem& p, const float* i
   a.vectorCopy = a.imageFloats % 4 == 0 && reinterpret_cast<uintptr_t>(input) % 16 == 0;
   const auto sharedBytes = [&](int images) {
     return (static_cast<size_t>(a.weightFloats) + roundUp(images * a.imageFloats, 4) +
-            static_cast<size_t>(images) * l.imageEntries * kEntryFloats) *
+            static_cast<size_t>(images) * l.imageEntries * kEntryFloats +
+            static_cast<size_t>(images) * a.tilesPerImage * 4) *
            sizeof(float);
   };
   // Offsets within a step are ints, and the staged addresses fit the descriptors' 18 bits.
