@@ -22,6 +22,9 @@
 
 namespace convscope::gpu::implicit_gemm {
 
+// The k-steps a layer may have on this path: its table of offsets is a kernel parameter.
+constexpr int kMaxTabledKSteps = 256;
+
 struct SharedOperandArgs {
   const float* input;
   const float* weights;
@@ -38,6 +41,10 @@ struct SharedOperandArgs {
   int nChunks;      // nTiles / the kernel's NTiles
   int weightFloats;
   int tilesPerImage;
+  // Each k-step's A offset in entries (kStepEntryOffset), in the kernel's parameters: read with
+  // a uniform index they stay on the uniform datapath, one load a k-step where counting the three
+  // loops took some 17 dependent uniform instructions (docs/performance.md).
+  int kStepOffsets[kMaxTabledKSteps];
 };
 
 constexpr int kSharedOperandWarpgroups = kMaxWarps / 4;
@@ -127,39 +134,39 @@ __device__ __forceinline__ void copySharedOperandImages(const SharedOperandArgs&
 }
 
 // Writes every entry of the step's images (zeros where the layout holds no input), rounded to
-// TF32. A warp takes a staged row (image, plane, y), its lanes the entries along it; the row's
-// coordinates are counted on, not divided out.
+// TF32. A thread takes a staged pixel (image, y, x) and writes its entry in every plane (the
+// bounds are checked once for all of them); the threads' pixels are consecutive, and each moves
+// on by blockDim pixels, counted on, not divided out.
 __device__ __forceinline__ void stageSharedOperandImages(const SharedOperandArgs& a, int step, const float* raw,
                                                          float4* staged) {
   const OperandLayout& l = a.layout;
   const int count = min(a.imagesPerStep, a.shape.batch - step * a.imagesPerStep);
-  const int warps = blockDim.x / 32;
-  const int lane = threadIdx.x % 32;
   const int inPlane = l.inHeight * l.inWidth;
-  int image = 0, plane = 0, y = threadIdx.x / 32;
+  const int dy = blockDim.x / l.stagedWidth, dx = blockDim.x - dy * l.stagedWidth;
+  int image = 0, y = threadIdx.x / l.stagedWidth, x = threadIdx.x - y * l.stagedWidth;
   const auto carry = [&] {
-    while (y >= l.stagedHeight) {
-      y -= l.stagedHeight;
-      if (++plane == l.planes) plane = 0, ++image;
-    }
+    while (y >= l.stagedHeight) y -= l.stagedHeight, ++image;
   };
-  for (carry(); image < count; y += warps, carry()) {
-    float4* row = staged + image * l.imageEntries + plane * l.planeEntries + y * l.stagedWidth;
+  const bool quads = l.packing == EntryPacking::kChannelQuads;
+  for (carry(); image < count;) {
     const float* source = raw + image * a.imageFloats;
-    const int iy = y - l.padTop;
+    float4* entry = staged + image * l.imageEntries + y * l.stagedWidth + x;
+    const int iy = y - l.padTop, ix = x - l.padLeft;
     const bool rowInside = iy >= 0 && iy < l.inHeight;
-    for (int x = lane; x < l.stagedWidth; x += 32) {
+    for (int plane = 0; plane < l.planes; ++plane, entry += l.planeEntries) {
       float v[kEntryFloats];
 #pragma unroll
       for (int t = 0; t < kEntryFloats; ++t) {
-        const bool quads = l.packing == EntryPacking::kChannelQuads;
         const int c = quads ? kEntryFloats * plane + t : plane;
-        const int ix = quads ? x - l.padLeft : x + t - l.padLeft;
-        const bool inside = rowInside && c < l.channels && ix >= 0 && ix < l.inWidth;
-        v[t] = inside ? __uint_as_float(toTf32(source[c * inPlane + iy * l.inWidth + ix])) : 0.0f;
+        const int column = quads ? ix : ix + t;
+        const bool inside = rowInside && c < l.channels && column >= 0 && column < l.inWidth;
+        v[t] = inside ? __uint_as_float(toTf32(source[c * inPlane + iy * l.inWidth + column])) : 0.0f;
       }
-      row[x] = make_float4(v[0], v[1], v[2], v[3]);
+      *entry = make_float4(v[0], v[1], v[2], v[3]);
     }
+    x += dx, y += dy;
+    if (x >= l.stagedWidth) x -= l.stagedWidth, ++y;
+    carry();
   }
 }
 
@@ -243,7 +250,7 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int tileTasks = (stepTiles + kTilesPerTask - 1) / kTilesPerTask;
   const uint64_t weightsDescriptor = coreMatrixDescriptor(static_cast<uint32_t>(__cvta_generic_to_shared(weights)));
-  const uint64_t stepUnits = a.nTiles * 64 * sizeof(float) / 16;  // a k-step's weights, in 16-byte units
+  const uint32_t stepUnits = a.nTiles * 64 * sizeof(float) / 16;  // a k-step's weights, in 16-byte units
   const uint32_t stagedBase = static_cast<uint32_t>(__cvta_generic_to_shared(staged));
   const uint32_t leadingBytes = l.leadingEntries * 16, strideBytes = l.stagedWidth * 16;
 
@@ -286,28 +293,22 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
       const uint32_t origin = stagedBase + 16u * static_cast<uint32_t>(delta[0]);
 #pragma unroll
       for (int i = kTilesPerTask - 1; i >= 0; --i) delta[i] -= delta[0];
-      uint64_t outerA = sharedMatrixDescriptor(origin, leadingBytes, strideBytes);
-      uint64_t b = weightsDescriptor + chunk * NTiles * 256 / 16;
+      // An entry is 16 bytes, the descriptor's address unit: offsets in entries add to its low
+      // word as they are (the shared addresses stay below 2^18 bytes: no carry out of the field).
+      const uint64_t tileA = sharedMatrixDescriptor(origin, leadingBytes, strideBytes);
+      const uint32_t aLow = static_cast<uint32_t>(tileA), aHigh = static_cast<uint32_t>(tileA >> 32);
+      uint32_t bLow = static_cast<uint32_t>(weightsDescriptor) + chunk * NTiles * 256 / 16;
+      const uint32_t bHigh = static_cast<uint32_t>(weightsDescriptor >> 32);
 
       float acc[kTilesPerTask][NTiles][4];
       asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-      // An entry is 16 bytes, the descriptor's address unit: offsets in entries add to it as they
-      // are. The k-steps as (row, inner): a row is an (outer, middle) pair, counted on.
-      int ks = 0;
-      uint64_t middleA = outerA;
-      for (int row = 0, middle = 0; row < l.outerCount * l.middleCount; ++row) {
-        uint64_t innerA = middleA;
-        for (int inner = 0; inner < l.innerCount; ++inner, ++ks, innerA += l.innerStride, b += stepUnits) {
+#pragma unroll 2
+      for (int ks = 0; ks < l.kSteps; ++ks, bLow += stepUnits) {
+        const uint32_t stepA = aLow + static_cast<uint32_t>(a.kStepOffsets[ks]);
+        const uint64_t b = (static_cast<uint64_t>(bHigh) << 32) | bLow;
 #pragma unroll
-          for (int i = 0; i < kTilesPerTask; ++i) sharedOperandMma<NTiles>(acc[i], innerA + delta[i], b, ks);
-        }
-        if (++middle < l.middleCount) {
-          middleA += l.middleStride;
-        } else {
-          middle = 0;
-          outerA += l.outerStride;
-          middleA = outerA;
-        }
+        for (int i = 0; i < kTilesPerTask; ++i)
+          sharedOperandMma<NTiles>(acc[i], (static_cast<uint64_t>(aHigh) << 32) | (stepA + delta[i]), b, ks);
       }
       asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -404,7 +405,8 @@ inline SharedOperandPlan planSharedOperands(const ConvProblem& p, const float* i
   const OperandLayout& l = a.layout;
   if (int64_t{l.planes} * l.stagedHeight * l.stagedWidth * kEntryFloats > direct_conv::kMaxPlannedElements) return plan;
   // A descriptor's stride field is 14 bits of 16-byte units.
-  if (l.stagedWidth >= (1 << 14)) return plan;
+  if (l.stagedWidth >= (1 << 14) || l.kSteps > kMaxTabledKSteps) return plan;
+  for (int ks = 0; ks < l.kSteps; ++ks) a.kStepOffsets[ks] = kStepEntryOffset(l, ks);
   a.tilesPerImage = l.tileRows * l.tileCols;
   plan.nTilesPerTask = std::min((p.outChannels + 7) / 8, kMaxNTilesPerWarp);
   a.nTiles = roundUp((p.outChannels + 7) / 8, plan.nTilesPerTask);
