@@ -53,7 +53,7 @@ std::vector<KernelLaunchGeometry> geometry(const ConvProblem& p) {
 void run(Device& device, const ConvProblem& p, const float* input, const float* weights, float* output,
          const ConvEpilogue& epilogue) {
   const ConvLaunch launch{p, input, weights, output, contextOf(device)};
-  // CONVSCOPE_TENSOR_MMA=wgmma-ss on an H100: both operands from shared memory, where it fits.
+  // On an H100, the layers with four or more channels: both operands from shared memory.
   if (implicit_gemm::launchSharedOperands(launch, epilogue, kName)) return;
   implicit_gemm::launchImplicitGemm(launch, epilogue, kKernels, Precision::kTf32, kName);
 }

@@ -1,6 +1,6 @@
 // The tensor-core path that reads both operands from shared memory (sm_90a's wgmma "SS" form),
-// for stride-1 convolutions in the TF32 variant (11_tensor_tf32.cu), chosen on compute
-// capability 9.0 by CONVSCOPE_TENSOR_MMA=wgmma-ss: the Hopper route's next step after the
+// for stride-1 convolutions in the TF32 variant (11_tensor_tf32.cu), on compute capability 9.0
+// (sharedOperandChoice below says for which layers): the Hopper route's next step after the
 // register-A wgmma of implicit_gemm_mma.cuh, which the loads of A into registers bounded.
 //
 // A block stages a step's images once in the entry layout of wgmma_operand_layout.h, where every
@@ -359,17 +359,40 @@ __global__ void __launch_bounds__(32 * kMaxWarps, 1) conv_shared_operands_tf32(c
 // ---------------------------------------------------------------------------------------------
 // Host side.
 
-// Whether this machine takes the path: CONVSCOPE_TENSOR_MMA=wgmma-ss (read once), on compute
-// capability 9.0, in a build with sm_90a machine code.
-inline bool sharedOperandsChosen(int computeMajor, int computeMinor) {
-#if defined(CONVSCOPE_HAVE_SM90A)
-  static const bool chosen = [] {
+// Which layers take the path on compute capability 9.0, in builds with sm_90a machine code, as
+// CONVSCOPE_TENSOR_MMA says (read once):
+//   unset (the default): layers whose entries pack channels (four or more input channels), where
+//     it was measured faster than mma.sync -- the course's conv2, 0.498 against 0.506 ms at batch
+//     10,000 (ncu: 564 against 593 us); layers that pack taps (conv1's one channel) were slower
+//     (0.700 against 0.556 ms) and stay on mma.sync (docs/performance.md, "wgmma from shared memory");
+//   "wgmma-ss": every stride-1 layer it fits (to test and measure it everywhere);
+//   "sync" or "wgmma": none (mma.sync, or the register-A wgmma of implicit_gemm_mma.cuh).
+enum class SharedOperandChoice { kChannelQuads, kEveryLayer, kNone };
+
+inline SharedOperandChoice sharedOperandChoice() {
+  static const SharedOperandChoice choice = [] {
     const char* value = std::getenv("CONVSCOPE_TENSOR_MMA");
-    return value && std::string(value) == "wgmma-ss";
+    if (!value || !*value) return SharedOperandChoice::kChannelQuads;
+    if (std::string(value) == "wgmma-ss") return SharedOperandChoice::kEveryLayer;
+    return SharedOperandChoice::kNone;
   }();
-  return chosen && computeMajor == 9 && computeMinor == 0;
+  return choice;
+}
+
+inline bool sharedOperandsTake(int computeMajor, int computeMinor, const OperandLayout& layout) {
+#if defined(CONVSCOPE_HAVE_SM90A)
+  if (computeMajor != 9 || computeMinor != 0) return false;
+  switch (sharedOperandChoice()) {
+    case SharedOperandChoice::kChannelQuads:
+      return layout.packing == EntryPacking::kChannelQuads;
+    case SharedOperandChoice::kEveryLayer:
+      return true;
+    case SharedOperandChoice::kNone:
+      break;
+  }
+  return false;
 #else
-  (void)computeMajor, (void)computeMinor;
+  (void)computeMajor, (void)computeMinor, (void)layout;
   return false;
 #endif
 }
@@ -444,11 +467,11 @@ inline SharedOperandPlan planSharedOperands(const ConvProblem& p, const float* i
 // not chosen or `p` does not fit it.
 inline bool sharedOperandsGeometry(const ConvProblem& p, const std::string& kernel, KernelLaunchGeometry& g) {
   const GpuInfo& gpu = gpuInfo();
-  if (!gpu.usable || !sharedOperandsChosen(gpu.computeMajor, gpu.computeMinor)) return false;
+  if (!gpu.usable) return false;
   const direct_conv::DirectConvLimits limits = direct_conv::directConvLimits();
   const SharedOperandPlan plan = planSharedOperands(p, nullptr, false, limits.sharedOptin, limits.multiprocessors);
-  if (!plan.fits) return false;
   const OperandLayout& l = plan.args.layout;
+  if (!plan.fits || !sharedOperandsTake(gpu.computeMajor, gpu.computeMinor, l)) return false;
   g = KernelLaunchGeometry{};
   g.kernel = kernel;
   g.gridX = plan.args.numSteps;
@@ -477,11 +500,10 @@ constexpr SharedOperandKernel kSharedOperandKernels[kMaxNTilesPerWarp] = {
 inline bool launchSharedOperands(const ConvLaunch& l, const ConvEpilogue& epilogue, const char* name) {
   requireValidLaunch(l, name);
   direct_conv::DirectConvDeviceState& device = direct_conv::deviceState(l.context, name);
-  if (!sharedOperandsChosen(device.computeMajor, device.computeMinor)) return false;
-  if (epilogue.hasPool && !isWholeTwoByTwoPool(l.problem, epilogue.pool)) return false;
+  if (device.computeMajor != 9 || (epilogue.hasPool && !isWholeTwoByTwoPool(l.problem, epilogue.pool))) return false;
   SharedOperandPlan plan =
       planSharedOperands(l.problem, l.input, epilogue.hasPool, device.sharedOptin, device.multiprocessors);
-  if (!plan.fits) return false;
+  if (!plan.fits || !sharedOperandsTake(device.computeMajor, device.computeMinor, plan.args.layout)) return false;
   SharedOperandArgs& a = plan.args;
   a.epilogue = fusedEpilogueOf(epilogue);
   a.input = l.input;
