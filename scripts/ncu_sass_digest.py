@@ -37,7 +37,13 @@ def opcode(source):
     return word.split(".")[0]
 
 
+REQUIRED = ("Instructions Executed", "Warp Stall Sampling (All Samples)", "Source", "Address")
+
+
 def digest(name, header, rows, regions, out):
+    missing = [column for column in REQUIRED if column not in header]
+    if missing:
+        raise ValueError(f"kernel {name!r} has no column {missing[0]!r} (not ncu's --page source --csv output?)")
     executed = header.index("Instructions Executed")
     samples = header.index("Warp Stall Sampling (All Samples)")
     source = header.index("Source")
@@ -95,10 +101,16 @@ def main():
     parser.add_argument("--kernel", type=int, action="append", help="section to digest (default: all)")
     parser.add_argument("--regions", type=int, default=12)
     args = parser.parse_args()
-    for n, (name, header, rows) in enumerate(sections(args.csv)):
-        if args.kernel is None or n in args.kernel:
-            digest(name, header, rows, args.regions, sys.stdout)
-            print()
+    try:
+        found = list(sections(args.csv))
+        if not found:
+            raise ValueError('no "Kernel Name" line: not a CSV of ncu --page source --csv')
+        for n, (name, header, rows) in enumerate(found):
+            if args.kernel is None or n in args.kernel:
+                digest(name, header, rows, args.regions, sys.stdout)
+                print()
+    except (OSError, ValueError, UnicodeDecodeError, csv.Error, StopIteration) as error:
+        sys.exit(f"ncu_sass_digest: {args.csv}: {error}")
 
 
 if __name__ == "__main__":
