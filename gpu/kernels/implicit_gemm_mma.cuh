@@ -143,18 +143,19 @@ constexpr int kFragmentFloats = P == Precision::kTf32 ? 2 : 4;
 // the padded part of the product adds nothing.
 constexpr int kWeightLoadsInFlight = 16;
 
-template <Precision P, MmaPath Path>
-__device__ __forceinline__ void stageWeightOperands(const MmaConvArgs& a, float* shared) {
-  const int kernelArea = a.shape.kernelHeight * a.shape.kernelWidth;
-  const int taps = a.shape.inChannels * kernelArea;
-  const int count = a.shape.outChannels * taps;
-  constexpr bool kSplit = P == Precision::kTf32x3;
+// Reads the weights [outChannels][inChannels][kernelHeight][kernelWidth] in order and hands each,
+// with its (n, c, kh, kw), to `place`, which stores it where its path wants it.
+template <class Place>
+__device__ __forceinline__ void forEachWeightInOrder(const float* weights, const ConvShape& shape, Place place) {
+  const int kernelArea = shape.kernelHeight * shape.kernelWidth;
+  const int taps = shape.inChannels * kernelArea;
+  const int count = shape.outChannels * taps;
   for (int first = threadIdx.x; first < count; first += kWeightLoadsInFlight * blockDim.x) {
     float value[kWeightLoadsInFlight];
 #pragma unroll
     for (int u = 0; u < kWeightLoadsInFlight; ++u) {
       const int e = first + u * static_cast<int>(blockDim.x);
-      value[u] = e < count ? __ldg(a.weights + e) : 0.0f;
+      value[u] = e < count ? __ldg(weights + e) : 0.0f;
     }
 #pragma unroll
     for (int u = 0; u < kWeightLoadsInFlight; ++u) {
@@ -163,16 +164,23 @@ __device__ __forceinline__ void stageWeightOperands(const MmaConvArgs& a, float*
       const int n = e / taps;
       const int tap = e - n * taps;
       const int c = tap / kernelArea;
-      const int kh = (tap - c * kernelArea) / a.shape.kernelWidth;
-      const int kw = tap - c * kernelArea - kh * a.shape.kernelWidth;
-      const RunTap at = runTapOfWeight(a.layout, c, kh, kw);
-      const uint32_t big = toTf32(value[u]);
-      shared[weightOperandOffset(Path, a.nTiles, a.kSteps, kSplit, at.run, at.tap, n, 0)] = __uint_as_float(big);
-      if constexpr (kSplit)
-        shared[weightOperandOffset(Path, a.nTiles, a.kSteps, kSplit, at.run, at.tap, n, 1)] =
-            __uint_as_float(toTf32(value[u] - __uint_as_float(big)));
+      const int kh = (tap - c * kernelArea) / shape.kernelWidth;
+      place(n, c, kh, tap - c * kernelArea - kh * shape.kernelWidth, value[u]);
     }
   }
+}
+
+template <Precision P, MmaPath Path>
+__device__ __forceinline__ void stageWeightOperands(const MmaConvArgs& a, float* shared) {
+  constexpr bool kSplit = P == Precision::kTf32x3;
+  forEachWeightInOrder(a.weights, a.shape, [&](int n, int c, int kh, int kw, float value) {
+    const RunTap at = runTapOfWeight(a.layout, c, kh, kw);
+    const uint32_t big = toTf32(value);
+    shared[weightOperandOffset(Path, a.nTiles, a.kSteps, kSplit, at.run, at.tap, n, 0)] = __uint_as_float(big);
+    if constexpr (kSplit)
+      shared[weightOperandOffset(Path, a.nTiles, a.kSteps, kSplit, at.run, at.tap, n, 1)] =
+          __uint_as_float(toTf32(value - __uint_as_float(big)));
+  });
 }
 
 // Each run's offset from a window's origin, in bytes (added to the lanes' shared addresses).
@@ -195,17 +203,24 @@ __device__ __forceinline__ void stageRowTables(const MmaConvArgs& a, int* staged
   }
 }
 
-// Issues the copies of step `step`'s images, as they lie in memory, into `raw`. Images past the
-// batch are not loaded: their rows are computed from what the layout holds and not stored.
-__device__ __forceinline__ void copyStepImages(const MmaConvArgs& a, int step, float* raw) {
-  const int first = step * a.imagesPerStep;
-  const int floats = min(a.imagesPerStep, a.shape.batch - first) * a.imageFloats;
-  const float* source = a.input + static_cast<int64_t>(first) * a.imageFloats;
-  if (a.vectorCopy) {
+// Issues the copies of step `step`'s images (imagesPerStep of imageFloats each), as they lie in
+// memory, into `raw`: 16-byte pieces when `vectorCopy` (16-byte aligned images of whole float4s).
+// Images past the batch are not loaded: their rows are computed from what shared memory holds and
+// not stored.
+__device__ __forceinline__ void copyImagesAsync(const float* input, int batch, int imagesPerStep, int imageFloats,
+                                                bool vectorCopy, int step, float* raw) {
+  const int first = step * imagesPerStep;
+  const int floats = min(imagesPerStep, batch - first) * imageFloats;
+  const float* source = input + static_cast<int64_t>(first) * imageFloats;
+  if (vectorCopy) {
     for (int i = 4 * threadIdx.x; i < floats; i += 4 * blockDim.x) direct_conv::copyAsync16(raw + i, source + i);
   } else {
     for (int i = threadIdx.x; i < floats; i += blockDim.x) direct_conv::copyAsync4(raw + i, source + i);
   }
+}
+
+__device__ __forceinline__ void copyStepImages(const MmaConvArgs& a, int step, float* raw) {
+  copyImagesAsync(a.input, a.shape.batch, a.imagesPerStep, a.imageFloats, a.vectorCopy, step, raw);
 }
 
 // Moves the step's images from `raw` into the layout, rounded to TF32 for the TF32 product (3xTF32
@@ -443,28 +458,24 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
   }
 }
 
-// storeTile for the epilogue the plan fused: its pooling and activation become template arguments.
-template <int MTiles, int NTiles, bool ApproximateTanh>
-__device__ __forceinline__ void storeWarpTile(const MmaConvArgs& a, const float (&acc)[MTiles][NTiles][4],
-                                              const int* rowOutput, int stepRows, int step, int m0, int nt0) {
+// Calls f(pooling, activation) with the epilogue's pooling and activation as std::integral_constant
+// arguments, so that the code f instantiates knows both at compile time.
+template <class F>
+__device__ __forceinline__ void withFusedEpilogue(const FusedEpilogue& epilogue, F f) {
   const auto withActivation = [&](auto pooling) {
-    constexpr FusedPooling kPooling = decltype(pooling)::value;
-    switch (a.epilogue.activation) {
-      case FusedActivation::kRelu:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kRelu, ApproximateTanh>(a, acc, rowOutput, stepRows,
-                                                                                            step, m0, nt0);
-      case FusedActivation::kTanh:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kTanh, ApproximateTanh>(a, acc, rowOutput, stepRows,
-                                                                                            step, m0, nt0);
-      case FusedActivation::kSigmoid:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kSigmoid, ApproximateTanh>(a, acc, rowOutput,
-                                                                                               stepRows, step, m0, nt0);
-      case FusedActivation::kNone:
-        return storeTile<MTiles, NTiles, kPooling, FusedActivation::kNone, ApproximateTanh>(a, acc, rowOutput, stepRows,
-                                                                                            step, m0, nt0);
+    using A = FusedActivation;
+    switch (epilogue.activation) {
+      case A::kRelu:
+        return f(pooling, std::integral_constant<A, A::kRelu>{});
+      case A::kTanh:
+        return f(pooling, std::integral_constant<A, A::kTanh>{});
+      case A::kSigmoid:
+        return f(pooling, std::integral_constant<A, A::kSigmoid>{});
+      case A::kNone:
+        return f(pooling, std::integral_constant<A, A::kNone>{});
     }
   };
-  switch (a.epilogue.pooling) {
+  switch (epilogue.pooling) {
     case FusedPooling::kNone:
       return withActivation(std::integral_constant<FusedPooling, FusedPooling::kNone>{});
     case FusedPooling::kMax:
@@ -472,6 +483,16 @@ __device__ __forceinline__ void storeWarpTile(const MmaConvArgs& a, const float 
     case FusedPooling::kAverage:
       return withActivation(std::integral_constant<FusedPooling, FusedPooling::kAverage>{});
   }
+}
+
+// storeTile for the epilogue the plan fused.
+template <int MTiles, int NTiles, bool ApproximateTanh>
+__device__ __forceinline__ void storeWarpTile(const MmaConvArgs& a, const float (&acc)[MTiles][NTiles][4],
+                                              const int* rowOutput, int stepRows, int step, int m0, int nt0) {
+  withFusedEpilogue(a.epilogue, [&](auto pooling, auto activation) {
+    storeTile<MTiles, NTiles, decltype(pooling)::value, decltype(activation)::value, ApproximateTanh>(
+        a, acc, rowOutput, stepRows, step, m0, nt0);
+  });
 }
 
 // The row each lane names to ldmatrix in each of its warp's m-tiles (rows m0 ..); rows past the

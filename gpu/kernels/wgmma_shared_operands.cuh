@@ -101,44 +101,13 @@ __device__ __forceinline__ void sharedOperandMma(float (&d)[NTiles][4], uint64_t
 #endif
 
 // The weights as core matrices (weightOperandOffset's warpgroup layout), in the k-steps of the
-// entry layout, rounded to TF32: read in order, kWeightLoadsInFlight loads a thread in flight.
+// entry layout, rounded to TF32.
 __device__ __forceinline__ void stageSharedOperandWeights(const SharedOperandArgs& a, float* shared) {
-  const int kernelArea = a.shape.kernelHeight * a.shape.kernelWidth;
-  const int taps = a.shape.inChannels * kernelArea;
-  const int count = a.shape.outChannels * taps;
-  for (int first = threadIdx.x; first < count; first += kWeightLoadsInFlight * blockDim.x) {
-    float value[kWeightLoadsInFlight];
-#pragma unroll
-    for (int u = 0; u < kWeightLoadsInFlight; ++u) {
-      const int e = first + u * static_cast<int>(blockDim.x);
-      value[u] = e < count ? __ldg(a.weights + e) : 0.0f;
-    }
-#pragma unroll
-    for (int u = 0; u < kWeightLoadsInFlight; ++u) {
-      const int e = first + u * static_cast<int>(blockDim.x);
-      if (e >= count) break;
-      const int n = e / taps;
-      const int tap = e - n * taps;
-      const int c = tap / kernelArea;
-      const int kh = (tap - c * kernelArea) / a.shape.kernelWidth;
-      const int kw = tap - c * kernelArea - kh * a.shape.kernelWidth;
-      const KStepTap at = kStepTapOfWeight(a.layout, c, kh, kw);
-      shared[weightOperandOffset(MmaPath::kWarpgroup, a.nTiles, a.layout.kSteps, false, 2 * at.kStep + at.half, at.tap,
-                                 n, 0)] = __uint_as_float(toTf32(value[u]));
-    }
-  }
-}
-
-// Issues the copies of step `step`'s images, as they lie in memory, into `raw`.
-__device__ __forceinline__ void copySharedOperandImages(const SharedOperandArgs& a, int step, float* raw) {
-  const int first = step * a.imagesPerStep;
-  const int floats = min(a.imagesPerStep, a.shape.batch - first) * a.imageFloats;
-  const float* source = a.input + static_cast<int64_t>(first) * a.imageFloats;
-  if (a.vectorCopy) {
-    for (int i = 4 * threadIdx.x; i < floats; i += 4 * blockDim.x) direct_conv::copyAsync16(raw + i, source + i);
-  } else {
-    for (int i = threadIdx.x; i < floats; i += blockDim.x) direct_conv::copyAsync4(raw + i, source + i);
-  }
+  forEachWeightInOrder(a.weights, a.shape, [&](int n, int c, int kh, int kw, float value) {
+    const KStepTap at = kStepTapOfWeight(a.layout, c, kh, kw);
+    shared[weightOperandOffset(MmaPath::kWarpgroup, a.nTiles, a.layout.kSteps, false, 2 * at.kStep + at.half, at.tap, n,
+                               0)] = __uint_as_float(toTf32(value));
+  });
 }
 
 // Writes every entry of the step's images (zeros where the layout holds no input), rounded to
@@ -263,7 +232,8 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
   const uint32_t leadingBytes = l.leadingEntries * 16, strideBytes = l.stagedWidth * 16;
 
   int step = blockIdx.x;
-  if (step < a.numSteps) copySharedOperandImages(a, step, raw);
+  if (step < a.numSteps)
+    copyImagesAsync(a.input, a.shape.batch, a.imagesPerStep, a.imageFloats, a.vectorCopy, step, raw);
   direct_conv::commitCopies();
   for (; step < a.numSteps; step += gridDim.x) {
     waitForAllCopies();
@@ -272,7 +242,8 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
     // The tensor cores read the entries (and the weights) through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
-    if (step + static_cast<int>(gridDim.x) < a.numSteps) copySharedOperandImages(a, step + gridDim.x, raw);
+    if (step + static_cast<int>(gridDim.x) < a.numSteps)
+      copyImagesAsync(a.input, a.shape.batch, a.imagesPerStep, a.imageFloats, a.vectorCopy, step + gridDim.x, raw);
     direct_conv::commitCopies();
     const int64_t firstImage = int64_t{step} * a.imagesPerStep;
     // A warpgroup takes every fourth task, counted on as (chunk, tile task) without dividing.
@@ -341,27 +312,9 @@ __device__ __forceinline__ void runSharedOperandGemm(const SharedOperandArgs& a)
 template <int NTiles>
 __global__ void __launch_bounds__(32 * kMaxWarps, 1) conv_shared_operands_tf32(const SharedOperandArgs args) {
   // The epilogue's pooling and activation as template arguments: every shape the engine runs.
-  const auto withActivation = [&](auto pooling) {
-    constexpr FusedPooling kPooling = decltype(pooling)::value;
-    switch (args.epilogue.activation) {
-      case FusedActivation::kRelu:
-        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kRelu>(args);
-      case FusedActivation::kTanh:
-        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kTanh>(args);
-      case FusedActivation::kSigmoid:
-        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kSigmoid>(args);
-      case FusedActivation::kNone:
-        return runSharedOperandGemm<NTiles, kPooling, FusedActivation::kNone>(args);
-    }
-  };
-  switch (args.epilogue.pooling) {
-    case FusedPooling::kNone:
-      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kNone>{});
-    case FusedPooling::kMax:
-      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kMax>{});
-    case FusedPooling::kAverage:
-      return withActivation(std::integral_constant<FusedPooling, FusedPooling::kAverage>{});
-  }
+  withFusedEpilogue(args.epilogue, [&](auto pooling, auto activation) {
+    runSharedOperandGemm<NTiles, decltype(pooling)::value, decltype(activation)::value>(args);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
