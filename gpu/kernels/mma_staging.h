@@ -216,13 +216,18 @@ CONVSCOPE_HOST_DEVICE int weightOperandFloats(int nTiles, int kSteps, bool split
   return kSteps * nTiles * 64 * (split ? 2 : 1);
 }
 
-// The wgmma shared-memory descriptor of core matrices starting at shared address `address`: no
-// swizzle (bits 62-63 zero), base offset 0, and the start address and the leading (K) and stride
-// (N) byte offsets in 16-byte units, in bits 0-13, 16-29 and 32-45.
-CONVSCOPE_HOST_DEVICE uint64_t coreMatrixDescriptor(uint32_t address) {
+// A wgmma shared-memory descriptor, not swizzled (bits 62-63 zero), base offset 0: the start
+// address and the leading (K) and stride (M or N) byte offsets, each in 16-byte units, in bits
+// 0-13, 16-29 and 32-45.
+CONVSCOPE_HOST_DEVICE uint64_t sharedMatrixDescriptor(uint32_t address, uint32_t leadingBytes, uint32_t strideBytes) {
   return static_cast<uint64_t>((address & 0x3FFFFu) >> 4) |
-         (static_cast<uint64_t>(kCoreMatrixLeadingBytes >> 4) << 16) |
-         (static_cast<uint64_t>(kCoreMatrixStrideBytes >> 4) << 32);
+         (static_cast<uint64_t>((leadingBytes >> 4) & 0x3FFFu) << 16) |
+         (static_cast<uint64_t>((strideBytes >> 4) & 0x3FFFu) << 32);
+}
+
+// The descriptor of the staged weights' core matrices starting at shared address `address`.
+CONVSCOPE_HOST_DEVICE uint64_t coreMatrixDescriptor(uint32_t address) {
+  return sharedMatrixDescriptor(address, kCoreMatrixLeadingBytes, kCoreMatrixStrideBytes);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -140,12 +140,4 @@ CONVSCOPE_HOST_DEVICE KStepTap kStepTapOfWeight(const OperandLayout& l, int c, i
   return {(c * l.middleCount + kh) * l.innerCount + kw / kStepTaps, kw % kStepTaps / kEntryFloats, kw % kEntryFloats};
 }
 
-// A wgmma shared-memory descriptor, not swizzled: start address, leading (K) and stride (M or N)
-// byte offsets, each in 16-byte units (bits 0-13, 16-29, 32-45).
-CONVSCOPE_HOST_DEVICE uint64_t sharedMatrixDescriptor(uint32_t address, uint32_t leadingBytes, uint32_t strideBytes) {
-  return static_cast<uint64_t>((address & 0x3FFFFu) >> 4) |
-         (static_cast<uint64_t>((leadingBytes >> 4) & 0x3FFFu) << 16) |
-         (static_cast<uint64_t>((strideBytes >> 4) & 0x3FFFu) << 32);
-}
-
 }  // namespace convscope::gpu::implicit_gemm
