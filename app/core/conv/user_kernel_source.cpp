@@ -2,8 +2,7 @@
 
 #include <fstream>
 #include <map>
-#include <regex>
-#include <sstream>
+#include <string_view>
 
 #include "app/core/conv/kernel_includes.h"
 #include "app/core/util/error.h"
@@ -30,6 +29,46 @@ const MacroRule kRules[] = {
 
 int ceilDiv(int a, int b) {
   return (a + b - 1) / b;
+}
+
+bool isSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+// One line "#define CONVSCOPE_NAME value // comment" (blanks anywhere between; the comment may be
+// left out): the name and the value's text, blanks around it dropped. False for any other line.
+// Read by hand, not with std::regex, whose matcher recurses per character and overflows the stack
+// on a long line.
+bool readContractMacro(std::string_view line, std::string* name, std::string* value) {
+  size_t at = 0;
+  const auto skipSpaces = [&] {
+    const size_t from = at;
+    while (at < line.size() && isSpace(line[at])) ++at;
+    return at > from;
+  };
+  const auto take = [&](std::string_view word) {
+    if (line.substr(at, word.size()) != word) return false;
+    at += word.size();
+    return true;
+  };
+  skipSpaces();
+  if (!take("#")) return false;
+  skipSpaces();
+  if (!take("define") || !skipSpaces()) return false;
+  const size_t nameAt = at;
+  if (!take("CONVSCOPE_")) return false;
+  const size_t suffixAt = at;
+  while (at < line.size() && ((line[at] >= 'A' && line[at] <= 'Z') || line[at] == '_')) ++at;
+  if (at == suffixAt) return false;
+  // The name ends there: "CONVSCOPE_BLOCK_X1" is another name.
+  if (at < line.size() && ((line[at] >= 'a' && line[at] <= 'z') || (line[at] >= '0' && line[at] <= '9'))) return false;
+  *name = std::string(line.substr(nameAt, at - nameAt));
+  std::string_view rest = line.substr(at);
+  rest = rest.substr(0, rest.find("//"));  // a comment after the value
+  while (!rest.empty() && isSpace(rest.front())) rest.remove_prefix(1);
+  while (!rest.empty() && isSpace(rest.back())) rest.remove_suffix(1);
+  *value = std::string(rest);
+  return true;
 }
 
 }  // namespace
@@ -76,14 +115,16 @@ UserKernelSource parseUserKernelSource(const std::filesystem::path& path, const 
 
   // #define NAME value, at the start of a line. The value must be a plain whole number: ConvScope
   // reads it without a preprocessor.
-  static const std::regex define(R"(^\s*#\s*define\s+(CONVSCOPE_[A-Z_]+)\b\s*(.*?)\s*(//.*)?$)");
   std::map<std::string, std::pair<int, std::string>> found;  // name -> line, value text
-  std::istringstream lines(text);
   int number = 0;
-  for (std::string line; std::getline(lines, line);) {
+  for (size_t lineStart = 0; lineStart < text.size();) {
+    const size_t newline = text.find('\n', lineStart);
+    const size_t lineEnd = newline == std::string::npos ? text.size() : newline;
     ++number;
-    std::smatch m;
-    if (std::regex_match(line, m, define)) found[m[1].str()] = {number, m[2].str()};
+    std::string name, value;
+    if (readContractMacro(std::string_view(text).substr(lineStart, lineEnd - lineStart), &name, &value))
+      found[name] = {number, value};
+    lineStart = lineEnd + 1;
   }
   for (const MacroRule& rule : kRules) {
     const auto it = found.find(rule.name);
