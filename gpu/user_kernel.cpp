@@ -45,6 +45,13 @@ const ConvVariant& installUserKernel(const CompiledUserKernel& kernel) {
   throw Error(kernel.source.path.string() + ": " + userKernelCompilerUnavailableReason());
 }
 
+const std::vector<std::filesystem::path>& toolkitIncludeFolders() {
+  static const std::vector<std::filesystem::path> none;
+  return none;
+}
+
+void warmUpUserKernelCompiler(const std::string&) {}
+
 #else
 
 namespace {
@@ -60,10 +67,6 @@ static_assert(same<decltype(&convscope_conv), void (*)(const float*, const float
               "convscope_conv has the wrong parameters");
 }
 )";
-
-// Pre-included for the network pass and the timing: printf becomes nothing (an int 0, so that
-// "n = printf(...)" still compiles).
-constexpr const char* kWithoutPrintfHeader = "#define printf(...) 0\n";
 
 std::string nvrtcLog(nvrtcProgram program) {
   size_t size = 0;
@@ -183,9 +186,9 @@ void launchUserKernel(LoadedUserKernel& loaded, Device& device, const ConvProble
   }
 }
 
-// -I options for the CUDA toolkit's headers and its C++ library (cccl), found where the build
-// found them or where CUDA_HOME / CUDA_PATH point.
-std::vector<std::string> toolkitIncludeOptions() {
+// The CUDA toolkit's header folders and its C++ library's (cccl), found where the build found
+// them or where CUDA_HOME / CUDA_PATH point.
+std::vector<std::filesystem::path> findToolkitIncludeFolders() {
   std::vector<std::filesystem::path> roots;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* home = std::getenv(variable); home && *home)
@@ -197,9 +200,9 @@ std::vector<std::string> toolkitIncludeOptions() {
   std::error_code error;
   for (const std::filesystem::path& root : roots) {
     if (!std::filesystem::exists(root / "mma.h", error)) continue;
-    std::vector<std::string> options = {"-I" + root.string()};
-    if (std::filesystem::is_directory(root / "cccl", error)) options.push_back("-I" + (root / "cccl").string());
-    return options;
+    std::vector<std::filesystem::path> folders = {root};
+    if (std::filesystem::is_directory(root / "cccl", error)) folders.push_back(root / "cccl");
+    return folders;
   }
   return {};
 }
@@ -208,6 +211,26 @@ std::vector<std::string> toolkitIncludeOptions() {
 
 std::string userKernelCompilerUnavailableReason() {
   return {};
+}
+
+const std::vector<std::filesystem::path>& toolkitIncludeFolders() {
+  static const std::vector<std::filesystem::path> folders = findToolkitIncludeFolders();
+  return folders;
+}
+
+void warmUpUserKernelCompiler(const std::string& architecture) {
+  // NVRTC loads its builtins library at its first compile, and ptxas its tables at the first
+  // cubin: one small kernel, compiled as a student's is, loads everything before the sandbox.
+  const UserKernelSource warm = parseUserKernelSource(
+      "convscope-warm-up.cu",
+      "#define CONVSCOPE_BLOCK_X 1\n#define CONVSCOPE_BLOCK_Y 1\n#define CONVSCOPE_TILE_WIDTH 1\n"
+      "#define CONVSCOPE_TILE_HEIGHT 1\nextern \"C\" __global__ void convscope_conv(const float* input, "
+      "const float* weights, float* output, ConvShape shape) { output[0] = input[0] * weights[0]; }\n");
+  UserKernelBuildOptions options;
+  options.architecture = architecture;
+  options.ptxasInfo = true;
+  options.keepPtx = true;
+  (void)compileUserKernel(warm, options);
 }
 
 CompiledUserKernel compileUserKernel(const UserKernelSource& source) {
@@ -224,10 +247,10 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserK
   if (!source.refusedIncludes.empty()) return kernel;  // NVRTC would open the files they name
 
   const std::string text = source.text + kContractCheck;
-  const char* headerSources[] = {kConvScopeKernelHeader, kWithoutPrintfHeader};
-  const char* headerNames[] = {"convscope_kernel.h", "convscope_without_printf.h"};
+  const char* headerSources[] = {kConvScopeKernelHeader};
+  const char* headerNames[] = {"convscope_kernel.h"};
   nvrtcProgram program = nullptr;
-  if (nvrtcCreateProgram(&program, text.c_str(), file.c_str(), 2, headerSources, headerNames) != NVRTC_SUCCESS) {
+  if (nvrtcCreateProgram(&program, text.c_str(), file.c_str(), 1, headerSources, headerNames) != NVRTC_SUCCESS) {
     kernel.errors.push_back({file, 0, "NVRTC could not create a program from it"});
     return kernel;
   }
@@ -235,12 +258,16 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserK
                                                                      [](nvrtcProgram* p) { nvrtcDestroyProgram(p); });
   nvrtcAddNameExpression(program, kUserKernelName);
   const std::string arch = "--gpu-architecture=" + kernel.architecture;
-  std::vector<const char*> options = {arch.c_str(), "--std=c++17", "--pre-include=convscope_kernel.h", "-lineinfo"};
+  // --no-cache: NVRTC (12.9 on) answers a program it compiled before from the driver's compute
+  // cache, a file outside the compiler's sandbox shared by every submission, and such an answer
+  // carries no ptxas report (registers and shared memory would read 0).
+  std::vector<const char*> options = {arch.c_str(), "--std=c++17", "--pre-include=convscope_kernel.h", "-lineinfo",
+                                      "--no-cache"};
   // The toolkit's device headers (<mma.h>, <cuda_fp16.h>, ...), the only files a kernel may
   // include besides ConvScope's header (kernel_includes.h refused every other before this).
-  const std::vector<std::string> includeOptions = toolkitIncludeOptions();
+  std::vector<std::string> includeOptions;
+  for (const std::filesystem::path& folder : toolkitIncludeFolders()) includeOptions.push_back("-I" + folder.string());
   for (const std::string& option : includeOptions) options.push_back(option.c_str());
-  if (build.withoutPrintf) options.push_back("--pre-include=convscope_without_printf.h");
   if (build.ptxasInfo) options.push_back("--ptxas-options=-v");
   const nvrtcResult compiled = nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
   kernel.log = nvrtcLog(program);
@@ -314,7 +341,8 @@ const bool registeredWithTheCore = [] {
   // compileUserKernel is overloaded (build options): the one-argument form is the interface's.
   installUserKernelCompiler({userKernelCompilerUnavailableReason,
                              static_cast<CompiledUserKernel (*)(const UserKernelSource&)>(compileUserKernel),
-                             installUserKernel, inspectUserKernel});
+                             installUserKernel, inspectUserKernel, inspectCompiledUserKernel,
+                             defaultInspectionArchitecture});
   return true;
 }();
 

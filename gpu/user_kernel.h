@@ -5,6 +5,7 @@
 // UserKernelCompiler (app/core/conv/user_kernel_compiler.h), which the window uses.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,19 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source);
 
 // How to build a kernel other than for running it here as written.
 struct UserKernelBuildOptions {
-  std::string architecture;    // "sm_90", ...: a cubin for that GPU; empty: the GPU here
-  bool withoutPrintf = false;  // printf compiled out (the network pass and the timing: a kernel
-                               // that prints once per output must not flood or stall them)
-  bool ptxasInfo = false;      // the log holds ptxas's resource lines ("Used 40 registers, ...")
-  bool keepPtx = false;        // CompiledUserKernel::ptx filled
+  std::string architecture;  // "sm_90", ...: a cubin for that GPU; empty: the GPU here
+  bool ptxasInfo = false;    // the log holds ptxas's resource lines ("Used 40 registers, ...")
+  bool keepPtx = false;      // CompiledUserKernel::ptx filled
 };
 CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserKernelBuildOptions& options);
+
+// The folders a kernel's #include <...> is looked up in: the toolkit's headers (and cccl). The
+// sandboxed compiler may read these and nothing else (app/core/engine/submitted_kernel.h).
+const std::vector<std::filesystem::path>& toolkitIncludeFolders();
+
+// Compiles a tiny kernel for `architecture`, so that everything the compiler loads lazily is
+// loaded before its process restricts itself.
+void warmUpUserKernelCompiler(const std::string& architecture);
 
 // The row of a compiled kernel: added to the table the first time, updated in place after (the
 // same id: the row keeps its place and references to it stay valid; its next run loads the new

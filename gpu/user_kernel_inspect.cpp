@@ -69,31 +69,36 @@ bool askTheDriver(UserKernelInspection& inspection, int threadsPerBlock) {
 }  // namespace
 
 UserKernelInspection inspectUserKernel(const UserKernelSource& source, const std::string& architecture) {
-  UserKernelInspection inspection;
   UserKernelBuildOptions options;
   options.architecture = architecture.empty() ? defaultInspectionArchitecture() : architecture;
   options.ptxasInfo = true;
   options.keepPtx = true;
-  inspection.kernel = compileUserKernel(source, options);
+  return inspectCompiledUserKernel(compileUserKernel(source, options));
+}
+
+UserKernelInspection inspectCompiledUserKernel(const CompiledUserKernel& kernel) {
+  UserKernelInspection inspection;
+  inspection.kernel = kernel;
   if (!inspection.kernel.ok()) return inspection;
-  const int threads = source.launch.blockX * source.launch.blockY;
+  const std::string& architecture = kernel.architecture;
+  const int threads = kernel.source.launch.blockX * kernel.source.launch.blockY;
 #ifdef CONVSCOPE_HAVE_CUDA
   const GpuInfo& gpu = gpuInfo();
-  if (gpu.usable && options.architecture == defaultInspectionArchitecture() && askTheDriver(inspection, threads))
+  if (gpu.usable && architecture == defaultInspectionArchitecture() && askTheDriver(inspection, threads))
     return inspection;
 #endif
   inspection.resources = parsePtxasReport(inspection.kernel.log, inspection.kernel.loweredName);
-  inspection.figuresFrom = "the compiler (ptxas for " + options.architecture + ")";
-  if (const auto limits = architectureLimits(options.architecture)) {
+  inspection.figuresFrom = "the compiler (ptxas for " + architecture + ")";
+  if (const auto limits = architectureLimits(architecture)) {
     inspection.occupancy = computeOccupancy(*limits, threads, inspection.resources);
-    inspection.occupancyFrom = "computed from " + options.architecture +
+    inspection.occupancyFrom = "computed from " + architecture +
                                "'s limits per multiprocessor (no GPU of that architecture here), with the largest "
                                "shared memory carveout";
   } else {
     std::string known;
     for (const std::string& name : knownArchitectures()) known += (known.empty() ? "" : ", ") + name;
     inspection.occupancyFrom =
-        "not computed: ConvScope has no table of " + options.architecture + "'s limits (it has " + known + ")";
+        "not computed: ConvScope has no table of " + architecture + "'s limits (it has " + known + ")";
   }
   return inspection;
 }

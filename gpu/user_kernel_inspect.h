@@ -25,4 +25,8 @@ std::string defaultInspectionArchitecture();
 // reads its figures. Compile errors come back in kernel.errors, as compileUserKernel's do.
 UserKernelInspection inspectUserKernel(const UserKernelSource& source, const std::string& architecture);
 
+// The figures of `kernel`, compiled with ptxas's report in its log (a sandboxed compile): from
+// the driver when it was compiled for the GPU here, else from that report.
+UserKernelInspection inspectCompiledUserKernel(const CompiledUserKernel& kernel);
+
 }  // namespace convscope::gpu

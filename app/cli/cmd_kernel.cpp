@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -32,6 +33,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/engine/fair_timing.h"
 #include "app/core/engine/network_predictions.h"
+#include "app/core/engine/submitted_kernel.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
@@ -122,9 +124,18 @@ std::string bytes(int count) {
   return std::to_string(count) + (count == 1 ? " byte" : " bytes");
 }
 
+// The file read once and compiled by the sandboxed compiler (submitted_kernel.h) for --arch.
+std::shared_ptr<const SubmittedKernel> submitForArchitecture(const std::filesystem::path& file, const Args& args) {
+  SubmittedKernelOptions options;
+  options.program = thisProgram();
+  options.architecture = architectureOption(args);
+  return submitKernel(file, file.string(), options);
+}
+
 int runInfo(const std::filesystem::path& file, const Args& args) {
-  const UserKernelSource source = readUserKernelSource(file);
-  const gpu::UserKernelInspection info = gpu::inspectUserKernel(source, architectureOption(args));
+  const std::shared_ptr<const SubmittedKernel> submitted = submitForArchitecture(file, args);
+  const UserKernelSource& source = submitted->source;
+  const gpu::UserKernelInspection& info = submitted->inspection;
   if (!info.kernel.ok()) return printCompileFailure(file, info.kernel);
   const KernelResources& r = info.resources;
   std::cout << file.string() << " for " << info.kernel.architecture << ", figures from " << info.figuresFrom << "\n";
@@ -218,12 +229,9 @@ int runHistory(const std::filesystem::path& file, const Args& args) {
 }
 
 int runListing(const std::filesystem::path& file, const Args& args, ListingKind kind) {
-  const UserKernelSource source = readUserKernelSource(file);
-  gpu::UserKernelBuildOptions options;
-  options.architecture = architectureOption(args);
-  if (options.architecture.empty()) options.architecture = gpu::defaultInspectionArchitecture();
-  options.keepPtx = true;
-  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source, options);
+  const std::shared_ptr<const SubmittedKernel> submitted = submitForArchitecture(file, args);
+  const UserKernelSource& source = submitted->source;
+  const gpu::CompiledUserKernel& kernel = submitted->compiled;
   if (!kernel.ok()) return printCompileFailure(file, kernel);
   const std::string listing = kind == ListingKind::Ptx ? kernel.ptx : disassembleCubin(kernel.image, file.string());
   if (!args.has("line")) {
@@ -302,36 +310,50 @@ int writeNotRun(const std::string& what, json& early, const CheckJsonOutput& jso
   return 0;
 }
 
+// The kernel file read once and compiled in the sandbox (submitted_kernel.h); nullptr, with the
+// failure printed and written, when it did not compile.
+std::shared_ptr<const SubmittedKernel> submitOrReport(const std::filesystem::path& file, std::ostream& text,
+                                                      json& early, const CheckJsonOutput& jsonOutput, bool withLog) {
+  SubmittedKernelOptions options;
+  options.program = thisProgram();
+  std::shared_ptr<const SubmittedKernel> kernel = submitKernel(file, file.string(), options);
+  if (kernel->ok()) return kernel;
+  const CompiledUserKernel& compiled = kernel->compiled;
+  text << file.string() << ": compile FAILED\n";
+  for (const KernelDiagnostic& e : compiled.errors) text << e.text() << "\n";
+  if (withLog && !compiled.log.empty() && !(compiled.errors.size() == 1 && compiled.errors[0].line == 0))
+    text << "\nThe compiler's output:\n" << compiled.log << "\n";
+  json errors = json::array();
+  for (const KernelDiagnostic& e : compiled.errors)
+    errors.push_back({{"file", e.file}, {"line", e.line}, {"message", e.message}});
+  early["status"] = "compile-error";
+  early["stage"] = "compile";
+  early["errors"] = errors;
+  early["failure"] = compiled.errorText();
+  jsonOutput.write(early);
+  return nullptr;
+}
+
 int runCheck(const std::filesystem::path& file, const Args& args) {
   const CheckJsonOutput jsonOutput(args);
   std::ostream& text = jsonOutput.text();
-  const UserKernelSource source = readUserKernelSource(file);
-  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
+  const uint64_t seed = seedOption(args);
   json early = {{"schema", "convscope-kernel-check/1"}, {"file", file.string()}, {"task", "check"}};
-  if (!kernel.ok()) {
-    text << file.string() << ": compile FAILED\n";
-    for (const KernelDiagnostic& e : kernel.errors) text << e.text() << "\n";
-    if (!kernel.log.empty() && !(kernel.errors.size() == 1 && kernel.errors[0].line == 0))
-      text << "\nThe compiler's output:\n" << kernel.log << "\n";
-    json errors = json::array();
-    for (const KernelDiagnostic& e : kernel.errors)
-      errors.push_back({{"file", e.file}, {"line", e.line}, {"message", e.message}});
-    early["status"] = "compile-error";
-    early["stage"] = "compile";
-    early["errors"] = errors;
-    early["failure"] = kernel.errorText();
-    jsonOutput.write(early);
-    return 1;
-  }
-  text << file.string() << ": compiled for " << kernel.architecture << " (kernel " << kernel.loweredName << ", block "
-       << source.launch.blockX << "x" << source.launch.blockY << ", tile " << source.launch.tileWidth << "x"
-       << source.launch.tileHeight << ")\n";
+  const std::shared_ptr<const SubmittedKernel> kernel = submitOrReport(file, text, early, jsonOutput, true);
+  if (!kernel) return 1;
+  const UserKernelSource& source = kernel->source;
+  text << file.string() << ": compiled for " << kernel->compiled.architecture << " (kernel "
+       << kernel->compiled.loweredName << ", block " << source.launch.blockX << "x" << source.launch.blockY << ", tile "
+       << source.launch.tileWidth << "x" << source.launch.tileHeight << ")\n";
+  if (!kernel->sandbox.enforced)
+    text << "note: the compiler ran without its second wall (" << kernel->sandbox.reason << ")\n";
   if (!gpuInfo().usable) return writeNotRun("not checked", early, jsonOutput);
   UserKernelJob job;
   job.task = UserKernelJob::Task::Check;
   job.file = file;
+  job.kernel = kernel;
   job.shapes = args.intValue("shapes", 12, 1);
-  job.seed = seedOption(args);
+  job.seed = seed;
   job.program = thisProgram();
   job.network = !args.has("no-network");
   job.model = args.value("model").value_or(defaultModelPath());
@@ -348,18 +370,9 @@ int runTime(const std::filesystem::path& file, const Args& args) {
   const uint64_t seed = seedOption(args);
   const CheckJsonOutput jsonOutput(args);
   std::ostream& text = jsonOutput.text();
-  const UserKernelSource source = readUserKernelSource(file);
-  const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
   json early = {{"schema", "convscope-kernel-check/1"}, {"file", file.string()}, {"task", "timing"}};
-  if (!kernel.ok()) {
-    text << file.string() << ": compile FAILED\n";
-    for (const KernelDiagnostic& e : kernel.errors) text << e.text() << "\n";
-    early["status"] = "compile-error";
-    early["stage"] = "compile";
-    early["failure"] = kernel.errorText();
-    jsonOutput.write(early);
-    return 1;
-  }
+  const std::shared_ptr<const SubmittedKernel> kernel = submitOrReport(file, text, early, jsonOutput, false);
+  if (!kernel) return 1;
   if (!gpuInfo().usable) {
     text << file.string() << ": compiled; ";
     return writeNotRun("not timed", early, jsonOutput);
@@ -367,6 +380,7 @@ int runTime(const std::filesystem::path& file, const Args& args) {
   UserKernelJob job;
   job.task = UserKernelJob::Task::Timing;
   job.file = file;
+  job.kernel = kernel;
   job.program = thisProgram();
   job.model = args.value("model").value_or(defaultModelPath());
   job.data = args.value("data").value_or(defaultDataFolder().string());
@@ -383,18 +397,6 @@ int runTime(const std::filesystem::path& file, const Args& args) {
   text << result.report;
   jsonOutput.write(userKernelResultToJson(job, result));
   return result.passed ? 0 : 1;
-}
-
-// The network pass and the timing run the kernel thousands of times: a kernel that prints once per
-// output would print millions of lines and run into the time limit. They run a build with printf
-// compiled out (the check, a few small launches, keeps it and shows it): no output buffer to
-// drain, and the timing measures the kernel, not its printing. Its row is replaced in place.
-void installWithoutPrintf(const UserKernelSource& source) {
-  gpu::UserKernelBuildOptions options;
-  options.withoutPrintf = true;
-  const gpu::CompiledUserKernel silent = gpu::compileUserKernel(source, options);
-  // A file whose use of printf the macro cannot replace keeps the build that was checked.
-  if (silent.ok()) gpu::installUserKernel(silent);
 }
 
 // The child's side: everything that runs the kernel, its result as JSON in --json.
@@ -415,16 +417,36 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
   }
   try {
-    const UserKernelSource source = readUserKernelSource(file);
-    result["id"] = source.id;
-    const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source);
+    // The module compiled once in the sandbox (submitted_kernel.h), with the source it came from:
+    // this process never compiles, so every task runs the same machine code. `file` is the
+    // student's name for it, which every message uses.
+    const std::filesystem::path compiledFolder = args.value("compiled").value_or("");
+    if (compiledFolder.empty()) throw Error("kernel run-isolated: --compiled FOLDER is required");
+    const std::filesystem::path copy = compiledFolder / "source.cu";
+    std::ifstream in(copy, std::ios::binary);
+    if (!in) throw Error(copy.string() + ": cannot read the submission's copy");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    gpu::CompiledUserKernel kernel = readCompiledKernel(compiledFolder);
+    kernel.source = parseUserKernelSource(file, text);
+    result["id"] = kernel.source.id;
     if (!kernel.ok()) {
       result["stage"] = "compile";
       result["error"] = kernel.errorText();
       write();
       return 1;
     }
+    const UserKernelSource& source = kernel.source;
     const ConvVariant& row = gpu::installUserKernel(kernel);
+    // The seeds, from a file only this user can read (never on the command line).
+    json secrets = json::object();
+    if (const auto secretsFile = args.value("secrets")) {
+      std::ifstream secretsIn(*secretsFile);
+      secrets = json::parse(secretsIn, nullptr, false);
+      if (!secrets.is_object()) throw Error(*secretsFile + ": the seeds' file is not a JSON object");
+    }
+    const auto secretSeed = [&](const char* name) -> uint64_t {
+      return std::stoull(secrets.value(name, std::string("1")));
+    };
     const std::string task = args.value("task").value_or("check");
     // The check and the network pass write the kernel's raw outputs into this folder, made by the
     // parent, which compares them: the expected values and the labels never enter this process.
@@ -433,9 +455,9 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       throw Error("kernel run-isolated: --outputs FOLDER is required for --task " + task);
     if (task == "check") {
       result["stage"] = "check";
-      const uint64_t seed = std::stoull(args.value("seed").value_or("1"));
+      const uint64_t seed = secretSeed("seed");
       const int count = args.intValue("shapes", 12, 1);
-      std::cerr << "running the kernel on " << count << " random shapes (seed " << seed << ")\n";
+      std::cerr << "running the kernel on " << count << " random shapes\n";
       const auto backend = createConvBackend(row.id);
       const std::vector<ConvProblem> shapes = randomCheckShapes(seed, count);
       // The declined shapes first, and after each shape how far it got: when the kernel faults or
@@ -464,7 +486,6 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     if (task == "network") {
       result["stage"] = "network";
       std::cerr << "running the network with it on the test set\n";
-      installWithoutPrintf(source);
       const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
       const ImageSet images = ImageSet::loadIdxImages(args.value("data").value_or(defaultDataFolder().string()));
       Engine engine(loadOnnxModel(model), row.id);
@@ -485,12 +506,11 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       // The fair timing (gpu/fair_timing_harness.h): every layer the kernel runs, at every batch;
       // the repetitions' sampled outputs go back to the parent, which checks them.
       result["stage"] = "timing";
-      installWithoutPrintf(source);
       const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
       const ImageSet images = ImageSet::loadIdxImages(args.value("data").value_or(defaultDataFolder().string()));
       gpu::FairTimingPlan plan;
-      plan.runSeed = std::stoull(args.value("seed").value_or("1"));
-      plan.sampleSeed = std::stoull(args.value("sample-seed").value_or("1"));
+      plan.runSeed = secretSeed("seed");
+      plan.sampleSeed = secretSeed("sample_seed");
       plan.sampleCount = args.intValue("samples", 64, 1);
       plan.repetitions = args.intValue("repeats", 10, 1);
       plan.warmups = args.intValue("warmups", 2, 0);
@@ -498,6 +518,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       for (const std::string& b : args.values("batches")) batches.push_back(std::stoi(b));
       if (batches.empty()) batches = {100, 1000, 10000};
       const std::unique_ptr<Device> device = createGpuDevice();
+      const DeviceFigures figures = localDeviceFigures();  // before any timing: it measures a copy
       json layers = json::array();
       for (const int batch : batches) {
         // One pass of the network at this batch gives its conv layers' shapes and who runs them.
@@ -517,14 +538,9 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
           layers.push_back(layer);
         }
       }
-      const GpuInfo& gpu = gpuInfo();
-      result["device"] = {
-          {"name", gpu.name},
-          {"compute_capability", std::to_string(gpu.computeMajor) + "." + std::to_string(gpu.computeMinor)},
-          {"driver", gpu.driverVersion},
-          {"runtime", gpu.runtimeVersion},
-          {"sm_clock_mhz", gpu::gpuPeakClocks().smMHz},
-          {"memory_clock_mhz", gpu::gpuPeakClocks().memoryMHz}};
+      // The device's own figures (clocks, bus width, a measured copy): the parent's floors and
+      // peaks come from them, never from a table of GPU names.
+      result["device"] = deviceFiguresToJson(figures);
       result["timing"] = {{"layers", layers}, {"samples", plan.sampleCount}};
       result["stage"] = "done";
       write();
@@ -532,7 +548,6 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     }
     if (task == "bench") {
       result["stage"] = "bench";
-      installWithoutPrintf(source);
       BenchmarkOptions options;
       options.model = args.value("model").value_or(defaultModelPath());
       options.variants = {row.id};
@@ -587,9 +602,27 @@ int runKernel(const std::vector<std::string>& tokens) {
   if (verb == "history") return runHistory(file, Args(rest, {"diff"}, {"sass"}));
   if (verb == "run-isolated")
     return runIsolated(file, Args(rest,
-                                  {"task", "json", "kernel-output", "outputs", "shapes", "seed", "model", "data",
-                                   "batches", "repeats", "warmups", "sample-seed", "samples"},
+                                  {"task", "json", "kernel-output", "outputs", "compiled", "secrets", "shapes", "model",
+                                   "data", "batches", "repeats", "warmups", "samples"},
                                   {}));
+  if (verb == "compile-isolated") {
+    // The sandboxed compiler's process (submitted_kernel.h); `file` is the grader's private folder.
+    const Args options(rest, {"student-file", "arch"}, {"skip-include-filter-for-tests"});
+    IsolatedCompileRequest request;
+    request.folder = file;
+    request.studentFile = options.value("student-file").value_or("kernel.cu");
+    request.architecture = options.value("arch").value_or(gpu::defaultInspectionArchitecture());
+    request.skipIncludeFilter = options.has("skip-include-filter-for-tests");
+    return runIsolatedCompile(
+        request, gpu::toolkitIncludeFolders(), [&] { gpu::warmUpUserKernelCompiler(request.architecture); },
+        [](const UserKernelSource& source, const std::string& architecture) {
+          gpu::UserKernelBuildOptions build;
+          build.architecture = architecture;
+          build.ptxasInfo = true;
+          build.keepPtx = true;
+          return gpu::compileUserKernel(source, build);
+        });
+  }
   throw Error("kernel: unknown verb '" + verb + "' (check, time, info, ptx, sass, history; see --help)");
 }
 

@@ -77,17 +77,22 @@ void KernelPipelineJob::submit(KernelStep step, std::function<std::function<void
 
 void KernelPipelineJob::submitCompile() {
   const QString file = file_;
-  submit(KernelStep::Compile, [this, file](JobContext&) -> std::function<void()> {
+  const QString program = program_;
+  submit(KernelStep::Compile, [this, file, program](JobContext& context) -> std::function<void()> {
     KernelStepResult result{KernelStep::Compile};
     QString id, name, sourceText, sass, sassMissingReason;
-    std::shared_ptr<const CompiledUserKernel> image;
+    std::shared_ptr<const SubmittedKernel> submitted;
     try {
-      const UserKernelSource source = readUserKernelSource(file.toStdString());
-      auto compiledHere = std::make_shared<CompiledUserKernel>(userKernelCompiler().compile(source));
-      const CompiledUserKernel& kernel = *compiledHere;
+      // Read once and compiled by the sandboxed compiler (submitted_kernel.h): a file opened from
+      // a student is untrusted here too, and the check and the timing run this same module.
+      SubmittedKernelOptions options;
+      options.program = program.toStdString();
+      submitted =
+          submitKernel(file.toStdString(), file.toStdString(), options, [&context] { return !context.cancelled(); });
+      const UserKernelSource& source = submitted->source;
+      const CompiledUserKernel& kernel = submitted->compiled;
       result.ok = kernel.ok();
       if (kernel.ok()) {
-        image = compiledHere;
         id = QString::fromStdString(source.id);
         name = QString::fromStdString(source.displayName);
         result.summary = tr("compiled for %1 · block %2×%3 · tile %4×%5")
@@ -124,12 +129,12 @@ void KernelPipelineJob::submitCompile() {
       result.summary = tr("cannot read it");
       result.details = QString::fromUtf8(e.what());
     }
-    return [this, result, id, name, image, sourceText, sass, sassMissingReason] {
+    return [this, result, id, name, submitted, sourceText, sass, sassMissingReason] {
       emit stepFinished(result);
       if (!result.ok) return;
       emit sourceCompiled(sourceText, sass, sassMissingReason);
       id_ = id;
-      compiled_ = image;
+      compiled_ = submitted;
       emit compiled(id, name);
       submitCheck();
     };
@@ -147,19 +152,20 @@ void KernelPipelineJob::submitCheck() {
   UserKernelJob job;
   job.program = program_.toStdString();
   job.file = file_.toStdString();
+  job.kernel = compiled_;
   job.model = modelPath_.toStdString();
   job.data = dataFolder_.toStdString();
   job.timeLimitSeconds = checkSeconds_;
-  const std::shared_ptr<const CompiledUserKernel> image = compiled_;
-  submit(KernelStep::Check, [this, job, image](JobContext& context) -> std::function<void()> {
+  const std::shared_ptr<const SubmittedKernel> submitted = compiled_;
+  submit(KernelStep::Check, [this, job, submitted](JobContext& context) -> std::function<void()> {
     context.progress(-1, tr("Checking your kernel"));
     const UserKernelJobResult r = runUserKernelJob(job, {}, [&context] { return !context.cancelled(); });
     KernelStepResult result{KernelStep::Check, r.passed};
     // Checked in its own process: now its row may run here (selected in the window). On this
     // thread, so no live inference runs between the install and the end of this job.
-    if (r.passed && image) {
+    if (r.passed && submitted) {
       try {
-        userKernelCompiler().install(*image);
+        userKernelCompiler().install(submitted->compiled);
       } catch (const std::exception& e) {
         result.ok = false;
         result.summary = tr("passed, but cannot be added here: %1").arg(QString::fromUtf8(e.what()));
@@ -200,6 +206,7 @@ void KernelPipelineJob::submitTime() {
   job.task = UserKernelJob::Task::Bench;
   job.program = program_.toStdString();
   job.file = file_.toStdString();
+  job.kernel = compiled_;
   job.model = modelPath_.toStdString();
   job.data = dataFolder_.toStdString();
   job.repeats = repeats_;

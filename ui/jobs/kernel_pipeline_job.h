@@ -17,6 +17,7 @@
 #include "app/core/conv/conv_failure_map.h"
 #include "app/core/conv/user_kernel_compiler.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/engine/submitted_kernel.h"
 #include "ui/jobs/job_runner.h"
 
 namespace convscope::ui {
@@ -76,8 +77,9 @@ class KernelPipelineJob : public QObject {
   void submitTime();
   void submit(KernelStep step, std::function<std::function<void()>(JobContext&)> work);
 
-  QPointer<JobRunner> jobs_;                            // the window may destroy the runner first
-  std::shared_ptr<const CompiledUserKernel> compiled_;  // the last compile, installed when checked
+  QPointer<JobRunner> jobs_;  // the window may destroy the runner first
+  // The last compile (read once, compiled in the sandbox): checked, timed and installed as it is.
+  std::shared_ptr<const SubmittedKernel> compiled_;
   JobRunner::JobId job_ = 0;
   quint64 generation_ = 0;
   QString file_, id_;

@@ -23,6 +23,13 @@ UserKernelCompiler noCompiler() {
     inspection.kernel.errors.push_back({source.path.filename().string(), 0, kNoCompiler});
     return inspection;
   };
+  none.inspectCompiled = [](const CompiledUserKernel& kernel) {
+    UserKernelInspection inspection;
+    inspection.kernel = kernel;
+    inspection.kernel.errors.push_back({kernel.source.path.filename().string(), 0, kNoCompiler});
+    return inspection;
+  };
+  none.defaultArchitecture = [] { return std::string("sm_90"); };
   none.install = [](const CompiledUserKernel& kernel) -> const ConvVariant& {
     throw Error(kernel.source.path.string() + ": " + kNoCompiler);
   };

@@ -51,6 +51,11 @@ struct UserKernelCompiler {
   // kernel's resources and occupancy: on the GPU here from the driver, else from the compiler.
   // Compile errors come back in kernel.errors.
   std::function<UserKernelInspection(const UserKernelSource&, const std::string& architecture)> inspect;
+  // The figures of a kernel compiled elsewhere (a sandboxed compiler process): from the driver
+  // when it was compiled for the GPU here, else from ptxas's report in its log. Loads, never runs.
+  std::function<UserKernelInspection(const CompiledUserKernel&)> inspectCompiled;
+  // What a kernel is compiled for when nothing is named: the GPU here, else sm_90.
+  std::function<std::string()> defaultArchitecture;
 };
 
 // Installed before main() by gpu/; a second installation replaces the first.

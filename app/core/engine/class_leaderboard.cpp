@@ -368,6 +368,13 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
           throw Error(file.string() + ": the GPU's \"name\" is not a string");
         if (s.contains("opTimeSeconds") && !s["opTimeSeconds"].is_object())
           throw Error(file.string() + ": \"opTimeSeconds\" is not an object of batch: seconds");
+        // The compile's second wall (submitted_kernel.h): said once per reason in the header.
+        if (const json sandbox = s.value("sandbox", json()); sandbox.is_object() && !sandbox.value("enforced", true)) {
+          const std::string reason = sandbox.value("reason", std::string("the grading machine has no Landlock"));
+          if (std::find(board.withoutSecondWall.begin(), board.withoutSecondWall.end(), reason) ==
+              board.withoutSecondWall.end())
+            board.withoutSecondWall.push_back(reason);
+        }
         submissions.push_back(std::move(s));
       } catch (const std::exception& e) {
         board.unreadable.push_back({{"file", file.filename().string()}, {"reason", e.what()}});
@@ -496,7 +503,8 @@ json leaderboardToJson(const Leaderboard& board) {
           {"unreadable", board.unreadable},
           // A skipped entry's name may be a student's id: the anonymized board gives only the count.
           {"skipped", board.anonymized ? json(nullptr) : json(board.skipped)},
-          {"skippedCount", board.skipped.size()}};
+          {"skippedCount", board.skipped.size()},
+          {"withoutSecondWall", board.withoutSecondWall}};
 }
 
 std::string leaderboardCsv(const Leaderboard& board) {
@@ -536,6 +544,10 @@ std::string leaderboardHtml(const Leaderboard& board) {
          "order: the line under a table's summary says whether it held). Results from different GPUs are never ranked "
          "together: one table per GPU. Click a column "
          "title to sort.</p>\n";
+  for (const std::string& reason : board.withoutSecondWall)
+    html << "<p class=\"warning\">The students' kernels were compiled without the second wall (the compiler's "
+            "process could not shut itself off from the machine's files: "
+         << htmlEscape(reason) << "); only the #include filter stood between them and the grading machine.</p>\n";
   if (board.groups.size() > 1)
     html << "<p class=\"note\">These results come from " << board.groups.size()
          << " different machines (GPUs), so they are shown in separate tables.</p>\n";

@@ -67,6 +67,9 @@ struct Leaderboard {
   std::vector<nlohmann::json> unreadable;  // {"file", "reason"}: a submission JSON that could not be read
   std::vector<nlohmann::json> skipped;     // {"path", "reason"}: entries of DIR that are no submission
   bool anonymized = false;
+  // Why the compiler of some submissions ran without its second wall (a kernel without Landlock:
+  // app/core/util/file_sandbox.h), once per distinct reason; empty when every compile held it.
+  std::vector<std::string> withoutSecondWall;
 };
 
 // Reads RESULTS/submissions/*.json (and reference.json), ranks, and, when `anonymize`, replaces

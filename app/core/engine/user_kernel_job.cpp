@@ -1,6 +1,11 @@
 #include "app/core/engine/user_kernel_job.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <cmath>
@@ -15,6 +20,7 @@
 #include "app/core/model/model_card.h"
 #include "app/core/util/child_process.h"
 #include "app/core/util/data_dir.h"
+#include "app/core/util/error.h"
 #include "app/core/util/memory_limit.h"
 
 namespace convscope {
@@ -37,12 +43,37 @@ std::string lastWords(const std::string& output) {
 // A folder of the parent's for one job: the child's result, the kernel's output and its raw
 // outputs go there; only this user can read it.
 std::filesystem::path makeJobFolder() {
-  const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-  const std::filesystem::path folder = std::filesystem::temp_directory_path() /
-                                       ("convscope-kernel-" + std::to_string(getpid()) + "-" + std::to_string(stamp));
-  std::filesystem::create_directories(folder);
-  std::filesystem::permissions(folder, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
-  return folder;
+  std::random_device random;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const uint64_t name = (static_cast<uint64_t>(random()) << 32) ^ random();
+    const std::filesystem::path folder =
+        std::filesystem::temp_directory_path() / ("convscope-kernel-" + std::to_string(name));
+    // Made with its final permissions: there is no moment when another user could enter it.
+    if (::mkdir(folder.c_str(), 0700) == 0) return folder;
+    if (errno != EEXIST)
+      throw Error(folder.string() + ": cannot make the job's private folder: " + std::strerror(errno));
+  }
+  throw Error("cannot make a private folder in " + std::filesystem::temp_directory_path().string());
+}
+
+// A seed nobody can predict: the system's random source, never the clock.
+uint64_t freshSeed() {
+  std::random_device random;
+  uint64_t seed = 0;
+  while (seed == 0) seed = (static_cast<uint64_t>(random()) << 32) ^ random();
+  return seed;
+}
+
+// The child's seeds, in a file only this user can read: a command line is public (`ps`).
+std::filesystem::path writeSecrets(const std::filesystem::path& folder, const std::string& name, const json& secrets) {
+  const std::filesystem::path file = folder / (name + ".secrets.json");
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error(file.string() + ": cannot write the child's seeds: " + std::strerror(errno));
+  const std::string text = secrets.dump();
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written) throw Error(file.string() + ": cannot write the child's seeds");
+  return file;
 }
 
 // The model the network pass and the timing run: the job's, else the course's (the CLI's default).
@@ -61,15 +92,22 @@ struct ChildRun {
   KernelOutput kernelOutput;
 };
 
-ChildRun runIsolatedChild(const UserKernelJob& job, const std::filesystem::path& folder, const std::string& name,
-                          const std::vector<std::string>& taskArguments, const std::function<bool()>& keepGoing) {
+// `secrets`: the seeds, passed in a private file. `keepOutput`: what the kernel prints is kept
+// (the check); elsewhere it goes to /dev/null, which the kernel cannot tell from a file.
+ChildRun runIsolatedChild(const UserKernelJob& job, const SubmittedKernel& kernel, const std::filesystem::path& folder,
+                          const std::string& name, const std::vector<std::string>& taskArguments, const json& secrets,
+                          bool keepOutput, const std::function<bool()>& keepGoing) {
   const std::filesystem::path out = folder / (name + ".json");
   // The kernel's own output (printf, assert) goes to a file of its own, read back capped.
-  const std::filesystem::path kernelOutputFile = folder / (name + ".kernel-output");
+  const std::filesystem::path kernelOutputFile = keepOutput ? folder / (name + ".kernel-output") : "/dev/null";
   std::vector<std::string> argv = {job.program.string(),
                                    "kernel",
                                    "run-isolated",
-                                   job.file.string(),
+                                   kernel.studentFile,
+                                   "--compiled",
+                                   kernel.folder.string(),
+                                   "--secrets",
+                                   writeSecrets(folder, name, secrets).string(),
                                    "--json",
                                    out.string(),
                                    "--kernel-output",
@@ -89,7 +127,7 @@ ChildRun runIsolatedChild(const UserKernelJob& job, const std::filesystem::path&
     }
   }
   if (!run.result.is_object()) run.result = json::object();
-  run.kernelOutput = readKernelOutput(kernelOutputFile);
+  if (keepOutput) run.kernelOutput = readKernelOutput(kernelOutputFile);
   return run;
 }
 
@@ -98,21 +136,42 @@ ChildRun runIsolatedChild(const UserKernelJob& job, const std::filesystem::path&
 UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::function<void(const std::string&)>& progress,
                                      const std::function<bool()>& keepGoing) {
   UserKernelJobResult result;
-  const std::filesystem::path folder = makeJobFolder();
-  const uint64_t seed =
-      job.seed != 0 ? job.seed : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  const uint64_t seed = job.seed != 0 ? job.seed : freshSeed();
   result.seed = seed;
-  const std::string file = job.file.filename().string();
+  // The kernel read and compiled once (the job's, or submitted here).
+  std::shared_ptr<const SubmittedKernel> kernel = job.kernel;
+  if (!kernel) {
+    try {
+      SubmittedKernelOptions options;
+      options.program = job.program;
+      kernel = submitKernel(job.file, job.file.string(), options, keepGoing);
+    } catch (const std::exception& e) {
+      result.stage = "compile";
+      result.failure = e.what();
+      result.report = result.failure + "\n";
+      return result;
+    }
+  }
   // Every message about the kernel names the student's file as they gave it.
-  const std::string studentFile = job.file.string();
+  const std::string studentFile = kernel->studentFile;
+  const std::string file = std::filesystem::path(studentFile).filename().string();
+  if (!kernel->ok()) {
+    result.stage = "compile";
+    result.failure = kernel->compiled.errorText();
+    while (!result.failure.empty() && result.failure.back() == '\n') result.failure.pop_back();
+    result.report = file + ": compile FAILED\n" + kernel->compiled.errorText();
+    return result;
+  }
+  const std::filesystem::path folder = makeJobFolder();
 
   // Runs one child and says what became of it in `result`: false when it did not finish its task.
   json j = json::object();
-  const auto runChild = [&](const std::string& name, const std::vector<std::string>& taskArguments) {
-    ChildRun run = runIsolatedChild(job, folder, name, taskArguments, keepGoing);
+  const auto runChild = [&](const std::string& name, const std::vector<std::string>& taskArguments,
+                            const json& secrets = json::object()) {
+    ChildRun run = runIsolatedChild(job, *kernel, folder, name, taskArguments, secrets, name == "check", keepGoing);
     const ChildOutcome& child = run.child;
     j = run.result;
-    // The check's output is the one shown; a later pass (printf compiled out) adds none.
+    // The check's output is the one shown; a later pass (its output discarded) adds none.
     if (run.kernelOutput.totalLines > 0 || result.kernelOutput.totalLines == 0) result.kernelOutput = run.kernelOutput;
     result.stage = j.value("stage", std::string("start"));
     // CUDA writes a failed device-side assert's message to stderr (seen on an H200, CUDA 13), not
@@ -166,8 +225,8 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   if (job.task == UserKernelJob::Task::Check) {
     // The child runs the kernel and writes its raw outputs; this process, which never runs the
     // student's code, regenerates the inputs and compares (conv_check.h).
-    const bool ran = runChild("check", {"--task", "check", "--shapes", std::to_string(job.shapes), "--seed",
-                                        std::to_string(seed)}) &&
+    const bool ran = runChild("check", {"--task", "check", "--shapes", std::to_string(job.shapes)},
+                              {{"seed", std::to_string(seed)}}) &&
                      j.value("ran", false);
     const std::vector<ConvProblem> shapes = randomCheckShapes(seed, job.shapes);
     std::vector<std::string> declined(shapes.size());
@@ -238,24 +297,21 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   } else if (job.task == UserKernelJob::Task::Timing) {
     // The positions checked after each repetition come from this seed, which only the child's host
     // code sees; the inputs of each repetition from `seed`.
-    const uint64_t sampleSeed = job.timingSampleSeed != 0
-                                    ? job.timingSampleSeed
-                                    : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::vector<std::string> arguments = {"--task",        "timing",
-                                          "--seed",        std::to_string(seed),
-                                          "--sample-seed", std::to_string(sampleSeed),
-                                          "--samples",     std::to_string(job.timingSamples),
-                                          "--repeats",     std::to_string(job.repeats),
-                                          "--warmups",     std::to_string(job.warmups),
+    const uint64_t sampleSeed = job.timingSampleSeed != 0 ? job.timingSampleSeed : freshSeed();
+    std::vector<std::string> arguments = {"--task",    "timing",
+                                          "--samples", std::to_string(job.timingSamples),
+                                          "--repeats", std::to_string(job.repeats),
+                                          "--warmups", std::to_string(job.warmups),
                                           "--batches"};
     for (int b : job.batches) arguments.push_back(std::to_string(b));
-    if (runChild("timing", arguments) && j.contains("timing")) {
+    if (runChild("timing", arguments, {{"seed", std::to_string(seed)}, {"sample_seed", std::to_string(sampleSeed)}}) &&
+        j.contains("timing")) {
       try {
         const json d = j.value("device", json::object());
         result.timingDevice = {d.value("name", std::string()),   d.value("compute_capability", std::string()),
                                d.value("driver", std::string()), d.value("runtime", std::string()),
                                d.value("sm_clock_mhz", 0),       d.value("memory_clock_mhz", 0)};
-        const std::optional<DevicePeaks> peaks = devicePeaksFor(result.timingDevice.name);
+        const std::optional<DevicePeaks> peaks = devicePeaksFromJson(d);
         for (const json& l : j["timing"].at("layers")) {
           UserKernelJobResult::LayerTiming timed;
           timed.batch = l.at("batch").get<int>();
@@ -344,7 +400,7 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   if (result.kernelOutput.totalLines > 0) {
     report << "\nThe kernel printed " << result.kernelOutput.totalLines << " line(s)"
            << (result.kernelOutput.truncated() ? ", the first " + std::to_string(result.kernelOutput.lines.size()) +
-                                                     " shown (the network pass and the timing run without printf)"
+                                                     " shown (what the network pass and the timing print is not kept)"
                                                : std::string())
            << ":\n";
     for (const std::string& line : result.kernelOutput.lines) report << "  | " << line << "\n";
@@ -361,7 +417,7 @@ json userKernelResultToJson(const UserKernelJob& job, const UserKernelJobResult&
     shapes.push_back(shape);
   }
   json j = {{"schema", "convscope-kernel-check/1"},
-            {"file", job.file.string()},
+            {"file", job.kernel ? job.kernel->studentFile : job.file.string()},
             {"task", job.task == UserKernelJob::Task::Check ? "check" : "bench"},
             {"status", result.passed ? "passed" : "failed"},
             {"stage", result.stage},

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "app/core/conv/kernel_messages.h"
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/fair_timing.h"
+#include "app/core/engine/submitted_kernel.h"
 
 namespace convscope {
 
@@ -25,9 +27,14 @@ struct UserKernelJob {
   enum class Task { Check, Bench, Timing };
   Task task = Task::Check;
   std::filesystem::path program;  // convscope-cli
-  std::filesystem::path file;     // the kernel file
-  // Check: `shapes` random shapes from `seed` (0: a fresh one from the clock), then the network on
-  // the test set unless !network.
+  std::filesystem::path file;     // the kernel file (read only when `kernel` is not set)
+  // The kernel read once and compiled once in the sandbox (submitted_kernel.h): every step of
+  // this job, and every other job given the same one, runs that module. Not set: the job submits
+  // `file` itself first.
+  std::shared_ptr<const SubmittedKernel> kernel;
+  // Check: `shapes` random shapes from `seed` (0: a fresh one from the system's random source),
+  // then the network on the test set unless !network. Seeds reach the child in a file of the
+  // job's private folder, never on its command line (which `ps` shows to every user).
   int shapes = 12;
   uint64_t seed = 0;
   bool network = true;
@@ -66,7 +73,8 @@ struct UserKernelJobResult {
   };
   std::vector<Shape> shapes;  // the check's shapes in order
   // What the kernel printed (printf, assert) during the check, capped (kernel_messages.h). The
-  // network pass and the timing run a build of the kernel with printf compiled out.
+  // network pass and the timing run the same module, printf included; what it prints there goes
+  // nowhere (the kernel cannot tell: its printf works the same).
   KernelOutput kernelOutput;
   std::optional<double> accuracy;        // the network with the kernel, on the test set
   std::optional<double> courseAccuracy;  // the course's FP32 variants' (the model card's)
