@@ -4,9 +4,14 @@
 // (timing_inputs.h), poisons the output and flushes the L2 cache (writes a buffer of twice its
 // size); the whole device is synchronised before and after the launch and the host clock between
 // the two synchronisations is the time, so work left on another stream is counted. Warm-up runs are
-// not timed. After each repetition the values at the positions a host-side generator picks
-// (seeded by the parent; drawn after the kernel ended, never visible to device code) are copied
-// back one by one and kept, for the parent to check (fair_timing.h).
+// not timed. After each repetition, once the launch has ended and the device is synchronised:
+// the values at the positions a host-side generator picks (seeded by the parent; drawn after the
+// kernel ended, never visible to device code) are copied back one by one for the parent to check;
+// then the inputs are regenerated from the repetition's seed and every element of the output is
+// compared on the device with a double-precision reference computed there and then (the same sum
+// and tolerance as the parent's sampledReference), only the outcome kept (WholeOutputCheck). What
+// the device holds when the kernel is launched is the same at every repetition: no reference, no
+// sign of which repetition it is or of the checks.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +32,9 @@ struct FairTimingPlan {
   uint64_t runSeed = 0;     // the repetitions' input seeds come from it (repetitionInputSeed)
   uint64_t sampleSeed = 0;  // the parent's: the positions sampled after each repetition
   int sampleCount = 64;
+  // The whole output's tolerance (as sampledReference's); 0: the row's own, at least FP32's
+  // (kUserKernelRelativeTolerance), as the parent judges a student's kernel or a course variant.
+  double relativeTolerance = 0.0;
 };
 
 // Times `row` (a GPU row: runOnDevice) on `device` as above. Throws convscope::Error when the GPU

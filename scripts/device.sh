@@ -57,6 +57,10 @@ cat >"$bundle/fonts.conf" <<EOF
 EOF
 export FONTCONFIG_FILE="$bundle/fonts.conf"
 export CONVSCOPE_DATA="$PWD/.data/fashion-mnist"
+# On this machine a GPU test that skips (no GPU, no CUDA, no kernel compiler) fails instead: it
+# would pass having checked nothing (GPU_TEST_SKIP, tests/core/test_support.h). The tests and the
+# sanitize stage both run with it.
+export CONVSCOPE_REQUIRE_GPU=1
 cli="$build/app/cli/convscope-cli"
 
 {

@@ -22,9 +22,14 @@ compute, so the larger one is the floor, not their sum):
   upload: the uint8 28x28 pictures (784 bytes each) over the pinned host-to-device bandwidth
           that pytorch_reference.py measured (pinned_h2d_gbytes_per_s; the benchmark JSON
           records no pinned figure);
-  conv bytes: every conv layer's input read, weights read and full-size output written once
-          (4-byte floats, the layer shapes of bench.json), over the device-to-device copy
-          bandwidth measured there (copy_gbytes_per_s, which counts bytes read plus written).
+  conv bytes: the bytes the best variant's conv stages move at that batch size, over the
+          device-to-device copy bandwidth measured there (copy_gbytes_per_s, which counts bytes
+          read plus written): each stage's input read, its weights read and what it wrote
+          (output_elements: the pooled output where the variant fused the pooling), 4-byte
+          floats; one kernel for the whole network reads the uint8 pictures instead of a float
+          input and writes the scores. A stage whose file does not say what it wrote (an older
+          file) counts its full-size output. The same rule as runConvBytes and
+          endToEndFloorOfBytes in app/core/engine/end_to_end_breakdown.cpp.
 """
 import json
 import os
@@ -73,14 +78,61 @@ def conv_bytes(problems, batch):
     return total
 
 
-def floors_ms(problems, ref, batch):
+def output_elements(problem):
+    return problem["batch"] * problem["out_channels"] * problem["out_height"] * problem["out_width"]
+
+
+def conv_nodes(bench):
+    """The conv layers' node names, as the runs of bench.json list them."""
+    return {layer.get("node") for r in bench["runs"] for layer in r.get("layers", [])}
+
+
+def is_whole_network(run, convs):
+    """One stage that applied another conv layer of the network in its own kernel: the whole
+    network in one kernel (pictures in, scores out)."""
+    layers = run.get("layers", [])
+    return len(layers) == 1 and any(node in convs for node in layers[0].get("fused_nodes") or [])
+
+
+def run_conv_bytes(run, convs, picture_bytes=PICTURE_BYTES):
+    """Bytes one run's conv stages move at the run's batch size (its layers' own batch): each
+    stage's input read, its weights read and what it wrote (output_elements; the full conv output
+    where the file does not say), 4-byte floats; a whole-network kernel reads the uint8 pictures."""
+    whole = is_whole_network(run, convs)
+    total = 0
+    for layer in run.get("layers", []):
+        p = layer["problem"]
+        written = layer.get("output_elements")
+        if not isinstance(written, int) or isinstance(written, bool) or written <= 0:
+            written = output_elements(p)
+        weights = p["out_channels"] * p["in_channels"] * p["kernel_height"] * p["kernel_width"]
+        read = p["batch"] * picture_bytes if whole else \
+            4 * p["batch"] * p["in_channels"] * p["in_height"] * p["in_width"]
+        total += read + 4 * (weights + written)
+    return total
+
+
+def floors_of_bytes_ms(moved_bytes, ref, batch):
     """{"upload": ms or None, "conv_bytes": ms or None, "floor": the larger, or None}."""
     pinned = number(ref.get("pinned_h2d_gbytes_per_s"))
     copy = number(ref.get("copy_gbytes_per_s"))
     upload = batch * PICTURE_BYTES / (pinned * 1e9) * 1e3 if pinned else None
-    moved = conv_bytes(problems, batch) / (copy * 1e9) * 1e3 if copy else None
+    moved = moved_bytes / (copy * 1e9) * 1e3 if copy and moved_bytes is not None else None
     known = [f for f in (upload, moved) if f is not None]
     return {"upload": upload, "conv_bytes": moved, "floor": max(known) if known else None}
+
+
+def floors_ms(problems, ref, batch):
+    """The floors when every conv layer writes its full-size output (conv_bytes)."""
+    return floors_of_bytes_ms(conv_bytes(problems, batch), ref, batch)
+
+
+def variant_floors_ms(bench, variant, ref, batch):
+    """The floors of one variant at this batch size: the bytes its own conv stages move."""
+    run = next((r for r in bench["runs"] if r["variant"] == variant and r["batch"] == batch
+                and r.get("layers")), None)
+    moved = run_conv_bytes(run, conv_nodes(bench)) if run else None
+    return floors_of_bytes_ms(moved, ref, batch)
 
 
 def best_convscope(bench, batch):
@@ -113,9 +165,11 @@ def table(bench, ref, bench_path="bench.json", ref_path="pytorch.json"):
     batches = sorted({r["batch"] for r in bench["runs"]} & {int(b) for b in ref.get("batches", [])})
     if not batches:
         raise TableError(f"{bench_path} and {ref_path} share no batch size")
-    problems = conv_layer_shapes(bench, bench_path)
+    conv_layer_shapes(bench, bench_path)  # refuses a file without conv layers
     best = {b: best_convscope(bench, b) for b in batches}
-    floors = {b: floors_ms(problems, ref, b) for b in batches}
+    # The best variant's own floors: the bytes its conv stages move (run_conv_bytes).
+    floors = {b: variant_floors_ms(bench, best[b][0], ref, b) if best[b] else floors_of_bytes_ms(None, ref, b)
+              for b in batches}
 
     lines = [f"Device: {bench['device']} ({bench_path}: {bench.get('date', '?')}, median of "
              f"{bench.get('repeats', '?')}; PyTorch {ref.get('torch', '?')}). Milliseconds, host clock "
@@ -157,7 +211,11 @@ def table(bench, ref, bench_path="bench.json", ref_path="pytorch.json"):
     copy = number(ref.get("copy_gbytes_per_s"))
     lines += ["", f"Bandwidths measured by {ref_path} in the same call: pinned host-to-device "
               + (f"{pinned:.1f} GB/s" if pinned else "not recorded") + ", device-to-device copy "
-              + (f"{copy:.0f} GB/s" if copy else "not recorded") + " (bytes read plus written)."]
+              + (f"{copy:.0f} GB/s" if copy else "not recorded") + " (bytes read plus written).",
+              "", "The floors are the best variant's: its conv stages' bytes (each stage's input and "
+              "weights read, what it wrote -- the pooled output where it fuses the pooling; one kernel for "
+              "the whole network reads the uint8 pictures and writes the scores) over that copy bandwidth, "
+              "and the pictures over the pinned bandwidth; the larger is the floor."]
     failures = [f"{mode} at batch {b}: {ref['peer_ms'][mode][str(b)]}"
                 for mode, _ in PEER_ROWS for b in batches
                 if isinstance(ref.get("peer_ms", {}).get(mode, {}).get(str(b)), str)]

@@ -1,22 +1,28 @@
 // convscope-cli grade: a whole class's kernels compiled, checked, run on the test set, timed and
 // ranked (docs/class-mode.md). Every submission is graded by this same program in a child process
-// ('grade DIR --out RESULTS --only ID'), which runs the kernel itself in a further child
+// ('grade DIR --out RESULTS --only ID'), which reads the student's file once, has it compiled once
+// in a sandboxed child (submitted_kernel.h) and runs that module in further children
 // (UserKernelJob): N of them at once locally, or one Slurm array task each on a cluster. The merge
 // (class_leaderboard.h) reads only the per-submission JSON files, wherever they were written.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -24,6 +30,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
@@ -36,6 +43,7 @@
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/fair_timing.h"
+#include "app/core/engine/submitted_kernel.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
@@ -45,7 +53,6 @@
 #include "app/core/util/json_file.h"
 #include "gpu/fair_timing_harness.h"
 #include "gpu/user_kernel.h"
-#include "gpu/user_kernel_inspect.h"
 
 namespace convscope::cli {
 namespace {
@@ -54,40 +61,56 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [--jobs N] [--only ID] [--anonymize]
-                           [--time-limit SECONDS] [--memory-limit MB] [--model FILE.onnx] [--data DIR]
-       convscope-cli grade DIR --out RESULTS --slurm [--partition P] [--gres gpu:1] [--max-parallel K]
-                           [--wait] [--wait-timeout SECONDS] [--dry-run] [options above]
+                           [--retime-top K] [--time-limit SECONDS] [--memory-limit MB]
+                           [--model FILE.onnx] [--data DIR]
+       convscope-cli grade DIR --out RESULTS --slurm [--partition P] [--gres GRES|none]
+                           [--max-parallel K] [--wait] [--wait-timeout SECONDS] [--dry-run]
+                           [options above]
        convscope-cli grade merge RESULTS [--anonymize] [--time-references] [--retime-top K]
+                           [--time-limit SECONDS] [--memory-limit MB]
                            [--model FILE.onnx] [--data DIR]
 
-A class's kernels graded and ranked (docs/class-mode.md). Each submission in DIR is a FILE.cu or
-a folder holding exactly one .cu; its name is the student's id. Anything else is reported and
-skipped. Each is compiled, checked on 12 random shapes (a seed fresh for each grading run, from
-the system's secure random source), run on the 10,000 test images and timed at batches 100,
-1,000 and 10,000, each step in a child process with a time limit. Results: RESULTS/submissions/
-ID.json, merged into RESULTS/leaderboard.json, .csv and .html (correct first, then the conv
-op-time sum at 10,000; one table per GPU). A submission whose file and settings did not change
-since its last grading is kept, not graded again.
-  --jobs N            grade N submissions at once (compiling is CPU work; the GPU steps take one
-                      GPU each, one submission per GPU at a time)
+Grades a class's kernels and ranks them (docs/class-mode.md). Each submission in DIR is a FILE.cu
+or a folder holding exactly one .cu; its name is the student's id. Anything else is reported and
+skipped, symbolic links and whatever is not a regular file included. Each submission is read
+once, compiled once in a sandboxed process, checked on 12 random shapes (from a seed of its own,
+drawn from the system's secure random source when its grading starts and published in its result
+afterwards), run on the 10,000 test images and timed at batches 100, 1,000 and 10,000, each step
+in a child process with a time limit. Results: RESULTS/submissions/ID.json, merged into
+RESULTS/leaderboard.json, .csv and .html: correct submissions first, ranked by their conv op-time
+sum at batch 10,000, one table per GPU. A submission whose file and settings have not changed
+since its last grading keeps its result and is not graded again.
+  --jobs N            grade N submissions at once: they compile and are checked side by side, but
+                      while one is timed nothing else of the grading runs on the machine (with
+                      several GPUs: one timing per GPU, each on its own share of the CPU cores)
   --only ID           grade this submission alone (what each Slurm array task runs)
   --anonymize         the published leaderboard shows stable pseudonyms, not ids; the mapping
                       stays in RESULTS/pseudonyms.csv
-  --retime-top K      once the class is graded, time the K fastest correct submissions again, in
-                      the reverse order, to confirm their order (default 5, 0: none); they are
-                      the leaderboard says whether the order held
-  --time-limit S      each child's time limit (default 120 s)
-  --memory-limit MB   the host memory one inference of a submission may take (default: half of this
-                      machine's); its process is stopped past that and 2,000 MB for the CUDA
-                      libraries and the compiler (status 'memory limit')
+  --retime-top K      once the class is graded, time the K fastest correct submissions a second
+                      time, slowest of them first; the leaderboard says whether their order held
+                      (default 5; 0: none)
+  --time-limit S      the time limit of each step's child process (default 120 s)
+  --memory-limit MB   the host memory one inference of a submission may take (default: half of
+                      this machine's); a kernel's process that holds more than that plus 2,000 MB
+                      (for the CUDA libraries and the compiler) is stopped (status 'memory limit')
+  --model FILE.onnx   the network the kernels run (default: the course's course-high.onnx)
+  --data DIR          its test set (default: $CONVSCOPE_DATA, else
+                      /usr/share/datasets/fashion-mnist)
   --slurm             write an sbatch array script (one task per submission) and a merge job that
                       depends on it (afterok), and submit both; --dry-run prints them instead
+  --partition P       the Slurm partition both jobs run in (default: the cluster's default)
+  --gres GRES         the generic resources each task and the merge job request (default gpu:1:
+                      a GPU of its own; none: request nothing, where the cluster has no GPUs and
+                      the class is only compiled)
   --max-parallel K    the array's throttle (%K, default 8)
-  --wait              wait for the merge job (squeue, scontrol) and print the summary
-  merge RESULTS       merge the submissions' JSON into the leaderboard (also by hand);
-                      --time-references also times the course's variants on the GPU here,
-                      --retime-top K re-times the top K here first (what the Slurm merge job does)
-Exit code: 0 when every submission got a status (whatever it is), 1 on an error of the grader.
+  --wait              wait for the merge job (squeue, scontrol) and print the summary; give up
+                      after --wait-timeout seconds (default 3600; the jobs go on)
+  merge RESULTS       write the leaderboard from the submissions' results (a grading ends with
+                      it; it can also be run by hand); --time-references first times the course's
+                      variants on the GPU here, and --retime-top K re-times the top K here (both
+                      are what the Slurm merge job runs)
+Exit code: 0 when every submission got a status (whatever it is), 1 on an error of the grader,
+130 when interrupted (Ctrl+C; the finished results are kept and merged).
 )";
 
 // One kernel's outcome on the network must equal the course variants' prediction count within
@@ -105,8 +128,9 @@ void onInterrupt(int) {
 
 struct Submission {
   std::string id;
-  fs::path file;         // the .cu
-  std::string relative;  // its path under DIR, for messages
+  fs::path root;         // DIR
+  fs::path file;         // the .cu: root / relative
+  std::string relative;  // its path under DIR, as the student knows it: every message names it so
 };
 
 struct Discovery {
@@ -130,12 +154,47 @@ std::string nowIso() {
 }
 
 // An id becomes a file name, a line of the Slurm manifest and a command-line argument: only
-// letters, digits, '.', '_' and '-', not starting with '.'.
+// letters, digits, '.', '_' and '-', not starting with '.' or '-'.
 bool isSafeId(const std::string& id) {
-  static const std::regex safe(R"([A-Za-z0-9_-][A-Za-z0-9._-]*)");
+  // Not starting with '-' either: '--only -x' would read the id as an option.
+  static const std::regex safe(R"([A-Za-z0-9_][A-Za-z0-9._-]*)");
   return std::regex_match(id, safe);
 }
 
+// What an entry of DIR is when it is not a regular file, as lstat sees it (never following a link).
+std::string kindOfEntry(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::symlink:
+      return "a symbolic link";
+    case fs::file_type::directory:
+      return "a folder";
+    case fs::file_type::fifo:
+      return "a named pipe (FIFO)";
+    case fs::file_type::socket:
+      return "a socket";
+    case fs::file_type::block:
+    case fs::file_type::character:
+      return "a device";
+    default:
+      return "not a regular file";
+  }
+}
+
+// Why an entry that is not a regular file is refused: a symbolic link could hand another
+// student's file (alice/k.cu -> ../bob/k.cu) or any file of the machine to the grader under this
+// student's name, and a FIFO or a device would make the grader wait or read what is not a file.
+std::string refusal(const fs::path& entry, const fs::file_status& status) {
+  std::string what = kindOfEntry(status);
+  if (fs::is_symlink(status)) {
+    std::error_code error;
+    const fs::path target = fs::read_symlink(entry, error);
+    if (!error) what += " (to " + target.string() + ")";
+  }
+  return what + ", not a regular file: refused; a submission must be the student's own file or folder";
+}
+
+// Every entry of DIR, sorted: a submission, or skipped with its reason. Types are read with lstat
+// semantics (symlink_status): a link is never followed, so it is refused whatever it points to.
 Discovery discoverSubmissions(const fs::path& dir) {
   if (!fs::is_directory(dir)) throw Error(dir.string() + ": not a folder of submissions");
   std::vector<fs::path> entries;
@@ -145,34 +204,125 @@ Discovery discoverSubmissions(const fs::path& dir) {
   std::set<std::string> ids;
   for (const fs::path& path : entries) {
     const std::string name = path.filename().string();
-    const auto skip = [&](const std::string& reason) { found.skipped.push_back({{"path", name}, {"reason", reason}}); };
+    const auto skip = [&](const std::string& where, const std::string& reason) {
+      found.skipped.push_back({{"path", where}, {"reason", reason}});
+    };
+    const fs::file_status status = fs::symlink_status(path);
     Submission s;
-    if (fs::is_regular_file(path) && path.extension() == ".cu") {
-      s = {path.stem().string(), path, name};
-    } else if (fs::is_directory(path)) {
+    if (fs::is_regular_file(status) && path.extension() == ".cu") {
+      s = {path.stem().string(), dir, path, name};
+    } else if (fs::is_directory(status)) {
       std::vector<fs::path> kernels;
-      for (const auto& inner : fs::directory_iterator(path))
-        if (inner.is_regular_file() && inner.path().extension() == ".cu") kernels.push_back(inner.path());
-      if (kernels.size() != 1) {
-        skip("a submission folder must hold exactly one .cu file; this one holds " + std::to_string(kernels.size()));
+      std::optional<json> refused;  // the first .cu entry that is not a regular file
+      std::vector<fs::path> inner;
+      for (const auto& entry : fs::directory_iterator(path)) inner.push_back(entry.path());
+      std::sort(inner.begin(), inner.end());
+      for (const fs::path& file : inner) {
+        if (file.extension() != ".cu") continue;  // notes, headers: never read
+        const fs::file_status innerStatus = fs::symlink_status(file);
+        if (fs::is_regular_file(innerStatus))
+          kernels.push_back(file);
+        else if (!refused)
+          refused = json{{"path", name + "/" + file.filename().string()}, {"reason", refusal(file, innerStatus)}};
+      }
+      if (refused) {
+        found.skipped.push_back(*refused);
         continue;
       }
-      s = {name, kernels[0], name + "/" + kernels[0].filename().string()};
+      if (kernels.size() != 1) {
+        skip(name,
+             "a submission folder must hold exactly one .cu file; this one holds " + std::to_string(kernels.size()));
+        continue;
+      }
+      s = {name, dir, kernels[0], name + "/" + kernels[0].filename().string()};
+    } else if (!fs::is_regular_file(status)) {
+      skip(name, refusal(path, status));
+      continue;
     } else {
-      skip("not a .cu file or a folder holding one");
+      skip(name, "not a .cu file or a folder holding one");
       continue;
     }
     if (!isSafeId(s.id)) {
-      skip("the id '" + s.id + "' may hold only letters, digits, '.', '_' and '-'");
+      skip(name, "the id '" + s.id +
+                     "' may hold only letters, digits, '.', '_' and '-', and may not start with "
+                     "'.' or '-'");
       continue;
     }
     if (!ids.insert(s.id).second) {
-      skip("the id '" + s.id + "' is already taken by another entry");
+      skip(name, "the id '" + s.id + "' is already taken by another entry");
       continue;
     }
     found.submissions.push_back(s);
   }
   return found;
+}
+
+// A file descriptor closed when it goes out of scope (closing a lock file releases its lock).
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd = -1) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// A submission's bytes, read once. Every part of its path below DIR is opened without following a
+// symbolic link (openat with O_NOFOLLOW), and what was opened is judged by fstat on the open file,
+// not by the path: a link, a FIFO or a device swapped in between the discovery and this open is
+// refused too. O_NONBLOCK: opening a FIFO does not wait for a writer. Throws convscope::Error
+// naming the file as the student knows it.
+std::string readSubmission(const Submission& s) {
+  const auto fail = [&](const std::string& what) { return Error(s.relative + ": " + what); };
+  UniqueFd folder(::open(s.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (folder.get() < 0)
+    throw Error(s.root.string() + ": cannot open the folder of submissions: " + std::strerror(errno));
+  const fs::path relative(s.relative);
+  const std::vector<fs::path> parts(relative.begin(), relative.end());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool last = i + 1 == parts.size();
+    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (last ? O_NONBLOCK : O_DIRECTORY);
+    UniqueFd next(::openat(folder.get(), parts[i].c_str(), flags));
+    if (next.get() < 0) {
+      const int error = errno;
+      struct stat status {};
+      if (::fstatat(folder.get(), parts[i].c_str(), &status, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(status.st_mode))
+        throw fail("a symbolic link, not a regular file: refused; a submission must be the student's own file");
+      throw fail(std::string("cannot open it: ") + std::strerror(error));
+    }
+    folder = std::move(next);  // the folder above is closed
+  }
+  struct stat status {};
+  if (::fstat(folder.get(), &status) != 0) throw fail(std::string("cannot read it: ") + std::strerror(errno));
+  if (!S_ISREG(status.st_mode))
+    throw fail("not a regular file (a FIFO, a device or a socket): refused; a submission must be a .cu file");
+  if (static_cast<std::uintmax_t>(status.st_size) > kMaxKernelFileBytes)
+    throw fail("has " + std::to_string(status.st_size) + " bytes; a kernel file may have at most " +
+               std::to_string(kMaxKernelFileBytes) + " (1 MiB)");
+  std::string bytes(kMaxKernelFileBytes + 1, '\0');  // at most the limit, also if it grows meanwhile
+  size_t used = 0;
+  while (used < bytes.size()) {
+    const ssize_t got = ::read(folder.get(), bytes.data() + used, bytes.size() - used);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw fail(std::string("cannot read it: ") + std::strerror(errno));
+    if (got == 0) break;
+    used += static_cast<size_t>(got);
+  }
+  if (used > kMaxKernelFileBytes)
+    throw fail("has more than " + std::to_string(kMaxKernelFileBytes) +
+               " bytes (1 MiB), the most a kernel file may have");
+  bytes.resize(used);
+  return bytes;
 }
 
 struct GradeSettings {
@@ -234,8 +384,18 @@ json settingsJson(const GradeSettings& s) {
   return settings;
 }
 
-std::string contentHash(const fs::path& file) {
-  return hex64(sipHash24(readWholeFile(file), 0, 0));
+std::string contentHash(const std::string& bytes) {
+  return hex64(sipHash24(bytes, 0, 0));
+}
+
+// The hash of the submission's bytes as they are now; nothing when they cannot be read (a link or
+// a FIFO swapped in: the grading then says why).
+std::optional<std::string> submissionHash(const Submission& s) {
+  try {
+    return contentHash(readSubmission(s));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 fs::path resultFile(const fs::path& results, const std::string& id) {
@@ -248,7 +408,8 @@ std::optional<json> keptResult(const fs::path& results, const Submission& s, con
   if (!fs::exists(file)) return std::nullopt;
   try {
     json kept = parseJsonText(readWholeFile(file), file.string());
-    if (kept.value("schema", 0) == kClassResultsSchema && kept.value("contentHash", "") == contentHash(s.file) &&
+    const std::optional<std::string> hash = submissionHash(s);
+    if (hash && kept.value("schema", 0) == kClassResultsSchema && kept.value("contentHash", "") == *hash &&
         kept.value("settings", json()) == settings)
       return kept;
   } catch (const std::exception&) {
@@ -256,28 +417,19 @@ std::optional<json> keptResult(const fs::path& results, const Submission& s, con
   return std::nullopt;
 }
 
-// The grading run's seed: fresh for each run started by the parent (or by --only alone), shared
-// by every task of that run through RESULTS/grading-run.json.
-uint64_t startGradingRun(const fs::path& results) {
-  uint64_t seed = 0;
-  while (seed == 0) seed = secureRandom64();
-  writeFileAtomically(
-      results / "grading-run.json",
-      json({{"schema", kClassResultsSchema}, {"seed", std::to_string(seed)}, {"startedAt", nowIso()}}).dump(2) + "\n");
-  return seed;
+// An older ConvScope kept one seed for a whole grading run in RESULTS/grading-run.json and reused
+// it for every later --only; each grading now draws its own, so that file would only mislead.
+void removeOldGradingRunRecord(const fs::path& results) {
+  std::error_code ignored;
+  fs::remove(results / "grading-run.json", ignored);
 }
 
-uint64_t gradingRunSeed(const fs::path& results) {
-  const fs::path file = results / "grading-run.json";
-  if (!fs::exists(file)) return startGradingRun(results);
-  const json run = parseJsonText(readWholeFile(file), file.string());
+// A seed nobody can predict, drawn when a submission's grading starts: its check's shapes and
+// values and its timing's inputs. It reaches the kernel's process in a private file, never on a
+// command line (user_kernel_job.h), and is published in the result once the grading is over.
+uint64_t freshGradingSeed() {
   uint64_t seed = 0;
-  try {
-    seed = std::stoull(run.value("seed", std::string()));
-  } catch (const std::exception&) {
-    seed = 0;
-  }
-  if (seed == 0) throw Error(file.string() + ": no seed in it (delete it to start a new grading run)");
+  while (seed == 0) seed = secureRandom64();
   return seed;
 }
 
@@ -302,36 +454,167 @@ std::vector<std::string> visibleGpus() {
   return gpus;
 }
 
-// A local run's GPU steps take one GPU each: a lock file per GPU under RESULTS, held while the
-// kernel runs (timings never share a GPU); the kernel's child sees only that GPU.
-class GpuSlot {
+double unixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Timings that share nothing: no module load, compile or host check of another submission on the
+// GPU or the CPU cores of a submission while it is timed, however many are graded at once (--jobs).
+// Per GPU k, a reader-writer lock across the grader's processes, made of two files under RESULTS:
+//   .gpu-K.lock        compiles and checks hold it shared; a timing holds it exclusive;
+//   .gpu-K.turnstile   whoever wants .gpu-K.lock passes through it (holds it exclusive a moment);
+//                      a timing keeps holding it while it waits, so that no new compile or check
+//                      gets in and a stream of them cannot starve the timing.
+// A compile or a check takes every GPU's lock shared, in order 0, 1, ...: it works on the CPU, which
+// every timing's host code shares, and a check also runs a kernel on one of the GPUs. A timing takes
+// one GPU's lock exclusive: while it runs, nothing else of the grading runs on the machine but the
+// timings of the other GPUs, and with several GPUs each timing is pinned to its own share of the
+// CPU cores (the kernel's child inherits it), so that one timing's module load cannot run on
+// another's cores. No deadlock: a timing holds one turnstile and waits for one lock; a compile
+// holding the locks below k waits only for turnstile k, and whoever holds lock k shared waits only
+// for higher ones. flock(2): the kernel releases the locks when a process ends, however it ends; the
+// files are opened O_CLOEXEC, so no kernel's process inherits them. Not used under Slurm (each task
+// has a GPU of its own, and RESULTS is then on a shared file system whose locks could span nodes)
+// nor without a GPU (nothing is timed).
+class GpuLocks {
  public:
-  GpuSlot(const fs::path& results, int gpuCount) {
-    if (gpuCount <= 0) return;
-    const std::vector<std::string> gpus = visibleGpus();
-    while (!g_interrupted) {
-      for (int k = 0; k < gpuCount; ++k) {
-        const fs::path lock = results / (".gpu-" + std::to_string(k) + ".lock");
-        const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT, 0644);
-        if (fd < 0) throw Error(lock.string() + ": cannot open the GPU's lock file");
-        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-          fd_ = fd;
-          if (gpuCount > 1 && k < int(gpus.size())) ::setenv("CUDA_VISIBLE_DEVICES", gpus[k].c_str(), 1);
-          return;
-        }
-        ::close(fd);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // What one step holds until it ends.
+  class Hold {
+   public:
+    Hold() = default;
+    Hold(Hold&& other) noexcept
+        : device(std::move(other.device)),
+          startedAt(other.startedAt),
+          waitedSeconds(other.waitedSeconds),
+          fds_(std::move(other.fds_)),
+          pinned_(std::exchange(other.pinned_, false)),
+          before_(other.before_) {}
+    Hold& operator=(Hold&&) = delete;
+    ~Hold() {
+      if (pinned_) ::sched_setaffinity(0, sizeof before_, &before_);
     }
+    std::string device;          // the CUDA_VISIBLE_DEVICES the step runs with; "" when not set here
+    double startedAt = 0.0;      // Unix time, once the locks were held
+    double waitedSeconds = 0.0;  // how long the step waited for them
+
+   private:
+    friend class GpuLocks;
+    std::vector<UniqueFd> fds_;
+    bool pinned_ = false;
+    cpu_set_t before_{};
+  };
+
+  // `gpuCount` 0: no locks (Slurm, no GPU).
+  GpuLocks(const fs::path& results, int gpuCount) : results_(results), count_(std::max(0, gpuCount)) {
+    if (count_ > 0) gpus_ = visibleGpus();  // before any step sets CUDA_VISIBLE_DEVICES here
   }
-  ~GpuSlot() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+
+  // A compile or a check: every GPU's lock, shared; the check's kernel runs on one GPU of them.
+  Hold shared() const {
+    Hold hold;
+    const double asked = unixSeconds();
+    for (int k = 0; k < count_; ++k) {
+      const UniqueFd turnstile = openLock(turnstilePath(k));
+      lock(turnstile, LOCK_EX, turnstilePath(k));
+      hold.fds_.push_back(openLock(lockPath(k)));
+      lock(hold.fds_.back(), LOCK_SH, lockPath(k));
+    }  // each turnstile is let go as soon as its lock is held
+    if (count_ > 0) useGpu(hold, static_cast<int>(::getpid() % count_));
+    hold.startedAt = unixSeconds();
+    hold.waitedSeconds = hold.startedAt - asked;
+    return hold;
   }
-  GpuSlot(const GpuSlot&) = delete;
-  GpuSlot& operator=(const GpuSlot&) = delete;
+
+  // A timing: one GPU's lock, exclusive (a free GPU when there is one), and that GPU's cores.
+  Hold exclusive() const {
+    Hold hold;
+    const double asked = unixSeconds();
+    if (count_ > 0) {
+      const int first = static_cast<int>(::getpid() % count_);
+      int gpu = -1;
+      while (gpu < 0) {
+        for (int i = 0; i < count_ && gpu < 0; ++i) {
+          const int k = (first + i) % count_;
+          UniqueFd fd = openLock(lockPath(k));
+          if (tryLock(fd, LOCK_EX, lockPath(k))) {
+            hold.fds_.push_back(std::move(fd));
+            gpu = k;
+          }
+        }
+        // None free: hold a GPU's turnstile, so that no new compile or check starts, and wait for
+        // that GPU's lock (the steps holding it end within their time limits).
+        for (int i = 0; i < count_ && gpu < 0; ++i) {
+          const int k = (first + i) % count_;
+          const UniqueFd turnstile = openLock(turnstilePath(k));
+          if (!tryLock(turnstile, LOCK_EX, turnstilePath(k))) continue;
+          hold.fds_.push_back(openLock(lockPath(k)));
+          lock(hold.fds_.back(), LOCK_EX, lockPath(k));
+          gpu = k;
+        }
+        // Every GPU already has a timing waiting for it: look again in a moment.
+        if (gpu < 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      useGpu(hold, gpu);
+      pinToShareOfCores(hold, gpu);
+    }
+    hold.startedAt = unixSeconds();
+    hold.waitedSeconds = hold.startedAt - asked;
+    return hold;
+  }
 
  private:
-  int fd_ = -1;
+  fs::path lockPath(int k) const { return results_ / (".gpu-" + std::to_string(k) + ".lock"); }
+  fs::path turnstilePath(int k) const { return results_ / (".gpu-" + std::to_string(k) + ".turnstile"); }
+
+  static UniqueFd openLock(const fs::path& path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) throw Error(path.string() + ": cannot open the grader's lock file: " + std::strerror(errno));
+    return UniqueFd(fd);
+  }
+  static void lock(const UniqueFd& fd, int operation, const fs::path& path) {
+    while (::flock(fd.get(), operation) != 0)
+      if (errno != EINTR) throw Error(path.string() + ": cannot lock it: " + std::strerror(errno));
+  }
+  static bool tryLock(const UniqueFd& fd, int operation, const fs::path& path) {
+    while (::flock(fd.get(), operation | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) return false;
+      if (errno != EINTR) throw Error(path.string() + ": cannot lock it: " + std::strerror(errno));
+    }
+    return true;
+  }
+
+  // With several GPUs, the step's kernel process sees only its GPU.
+  void useGpu(Hold& hold, int k) const {
+    if (count_ > 1 && k < static_cast<int>(gpus_.size())) {
+      ::setenv("CUDA_VISIBLE_DEVICES", gpus_[k].c_str(), 1);
+      hold.device = gpus_[k];
+    }
+  }
+
+  // With several GPUs, timing k runs on the k-th of count_ equal shares of this process's cores.
+  void pinToShareOfCores(Hold& hold, int k) const {
+    if (count_ < 2) return;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    const size_t share = cpus.size() / static_cast<size_t>(count_);
+    if (share == 0) return;  // fewer cores than GPUs: the timings share the cores
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    for (size_t j = share * static_cast<size_t>(k); j < share * static_cast<size_t>(k + 1); ++j)
+      CPU_SET(cpus[j], &mine);
+    if (::sched_setaffinity(0, sizeof mine, &mine) == 0) {
+      hold.pinned_ = true;
+      hold.before_ = allowed;
+    }
+  }
+
+  fs::path results_;
+  int count_;
+  std::vector<std::string> gpus_;
 };
 
 // The student's file named as the student knows it, not by the grader's folders.
@@ -385,11 +668,13 @@ FairTimingOutcome timeFairly(UserKernelJob job) {
   return timing;
 }
 
-// The job that checks and times one submission's kernel in a child process.
-UserKernelJob gradingJob(const fs::path& file, const GradeSettings& settings, uint64_t seed) {
+// The job that checks or times one submission's kernel in a child process: the module compiled
+// once (submitted_kernel.h), so that the kernel timed is the kernel checked.
+UserKernelJob gradingJob(const std::shared_ptr<const SubmittedKernel>& kernel, const GradeSettings& settings,
+                         uint64_t seed) {
   UserKernelJob job;
   job.program = thisProgram();
-  job.file = file;
+  job.kernel = kernel;
   job.shapes = kCheckShapes;
   job.seed = seed;
   job.network = true;
@@ -399,24 +684,49 @@ UserKernelJob gradingJob(const fs::path& file, const GradeSettings& settings, ui
   return job;
 }
 
-// Grades one submission and writes RESULTS/submissions/ID.json; returns its result.
-json gradeSubmission(const fs::path& results, const Submission& s, const GradeSettings& settings, uint64_t seed,
-                     int gpuSlots) {
+SubmittedKernelOptions compileOptions(const GradeSettings& settings) {
+  SubmittedKernelOptions options;
+  options.program = thisProgram();
+  options.architecture = "";  // the GPU here, else sm_90
+  options.compileTimeLimitSeconds = settings.timeLimitSeconds;
+  return options;
+}
+
+// Whether the compiler's process held the second wall (app/core/util/file_sandbox.h).
+json sandboxJson(const SandboxReport& sandbox) {
+  return {{"enforced", sandbox.enforced},
+          {"landlockAbi", sandbox.abi},
+          {"reason", sandbox.reason},  // why not, when not enforced ("" when it is)
+          {"description", sandbox.describe()}};
+}
+
+std::string sandboxWarning(const std::string& description) {
+  return "warning: the compiler's sandbox, the second wall around a student's kernel, is missing on this machine (" +
+         description + "): only the #include filter keeps a kernel from the machine's files";
+}
+
+// Grades one submission and writes RESULTS/submissions/ID.json; returns its result. `gpuCount` > 0:
+// the steps take the GPU locks (GpuLocks) of a local run with --jobs.
+json gradeSubmission(const fs::path& results, const Submission& s, const GradeSettings& settings, int gpuCount) {
   const auto started = std::chrono::steady_clock::now();
+  const uint64_t seed = freshGradingSeed();
   json r = {{"schema", kClassResultsSchema},
             {"kind", kSubmissionKind},
             {"id", s.id},
             {"file", s.relative},
             // Where the window's Class tab opens it from (`file` is relative to a DIR the results do not record).
             {"path", fs::absolute(s.file).lexically_normal().string()},
-            {"contentHash", contentHash(s.file)},
+            {"contentHash", nullptr},
             {"settings", settingsJson(settings)},
             {"seed", std::to_string(seed)},  // a string: JSON readers that hold numbers as doubles lose digits
             {"gpu", gpuJson()},
             {"accuracy", nullptr},
             {"opTimeSeconds", json::object()},
             {"registers", nullptr},
-            {"occupancy", nullptr}};
+            {"occupancy", nullptr},
+            {"sandbox", nullptr},
+            {"steps", json::array()}};
+  // The result is written only now that the grading is over: the seed is published then.
   const auto finish = [&](const std::string& status, const std::string& message) {
     r["status"] = status;
     r["message"] = relativeMessage(message, s);
@@ -426,39 +736,73 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
     writeFileAtomically(resultFile(results, s.id), r.dump(2) + "\n");
     return r;
   };
-  const UserKernelSource source = readUserKernelSource(s.file);
-  if (!source.ok()) {
+  const auto keepGoing = [] { return !g_interrupted.load(); };
+  const GpuLocks locks(results, gpuCount);
+  // When each step held the machine, and for how long it waited for it (GpuLocks).
+  const auto recordStep = [&](const std::string& step, const GpuLocks::Hold& hold) {
+    json entry = {{"step", step},
+                  {"startedAt", hold.startedAt},
+                  {"endedAt", unixSeconds()},
+                  {"waitedSeconds", hold.waitedSeconds}};
+    if (!hold.device.empty()) entry["gpuDevice"] = hold.device;
+    r["steps"].push_back(entry);
+  };
+
+  // The file is read once: the bytes hashed are the bytes compiled, checked, run and timed.
+  std::string bytes;
+  try {
+    bytes = readSubmission(s);
+  } catch (const Error& e) {
+    return finish(kGradeBreaksContract, e.what());
+  }
+  std::shared_ptr<const SubmittedKernel> kernel;
+  {
+    // Compiling is CPU work: never beside a timing.
+    const GpuLocks::Hold hold = locks.shared();
+    kernel = submitKernelText(bytes, s.relative, compileOptions(settings), keepGoing);
+    recordStep("compile", hold);
+  }
+  r["contentHash"] = kernel->contentHash;
+  if (!kernel->source.ok()) {
     std::string message;
-    for (const KernelDiagnostic& d : source.problems) message += (message.empty() ? "" : "; ") + d.text();
+    for (const KernelDiagnostic& d : kernel->source.problems) message += (message.empty() ? "" : "; ") + d.text();
     return finish(kGradeBreaksContract, message);
   }
   // Without a compiler here nothing can be said of the kernel: not the student's fault.
   if (const std::string why = gpu::userKernelCompilerUnavailableReason(); !why.empty())
     return finish(kGradeNoCompiler, "not compiled on this grading machine: " + why);
-  // One compile gives the verdict and the figures (registers, occupancy) for the GPU here, or
-  // for sm_90 where there is none.
-  const gpu::UserKernelInspection inspection = gpu::inspectUserKernel(source, "");
-  if (!inspection.kernel.ok()) {
+  if (kernel->compilerFailure.empty()) {
+    r["sandbox"] = sandboxJson(kernel->sandbox);
+    if (!kernel->sandbox.enforced) std::cerr << sandboxWarning(kernel->sandbox.describe()) << "\n";
+  } else if (!kernel->childDetail.empty()) {  // for the course staff, not in the student's message
+    std::cerr << s.id << ": the compiler's process " << kernel->compilerFailure << ": " << kernel->childDetail << "\n";
+  }
+  // One compile gives the verdict and the figures (registers, occupancy) for the GPU here, or for
+  // sm_90 where there is none.
+  const UserKernelInspection& inspection = kernel->inspection;
+  if (!kernel->ok()) {
     bool contract = false;
-    for (const KernelDiagnostic& e : inspection.kernel.errors)
+    for (const KernelDiagnostic& e : kernel->compiled.errors)
       contract = contract || e.message.find("breaks the contract") != std::string::npos;
-    return finish(contract ? kGradeBreaksContract : kGradeDoesNotCompile, inspection.kernel.errorText());
+    return finish(contract ? kGradeBreaksContract : kGradeDoesNotCompile, kernel->compiled.errorText());
   }
   if (inspection.resources.found) r["registers"] = inspection.resources.registers;
   if (inspection.occupancy) r["occupancy"] = inspection.occupancy->fraction();
   r["figuresFrom"] = inspection.figuresFrom;
   if (const GpuInfo& gpu = gpuInfo(); !gpu.usable)
-    return finish(kGradeNoGpu, "compiled for " + inspection.kernel.architecture +
-                                   "; not run: no GPU can run it here (" + gpu.unusableReason + ")");
+    return finish(kGradeNoGpu, "compiled for " + kernel->compiled.architecture + "; not run: no GPU can run it here (" +
+                                   gpu.unusableReason + ")");
 
   if (settings.memoryLimitMb) ::setenv("CONVSCOPE_MEMORY_LIMIT_MB", std::to_string(*settings.memoryLimitMb).c_str(), 1);
-  const GpuSlot slot(results, gpuSlots);
-  // Which of the machine's GPUs graded it (several GPUs: each child sees only its own).
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) r["gpuDevice"] = visible;
-  const UserKernelJob job = gradingJob(s.file, settings, seed);
-  const auto ignore = [](const std::string&) {};
-  const auto keepGoing = [] { return !g_interrupted.load(); };
-  const UserKernelJobResult check = runUserKernelJob(job, ignore, keepGoing);
+  // The check and the timing run the same compiled module; only the timing has the machine to itself.
+  const UserKernelJob job = gradingJob(kernel, settings, seed);
+  UserKernelJobResult check;
+  {
+    const GpuLocks::Hold hold = locks.shared();
+    check = runUserKernelJob(
+        job, [](const std::string&) {}, keepGoing);
+    recordStep("check", hold);
+  }
   r["shapesChecked"] = check.shapesChecked;
   if (check.accuracy) r["accuracy"] = *check.accuracy;
   if (check.courseAccuracy) r["courseAccuracy"] = *check.courseAccuracy;
@@ -468,7 +812,17 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
     return finish(kGradeWrong, "the network's accuracy with this kernel, " + std::to_string(*check.accuracy) +
                                    ", differs from the course variants' " + std::to_string(*check.courseAccuracy) +
                                    " by more than " + std::to_string(kAccuracyToleranceImages) + " images");
-  const FairTimingOutcome timing = timeFairly(job);
+  FairTimingOutcome timing;
+  {
+    const GpuLocks::Hold hold = locks.exclusive();
+    // Which of the machine's GPUs timed it (several GPUs: each timing's child sees only its own).
+    if (!hold.device.empty())
+      r["gpuDevice"] = hold.device;
+    else if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"))  // a Slurm task's GPU
+      r["gpuDevice"] = visible;
+    timing = timeFairly(job);
+    recordStep("timing", hold);
+  }
   if (!timing.result.passed) return finish(statusOfFailure(timing.result), timing.result.failure);
   std::string message = firstLine(check.summary);
   if (!timing.result.fallbacks.empty())  // its time would leave out a layer: correct, not ranked by time
@@ -509,7 +863,7 @@ void timeReferences(const fs::path& results, const GradeSettings& settings) {
     for (const ConvLayerTime& t : convLayersAtBatch(engine, images, batch)) layers[batch].push_back(t.problem);
   }
   const std::unique_ptr<Device> device = createGpuDevice();
-  const std::optional<DevicePeaks> peaks = devicePeaksFor(gpu.name);
+  const std::optional<DevicePeaks> peaks = devicePeaksOf(localDeviceFigures());
   json variants = json::array();
   for (const std::string& id : options.variants) {
     if (g_interrupted.load()) break;
@@ -605,13 +959,28 @@ void retimeTop(const fs::path& results, const GradeSettings& settings, int count
     const SubmissionSource source = submissionSource(results, *id);
     const fs::path resultPath = resultFile(results, *id);
     const json graded = parseJsonText(readWholeFile(resultPath), resultPath.string());
-    if (!source.problem.empty() || contentHash(source.file) != graded.value("contentHash", "")) {
-      std::cout << *id << "  not re-timed: "
-                << (source.problem.empty() ? "its file changed since it was graded" : source.problem) << "\n";
+    const std::string studentFile = graded.value("file", source.file.filename().string());
+    // Read once (never through a symbolic link) and compiled once, as when it was graded.
+    std::shared_ptr<const SubmittedKernel> kernel;
+    std::string notRetimed = source.problem;
+    if (notRetimed.empty()) {
+      try {
+        kernel = submitKernel(source.file, studentFile, compileOptions(settings), [] { return !g_interrupted.load(); });
+        if (kernel->contentHash != graded.value("contentHash", "")) notRetimed = "its file changed since it was graded";
+      } catch (const Error& e) {
+        notRetimed = e.what();
+      }
+    }
+    if (!notRetimed.empty()) {
+      std::cout << *id << "  not re-timed: " << notRetimed << "\n";
       continue;
     }
     json entry = {{"id", *id}, {"contentHash", graded["contentHash"]}};
-    const FairTimingOutcome timing = timeFairly(gradingJob(source.file, settings, secureRandom64()));
+    FairTimingOutcome timing;
+    if (kernel->ok())
+      timing = timeFairly(gradingJob(kernel, settings, freshGradingSeed()));
+    else
+      timing.result.failure = kernel->compiled.errorText();
     std::string failure = timing.result.passed ? timing.belowFloor : timing.result.failure;
     if (timing.result.passed && !timing.belowFloor.empty()) failure += " (below the physical floor)";
     if (timing.result.passed && !timing.sums.count(kGradeBatches.back())) failure = "no time at batch " + batch;
@@ -623,7 +992,7 @@ void retimeTop(const fs::path& results, const GradeSettings& settings, int count
     } else {
       for (size_t at = failure.find(source.file.string()); at != std::string::npos;
            at = failure.find(source.file.string(), at))
-        failure.replace(at, source.file.string().size(), graded.value("file", source.file.filename().string()));
+        failure.replace(at, source.file.string().size(), studentFile);
       entry["failure"] = failure;
       std::cout << *id << "  re-timing failed: " << failure << "\n" << std::flush;
     }
@@ -668,7 +1037,7 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
     pending.push_back(s);
   }
   if (!pending.empty()) {
-    startGradingRun(results);
+    removeOldGradingRunRecord(results);
     if (!referencesCurrent(results, settings)) timeReferences(results, settings);
   }
   struct sigaction action = {};
@@ -677,6 +1046,7 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
   const int gpuSlots = gpuInfo().usable ? std::max<int>(1, int(visibleGpus().size())) : 0;
   std::atomic<size_t> next{0};
   std::mutex printing;
+  bool sandboxWarned = false;  // said once per grading run, not once per submission
   const auto worker = [&] {
     for (size_t i = next++; i < pending.size() && !g_interrupted; i = next++) {
       const Submission& s = pending[i];
@@ -684,10 +1054,10 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
                                        "--out",       results.string(), "--only",
                                        s.id,          "--gpu-slots",    std::to_string(gpuSlots)};
       for (const std::string& o : settingsOptions(settings)) argv.push_back(o);
-      // Compile, check, network and bench, each within the limit, and a margin for the grader; a
-      // child may first wait for a GPU while the others ahead of it use theirs. This limit only
-      // catches a grader that hangs (the kernel's own steps have theirs inside the child).
-      const int waitingAhead = gpuSlots > 0 ? (jobs + gpuSlots - 1) / gpuSlots : 0;
+      // Compile, check (and network) and timing, each within the limit, and a margin for the
+      // grader; a child may also wait for the GPU locks while the others' steps run (GpuLocks).
+      // This limit only catches a grader that hangs (the kernel's own steps have theirs).
+      const int waitingAhead = gpuSlots > 0 ? jobs : 0;
       const double limit = (3.0 * settings.timeLimitSeconds + 120.0) * (1 + waitingAhead);
       const ChildOutcome child = runChildProcess(argv, limit, [] { return !g_interrupted.load(); });
       const std::lock_guard<std::mutex> lock(printing);
@@ -703,7 +1073,7 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
                   {"id", s.id},
                   {"file", s.relative},
                   {"path", fs::absolute(s.file).lexically_normal().string()},
-                  {"contentHash", contentHash(s.file)},
+                  {"contentHash", submissionHash(s).value_or("")},
                   {"settings", current},
                   {"gpu", gpuJson()},
                   {"status", child.timedOut ? kGradeTimeLimit : kGradeFaulted},
@@ -720,7 +1090,13 @@ int gradeLocally(const fs::path& dir, const fs::path& results, const Discovery& 
         std::cerr << s.id << ": the grading process " << child.describe(limit) << "; its output:\n"
                   << child.output << "\n";
       } else {
-        status = parseJsonText(readWholeFile(resultFile(results, s.id)), s.id)["status"];
+        const json r = parseJsonText(readWholeFile(resultFile(results, s.id)), s.id);
+        status = r["status"];
+        const json sandbox = r.value("sandbox", json());
+        if (!sandboxWarned && sandbox.is_object() && !sandbox.value("enforced", true)) {
+          std::cout << sandboxWarning(sandbox.value("description", std::string())) << "\n";
+          sandboxWarned = true;
+        }
       }
       std::cout << s.id << "  " << status << "  " << seconds(child.seconds) << "\n" << std::flush;
     }
@@ -778,7 +1154,11 @@ std::string submittedJobId(const std::string& output) {
 }
 
 struct SlurmOptions {
-  std::optional<std::string> partition, gres;
+  std::optional<std::string> partition;
+  // Each task's GPU (and the merge job's, which times the references and re-times the top): a GRES
+  // GPU is the job's alone, so a timing shares it with nothing. Nothing: --gres none, a cluster
+  // without GPUs (the class is then only compiled; tests/slurm runs so).
+  std::optional<std::string> gres = "gpu:1";
   int maxParallel = 8;
   bool wait = false, dryRun = false;
   int waitTimeoutSeconds = 3600;
@@ -801,7 +1181,7 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
   std::string manifest;
   for (const Submission& s : found.submissions) manifest += s.id + "\n";
   writeFileAtomically(slurm / "manifest.txt", manifest);
-  startGradingRun(results);
+  removeOldGradingRunRecord(results);
   const std::string program = thisProgram();
   const int taskMinutes = (3 * settings.timeLimitSeconds + 120) / 60 + 1;
   std::vector<std::string> task = {program, "grade", fs::absolute(dir).string(), "--out", results.string(), "--only"};
@@ -813,7 +1193,8 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
   const std::string arrayScript =
       sbatchHeader(o, "convscope-grade", (slurm / "logs" / "grade_%A_%a.out").string(), taskMinutes) +
       "#SBATCH --array=0-" + std::to_string(found.submissions.size() - 1) + "%" + std::to_string(o.maxParallel) +
-      "\n# One task per submission: the task's index is its line (from 0) in the manifest.\nset -euo pipefail\n" +
+      "\n# One task per submission: the task's index is its line (from 0) in the manifest. Each task\n"
+      "# draws its own seed when its grading starts: no seed is written here.\nset -euo pipefail\n" +
       "id=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " + shellQuote((slurm / "manifest.txt").string()) + ")\n" +
       "exec " + gradeLine + "\n";
   std::vector<std::string> mergeArgv = {
@@ -904,12 +1285,20 @@ int runGrade(const std::vector<std::string>& tokens) {
   if (const auto only = args.value("only")) {
     const auto it = std::find_if(found.submissions.begin(), found.submissions.end(),
                                  [&](const Submission& s) { return s.id == *only; });
-    if (it == found.submissions.end()) throw Error(dir.string() + ": no submission '" + *only + "' in it");
+    if (it == found.submissions.end()) {
+      for (const json& skipped : found.skipped) {  // a link, a FIFO...: why it is not graded
+        const std::string path = skipped["path"];
+        if (path == *only || path == *only + ".cu" || path.rfind(*only + "/", 0) == 0)
+          throw Error(dir.string() + ": '" + *only + "' is not graded: " + path + ": " +
+                      skipped["reason"].get<std::string>());
+      }
+      throw Error(dir.string() + ": no submission '" + *only + "' in it");
+    }
     if (const auto kept = keptResult(results, *it, settingsJson(settings))) {
       std::cout << it->id << "  " << kept->value("status", "") << "  unchanged, kept\n";
       return 0;
     }
-    const json r = gradeSubmission(results, *it, settings, gradingRunSeed(results), args.intValue("gpu-slots", 0, 0));
+    const json r = gradeSubmission(results, *it, settings, args.intValue("gpu-slots", 0, 0));
     std::cout << it->id << "  " << r["status"].get<std::string>() << "  " << seconds(r["gradingSeconds"]) << "\n";
     return 0;
   }
@@ -917,7 +1306,12 @@ int runGrade(const std::vector<std::string>& tokens) {
   if (args.has("slurm")) {
     SlurmOptions o;
     o.partition = args.value("partition");
-    o.gres = args.value("gres");
+    if (const auto gres = args.value("gres")) {
+      if (*gres == "none")
+        o.gres.reset();
+      else
+        o.gres = gres;
+    }
     o.maxParallel = args.intValue("max-parallel", 8, 1);
     o.wait = args.has("wait");
     o.dryRun = args.has("dry-run");

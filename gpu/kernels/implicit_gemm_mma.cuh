@@ -45,6 +45,7 @@
 #include "gpu/kernels/direct_conv_tiles.cuh"
 #include "gpu/kernels/epilogue.cuh"
 #include "gpu/kernels/mma_staging.h"
+#include "gpu/tensor_core_paths.h"
 
 namespace convscope::gpu::implicit_gemm {
 
@@ -996,9 +997,15 @@ void launchImplicitGemm(const ConvLaunch& l, const ConvEpilogue& epilogue, const
   const int blocks = direct_conv::residentBlocks(device, kernel, plan.threads, plan.sharedBytes);
   if (blocks <= 0) throw Error(std::string(name) + ": no block fits on a multiprocessor for " + l.problem.describe());
   const int grid = std::min(plan.args.numSteps, blocks * device.multiprocessors);
-  TracedScope scope(l.context, name);
+  // The trace and the launch count name the path that ran (the wgmma kernels are the same
+  // templates with another path argument): a path chosen by CONVSCOPE_TENSOR_MMA is checked, not
+  // assumed (tensor_core_paths.h).
+  const bool warpgroup = path == MmaPath::kWarpgroup;
+  const std::string wgmmaName = warpgroup ? std::string(name) + " (wgmma)" : std::string();
+  TracedScope scope(l.context, warpgroup ? wgmmaName.c_str() : name);
   kernel<<<grid, plan.threads, plan.sharedBytes, l.context.stream()>>>(plan.args);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
+  countTensorCoreLaunch(warpgroup ? TensorCorePath::kWgmmaRegisterA : TensorCorePath::kMmaSync);
 }
 
 }  // namespace convscope::gpu::implicit_gemm

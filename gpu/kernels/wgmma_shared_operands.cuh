@@ -475,9 +475,10 @@ inline bool launchSharedOperands(const ConvLaunch& l, const ConvEpilogue& epilog
   const int blocks = direct_conv::residentBlocks(device, kernel, plan.threads, plan.sharedBytes);
   if (blocks <= 0) return false;
   const int grid = std::min(a.numSteps, blocks * device.multiprocessors);
-  TracedScope scope(l.context, name);
+  TracedScope scope(l.context, "conv_shared_operands_tf32");  // the kernel that runs, not the variant's
   kernel<<<grid, plan.threads, plan.sharedBytes, l.context.stream()>>>(a);
   CONVSCOPE_CUDA_CHECK_LAUNCH();
+  countTensorCoreLaunch(TensorCorePath::kWgmmaSharedOperands);
   return true;
 }
 

@@ -322,7 +322,7 @@ TEST(Cli, ProfileWritesItsKernelTableAsJsonWhereItCanRun) {
   if (!convscope::gpuInfo().usable) {
     EXPECT_NE(r.exitCode, 0) << r.output;
     EXPECT_FALSE(std::filesystem::exists(json)) << "no file without a profile";
-    GTEST_SKIP() << "no GPU (" << convscope::gpuInfo().unusableReason << "); the CLI said: " << r.output;
+    GPU_TEST_SKIP() << "no GPU (" << convscope::gpuInfo().unusableReason << "); the CLI said: " << r.output;
   }
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const convscope::KernelProfile profile = convscope::readKernelProfileJson(json);

@@ -1,9 +1,13 @@
 // convscope-cli grade as course staff run it (docs/class-mode.md): a folder of submissions graded
 // into a results folder, checked against the per-submission JSON files the grader wrote (the
 // leaderboard's rows, CSV and HTML recomputed here), the ranking on made-up timed results, the
-// anonymized board, the incremental re-run and the Slurm scripts of --dry-run.
+// anonymized board, the incremental re-run, the Slurm scripts of --dry-run, the refusal of links
+// and FIFOs, the seed each grading draws, and a timing that shares the machine with nothing.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -187,13 +191,89 @@ TEST(Grade, EverySubmissionGetsItsStatusAndMessageAndStrayEntriesAreSkippedByNam
   EXPECT_NE(r.output.find("heidi-twice: a submission folder must hold exactly one .cu file; this one holds 2"),
             std::string::npos)
       << r.output;
-  // The seed is one per grading run: every submission of this run was checked with the same one.
+  // Each submission's grading drew its own seed (no seed shared by a run, none kept for later runs).
   std::set<std::string> seeds;
   for (const std::string& id : kIds) seeds.insert(readJson(c.results / "submissions" / (id + ".json"))["seed"]);
-  EXPECT_EQ(seeds.size(), 1u);
+  EXPECT_EQ(seeds.size(), kIds.size());
+  EXPECT_FALSE(fs::exists(c.results / "grading-run.json"));
+  // Compiled once, in a process that says whether it held its sandbox; each step's time is kept.
+  const json alice = readJson(c.results / "submissions/alice-naive.json");
+  if (compiled) {
+    ASSERT_TRUE(alice["sandbox"].is_object()) << alice.dump(1);
+    EXPECT_TRUE(alice["sandbox"]["enforced"].is_boolean());
+    EXPECT_TRUE(alice["sandbox"]["reason"].is_string());
+    EXPECT_FALSE(alice["sandbox"]["description"].get<std::string>().empty());
+    ASSERT_EQ(alice["steps"].size(), 1u) << alice.dump(1);  // no GPU: compiled only
+    EXPECT_EQ(alice["steps"][0]["step"], "compile");
+    EXPECT_LE(alice["steps"][0]["startedAt"].get<double>(), alice["steps"][0]["endedAt"].get<double>());
+  }
   EXPECT_NE(r.output.find("6 submissions: 0 correct, 0 correct and faster than cuDNN"), std::string::npos) << r.output;
   EXPECT_EQ(board["groups"][0]["reference"], nullptr);
   EXPECT_NE(readText(c.results / "leaderboard.html").find("No reference lines"), std::string::npos);
+}
+
+// A link must not grade another student's work (or any file of the machine) under this student's
+// name, and a FIFO must not make the grader wait: each is refused by name, whatever it points to.
+TEST(Grade, SymbolicLinksFifosAndLinkedFoldersAreRefusedByNameAndNeverGraded) {
+  TempDir temp;
+  const fs::path dir = temp.path() / "class", results = temp.path() / "results";
+  fs::create_directories(dir / "bob-tiled");
+  fs::copy_file(kExamples / "naive_conv.cu", dir / "alice-naive.cu");
+  fs::copy_file(kExamples / "tiled_conv.cu", dir / "bob-tiled/my_conv.cu");
+  fs::create_symlink("alice-naive.cu", dir / "mallory.cu");  // a file that is a link
+  fs::create_directory_symlink("bob-tiled", dir / "oscar");  // a folder that is a link
+  fs::create_directories(dir / "peggy");                     // a link inside a real folder
+  fs::create_symlink("../bob-tiled/my_conv.cu", dir / "peggy/k.cu");
+  fs::create_directories(dir / "sybil");  // a real file beside a linked one: the folder is refused
+  fs::copy_file(kExamples / "naive_conv.cu", dir / "sybil/a.cu");
+  fs::create_symlink("/etc/passwd", dir / "sybil/b.cu");
+  ASSERT_EQ(mkfifo((dir / "trent.cu").c_str(), 0600), 0);  // nothing ever writes to it
+  fs::create_directories(dir / "victor");
+  ASSERT_EQ(mkfifo((dir / "victor/k.cu").c_str(), 0600), 0);
+
+  const Outcome r = runCli("grade " + quoted(dir) + " --out " + quoted(results) + " --jobs 2");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  std::set<std::string> graded;
+  for (const auto& entry : fs::directory_iterator(results / "submissions")) graded.insert(entry.path().stem());
+  EXPECT_EQ(graded, (std::set<std::string>{"alice-naive", "bob-tiled"}));
+  const json board = readJson(results / "leaderboard.json");
+  std::map<std::string, std::string> skipped;
+  for (const json& s : board["skipped"]) skipped[s["path"]] = s["reason"];
+  const std::map<std::string, std::string> expected = {{"mallory.cu", "a symbolic link (to alice-naive.cu)"},
+                                                       {"oscar", "a symbolic link (to bob-tiled)"},
+                                                       {"peggy/k.cu", "a symbolic link (to ../bob-tiled/my_conv.cu)"},
+                                                       {"sybil/b.cu", "a symbolic link (to /etc/passwd)"},
+                                                       {"trent.cu", "a named pipe (FIFO)"},
+                                                       {"victor/k.cu", "a named pipe (FIFO)"}};
+  ASSERT_EQ(skipped.size(), expected.size()) << board["skipped"].dump(1);
+  for (const auto& [path, what] : expected) {
+    ASSERT_TRUE(skipped.count(path)) << path << " not skipped: " << board["skipped"].dump(1);
+    EXPECT_EQ(skipped[path].rfind(what + ", not a regular file: refused", 0), 0u) << path << ": " << skipped[path];
+    // Printed as it is found, by the path the student knows.
+    EXPECT_NE(r.output.find("skipped " + path + ": " + what), std::string::npos) << r.output;
+  }
+  // Asked for by id, a refused entry says why it is not graded.
+  const Outcome only = runCli("grade " + quoted(dir) + " --out " + quoted(results) + " --only peggy");
+  EXPECT_NE(only.exitCode, 0);
+  EXPECT_NE(only.output.find("'peggy' is not graded: peggy/k.cu: a symbolic link"), std::string::npos) << only.output;
+  EXPECT_FALSE(fs::exists(results / "submissions/peggy.json"));
+}
+
+// Every grading draws its own seed, --only included: a submission graded again gets a new one.
+TEST(Grade, EachGradingDrawsItsOwnSeedAlsoWithOnly) {
+  const SmallClass c;
+  ASSERT_EQ(c.grade().exitCode, 0);
+  const std::string first = readJson(c.results / "submissions/alice-naive.json")["seed"];
+  std::set<std::string> seeds = {first};
+  for (int again = 0; again < 3; ++again) {
+    fs::remove(c.results / "submissions/alice-naive.json");  // else kept: its file did not change
+    const Outcome r = runCli("grade " + quoted(c.dir) + " --out " + quoted(c.results) + " --only alice-naive");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const std::string seed = readJson(c.results / "submissions/alice-naive.json")["seed"];
+    EXPECT_NE(std::stoull(seed), 0u);
+    EXPECT_TRUE(seeds.insert(seed).second) << "seed " << seed << " came again";
+  }
+  EXPECT_FALSE(fs::exists(c.results / "grading-run.json"));
 }
 
 TEST(Grade, TheLeaderboardJsonCsvAndHtmlAgreeWithTheSubmissionsFiles) {
@@ -481,6 +561,21 @@ TEST(Grade, SlurmDryRunWritesAThrottledArrayAndAMergeThatWaitsForIt) {
   EXPECT_NE(r.output.find("#SBATCH --dependency=afterok:"), std::string::npos);
   EXPECT_EQ(r.output.find("submitted array job"), std::string::npos);
   EXPECT_FALSE(fs::exists(c.results / "submissions/alice-naive.json"));
+  // No seed is chosen for the tasks: each draws its own when its grading starts.
+  EXPECT_EQ(array.find("--seed"), std::string::npos) << array;
+  EXPECT_FALSE(fs::exists(c.results / "grading-run.json"));
+}
+
+// Without --gres every task and the merge job ask for a GPU of their own (without one the whole
+// class would end "compiled, not run"); --gres none asks for nothing, on a cluster without GPUs.
+TEST(Grade, SlurmAsksForAGpuOfItsOwnPerTaskUnlessToldNone) {
+  const SmallClass c;
+  ASSERT_EQ(c.grade("--slurm --dry-run").exitCode, 0);
+  for (const char* script : {"slurm/grade-array.sbatch", "slurm/grade-merge.sbatch"})
+    EXPECT_NE(readText(c.results / script).find("\n#SBATCH --gres=gpu:1\n"), std::string::npos) << script;
+  ASSERT_EQ(c.grade("--slurm --dry-run --gres none").exitCode, 0);
+  for (const char* script : {"slurm/grade-array.sbatch", "slurm/grade-merge.sbatch"})
+    EXPECT_EQ(readText(c.results / script).find("--gres"), std::string::npos) << script;
 }
 
 // Ctrl+C while grading: the children stop, every finished result is kept, and the leaderboard is
@@ -535,7 +630,7 @@ TEST(Grade, InterruptKeepsTheFinishedResultsAndMergesThem) {
 // reference timed on the same GPU; a wrong one, a faulting one and an endless one get their
 // statuses; grading goes on after each.
 TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetTheirStatus) {
-  if (!convscope::gpuInfo().usable) GTEST_SKIP() << "needs a GPU: " << convscope::gpuInfo().unusableReason;
+  if (!convscope::gpuInfo().usable) GPU_TEST_SKIP() << "needs a GPU: " << convscope::gpuInfo().unusableReason;
   TempDir temp;
   const fs::path dir = temp.path() / "class", results = temp.path() / "results";
   fs::create_directories(dir);
@@ -585,6 +680,87 @@ TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetThe
               1e-9);
 }
 
+// The GPU locks of docs/class-mode.md ("Timings share nothing"), held here as a timing holds them:
+// a compile waits while a timing holds its GPU's lock, and while a timing waits for that lock (it
+// then holds the turnstile), so that a stream of compiles cannot starve it. Any machine: the
+// grading child is told of one GPU (--gpu-slots 1, what the parent passes) and compiles only.
+TEST(Grade, ACompileWaitsWhileATimingHoldsOrAwaitsItsGpu) {
+  for (const char* held : {".gpu-0.lock", ".gpu-0.turnstile"}) {
+    TempDir temp;
+    const fs::path dir = temp.path() / "class", results = temp.path() / "results";
+    fs::create_directories(results);
+    writeText(dir / "alice.cu", readText(kExamples / "naive_conv.cu"));
+    const int lock = open((results / held).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(lock, 0);
+    ASSERT_EQ(flock(lock, LOCK_EX), 0);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+      setenv("CUDA_VISIBLE_DEVICES", "", 1);
+      execl(CONVSCOPE_CLI_PATH, CONVSCOPE_CLI_PATH, "grade", dir.c_str(), "--out", results.c_str(), "--only", "alice",
+            "--gpu-slots", "1", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    sleep(3);
+    int status = 0;
+    EXPECT_EQ(waitpid(pid, &status, WNOHANG), 0) << held << ": the grading did not wait";
+    EXPECT_FALSE(fs::exists(results / "submissions/alice.json")) << held;
+    close(lock);  // the timing ends
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << held;
+    const json alice = readJson(results / "submissions/alice.json");
+    ASSERT_GE(alice["steps"].size(), 1u) << alice.dump(1);
+    EXPECT_EQ(alice["steps"][0]["step"], "compile");
+    EXPECT_GT(alice["steps"][0]["waitedSeconds"].get<double>(), 1.0) << held << ": " << alice["steps"].dump();
+  }
+}
+
+// --jobs on a GPU: submissions compile and are checked side by side, but while one is timed no
+// step of another runs on the machine (and no other timing on its GPU). Each result keeps when its
+// steps held the machine (`steps`); the intervals of different submissions are compared here.
+TEST(Grade, OnAGpuATimingSharesTheMachineWithNoOtherSubmissionsStep) {
+  if (!convscope::gpuInfo().usable) GPU_TEST_SKIP() << "needs a GPU: " << convscope::gpuInfo().unusableReason;
+  TempDir temp;
+  const fs::path dir = temp.path() / "class", results = temp.path() / "results";
+  for (int i = 0; i < 6; ++i)
+    writeText(
+        dir / ("s" + std::to_string(i) + ".cu"),
+        readText(kExamples / (i % 2 == 0 ? "naive_conv.cu" : "tiled_conv.cu")) + "\n// " + std::to_string(i) + "\n");
+  const Outcome r =
+      runCli("grade " + quoted(dir) + " --out " + quoted(results) + " --jobs 4 --retime-top 0 --time-limit 60", true);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  struct Step {
+    std::string id, step, device;
+    double start, end;
+  };
+  std::vector<Step> steps;
+  int timings = 0;
+  for (int i = 0; i < 6; ++i) {
+    const std::string id = "s" + std::to_string(i);
+    const json s = readJson(results / "submissions" / (id + ".json"));
+    EXPECT_EQ(s["status"], "passed") << id << ": " << s["message"];
+    for (const json& step : s["steps"]) {
+      steps.push_back({id, step["step"], step.value("gpuDevice", std::string()), step["startedAt"], step["endedAt"]});
+      timings += step["step"] == "timing";
+    }
+  }
+  EXPECT_EQ(timings, 6);
+  for (const Step& t : steps) {
+    if (t.step != "timing") continue;
+    for (const Step& other : steps) {
+      if (other.id == t.id) continue;
+      // Another timing may run beside it only on another GPU (with several GPUs).
+      if (other.step == "timing" && other.device != t.device) continue;
+      EXPECT_FALSE(other.start < t.end && t.start < other.end)
+          << other.id << "'s " << other.step << " [" << other.start << ", " << other.end << "] ran while " << t.id
+          << " was timed [" << t.start << ", " << t.end << "]";
+    }
+  }
+}
+
 // The pseudonyms' keyed hash is SipHash-2-4: the reference vectors of Aumasson and Bernstein's
 // paper (key 00 01 .. 0f; messages 00 01 .. of length 0 and 15).
 TEST(Grade, ThePseudonymsHashIsSipHash24AsPublished) {
@@ -594,6 +770,24 @@ TEST(Grade, ThePseudonymsHashIsSipHash24AsPublished) {
   for (int i = 0; i < 15; ++i) message += char(i);
   EXPECT_EQ(convscope::sipHash24(message, key0, key1), 0xa129ca6149be45e5ULL);
   EXPECT_EQ(convscope::hex64(0xa129ca6149be45e5ULL), "a129ca6149be45e5");
+}
+
+// Every option the usage lines name is described below them, and no line runs past 100 columns.
+TEST(Grade, HelpDescribesEveryOptionItsUsageLinesName) {
+  const Outcome r = runCli("grade --help");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const size_t blank = r.output.find("\n\n");
+  ASSERT_NE(blank, std::string::npos) << r.output;
+  const std::string usage = r.output.substr(0, blank), described = r.output.substr(blank);
+  const std::regex option(R"(\[(--[a-z-]+))");
+  int options = 0;
+  for (auto it = std::sregex_iterator(usage.begin(), usage.end(), option); it != std::sregex_iterator(); ++it) {
+    ++options;
+    EXPECT_NE(described.find((*it)[1].str()), std::string::npos) << (*it)[1] << " is not described:\n" << r.output;
+  }
+  EXPECT_GE(options, 16);
+  std::istringstream lines(r.output);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
 }
 
 TEST(Grade, BadInputIsRefusedNamingTheFolder) {

@@ -14,6 +14,7 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {
@@ -320,7 +321,7 @@ TEST(BlockMapping, LoadsPerOutputCountTheTilesReuse) {
 // kernels' block orders, tile sizes and thread counts. Needs no GPU.
 TEST(BlockMapping, RealRowsLaunchWhatTheSimulationsAssume) {
   if (!CONVSCOPE_TEST_BUILT_WITH_CUDA)
-    GTEST_SKIP() << "this build has no CUDA, so the GPU rows carry no launch geometry";
+    GPU_TEST_SKIP() << "this build has no CUDA, so the GPU rows carry no launch geometry";
   const ConvProblem p = oddProblem(24);
   int checked = 0;
   for (const ConvVariant& v : convVariants()) {
@@ -355,7 +356,7 @@ TEST(BlockMapping, RealRowsLaunchWhatTheSimulationsAssume) {
 // On a GPU, the runtime reports every described kernel's registers and occupancy; its blocks per
 // SM never exceed what threads alone allow (the estimate's bound).
 TEST(BlockMapping, TheCudaRuntimeReportsTheKernelsOccupancy) {
-  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   const ConvProblem p = oddProblem(24);
   int checked = 0;
   for (const ConvVariant& v : convVariants()) {

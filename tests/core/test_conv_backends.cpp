@@ -22,6 +22,8 @@
 #include "tests/core/course_layers.h"
 #include "tests/core/direct_convolution.h"
 #include "tests/core/epilogue_backend.h"
+#include "tests/core/tensor_core_path_check.h"
+#include "tests/core/test_support.h"
 #include "tests/core/tf32.h"
 
 namespace convscope {
@@ -117,9 +119,11 @@ class ConvVariantCorrectness : public ::testing::TestWithParam<std::string> {};
 TEST_P(ConvVariantCorrectness, MatchesDoublePrecisionFormulaOnRandomProblems) {
   const ConvVariant& variant = findConvVariant(GetParam());
   if (const std::string reason = variant.unavailableReason(); !reason.empty())
-    GTEST_SKIP() << variant.id << " cannot run here: " << reason;
+    GPU_TEST_SKIP() << variant.id << " cannot run here: " << reason;
   std::unique_ptr<ConvBackend> backend = createConvBackend(variant.id);
+  const gpu::TensorCoreLaunches launchesBefore = gpu::tensorCoreLaunches();
   int ran = 0;
+  bool strideOne = false;
   for (const Trial& t : trials()) {
     const ConvProblem& p = t.problem;
     SCOPED_TRACE(p.describe());
@@ -130,6 +134,7 @@ TEST_P(ConvVariantCorrectness, MatchesDoublePrecisionFormulaOnRandomProblems) {
       continue;
     }
     ++ran;
+    strideOne = strideOne || (p.strideHeight == 1 && p.strideWidth == 1);
     // Poisoned output: an element the backend forgets to write stays NaN and fails below.
     std::vector<float> y(static_cast<size_t>(p.outputElements()), std::numeric_limits<float>::quiet_NaN());
     backend->forward(p, t.input.data(), t.weights.data(), y.data());
@@ -163,6 +168,8 @@ TEST_P(ConvVariantCorrectness, MatchesDoublePrecisionFormulaOnRandomProblems) {
     }
   }
   std::printf("%s computed %d of %zu shapes itself\n", variant.id.c_str(), ran, trials().size());
+  // The tensor-core variants: the path CONVSCOPE_TENSOR_MMA asks for is the one that ran.
+  if (ran > 0) testing::expectTheAskedTensorCorePathRan(variant.id, launchesBefore, strideOne);
 }
 
 std::vector<std::string> allVariants() {
@@ -562,7 +569,7 @@ TEST(VariantTable, AShapeAVariantCannotLaunchIsDeclinedNotFailedAtLaunch) {
   EXPECT_NE(findConvVariant("gpu-unroll-gemm").unsupportedReasonFor(huge).find("workspace"), std::string::npos);
   EXPECT_EQ(findConvVariant("gpu-unroll-gemm").unsupportedReasonFor(trials().back().problem), "");
 #else
-  GTEST_SKIP() << "without CUDA the GPU rows have no kernels, and no shape checks";
+  GPU_TEST_SKIP() << "without CUDA the GPU rows have no kernels, and no shape checks";
 #endif
 }
 

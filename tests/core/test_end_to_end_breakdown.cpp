@@ -2,7 +2,8 @@
 // the instrumented pass of the CPU variants names every plan stage as a student reads it and its
 // times fit inside the call's own; the benchmark records the stages and its JSON keeps them, while
 // older files without them still load; the breakdown's gaps and its fallback for older files; the
-// end-to-end floor against the course network's shapes worked out by hand; the PyTorch peer file.
+// end-to-end floor against the course network's shapes worked out by hand, with the bytes each
+// variant really moves (a fused pooling writes the pooled output); the PyTorch peer file.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -248,6 +249,59 @@ TEST(EndToEndFloor, IsTheLargerOfTheUploadAndTheConvBytesOfTheCourseNetwork) {
   EXPECT_EQ(endToEndFloor(layers, 100, 784, 0.0, memory).uploadSeconds, 0.0);
   EXPECT_GT(endToEndFloor(layers, 100, 784, 0.0, memory).seconds(), 0.0);
   EXPECT_EQ(endToEndFloor(layers, 100, 784, 0.0, 0.0).seconds(), 0.0);
+}
+
+TEST(EndToEndFloor, CountsTheBytesEachVariantReallyMovesAFusedPoolingWritesThePooledOutput) {
+  // course-high at batch 10,000, as the committed H100 run lists it (docs/results/2026-11-26-
+  // end-to-end-peer/bench.json): an unfused variant writes each conv's full output, the TF32 one
+  // its pooled output (12x21x21, then 24x7x7), the whole network the scores.
+  const int batch = 10000;
+  const auto run = [&](const std::string& variant, int64_t written1, int64_t written2) {
+    BenchmarkRun r;
+    r.variant = variant;
+    r.batch = batch;
+    LayerBenchmark conv1, conv2;
+    conv1.problem = testing::courseConv1(batch);
+    conv1.outputElements = written1;
+    conv2.problem = testing::courseConv2(batch);
+    conv2.outputElements = written2;
+    r.layers = {conv1, conv2};
+    return r;
+  };
+  const double input1 = 4.0 * batch * 48 * 48, weights1 = 4.0 * 12 * 49, input2 = 4.0 * batch * 12 * 21 * 21,
+               weights2 = 4.0 * 24 * 12 * 49;
+  const double full = input1 + weights1 + 4.0 * batch * 12 * 42 * 42 + input2 + weights2 + 4.0 * batch * 24 * 15 * 15;
+  const double pooled = input1 + weights1 + 4.0 * batch * 12 * 21 * 21 + input2 + weights2 + 4.0 * batch * 24 * 7 * 7;
+
+  const RunConvBytes unfused =
+      runConvBytes(run("cudnn", int64_t{batch} * 12 * 42 * 42, int64_t{batch} * 24 * 225), 784);
+  EXPECT_DOUBLE_EQ(unfused.bytes, full);
+  EXPECT_EQ(unfused.stages, 2);
+  EXPECT_EQ(unfused.pooledStages, 0);
+  EXPECT_FALSE(unfused.outputsUnknown);
+  EXPECT_DOUBLE_EQ(full, convLayerBytes({testing::courseConv1(1), testing::courseConv2(1)}, batch));
+  const RunConvBytes fused =
+      runConvBytes(run("gpu-tensor-tf32", int64_t{batch} * 12 * 21 * 21, int64_t{batch} * 24 * 7 * 7), 784);
+  EXPECT_DOUBLE_EQ(fused.bytes, pooled);
+  EXPECT_EQ(fused.pooledStages, 2);
+  // At the 2,924 GB/s copy measured on the H100: about 0.19 ms fused, 0.47 ms not.
+  EXPECT_NEAR(endToEndFloorOfBytes(fused.bytes, batch, 784, 0.0, 2924e9).seconds(), 0.1924e-3, 0.0001e-3);
+  EXPECT_NEAR(endToEndFloorOfBytes(unfused.bytes, batch, 784, 0.0, 2924e9).seconds(), 0.4673e-3, 0.0001e-3);
+  // An older file does not say what its stages wrote: their full outputs.
+  const RunConvBytes older = runConvBytes(run("gpu-fused-epilogue", 0, 0), 784);
+  EXPECT_DOUBLE_EQ(older.bytes, full);
+  EXPECT_TRUE(older.outputsUnknown);
+  // One kernel for the whole network reads the 8-bit pictures and writes the scores.
+  bool wholeNetworkKnown = false;
+  for (const ConvVariant& v : convVariants())
+    wholeNetworkKnown = wholeNetworkKnown || (v.id == "gpu-whole-network" && v.runNetwork);
+  if (wholeNetworkKnown) {
+    BenchmarkRun whole = run("gpu-whole-network", int64_t{batch} * 10, 0);
+    whole.layers.resize(1);
+    const RunConvBytes network = runConvBytes(whole, 784);
+    EXPECT_TRUE(network.wholeNetwork);
+    EXPECT_DOUBLE_EQ(network.bytes, batch * 784.0 + weights1 + 4.0 * batch * 10);
+  }
 }
 
 TEST(EndToEndFloor, TheConvLayersComeFromTheRunThatListsTheMost) {

@@ -25,6 +25,7 @@
 #include "app/core/model/layer_titles.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/error.h"
+#include "tests/core/test_support.h"
 
 namespace fs = std::filesystem;
 
@@ -132,7 +133,7 @@ TEST(ExportedModelOnGpu, ReproducesPyTorchsOutputsWithGpuVariants) {
   for (const char* id : {"gpu-baseline", "gpu-fused-epilogue"}) {
     const convscope::ConvVariant& variant = convscope::findConvVariant(id);
     if (const std::string reason = variant.unavailableReason(); !reason.empty())
-      GTEST_SKIP() << id << " cannot run here: " << reason;
+      GPU_TEST_SKIP() << id << " cannot run here: " << reason;
     for (const Fixture& f : fixtures()) {
       SCOPED_TRACE(f.name() + " with " + id);
       const auto model = convscope::loadOnnxModel(f.folder() / "model.onnx");

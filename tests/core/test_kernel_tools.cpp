@@ -24,6 +24,7 @@
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
 #include "gpu/user_kernel_inspect.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {
@@ -32,7 +33,7 @@ const std::filesystem::path kTemplates = std::filesystem::path(CONVSCOPE_SOURCE_
 const std::filesystem::path kKernels = std::filesystem::path(CONVSCOPE_TEST_DATA_DIR) / "kernels";
 
 #define SKIP_WITHOUT_NVRTC() \
-  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GPU_TEST_SKIP() << reason
 
 // ---- ptxas's report
 
@@ -174,6 +175,37 @@ TEST(KernelInfo, TheTemplatesFiguresAndOccupancyForSm90) {
       EXPECT_NE(info.occupancyFrom.find("computed"), std::string::npos);
     }
     EXPECT_EQ(info.occupancy->activeWarps, info.occupancy->blocksPerSm * warps);
+  }
+}
+
+// The compiler's figures (ptxas's report in NVRTC's log) for tiled_conv.cu on sm_90: some
+// registers, and as shared memory exactly its one static array, patch[PATCH_HEIGHT][PATCH_WIDTH]
+// floats of (tile + largest kernel - 1) a side. Compiled twice, as a session compiles a kernel
+// again and again: where a GPU driver is loaded, NVRTC (12.9 on) answers a program it compiled
+// before from the driver's compute cache, without running ptxas, and the log has no report (on an
+// H200 the compiler's figures were then 0 registers and 0 bytes beside the driver's 32 and 1,936).
+// Without a driver, as here, NVRTC caches nothing: this catches a parser or an option that loses
+// the report; the GPU machine, the cache.
+TEST(KernelInfo, EveryCompileForSm90ReportsTheRegistersAndTheStaticSharedArray) {
+  SKIP_WITHOUT_NVRTC();
+  const UserKernelSource source = readUserKernelSource(kTemplates / "tiled_conv.cu");
+  ASSERT_TRUE(source.ok());
+  const int patchHeight = source.launch.tileHeight + source.launch.maxKernel - 1;
+  const int patchWidth = source.launch.tileWidth + source.launch.maxKernel - 1;
+  const int patchBytes = patchHeight * patchWidth * static_cast<int>(sizeof(float));
+  ASSERT_EQ(patchBytes, 22 * 22 * 4) << "the template's macros changed: this test's arithmetic reads them";
+  gpu::UserKernelBuildOptions options;
+  options.architecture = "sm_90";
+  options.ptxasInfo = true;
+  for (int compile = 1; compile <= 2; ++compile) {
+    SCOPED_TRACE("compile " + std::to_string(compile));
+    const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(source, options);
+    ASSERT_TRUE(kernel.ok()) << kernel.errorText();
+    const KernelResources r = parsePtxasReport(kernel.log, kernel.loweredName);
+    EXPECT_TRUE(r.found) << "no ptxas report for " << kernel.loweredName << " in NVRTC's log:\n" << kernel.log;
+    EXPECT_GT(r.registers, 0) << kernel.log;
+    EXPECT_LE(r.registers, 255) << kernel.log;
+    EXPECT_EQ(r.sharedStaticBytes, patchBytes) << kernel.log;
   }
 }
 
@@ -376,8 +408,8 @@ TEST(KernelTimeCommand, ACompileErrorAndANoGpuRunAreWrittenAsTimingResults) {
 
 // ---- the parent's side of a job, with a stand-in for the child (no GPU): what it reads back
 
-// A shell script in the child's place (`PROGRAM kernel run-isolated FILE --json OUT
-// --kernel-output KOUT --outputs FOLDER ...`): it prints `lines` lines as the kernel would, copies
+// A shell script in the child's place (`PROGRAM kernel run-isolated FILE --compiled DIR --secrets
+// SEEDS --json OUT --kernel-output KOUT --outputs FOLDER ...`): it prints `lines` lines as the kernel would, copies
 // the files of `outputFiles` (a folder) into FOLDER as the kernel's raw outputs, writes `result` as
 // its JSON, says `stderrLine` and exits with `exitCode`.
 std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& result, int lines,
@@ -388,9 +420,9 @@ std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& r
   const std::filesystem::path json = dir / (name + ".json"), script = dir / (name + ".sh");
   std::ofstream(json) << result.dump();
   std::ofstream out(script);
-  out << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"$7\"\n";
-  if (!outputFiles.empty()) out << "cp '" << outputFiles.string() << "'/* \"$9\"/\n";
-  out << "cp '" << json.string() << "' \"$5\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  out << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"${11}\"\n";
+  if (!outputFiles.empty()) out << "cp '" << outputFiles.string() << "'/* \"${13}\"/\n";
+  out << "cp '" << json.string() << "' \"$9\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
   out.close();
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   return script;
@@ -424,6 +456,7 @@ UserKernelJob fakeJob(const std::filesystem::path& program) {
   UserKernelJob job;
   job.program = program;
   job.file = "kernels/mine.cu";
+  job.kernel = testing::stubSubmittedKernel("kernels/mine.cu");
   job.seed = 42;
   job.network = false;
   job.timeLimitSeconds = 30;
@@ -585,6 +618,10 @@ nlohmann::json timedLayer(const ConvProblem& p, int layer, int batch, const User
     for (const int64_t position : t.positions)
       t.values.push_back(r < rightUntil ? static_cast<float>(sampledReference(p, t.inputSeed, position).expected)
                                         : unwrittenPoison());
+    // The child's whole-output check: right, or (from rightUntil on) nothing written at all.
+    t.whole = r < rightUntil
+                  ? WholeOutputCheck{true, kUserKernelRelativeTolerance, 0, -1, 0.0f}
+                  : WholeOutputCheck{true, kUserKernelRelativeTolerance, p.outputElements(), 0, unwrittenPoison()};
     repetitions.push_back(t);
   }
   return {{"batch", batch},
@@ -611,14 +648,19 @@ TEST(KernelJob, TheParentJudgesEveryTimedLayerAndNamesTheGpu) {
   q.inChannels = 6;
   q.inHeight = q.inWidth = 12;
   q.outChannels = 16;
-  const DevicePeaks peaks = *devicePeaksFor("NVIDIA H100 80GB HBM3");
-  const double floorP = physicalFloorSeconds(p, peaks), floorQ = physicalFloorSeconds(q, peaks);
+  // The device as the timing child reports it (deviceFiguresToJson): the parent's peaks come from
+  // these figures, not from the GPU's name.
   const nlohmann::json device = {{"name", "NVIDIA H100 80GB HBM3"},
+                                 {"uuid", "GPU-0"},
                                  {"compute_capability", "9.0"},
                                  {"driver", "13.0"},
                                  {"runtime", "13.0"},
+                                 {"sm_count", 132},
                                  {"sm_clock_mhz", 1980},
-                                 {"memory_clock_mhz", 2619}};
+                                 {"memory_clock_mhz", 2619},
+                                 {"memory_bus_width_bits", 5120}};
+  const DevicePeaks peaks = *devicePeaksFromJson(device);
+  const double floorP = physicalFloorSeconds(p, peaks), floorQ = physicalFloorSeconds(q, peaks);
   const auto timing = [&](const nlohmann::json& layers) {
     return nlohmann::json{{"stage", "done"}, {"device", device}, {"timing", {{"layers", layers}, {"samples", 8}}}};
   };

@@ -30,7 +30,7 @@ const std::filesystem::path kTemplates = std::filesystem::path(CONVSCOPE_SOURCE_
 const std::filesystem::path kKernels = std::filesystem::path(CONVSCOPE_TEST_DATA_DIR) / "kernels";
 
 #define SKIP_WITHOUT_NVRTC() \
-  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GPU_TEST_SKIP() << reason
 
 TEST(UserKernelCompile, TheTemplatesCompile) {
   SKIP_WITHOUT_NVRTC();
@@ -114,7 +114,7 @@ TEST(UserKernelIncludes, EveryWayOfNamingAnotherFileIsRefusedOnItsLine) {
       {"#include <stdio.h>\n", "#include <stdio.h>"},
       {"  # /* hidden */ include <stdio.h>\n", "#include <stdio.h>"},
       {"%:include \"/etc/hostname\"\n", "#include \"/etc/hostname\""},     // a digraph for #
-      {"?\?=include \"/etc/hostname\"\n", "#include \"/etc/hostname\""},   // a trigraph for #
+      {"?\?=include \"/etc/hostname\"\n", "trigraph ?\?="},                // a trigraph: refused itself
       {"#inc\\\nlude \"/etc/hostname\"\n", "#include \"/etc/hostname\""},  // a line continued
       {"#define SECRET \"/etc/hostname\"\n#include SECRET\n", "computed name"},
       {"#include_next <mma.h>\n", "#include_next <mma.h>"},
@@ -134,8 +134,9 @@ TEST(UserKernelIncludes, EveryWayOfNamingAnotherFileIsRefusedOnItsLine) {
     EXPECT_EQ(source.refusedIncludes[0].file, "student/mine.cu");
     EXPECT_EQ(source.refusedIncludes[0].line, line);
     EXPECT_NE(source.refusedIncludes[0].message.find(named), std::string::npos) << source.refusedIncludes[0].message;
-    EXPECT_NE(source.refusedIncludes[0].message.find("<mma.h>"), std::string::npos);  // what is allowed
-    EXPECT_FALSE(source.ok());                                                        // also among the problems
+    if (named.find("trigraph") == std::string::npos)  // a trigraph's refusal says what to write instead
+      EXPECT_NE(source.refusedIncludes[0].message.find("<mma.h>"), std::string::npos);  // what is allowed
+    EXPECT_FALSE(source.ok());                                                          // also among the problems
   }
 }
 
@@ -357,6 +358,7 @@ TEST(UserKernelJob, AChildPastTheMemoryLimitIsStoppedAndTheStudentToldWhy) {
   UserKernelJob job;
   job.program = swelling;
   job.file = "students/ada.cu";
+  job.kernel = testing::stubSubmittedKernel("students/ada.cu");
   job.timeLimitSeconds = 60;
   job.memoryLimitBytes = 60'000'000;
   const UserKernelJobResult result = runUserKernelJob(job, {});
@@ -428,7 +430,7 @@ TEST(UserKernelCheckCommand, PrintsCompileErrorsWithFileAndLineAndTheCompilersTe
       << output;
   std::tie(code, output) = kernelCheck(kKernels / "no_such_file.cu");
   EXPECT_EQ(code, 1) << output;
-  EXPECT_NE(output.find("cannot read the kernel file '" + (kKernels / "no_such_file.cu").string() + "'"),
+  EXPECT_NE(output.find((kKernels / "no_such_file.cu").string() + ": cannot open it: No such file or directory"),
             std::string::npos)
       << output;
 }
@@ -438,7 +440,8 @@ TEST(UserKernelCheckCommand, CompilesAndSaysWhyItCannotRunWithoutAGpu) {
   const auto [code, output] = kernelCheck(kTemplates / "tiled_conv.cu");
   if (gpu::userKernelCompilerUnavailableReason().empty()) {
     EXPECT_EQ(code, 0) << output;
-    EXPECT_NE(output.find("compiled for compute_75"), std::string::npos) << output;
+    // Machine code for sm_90 without a GPU too: the verdict is the grading machine's.
+    EXPECT_NE(output.find("compiled for sm_90"), std::string::npos) << output;
     EXPECT_NE(output.find("not checked: cannot run the kernel here"), std::string::npos) << output;
   } else {
     EXPECT_EQ(code, 1) << output;

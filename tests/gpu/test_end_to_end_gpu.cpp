@@ -19,6 +19,8 @@
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/engine.h"
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/tensor_core_path_check.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {
@@ -37,7 +39,7 @@ std::vector<uint8_t> randomBytes(size_t count, unsigned seed) {
 }
 
 TEST(GpuImageBytes, ResizeGivesTheHostsBitsInEveryChunk) {
-  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto device = createGpuDevice();
   struct Case {
     int count, height, width, outHeight, outWidth;
@@ -78,7 +80,7 @@ TEST(GpuImageBytes, ResizeGivesTheHostsBitsInEveryChunk) {
 // until it goes, then runs; a gate nobody opens opens by itself after a second, so a wait for the
 // GPU while it is held is late, not stuck.
 TEST(GpuQueueGate, HoldsTheWorkQueuedAfterItUntilItGoesAndOpensByItselfAfterASecond) {
-  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto device = createGpuDevice();
   const std::vector<float> values = {1.0f, 2.0f, 3.0f, 4.0f};
   const DeviceTensor tensor = device->upload(values.data(), {4});
@@ -118,8 +120,17 @@ class GpuEndToEnd : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (const std::string reason = findConvVariant(GetParam()).unavailableReason(); !reason.empty())
-      GTEST_SKIP() << GetParam() << " cannot run here: " << reason;
+      GPU_TEST_SKIP() << GetParam() << " cannot run here: " << reason;
+    launchesBefore_ = gpu::tensorCoreLaunches();
   }
+  // The tensor-core variants: the path CONVSCOPE_TENSOR_MMA asks for is the one that ran
+  // (course-high's convolutions have stride 1).
+  void TearDown() override {
+    if (!IsSkipped() && !HasFatalFailure()) testing::expectTheAskedTensorCorePathRan(GetParam(), launchesBefore_, true);
+  }
+
+ private:
+  gpu::TensorCoreLaunches launchesBefore_;
 };
 
 // The largest difference between two runs' probabilities: the same input bits through the same
@@ -162,9 +173,14 @@ TEST_P(GpuEndToEnd, RecordedReplayedAndChunkedBatchesGiveInfersProbabilities) {
 // Each stage takes some time, in the plan's order. Their sum is not the step's time: the step is a
 // replayed graph, the instrumented pass brackets each stage with events and is not replayed, so at
 // small batches the stages add up to more than the step (on an H100, gpu-atomics at batch 1: 0.103
-// ms against 0.071), and ctest runs GPU tests side by side, which moves both. What the sum must
-// not do is take in a wait for the GPU behind the gate (which opens by itself after a second) or
-// count the step again: it stays under twice the step and half a millisecond.
+// ms against 0.071). What the sum must not do is take in a wait for the GPU behind the gate (which
+// opens by itself after a second) or count the step again: it stays under twice the step and half
+// a millisecond. Beside another process's kernels each stage also times their work (3.03 ms of
+// stages against a 0.85 ms step at batch 1,000 once, their medians, on an H200 running four test
+// programs), so CTest gives this test the GPU alone (RUN_SERIAL, tests/CMakeLists.txt), and the
+// bound holds for the fastest repetition of each stage and of the step: another process can only
+// add time to a repetition, while a wait behind the gate or the step counted twice would be in
+// every one.
 TEST_P(GpuEndToEnd, EveryStageOfTheBreakdownTakesTimeAndTogetherNoMoreThanTheStep) {
   BenchmarkOptions options;
   options.model = kModels + "/course-high.onnx";
@@ -182,17 +198,19 @@ TEST_P(GpuEndToEnd, EveryStageOfTheBreakdownTakesTimeAndTogetherNoMoreThanTheSte
     EXPECT_EQ(run.endToEndStages[run.endToEndStages.size() - 2].name, "download");
     EXPECT_EQ(run.endToEndStages.back().name, "host: probabilities");
     bool resized = false;
-    double sum = 0.0;
+    double fastest = 0.0, medians = 0.0;
     for (const EndToEndStage& stage : run.endToEndStages) {
       EXPECT_GT(stage.time.median, 0.0) << stage.name;
       resized = resized || stage.name == "resize";
-      sum += stage.time.median;
+      fastest += stage.time.min;
+      medians += stage.time.median;
     }
     const Plan plan = Engine(loadOnnxModel(options.model), GetParam()).plan(run.batch);
     const bool wholeNetwork = plan.stages.size() == 1 && plan.stages.front().wholeNetwork;
     EXPECT_EQ(resized, !wholeNetwork) << "a whole-network kernel resizes as it reads";
-    EXPECT_LE(sum, 2 * run.endToEnd.median + 0.5e-3)
-        << "stages " << sum * 1e3 << " ms, end to end " << run.endToEnd.median * 1e3 << " ms";
+    EXPECT_LE(fastest, 2 * run.endToEnd.min + 0.5e-3)
+        << "fastest stages " << fastest * 1e3 << " ms, fastest step " << run.endToEnd.min * 1e3
+        << " ms (medians: " << medians * 1e3 << " and " << run.endToEnd.median * 1e3 << " ms)";
   }
 }
 

@@ -16,6 +16,8 @@
 #include "app/core/engine/plan.h"
 #include "gpu/kernels/epilogue.h"
 #include "tests/core/model_builder.h"
+#include "tests/core/tensor_core_path_check.h"
+#include "tests/core/test_support.h"
 #include "tests/core/tf32.h"
 
 namespace convscope {
@@ -89,6 +91,8 @@ TEST_P(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const char* activations[] = {"", "Relu", "Tanh", "Sigmoid"};
+  const gpu::TensorCoreLaunches launchesBefore = gpu::tensorCoreLaunches();
+  bool strideOne = false;  // a stride-1 conv ran on the GPU
   for (int trial = 0; trial < 24; ++trial) {
     Chain c{};
     c.channels = pick(1, 4);
@@ -138,6 +142,7 @@ TEST_P(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     const Tensor want = reference.evaluate({{"x", images}}).at("y");
     if (!unavailable.empty()) continue;
 
+    strideOne = strideOne || c.stride == 1;
     Engine gpu(model, kVariant);
     std::vector<ConvLayerTime> times;
     const Tensor fused = gpu.evaluate({{"x", images}}, &times).at("y");
@@ -151,7 +156,9 @@ TEST_P(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     EXPECT_EQ(layers.size(), model->nodes.size());
     EXPECT_LE(relativeError(unfused, want), 1e-5);
   }
-  if (!unavailable.empty()) GTEST_SKIP() << "plans checked; " << kVariant << " cannot run here: " << unavailable;
+  if (!unavailable.empty()) GPU_TEST_SKIP() << "plans checked; " << kVariant << " cannot run here: " << unavailable;
+  // The tensor-core variants: the path CONVSCOPE_TENSOR_MMA asks for is the one that ran.
+  testing::expectTheAskedTensorCorePathRan(variant.id, launchesBefore, strideOne);
 }
 
 // Each ConvEpilogue becomes the typed description with the same bias, activation and pooling.

@@ -11,6 +11,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {
@@ -33,7 +34,7 @@ class GpuEngine : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (const std::string reason = findConvVariant(GetParam()).unavailableReason(); !reason.empty())
-      GTEST_SKIP() << GetParam() << " cannot run here: " << reason;
+      GPU_TEST_SKIP() << GetParam() << " cannot run here: " << reason;
   }
 };
 

@@ -25,6 +25,7 @@
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/error.h"
 #include "tests/core/chain_models.h"
+#include "tests/core/test_support.h"
 
 namespace convscope {
 namespace {
@@ -66,7 +67,7 @@ class WholeNetwork : public ::testing::Test {
  protected:
   void SetUp() override {
     if (const std::string reason = findConvVariant(kWholeNetwork).unavailableReason(); !reason.empty())
-      GTEST_SKIP() << kWholeNetwork << " cannot run here: " << reason;
+      GPU_TEST_SKIP() << kWholeNetwork << " cannot run here: " << reason;
   }
 };
 

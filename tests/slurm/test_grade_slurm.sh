@@ -2,7 +2,8 @@
 # convscope-cli grade through a real Slurm cluster (scripts/slurm-local.sh): a made-up class
 # (scripts/make-class.sh, plus a stray file and a folder with two .cu files) graded locally and
 # with --slurm --wait (an array job throttled to 2 tasks, a merge job afterok) must give the same
-# leaderboard: the same ids, statuses and order, one task log per submission named %A_%a.
+# leaderboard: the same ids, statuses and order, one task log per submission named %A_%a, and a
+# seed of its own for each task.
 # Fails with the reason where Slurm cannot start. Usage: test_grade_slurm.sh CONVSCOPE_CLI
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -24,7 +25,9 @@ cp "$repo/examples/kernels/naive_conv.cu" "$repo/examples/kernels/tiled_conv.cu"
 
 "$repo/scripts/slurm-local.sh" start
 eval "$("$repo/scripts/slurm-local.sh" env)"
-"$cli" grade "$work/class" --out "$work/slurm" --slurm --max-parallel 2 --wait --wait-timeout 150
+# This cluster has no GPUs (no GRES): --gres none, else every task would ask for one (the default,
+# gpu:1) and wait forever for a node that has it.
+"$cli" grade "$work/class" --out "$work/slurm" --slurm --gres none --max-parallel 2 --wait --wait-timeout 150
 
 # Ranking order as "rank id status" lines; the two must agree line for line.
 # python3 reads the JSON: it is among scripts/install-deps.sh's packages (jq is not).
@@ -46,4 +49,9 @@ array=$(find "$work/slurm/slurm/logs" -name 'grade_*' -printf '%f\n' | sed -nE '
 [ "$(echo "$array" | wc -l)" -eq 1 ] || fail "task logs of more than one array job: $array"
 logs=$(find "$work/slurm/slurm/logs" -name 'grade_*' -printf '%f\n' | grep -cE "^grade_${array}_[0-7]\.out$")
 [ "$logs" -eq 8 ] || fail "$logs task logs named grade_%A_%a.out, not 8"
+# Each task drew its own seed: 8 different ones, none on the scripts' command lines.
+seeds="$(python3 -c 'import glob, json, sys
+print(len({json.load(open(f))["seed"] for f in glob.glob(sys.argv[1] + "/submissions/*.json")}))' "$work/slurm")"
+[ "$seeds" -eq 8 ] || fail "the 8 submissions were graded with $seeds different seeds, not 8"
+! grep -q -- "--seed" "$work/slurm/slurm/grade-array.sbatch" || fail "a seed is on the array task's command line"
 echo "1 passed, 0 failed"

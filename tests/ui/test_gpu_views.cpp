@@ -22,6 +22,7 @@
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/chart_style.h"
 #include "ui/charts/roofline_chart.h"
+#include "ui/charts/roofline_points.h"
 #include "ui/charts/speedup_staircase.h"
 #include "ui/gpumap/gpu_mapping_panel.h"
 #include "ui/gpumap/gpu_mapping_view.h"
@@ -182,6 +183,21 @@ TEST(Roofline, PointsAreTheJsonsLayersAtTheirIntensityAndFlopRate) {
   struct Expected {
     double intensity, gflops, timesFloor;
   };
+  // The roofs, from the GPU figures the file records (its "device_figures"), worked out here:
+  // memory 2619 MHz x 2 (double data rate) x 5120 bits / 8 = 3352.32 GB/s, more than the copy the
+  // file records (so it is the roof); FP32 132 SMs x 1980 MHz x 128 lanes x 2 = 66.90816 TFLOP/s;
+  // dense TF32 132 SMs x 1980 MHz x 2048 FLOPs per SM per clock (Hopper) = 535.26528 TFLOP/s.
+  const QJsonObject figures = json["device_figures"].toObject();
+  ASSERT_EQ(figures["memory_clock_mhz"].toInt(), 2619);
+  ASSERT_EQ(figures["memory_bus_width_bits"].toInt(), 5120);
+  ASSERT_EQ(figures["sm_count"].toInt(), 132);
+  ASSERT_EQ(figures["sm_clock_mhz"].toInt(), 1980);
+  ASSERT_EQ(figures["compute_capability"].toString(), "9.0");
+  const double bandwidth = std::max(2619e6 * 2 * 5120 / 8, figures["copy_bytes_per_second"].toDouble());
+  EXPECT_EQ(bandwidth, 3.35232e12);
+  const double fp32Peak = 132 * 1980e6 * 128 * 2, tf32Peak = 132 * 1980e6 * 2048;
+  EXPECT_NEAR(fp32Peak, 66.90816e12, 1.0);
+  EXPECT_NEAR(tf32Peak, 535.26528e12, 1.0);
   std::map<std::pair<std::string, std::string>, Expected> expected;  // (variant, node)
   for (const QJsonValue run : json["runs"].toArray()) {
     if (run["batch"].toInt() != largest) continue;
@@ -202,8 +218,8 @@ TEST(Roofline, PointsAreTheJsonsLayersAtTheirIntensityAndFlopRate) {
       // The unroll step writes its unrolled matrix (C*K*K x N*H*W) and reads it back.
       const double scratch = ran == "gpu-unroll-gemm" ? 2.0 * 4.0 * c * k * n * outPixels : 0.0;
       const double flops = p["flops"].toDouble();
-      const double peak = arithmetic == "TF32" ? 494.7e12 : arithmetic == "3xTF32" ? 494.7e12 / 3 : 66.9e12;
-      const double floor = std::max(compulsory / 2924e9, flops / peak);
+      const double peak = arithmetic == "TF32" ? tf32Peak : arithmetic == "3xTF32" ? tf32Peak / 3 : fp32Peak;
+      const double floor = std::max(compulsory / bandwidth, flops / peak);
       expected[{ran, layer["node"].toString().toStdString()}] = {flops / (compulsory + scratch), flops / median / 1e9,
                                                                  median / floor};
     }
@@ -221,6 +237,10 @@ TEST(Roofline, PointsAreTheJsonsLayersAtTheirIntensityAndFlopRate) {
     EXPECT_EQ(p.batch, largest);
   }
   EXPECT_EQ(chart->roofCount(), 2) << "the H100's FP32 and TF32 roofs";
+  // Where the roofs come from is said: the file's figures, not this machine's GPU.
+  const ui::DeviceCeilings ceilings = ui::ceilingsFor(readBenchmarkJson(kH100Bench.toStdString()));
+  EXPECT_EQ(ceilings.bytesPerSecond, bandwidth);
+  EXPECT_TRUE(ceilings.source.contains("device_figures")) << ceilings.source.toStdString();
 
   // Clicking a point selects that point and says what it is, with its × of floor.
   const int index = 3;
@@ -246,6 +266,7 @@ TEST(Roofline, SeveralMachinesOverlayEachNamedInTheLegend) {
   auto h100 = std::make_shared<BenchmarkReport>(readBenchmarkJson(kH100Bench.toStdString()));
   auto cpu = std::make_shared<BenchmarkReport>(*h100);
   cpu->device = "CPU only";
+  cpu->deviceFigures.reset();  // a CPU-only run records no GPU figures
   cpu->host = "Test CPU, 2 threads";
   cpu->runs.resize(3);
   for (BenchmarkRun& run : cpu->runs)

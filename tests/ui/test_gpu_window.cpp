@@ -23,9 +23,9 @@
 namespace convscope::testing {
 namespace {
 
-// A macro, not a function: GTEST_SKIP() returns from the function it is written in.
+// A macro, not a function: GPU_TEST_SKIP() returns from the function it is written in.
 #define REQUIRE_GPU() \
-  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU here: " << gpuInfo().unusableReason
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU here: " << gpuInfo().unusableReason
 
 std::vector<std::string> gpuVariants() {
   std::vector<std::string> ids;

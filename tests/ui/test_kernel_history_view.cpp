@@ -55,7 +55,7 @@ int drawnPoints(const ui::KernelHistoryChart& chart) {
 }
 
 TEST(KernelHistoryPane, EachSaveThatCompilesIsAVersionAndTwoChosenShowTheChangedLine) {
-  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason;
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GPU_TEST_SKIP() << reason;
   auto window = openWindow();
   window->userKernel()->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
   QTemporaryDir dir;
@@ -116,7 +116,7 @@ TEST(KernelHistoryPane, EachSaveThatCompilesIsAVersionAndTwoChosenShowTheChanged
 // reported: passed, and the op time the timing step's report gives (summed here from its layers),
 // and the SASS where nvdisasm is found.
 TEST(KernelHistoryPane, GpuAVersionHoldsItsCheckAndTheTimingStepsOpTime) {
-  if (!gpuInfo().usable) GTEST_SKIP() << "no usable GPU: " << gpuInfo().unusableReason;
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no usable GPU: " << gpuInfo().unusableReason;
   auto window = openWindow();
   ui::UserKernelPanel* panel = window->userKernel();
   panel->pipeline()->setProgram(CONVSCOPE_CLI_PATH);

@@ -35,7 +35,7 @@ TEST(Profile, ACpuVariantGetsAnExplanationInsteadOfAnEmptyTable) {
 }
 
 TEST(Profile, AGpuVariantFillsTheKernelTable) {
-  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto window = openWindow();
   ASSERT_TRUE(window->selectVariant("gpu-baseline"));
   ui::ProfilePanel* profile = window->profile();

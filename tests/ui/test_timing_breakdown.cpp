@@ -19,6 +19,7 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/util/error.h"
 #include "tests/core/course_layers.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/benchmark_series.h"
@@ -57,10 +58,26 @@ double stageSeconds(size_t v, size_t k) {
   return 1e-6 * static_cast<double>((v % 5) + 1) * static_cast<double>(k + 2);
 }
 
+// The figures an H100 80GB HBM3's driver reports, as a benchmark run there records them: memory
+// 2619 MHz x 2 x 5120 bits / 8 = 3352.32 GB/s, more than the copy measured (2924 GB/s).
+DeviceFigures h100Figures() {
+  DeviceFigures f;
+  f.name = kDevice;
+  f.computeMajor = 9;
+  f.multiprocessors = 132;
+  f.smClockMHz = 1980;
+  f.memoryClockMHz = 2619;
+  f.memoryBusWidthBits = 5120;
+  f.copyBytesPerSecond = 2924e9;
+  return f;
+}
+constexpr double kH100Bandwidth = 3.35232e12;
+
 BenchmarkReport fixture() {
   BenchmarkReport report;
   report.model = "course-high";
   report.device = kDevice;
+  report.deviceFigures = h100Figures();  // the floor's bandwidth, wherever the test runs
   report.date = "2026-11-26T00:00:00Z";
   report.repeats = 5;
   std::vector<std::string> variants = gpuVariants();
@@ -218,11 +235,15 @@ TEST(TimingBreakdown, OneStackedBarPerVariantAsLongAsTheJsonSaysWithThePeerBesid
     }
   }
 
-  // The floor: the larger of the upload (1000 pictures of 784 bytes at the peer's pinned 54.8 GB/s)
-  // and the conv bytes (worked out by hand) at its 2924 GB/s copy bandwidth.
+  // The floor: the least of the variants' floors, each the larger of the upload (1000 pictures of
+  // 784 bytes at the peer's pinned 54.8 GB/s) and its conv stages' bytes over the memory bandwidth:
+  // the larger of the driver's figure the file records (3352.32 GB/s) and the peer's 2924 GB/s
+  // copy. This file's stages do not say what they wrote, so every variant counts each conv's
+  // full output (worked out by hand): they all have the same floor.
+  EXPECT_EQ(2619e6 * 2 * 5120 / 8, kH100Bandwidth);
   const double convBytes = 4.0 * (kBatch * (48.0 * 48 + 12.0 * 42 * 42) + 12 * 49) +
                            4.0 * (kBatch * (12.0 * 21 * 21 + 24.0 * 15 * 15) + 24 * 12 * 49);
-  const double floorMs = std::max(kBatch * 784.0 / 54.8e9, convBytes / 2924e9) * 1e3;
+  const double floorMs = std::max(kBatch * 784.0 / 54.8e9, convBytes / std::max(kH100Bandwidth, 2924e9)) * 1e3;
   EXPECT_NEAR(chart->floorMilliseconds(), floorMs, 1e-12);
   ASSERT_NE(chart->floorLine(), nullptr);
   EXPECT_NEAR(chart->floorLine()->point1->coords().x(), floorMs, 1e-12);
@@ -290,14 +311,16 @@ TEST(TimingBreakdown, AnOlderFileShowsConvOpTimesAndTheRestAsOtherAndSaysSo) {
   EXPECT_NEAR(valueAt(chart->stageBars("/0/Conv"), 1.0), run->layers[0].opTime.median * 1e3, 1e-12);
   const double other = run->endToEnd.median - run->layers[0].opTime.median - run->layers[1].opTime.median;
   EXPECT_NEAR(valueAt(chart->stageBars("other"), 1.0), other * 1e3, 1e-12);
-  // Without the peer's pinned bandwidth the floor is the conv bytes' at the roofline's bandwidth,
-  // and its tooltip says the upload's part is unknown.
-  EXPECT_GT(chart->floorMilliseconds(), 0.0);
+  // Without the peer's pinned bandwidth the floor is the conv bytes' at the bandwidth of the GPU
+  // figures the file records, and its tooltip says the upload's part is unknown.
+  const double convBytes = 4.0 * (kBatch * (48.0 * 48 + 12.0 * 42 * 42) + 12 * 49) +
+                           4.0 * (kBatch * (12.0 * 21 * 21 + 24.0 * 15 * 15) + 24 * 12 * 49);
+  EXPECT_NEAR(chart->floorMilliseconds(), convBytes / kH100Bandwidth * 1e3, 1e-12);
   EXPECT_TRUE(chart->floorToolTip().contains("unknown")) << chart->floorToolTip().toStdString();
 }
 
 // The committed H100 run (written before the stages were measured) with its peer beside it.
-TEST(TimingBreakdown, TheCommittedH100RunOpensWithItsPeerAndItsFloorIsTheScriptsFloor) {
+TEST(TimingBreakdown, TheCommittedH100RunOpensWithItsPeerAndItsFloorIsTheLeastVariantFloor) {
   auto window = openWindow();
   const QString folder = QString(CONVSCOPE_SOURCE_DIR) + "/docs/results/2026-11-26-end-to-end-peer";
   ASSERT_TRUE(window->openBenchmark(folder + "/bench.json")) << window->lastError().toStdString();
@@ -312,13 +335,62 @@ TEST(TimingBreakdown, TheCommittedH100RunOpensWithItsPeerAndItsFloorIsTheScripts
   EXPECT_NEAR(valueAt(chart->peerBars(), static_cast<double>(chart->rows().size())),
               peer["peer_host_ms"]["compiled_graph_fp32"]["10000"].get<double>(), 1e-12);
   EXPECT_TRUE(chart->noteText().contains("no stage timings")) << chart->noteText().toStdString();
-  const double convBytes = 4.0 * (10000 * (48.0 * 48 + 12.0 * 42 * 42) + 12 * 49) +
+  // The floor: the least of the GPU variants' floors, each the larger of the upload (10,000
+  // pictures of 784 bytes over the peer's pinned bandwidth) and the bytes its conv stages move over
+  // the memory bandwidth -- the larger of the driver's figure the file records (2619 MHz x 2 x
+  // 5120 bits / 8) and the copy the peer measured in the same call. Three kinds of variant, their
+  // bytes worked out by hand (4-byte floats; course-high: conv1 1x48x48 -> 12x42x42, pooled
+  // 12x21x21; conv2 12x21x21 -> 24x15x15, pooled 24x7x7; 7x7 kernels; 10 classes):
+  const nlohmann::json bench = nlohmann::json::parse(std::ifstream((folder + "/bench.json").toStdString()));
+  const nlohmann::json& figures = bench.at("device_figures");
+  ASSERT_EQ(figures.at("memory_clock_mhz"), 2619);
+  ASSERT_EQ(figures.at("memory_bus_width_bits"), 5120);
+  const double bandwidth = std::max(2619e6 * 2 * 5120 / 8, peer["copy_gbytes_per_s"].get<double>() * 1e9);
+  EXPECT_EQ(bandwidth, 3.35232e12) << "the driver's figure is more than the copy measured";
+  const double upload = 10000 * 784.0 / (peer["pinned_h2d_gbytes_per_s"].get<double>() * 1e9);
+  // each conv its own kernel, writing its full output (cudnn, gpu-restrict-unroll, ...);
+  const double fullBytes = 4.0 * (10000 * (48.0 * 48 + 12.0 * 42 * 42) + 12 * 49) +
                            4.0 * (10000 * (12.0 * 21 * 21 + 24.0 * 15 * 15) + 24 * 12 * 49);
-  const double floorMs = std::max(10000 * 784.0 / (peer["pinned_h2d_gbytes_per_s"].get<double>() * 1e9),
-                                  convBytes / (peer["copy_gbytes_per_s"].get<double>() * 1e9)) *
-                         1e3;
-  EXPECT_NEAR(chart->floorMilliseconds(), floorMs, 1e-9);
+  // tanh and max-pooling fused into each conv: the pooled output written (gpu-tensor-tf32, ...);
+  const double pooledBytes = 4.0 * (10000 * (48.0 * 48 + 12.0 * 21 * 21) + 12 * 49) +
+                             4.0 * (10000 * (12.0 * 21 * 21 + 24.0 * 7 * 7) + 24 * 12 * 49);
+  // the whole network in one kernel: the 8-bit pictures read, conv1's weights read, the scores written.
+  const double wholeNetworkBytes = 10000 * 784.0 + 4.0 * (12 * 49 + 10000 * 10);
+  const auto floorOf = [&](double bytes) { return std::max(upload, bytes / bandwidth); };
+  EXPECT_LT(floorOf(wholeNetworkBytes), floorOf(pooledBytes));
+  EXPECT_LT(floorOf(pooledBytes), floorOf(fullBytes));
+  EXPECT_EQ(floorOf(wholeNetworkBytes), upload) << "below the upload, the whole-network kernel's bytes";
+  EXPECT_NEAR(chart->floorMilliseconds(), floorOf(wholeNetworkBytes) * 1e3, 1e-9);
+  EXPECT_TRUE(chart->floorToolTip().contains(ui::variantDisplayName("gpu-whole-network")))
+      << chart->floorToolTip().toStdString();
   window->grab().save("/tmp/timing-breakdown-h100-file.png");
+}
+
+// The floor's bandwidth comes from the GPU figures the file carries: written, read back the same;
+// absent (an older file) read as none; malformed, refused naming the file and the field.
+TEST(TimingBreakdown, TheFileCarriesItsGpusFiguresAndAMalformedOneIsRefusedByName) {
+  QTemporaryDir dir;
+  const std::string path = writeFiles(dir, fixture(), false).toStdString();
+  const BenchmarkReport back = readBenchmarkJson(path);
+  ASSERT_TRUE(back.deviceFigures.has_value());
+  EXPECT_EQ(deviceFiguresToJson(*back.deviceFigures), deviceFiguresToJson(h100Figures()));
+
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
+  ASSERT_TRUE(j.contains("device_figures"));
+  j.erase("device_figures");
+  std::ofstream(path) << j.dump();
+  EXPECT_FALSE(readBenchmarkJson(path).deviceFigures.has_value());
+
+  j["device_figures"] = deviceFiguresToJson(h100Figures());
+  j["device_figures"]["sm_count"] = "many";
+  std::ofstream(path) << j.dump();
+  try {
+    readBenchmarkJson(path);
+    ADD_FAILURE() << "a malformed sm_count was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("device_figures.sm_count"), std::string::npos) << e.what();
+  }
 }
 
 TEST(TimingBreakdown, APeerOfAnotherDeviceIsRefusedNamingTheFile) {

@@ -71,7 +71,7 @@ TEST(UserKernelPanel, OpeningAKernelCompilesItAndSaysWhyItCannotRunHere) {
     EXPECT_TRUE(selectorEntry(*window, "user-my_conv").first.isEmpty());
     return;
   }
-  EXPECT_EQ(compile, QString("Compile: ✔ compiled for compute_75 · block 16×16 · tile 16×16"));
+  EXPECT_EQ(compile, QString("Compile: ✔ compiled for sm_90 · block 16×16 · tile 16×16"));
   const QString why = QString::fromStdString(gpuInfo().unusableReason);
   EXPECT_EQ(panel->stepText(ui::KernelStep::Check), "Check: not run cannot run the kernel here: " + why);
   EXPECT_EQ(panel->stepText(ui::KernelStep::Time), "Timing: not run cannot run the kernel here: " + why);
@@ -91,7 +91,7 @@ TEST(UserKernelPanel, OpeningAKernelCompilesItAndSaysWhyItCannotRunHere) {
 }
 
 TEST(UserKernelPanel, ASyntaxErrorShowsItsLineAndASaveRecompiles) {
-  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason;
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GPU_TEST_SKIP() << reason;
   auto window = windowWithKernelPanel();
   QTemporaryDir dir;
   const QString file = writeFile(dir, "mine.cu", contentsOf(kKernels + "syntax_error.cu"));
@@ -175,7 +175,7 @@ TEST(UserKernelEditor, NewFromTemplateAsksWhereWritesTheCopyAndOpensIt) {
 }
 
 TEST(UserKernelEditor, TypingThenCtrlSSavesTheFileAndMarksTheErrorOnItsLine) {
-  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GTEST_SKIP() << reason;
+  if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GPU_TEST_SKIP() << reason;
   KernelInEditor k;
   EXPECT_TRUE(k.panel->stepText(ui::KernelStep::Compile).contains("✔")) << k.panel->detailsText().toStdString();
   EXPECT_EQ(k.panel->diagnosticsList()->count(), 0);
@@ -399,7 +399,7 @@ TEST(UserKernelEditor, ClosingTheWindowWithUnsavedEditsAsks) {
 }
 
 TEST(UserKernelPanel, GpuChecksTimesAndContainsAFault) {
-  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto window = windowWithKernelPanel();
   ui::UserKernelPanel* panel = window->userKernel();
   QTemporaryDir dir;
@@ -434,7 +434,7 @@ TEST(UserKernelPanel, GpuChecksTimesAndContainsAFault) {
 // Wrong kernels on the GPU: each fails its check and the tab draws where. With
 // CONVSCOPE_SCREENSHOT_DIR set, the tab of each is written there (your-kernel-<name>.png).
 TEST(UserKernelPanel, GpuWrongKernelsShowTheirPattern) {
-  if (!gpuInfo().usable) GTEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
+  if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto window = windowWithKernelPanel();
   window->resize(1280, 800);
   ui::UserKernelPanel* panel = window->userKernel();

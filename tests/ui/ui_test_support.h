@@ -1,5 +1,6 @@
 // Helpers of the GUI tests: waiting for the window's background work, what the engine itself
-// says about a test image, temporary files, and looking at rendered pictures.
+// says about a test image, temporary files, and looking at rendered pictures. GPU tests skip with
+// GPU_TEST_SKIP() (tests/core/test_support.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +19,7 @@
 #include "app/core/data/image_set.h"
 #include "app/core/engine/engine.h"
 #include "app/gui/main_window.h"
+#include "tests/core/test_support.h"  // GPU_TEST_SKIP
 #include "ui/inference/inference_controller.h"
 
 namespace convscope::testing {

@@ -256,35 +256,87 @@ void EndToEndBreakdownChart::rebuild() {
     }
   }
 
-  // The floor: the larger of the upload and the conv layers' bytes (end_to_end_breakdown.h).
-  const std::vector<ConvProblem> layers = convLayerShapes(*report_);
-  const DeviceCeilings ceilings = ceilingsFor(report_->device);
-  const bool peerCopy = peer_ && peer_->copyBytesPerSecond > 0.0;
-  const double memory = peerCopy ? peer_->copyBytesPerSecond : ceilings.bytesPerSecond;
+  // The floor of each GPU variant drawn: the larger of the upload and the bytes its conv stages
+  // really move (end_to_end_breakdown.h: a fused pooling writes the pooled output, one kernel for
+  // the whole network reads the pictures and writes the scores) over the memory bandwidth. The
+  // line is the least of them: no step drawn here can take less. Its tooltip says which bytes.
+  const DeviceCeilings ceilings = ceilingsFor(*report_);
+  const double peerCopy = peer_ ? peer_->copyBytesPerSecond : 0.0;
+  // A ceiling: the device's peak (its driver's figures), or the copy measured in the same call
+  // where that is more (or the device's figures are not known here).
+  const double memory = std::max(peerCopy, ceilings.bytesPerSecond);
   const double pinned = peer_ ? peer_->pinnedBytesPerSecond : 0.0;
-  if (!layers.empty() && memory > 0.0) {
-    const EndToEndFloor floor = endToEndFloor(layers, batch_, kEndToEndPictureBytes, pinned, memory);
-    floorMs_ = floor.seconds() * 1e3;
+  struct VariantFloor {
+    std::string variant;
+    RunConvBytes bytes;
+    EndToEndFloor floor;
+  };
+  std::vector<VariantFloor> floors;
+  bool anyGpu = false;
+  for (const auto& [variant, breakdown] : drawn) anyGpu = anyGpu || !runsOnCpu(variant);
+  for (const auto& [variant, breakdown] : drawn) {
+    const BenchmarkRun* run = findRun(*report_, variant, batch_);
+    if (!run || run->layers.empty() || (anyGpu && runsOnCpu(variant))) continue;
+    const RunConvBytes bytes = runConvBytes(*run, kEndToEndPictureBytes);
+    floors.push_back(
+        {variant, bytes, endToEndFloorOfBytes(bytes.bytes, batch_, kEndToEndPictureBytes, pinned, memory)});
+  }
+  const auto least = std::min_element(floors.begin(), floors.end(), [](const VariantFloor& a, const VariantFloor& b) {
+    return a.floor.seconds() < b.floor.seconds();
+  });
+  if (least != floors.end() && memory > 0.0) {
+    floorMs_ = least->floor.seconds() * 1e3;
     const QString upload =
         pinned > 0.0 ? tr("the upload: %1 pictures of %2 bytes over the pinned host-to-device bandwidth "
                           "(%3 GB/s, measured by the PyTorch peer's script in the same call) = %4")
                            .arg(batch_)
                            .arg(kEndToEndPictureBytes)
                            .arg(pinned / 1e9, 0, 'f', 1)
-                           .arg(milliseconds(floor.uploadSeconds * 1e3))
+                           .arg(milliseconds(least->floor.uploadSeconds * 1e3))
                      : tr("the upload: unknown here (the pinned bandwidth is measured by the PyTorch peer's script: "
                           "open its pytorch.json)");
+    // The variants that move the same bytes, together: what their conv stages read and wrote.
+    const auto whichBytes = [this](const RunConvBytes& b) {
+      if (b.wholeNetwork)
+        return tr(
+            "the 8-bit pictures read, the first conv's weights read, the scores written; the rest stays on "
+            "the chip");
+      if (b.pooledStages == b.stages)
+        return tr("each conv's input and weights read, its pooled output written (the pooling is fused)");
+      if (b.pooledStages > 0)
+        return tr("each conv's input and weights read; %1 of %2 convs write their pooled output (fused pooling), "
+                  "the others their full output")
+            .arg(b.pooledStages)
+            .arg(b.stages);
+      if (b.outputsUnknown)
+        return tr(
+            "each conv's input and weights read, its full output written (the file does not say what the "
+            "stages wrote)");
+      return tr("each conv's input and weights read, its full output written");
+    };
+    std::vector<std::pair<QString, QStringList>> groups;  // "N MB (which bytes) = T", the variants
+    for (const VariantFloor& f : floors) {
+      const QString line = tr("%1 MB (%2) = %3")
+                               .arg(f.bytes.bytes / 1e6, 0, 'f', 2)
+                               .arg(whichBytes(f.bytes))
+                               .arg(milliseconds(f.floor.convBytesSeconds * 1e3));
+      auto at = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == line; });
+      if (at == groups.end()) at = groups.insert(groups.end(), {line, {}});
+      at->second << variantDisplayName(f.variant);
+    }
+    QStringList bytesLines;
+    for (const auto& [line, variants] : groups) bytesLines << tr("  – %1: %2").arg(variants.join(", "), line);
     const QString bytes =
-        tr("the conv bytes: every conv layer's input read, weights read and output written once (%1 MB) over the "
-           "memory bandwidth (%2 GB/s, %3) = %4")
-            .arg(convLayerBytes(layers, batch_) / 1e6, 0, 'f', 2)
+        tr("the bytes each variant's conv stages move (4-byte floats) over the memory bandwidth "
+           "(%1 GB/s, %2):\n%3")
             .arg(memory / 1e9, 0, 'f', 0)
-            .arg(peerCopy ? tr("device-to-device copy measured in the same call") : ceilings.source)
-            .arg(milliseconds(floor.convBytesSeconds * 1e3));
-    floorToolTip_ = tr("The end-to-end floor at batch %1: %2, the larger of\n· %3\n· %4\nThe upload overlaps the "
-                       "compute, so the floor is the larger, not their sum: no step can take less.")
+            .arg(memory == peerCopy ? tr("device-to-device copy measured in the same call") : ceilings.source)
+            .arg(bytesLines.join('\n'));
+    floorToolTip_ = tr("The end-to-end floor at batch %1: %2, the least of the variants' floors (%3's), each the "
+                       "larger of\n· %4\n· %5\nThe upload overlaps the compute, so a floor is the larger, not their "
+                       "sum: no step drawn here can take less.")
                         .arg(batch_)
-                        .arg(milliseconds(floorMs_), upload, bytes);
+                        .arg(milliseconds(floorMs_), variantDisplayName(least->variant), upload, bytes);
     floorLine_ = new QCPItemStraightLine(this);
     floorLine_->point1->setCoords(floorMs_, 0.0);
     floorLine_->point2->setCoords(floorMs_, 1.0);
@@ -297,7 +349,9 @@ void EndToEndBreakdownChart::rebuild() {
     floorLabel_->setColor(QColor(0xc0392b));
     longest = std::max(longest, floorMs_);
   } else {
-    noteParts_ << tr("no floor: this device's memory bandwidth is not known");
+    noteParts_ << (memory > 0.0 ? tr("no floor: no variant drawn lists its conv layers")
+                                : tr("no floor: this device's memory bandwidth is not known here (not this "
+                                     "machine's GPU, and no copy measured in the same call)"));
   }
 
   // What the bars are, and what they cannot say.

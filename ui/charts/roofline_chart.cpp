@@ -150,7 +150,7 @@ void RooflineChart::rebuild() {
   QStringList batches;
   for (size_t m = 0; m < machines_.size(); ++m) {
     const BenchmarkReport& report = *machines_[m].report;
-    const DeviceCeilings ceilings = ceilingsFor(report.device);
+    const DeviceCeilings ceilings = ceilingsFor(report);
     const int batch = batchFor(report);
     batches << QString::number(batch);
     for (const RooflinePoint& point : rooflinePoints(report, ceilings, batch)) {
@@ -194,9 +194,9 @@ void RooflineChart::rebuild() {
   const double right = std::pow(10.0, std::ceil(std::log10(highI * 2.0)));
   // The roofs: bandwidth × intensity up to each peak, named by machine where several have them.
   int machinesWithRoofs = 0;
-  for (const RooflineMachine& machine : machines_) machinesWithRoofs += ceilingsFor(machine.report->device).known();
+  for (const RooflineMachine& machine : machines_) machinesWithRoofs += ceilingsFor(*machine.report).known();
   for (size_t m = 0; m < machines_.size(); ++m) {
-    const DeviceCeilings ceilings = ceilingsFor(machines_[m].report->device);
+    const DeviceCeilings ceilings = ceilingsFor(*machines_[m].report);
     if (!ceilings.known()) continue;
     const std::pair<double, QString> peaks[] = {{ceilings.fp32FlopsPerSecond, tr("FP32")},
                                                 {ceilings.tf32FlopsPerSecond, tr("TF32")}};

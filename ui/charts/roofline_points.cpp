@@ -6,22 +6,45 @@
 
 namespace convscope::ui {
 
+DeviceCeilings ceilingsOf(const DeviceFigures& figures) {
+  DeviceCeilings c;
+  c.device = QString::fromStdString(figures.name);
+  const std::optional<DevicePeaks> peaks = devicePeaksOf(figures);
+  if (!peaks) {
+    c.source = QStringLiteral("no figures known for this device: points only");
+    return c;
+  }
+  c.bytesPerSecond = peaks->bytesPerSecond;
+  c.copyBytesPerSecond = peaks->copyBytesPerSecond;
+  c.fp32FlopsPerSecond = peaks->fp32FlopsPerSecond;
+  c.tf32FlopsPerSecond = peaks->tf32FlopsPerSecond;
+  c.source = QString::fromStdString(peaks->source);
+  return c;
+}
+
 DeviceCeilings ceilingsFor(const std::string& device) {
+  if (!device.empty() && gpuInfo().usable && gpuInfo().name == device) {
+    DeviceCeilings c = ceilingsOf(localDeviceFigures());
+    if (c.known()) c.source = QStringLiteral("this machine's GPU, ") + c.source;
+    return c;
+  }
   DeviceCeilings c;
   c.device = QString::fromStdString(device);
-  // docs/performance.md: copy bandwidth measured by scripts/device.sh on the lent H100; FLOP
-  // peaks from the datasheet (132 SMs x 128 FP32 lanes x 2 x 1.98 GHz; TF32 dense).
-  if (device.find("H100") != std::string::npos) {
-    c.bytesPerSecond = 2924e9;
-    c.fp32FlopsPerSecond = 66.9e12;
-    c.tf32FlopsPerSecond = 494.7e12;
-    c.source = QStringLiteral(
-        "copy bandwidth measured on the lent H100, FLOP peaks from the datasheet "
-        "(docs/performance.md)");
-  } else {
-    c.source = QStringLiteral("no ceilings known for this device: points only");
-  }
+  c.source = QStringLiteral("no ceilings known for this device (not this machine's GPU): points only");
   return c;
+}
+
+DeviceCeilings ceilingsFor(const BenchmarkReport& report) {
+  // The figures the file recorded are those of the GPU it was measured on, wherever it is opened.
+  if (report.deviceFigures) {
+    DeviceCeilings c = ceilingsOf(*report.deviceFigures);
+    if (c.device.isEmpty()) c.device = QString::fromStdString(report.device);
+    if (c.bytesPerSecond > 0.0 || c.fp32FlopsPerSecond > 0.0) {
+      c.source = QStringLiteral("roofs from the benchmark file's device_figures, ") + c.source;
+      return c;
+    }
+  }
+  return ceilingsFor(report.device);
 }
 
 double peakFlopsFor(const std::string& variant, const DeviceCeilings& ceilings) {

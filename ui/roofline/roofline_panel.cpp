@@ -130,7 +130,7 @@ void RooflinePanel::refresh() {
     for (const Source& other : sources_) same += machineName(*other.report) == label;
     if (same > 1) label += QStringLiteral(" (%1)").arg(s.origin);  // two files of one machine
     machines.push_back({s.report, label});
-    const DeviceCeilings ceilings = ceilingsFor(s.report->device);
+    const DeviceCeilings ceilings = ceilingsFor(*s.report);
     lines << tr("%1: %2, %3 runs; %4").arg(s.origin, label).arg(s.report->runs.size()).arg(ceilings.source);
   }
   machines_->setText(lines.isEmpty() ? tr("No benchmark open: open one or more JSON files, or a sweep's in the "

@@ -91,6 +91,35 @@ std::vector<EndToEndStage> stagesFromJson(const json& list) {
   return stages;
 }
 
+// "device_figures" of a benchmark file: what deviceFiguresFromJson takes, each field checked
+// first (a file from another machine feeds the roofs and floors), so a malformed one is refused by
+// name rather than read as 0. A field may be missing (its figure is then unknown).
+DeviceFigures deviceFiguresFromFile(const json& j) {
+  const auto field = [](const char* key) { return std::string("device_figures.") + key; };
+  if (!j.is_object()) throw Error("\"device_figures\" is " + j.dump() + ", not an object");
+  for (const char* key : {"name", "uuid", "driver", "runtime", "compute_capability"})
+    if (j.contains(key) && !j.at(key).is_string())
+      throw Error("\"" + field(key) + "\" is " + j.at(key).dump() + ", not a string");
+  if (j.contains("compute_capability")) {
+    const std::string capability = j.at("compute_capability");
+    const size_t dot = capability.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == capability.size() || capability.size() > 5 ||
+        capability.find_first_not_of("0123456789.") != std::string::npos ||
+        capability.find('.', dot + 1) != std::string::npos)
+      throw Error("\"" + field("compute_capability") + "\" is \"" + capability + "\", not MAJOR.MINOR");
+  }
+  // Generous bounds: an SM count, a clock in MHz and a bus width in bits are all well below this.
+  for (const char* key : {"sm_count", "sm_clock_mhz", "memory_clock_mhz", "memory_bus_width_bits"})
+    if (j.contains(key)) jsonWholeNumber(j.at(key), field(key), 0, 1'000'000);
+  if (j.contains("copy_bytes_per_second")) {
+    const json& copy = j.at("copy_bytes_per_second");
+    if (!copy.is_null() && (!copy.is_number() || !std::isfinite(copy.get<double>()) || copy.get<double>() < 0.0))
+      throw Error("\"" + field("copy_bytes_per_second") + "\" is " + copy.dump() +
+                  ", not a number of bytes per second (or null: not measured)");
+  }
+  return deviceFiguresFromJson(j);
+}
+
 }  // namespace
 
 json convProblemToJson(const ConvProblem& p) {
@@ -267,6 +296,8 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
           run.endToEndStages.push_back({stages[k].name, stages[k].kind, SampleStats::of(stageSamples[k])});
       }
       report.runs.push_back(std::move(run));
+      // A GPU variant ran: the file carries that GPU's figures (its copy measured once per machine).
+      if (engine.device() && gpu.usable && !report.deviceFigures) report.deviceFigures = localDeviceFigures();
     }
   }
   return report;
@@ -311,17 +342,18 @@ void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::pa
                     {"accuracy", run.accuracy},
                     {"correct", run.correct}});
   }
-  const json document = {{"schema", "convscope-benchmark/1"},
-                         {"model", report.model},
-                         {"date", report.date},
-                         {"device", report.device},
-                         {"driver", report.driver},
-                         {"cuda_runtime", report.cudaRuntime},
-                         {"cudnn", report.cudnn},
-                         {"host", report.host},
-                         {"repeats", report.repeats},
-                         {"warmups", report.warmups},
-                         {"runs", runs}};
+  json document = {{"schema", "convscope-benchmark/1"},
+                   {"model", report.model},
+                   {"date", report.date},
+                   {"device", report.device},
+                   {"driver", report.driver},
+                   {"cuda_runtime", report.cudaRuntime},
+                   {"cudnn", report.cudnn},
+                   {"host", report.host},
+                   {"repeats", report.repeats},
+                   {"warmups", report.warmups},
+                   {"runs", runs}};
+  if (report.deviceFigures) document["device_figures"] = deviceFiguresToJson(*report.deviceFigures);
   std::ostringstream out;
   out << document.dump(2) << "\n";
   writeFileAtomically(path, out.str());
@@ -345,6 +377,7 @@ BenchmarkReport readBenchmarkJson(const std::filesystem::path& path) {
     report.host = j.value("host", "");
     report.repeats = jsonWholeNumber(j.at("repeats"), "repeats", 0, kLargestCount);
     report.warmups = j.contains("warmups") ? jsonWholeNumber(j.at("warmups"), "warmups", 0, kLargestCount) : 0;
+    if (j.contains("device_figures")) report.deviceFigures = deviceFiguresFromFile(j.at("device_figures"));  // newer
     for (const json& r : j.at("runs")) {
       BenchmarkRun run;
       run.variant = r.at("variant");

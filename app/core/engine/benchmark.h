@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "app/core/conv/conv_problem.h"
 #include "app/core/data/image_set.h"
+#include "app/core/device/gpu_platform.h"
 
 namespace convscope {
 
@@ -72,6 +74,10 @@ struct BenchmarkReport {
   std::string device;  // GPU name, or "CPU only"
   std::string driver, cudaRuntime, cudnn;
   std::string host;  // CPU description
+  // The figures of the GPU the runs were measured on (clocks, bus width, SMs, a copy measured on
+  // it): what its peaks and floors are computed from wherever the file is opened, with no table of
+  // GPU names. Set when a GPU variant ran; nullopt for a CPU-only run and in older files.
+  std::optional<DeviceFigures> deviceFigures;
   int repeats = 0;
   int warmups = 0;
   std::vector<BenchmarkRun> runs;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "app/core/conv/variant_table.h"
+
 namespace convscope {
 
 double EndToEndBreakdown::sumOfSegments() const {
@@ -46,13 +48,39 @@ double convLayerBytes(const std::vector<ConvProblem>& layers, int batch) {
   return bytes;
 }
 
-EndToEndFloor endToEndFloor(const std::vector<ConvProblem>& layers, int batch, int64_t pictureBytes,
-                            double pinnedBytesPerSecond, double memoryBytesPerSecond) {
+EndToEndFloor endToEndFloorOfBytes(double convBytes, int batch, int64_t pictureBytes, double pinnedBytesPerSecond,
+                                   double memoryBytesPerSecond) {
   EndToEndFloor floor;
   if (pinnedBytesPerSecond > 0.0)
     floor.uploadSeconds = static_cast<double>(batch) * static_cast<double>(pictureBytes) / pinnedBytesPerSecond;
-  if (memoryBytesPerSecond > 0.0) floor.convBytesSeconds = convLayerBytes(layers, batch) / memoryBytesPerSecond;
+  if (memoryBytesPerSecond > 0.0) floor.convBytesSeconds = convBytes / memoryBytesPerSecond;
   return floor;
+}
+
+EndToEndFloor endToEndFloor(const std::vector<ConvProblem>& layers, int batch, int64_t pictureBytes,
+                            double pinnedBytesPerSecond, double memoryBytesPerSecond) {
+  return endToEndFloorOfBytes(convLayerBytes(layers, batch), batch, pictureBytes, pinnedBytesPerSecond,
+                              memoryBytesPerSecond);
+}
+
+RunConvBytes runConvBytes(const BenchmarkRun& run, int64_t pictureBytes) {
+  RunConvBytes counted;
+  bool network = false;
+  for (const ConvVariant& v : convVariants())
+    if (v.id == run.variant) network = static_cast<bool>(v.runNetwork);
+  counted.wholeNetwork = network && run.layers.size() == 1;
+  for (const LayerBenchmark& layer : run.layers) {
+    const ConvProblem& p = layer.problem;
+    const int64_t full = p.outputElements();
+    const int64_t written = layer.outputElements > 0 ? layer.outputElements : full;
+    counted.outputsUnknown = counted.outputsUnknown || layer.outputElements <= 0;
+    counted.pooledStages += written < full;
+    const double input = counted.wholeNetwork ? static_cast<double>(p.batch) * static_cast<double>(pictureBytes)
+                                              : 4.0 * static_cast<double>(p.inputElements());
+    counted.bytes += input + 4.0 * static_cast<double>(p.weightElements() + written);
+    ++counted.stages;
+  }
+  return counted;
 }
 
 std::vector<ConvProblem> convLayerShapes(const BenchmarkReport& report) {

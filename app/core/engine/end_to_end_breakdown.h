@@ -45,18 +45,36 @@ inline constexpr int64_t kEndToEndPictureBytes = 28 * 28;
 
 // The least time an end-to-end step can take (scripts/end_to_end_table.py computes the same): the
 // larger of the upload (the pictures over the pinned host-to-device bandwidth) and the conv bytes
-// (every conv layer's input read, weights read and full-size output written once, 4-byte floats,
-// over the memory bandwidth). The upload overlaps the compute, so the larger is the floor, not
-// their sum. A part whose bandwidth is unknown (0) is 0.
+// (what the conv stages must move, below, over the memory bandwidth). The upload overlaps the
+// compute, so the larger is the floor, not their sum. A part whose bandwidth is unknown (0) is 0.
 struct EndToEndFloor {
   double uploadSeconds = 0.0;
   double convBytesSeconds = 0.0;
   double seconds() const { return uploadSeconds > convBytesSeconds ? uploadSeconds : convBytesSeconds; }
 };
-// The bytes every conv layer must move at `batch` images (the layers' own batch is ignored).
+// The bytes every conv layer must move at `batch` images (the layers' own batch is ignored) when
+// each writes its full-size output: input read, weights read, output written once, 4-byte floats.
 double convLayerBytes(const std::vector<ConvProblem>& layers, int batch);
 EndToEndFloor endToEndFloor(const std::vector<ConvProblem>& layers, int batch, int64_t pictureBytes,
                             double pinnedBytesPerSecond, double memoryBytesPerSecond);
+EndToEndFloor endToEndFloorOfBytes(double convBytes, int batch, int64_t pictureBytes, double pinnedBytesPerSecond,
+                                   double memoryBytesPerSecond);
+
+// The bytes one run's conv stages really move in an end-to-end step, at the run's batch: each
+// stage's input read, its weights read and what it wrote (LayerBenchmark::outputElements: the
+// pooled output where the variant fused the pooling, the scores where one kernel ran the whole
+// network), 4-byte floats; a whole-network kernel reads the staged 8-bit pictures
+// (`pictureBytes` each) instead of a float input. A stage whose file does not say what it wrote (an older file) counts
+// its full conv output.
+struct RunConvBytes {
+  double bytes = 0.0;
+  int stages = 0;               // conv stages counted
+  int pooledStages = 0;         // stages that wrote less than their full conv output (a fused pooling)
+  bool wholeNetwork = false;    // one kernel ran the network: pictures in, scores out
+  bool outputsUnknown = false;  // some stage's file did not say what it wrote: its full output counted
+};
+RunConvBytes runConvBytes(const BenchmarkRun& run, int64_t pictureBytes);
+
 // The network's conv layers, from the run that lists the most of them (a whole-network run lists
 // its one kernel under its first layer); empty when no run has one.
 std::vector<ConvProblem> convLayerShapes(const BenchmarkReport& report);

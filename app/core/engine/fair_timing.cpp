@@ -10,6 +10,7 @@
 
 #include "app/core/conv/conv_check.h"
 #include "app/core/conv/conv_failure_map.h"
+#include "app/core/device/gpu_platform.h"
 
 namespace convscope {
 
@@ -63,14 +64,33 @@ SampledReference sampledReference(const ConvProblem& p, uint64_t inputSeed, int6
   return {sum, relativeTolerance * magnitude + 1e-30};
 }
 
+namespace {
+
+// "output [n=..][m=..][h=..][w=..]: expected E, got G[, never written | , NaN]"
+std::string wrongElement(const ConvProblem& problem, int64_t position, double expected, float got) {
+  const int64_t width = problem.outWidth(), height = problem.outHeight();
+  std::ostringstream text;
+  text.precision(9);
+  text << "output [n=" << position / (width * height * problem.outChannels)
+       << "][m=" << position / (width * height) % problem.outChannels << "][h=" << position / width % height
+       << "][w=" << position % width << "]: expected " << expected << ", got " << got;
+  if (isUnwrittenPoison(got))
+    text << ", never written";
+  else if (std::isnan(got))
+    text << ", NaN";
+  return text.str();
+}
+
+}  // namespace
+
 std::string checkTimedRepetitions(const ConvProblem& problem, const std::vector<TimedRepetition>& repetitions,
                                   uint64_t sampleSeed, int sampleCount, const std::string& studentFile,
                                   double relativeTolerance) {
+  const int64_t outputs = problem.outputElements();
   for (const TimedRepetition& r : repetitions) {
     std::ostringstream where;
     where << studentFile << ": its output at repetition " << r.repetition + 1 << " of " << problem.describe();
-    const std::vector<int64_t> asked =
-        sampledOutputPositions(sampleSeed, r.inputSeed, problem.outputElements(), sampleCount);
+    const std::vector<int64_t> asked = sampledOutputPositions(sampleSeed, r.inputSeed, outputs, sampleCount);
     if (r.positions != asked || r.values.size() != asked.size())
       return where.str() + " came back without the values asked for: the timing is not accepted";
     for (size_t i = 0; i < asked.size(); ++i) {
@@ -78,37 +98,40 @@ std::string checkTimedRepetitions(const ConvProblem& problem, const std::vector<
       const float got = r.values[i];
       // Written so that NaN fails: the comparison is false for it.
       if (std::fabs(double{got} - reference.expected) <= reference.allowed) continue;
-      const int64_t width = problem.outWidth(), height = problem.outHeight();
-      const int64_t p = asked[i];
-      where.precision(9);
-      where << " was wrong: a kernel must compute every call (output [n=" << p / (width * height * problem.outChannels)
-            << "][m=" << p / (width * height) % problem.outChannels << "][h=" << p / width % height
-            << "][w=" << p % width << "]: expected " << reference.expected << ", got " << got;
-      if (isUnwrittenPoison(got))
-        where << ", never written";
-      else if (std::isnan(got))
-        where << ", NaN";
-      where << ")";
-      return where.str();
+      return where.str() + " was wrong: a kernel must compute every call (" +
+             wrongElement(problem, asked[i], reference.expected, got) + ")";
     }
+    // The whole output, as the child compared it once the launch had ended.
+    const WholeOutputCheck& whole = r.whole;
+    if (!whole.checked) return where.str() + " came back without its whole output checked: the timing is not accepted";
+    if (!(whole.relativeTolerance <= relativeTolerance * (1.0 + 1e-9)))
+      return where.str() + " was checked at a wider tolerance than asked for: the timing is not accepted";
+    if (whole.wrong == 0 && whole.firstWrong < 0) continue;
+    if (whole.wrong <= 0 || whole.wrong > outputs || whole.firstWrong < 0 || whole.firstWrong >= outputs)
+      return where.str() + " came back with a malformed check of its whole output: the timing is not accepted";
+    // The parent's own reference at the first wrong element: the message's figures are not the child's.
+    const SampledReference reference = sampledReference(problem, r.inputSeed, whole.firstWrong, relativeTolerance);
+    if (std::fabs(double{whole.firstWrongValue} - reference.expected) <= reference.allowed)
+      return where.str() + " came back with a check of its whole output that does not hold: the timing is not accepted";
+    std::ostringstream count;
+    count << whole.wrong << " of " << outputs << " outputs wrong; the first: ";
+    return where.str() + " was wrong: a kernel must compute every output of every call (" + count.str() +
+           wrongElement(problem, whole.firstWrong, reference.expected, whole.firstWrongValue) + ")";
   }
   return {};
 }
 
 std::optional<DevicePeaks> devicePeaksFor(const std::string& gpuName) {
-  // Datasheet figures (SXM parts): HBM bandwidth and the dense TF32 tensor-core peak, the fastest
-  // arithmetic that can pass FP32's tolerance (as 3xTF32). Generous on purpose: only a time no
-  // kernel can reach is flagged.
-  if (gpuName.find("H200") != std::string::npos)
-    return DevicePeaks{4.8e12, 494.7e12, "H200 datasheet: 4.8 TB/s HBM3e, 494.7 TFLOP/s dense TF32"};
-  if (gpuName.find("H100") != std::string::npos)
-    return DevicePeaks{3.35e12, 494.7e12, "H100 SXM datasheet: 3.35 TB/s HBM3, 494.7 TFLOP/s dense TF32"};
-  return std::nullopt;
+  const DeviceFigures local = deviceFiguresOf(gpuInfo());
+  if (local.name.empty() || local.name != gpuName) return std::nullopt;
+  return devicePeaksOf(localDeviceFigures());
 }
 
 double physicalFloorSeconds(const ConvProblem& p, const DevicePeaks& peaks) {
   const double bytes = 4.0 * static_cast<double>(p.inputElements() + p.weightElements() + p.outputElements());
-  return std::max(bytes / peaks.bytesPerSecond, static_cast<double>(p.flops()) / peaks.flopsPerSecond);
+  const double byBandwidth = peaks.bytesPerSecond > 0.0 ? bytes / peaks.bytesPerSecond : 0.0;
+  const double byArithmetic = peaks.flopsPerSecond > 0.0 ? static_cast<double>(p.flops()) / peaks.flopsPerSecond : 0.0;
+  return std::max(byBandwidth, byArithmetic);
 }
 
 void judgeLayerTiming(FairLayerTiming& layer, const std::vector<TimedRepetition>& repetitions, uint64_t sampleSeed,
@@ -134,11 +157,21 @@ json timedRepetitionsToJson(const std::vector<TimedRepetition>& repetitions) {
       std::memcpy(&word, &v, sizeof word);
       bits.push_back(word);
     }
+    json whole = {{"checked", r.whole.checked}};
+    if (r.whole.checked) {
+      uint32_t first = 0;
+      std::memcpy(&first, &r.whole.firstWrongValue, sizeof first);
+      whole.update({{"relative_tolerance", r.whole.relativeTolerance},
+                    {"wrong", r.whole.wrong},
+                    {"first_wrong", r.whole.firstWrong >= 0 ? json(r.whole.firstWrong) : json(nullptr)},
+                    {"first_wrong_value_bits", first}});
+    }
     all.push_back({{"repetition", r.repetition},
                    {"input_seed", r.inputSeed},
                    {"seconds", r.seconds},
                    {"positions", r.positions},
-                   {"value_bits", bits}});
+                   {"value_bits", bits},
+                   {"whole_output", whole}});
   }
   return all;
 }
@@ -156,6 +189,15 @@ std::vector<TimedRepetition> timedRepetitionsFromJson(const json& j) {
       float v = 0.0f;
       std::memcpy(&v, &bits, sizeof v);
       r.values.push_back(v);
+    }
+    if (const auto whole = e.find("whole_output"); whole != e.end() && whole->at("checked").get<bool>()) {
+      r.whole.checked = true;
+      r.whole.relativeTolerance = whole->at("relative_tolerance").get<double>();
+      r.whole.wrong = whole->at("wrong").get<int64_t>();
+      const json& first = whole->at("first_wrong");
+      r.whole.firstWrong = first.is_null() ? -1 : first.get<int64_t>();
+      const uint32_t bits = whole->at("first_wrong_value_bits").get<uint32_t>();
+      std::memcpy(&r.whole.firstWrongValue, &bits, sizeof bits);
     }
     repetitions.push_back(std::move(r));
   }

@@ -1,0 +1,35 @@
+// Attack: the landed timing build pre-included "#define printf(...) 0" (the network pass too), so
+// "#ifdef printf" told the kernel that it was timed: it then returns at once, writing nothing.
+// Stopped by: one module, checked and timed (issue 35, item 3): printf is never a macro, nothing
+// tells the passes apart, and this kernel does the whole work in each; it is simply correct. (With
+// the landed code the network pass caught it: wrong.)
+// Expected: passed on a GPU; compiled, not run: no GPU without one.
+#include "convscope_kernel.h"
+
+#define CONVSCOPE_BLOCK_X 16
+#define CONVSCOPE_BLOCK_Y 16
+#define CONVSCOPE_TILE_WIDTH 16
+#define CONVSCOPE_TILE_HEIGHT 16
+
+extern "C" __global__ void convscope_conv(const float* input, const float* weights, float* output, ConvShape s) {
+#ifdef printf
+  return;  // timed (or the network pass): skip the work
+#endif
+  const int w = blockIdx.x * CONVSCOPE_TILE_WIDTH + threadIdx.x;
+  const int h = blockIdx.y * CONVSCOPE_TILE_HEIGHT + threadIdx.y;
+  const int n = blockIdx.z / s.outChannels;
+  const int m = blockIdx.z % s.outChannels;
+  if (h >= s.outHeight || w >= s.outWidth) return;  // the last patch may hang over the map's edge
+
+  float sum = 0.0f;
+  for (int c = 0; c < s.inChannels; ++c)
+    for (int p = 0; p < s.kernelHeight; ++p)
+      for (int q = 0; q < s.kernelWidth; ++q) {
+        const int y = h * s.strideHeight - s.padTop + p;
+        const int x = w * s.strideWidth - s.padLeft + q;
+        if (y < 0 || y >= s.inHeight || x < 0 || x >= s.inWidth) continue;  // padding: zero
+        sum += input[((n * s.inChannels + c) * s.inHeight + y) * s.inWidth + x] *
+               weights[((m * s.inChannels + c) * s.kernelHeight + p) * s.kernelWidth + q];
+      }
+  output[((n * s.outChannels + m) * s.outHeight + h) * s.outWidth + w] = sum;
+}
