@@ -7,7 +7,10 @@ if ! command -v clang-format >/dev/null; then
   echo "check-format: clang-format is not installed (scripts/install-deps.sh installs it)" >&2
   exit 1
 fi
-mapfile -t sources < <(git ls-files -- 'app/*' 'gpu/*' 'ui/*' 'tests/*' 'examples/*' | grep -E '\.(h|cpp|cu|cuh)$')
+# Not the adversarial class: its files are attacks on the grader byte for byte (a trigraph, a lone
+# CR, a backslash followed by a space), which formatting would change.
+mapfile -t sources < <(git ls-files -- 'app/*' 'gpu/*' 'ui/*' 'tests/*' 'examples/*' | grep -E '\.(h|cpp|cu|cuh)$' |
+  grep -v '^tests/data/adversarial-class/')
 if [[ "${1:-}" == "--fix" ]]; then
   clang-format -i "${sources[@]}"
   exit 0
