@@ -26,9 +26,9 @@ __device__ float convAt(const float* input, const float* weights, const ConvShap
 
 extern "C" __global__ void convscope_conv(const float* input, const float* weights, float* output, ConvShape s) {
   if (s.batch > 1000) {
-    volatile int spin = 1;  // re-read every time: the loop cannot be dropped
-    while (spin) {
-    }
+    // An empty loop, even over a volatile local, was dropped by the compiler (measured on an
+    // H200: the kernel ran in 6.5 ms at batch 10,000); an asm statement it must keep is not.
+    for (;;) asm volatile("nanosleep.u32 1000;");
   }
   const int w = blockIdx.x * CONVSCOPE_TILE_WIDTH + threadIdx.x;
   const int h = blockIdx.y * CONVSCOPE_TILE_HEIGHT + threadIdx.y;
