@@ -11,7 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
 #include "app/core/engine/class_leaderboard.h"
@@ -23,12 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string hex64(uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 // The submission's bytes, from one open: O_NOFOLLOW refuses a symbolic link as the last part of
 // the path, fstat on the open file (not the path) tells what was really opened, and O_NONBLOCK
@@ -69,35 +62,6 @@ std::string readSubmissionOnce(const fs::path& file, const std::string& studentF
   return text;
 }
 
-// A fresh folder only this user can enter, named by a random number (not a guessable pid).
-fs::path makePrivateFolder() {
-  std::random_device random;
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    const uint64_t name = (static_cast<uint64_t>(random()) << 32) ^ random();
-    const fs::path folder = fs::temp_directory_path() / ("convscope-submission-" + hex64(name));
-    if (::mkdir(folder.c_str(), 0700) == 0) return folder;
-    if (errno != EEXIST)
-      throw Error(folder.string() + ": cannot make the grader's private folder: " + std::strerror(errno));
-  }
-  throw Error("cannot make a private folder in " + fs::temp_directory_path().string());
-}
-
-void writePrivateFile(const fs::path& path, const std::string& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) throw Error(path.string() + ": cannot write it: " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) {
-      ::close(fd);
-      throw Error(path.string() + ": cannot write it: " + std::strerror(errno));
-    }
-    done += static_cast<size_t>(wrote);
-  }
-  ::close(fd);
-}
-
 // At most `limit` bytes of `path`; throws naming the file when it is larger.
 std::string readBounded(const fs::path& path, std::uintmax_t limit, const std::string& what) {
   std::error_code error;
@@ -135,7 +99,7 @@ std::shared_ptr<const SubmittedKernel> compileSubmitted(const std::string& text,
   kernel->contentHash = hex64(sipHash24(text, 0, 0));
   kernel->source = parseUserKernelSource(studentFile, text);
   kernel->compiled.source = kernel->source;
-  kernel->folder = makePrivateFolder();
+  kernel->folder = makePrivateFolder("convscope-submission-");
   writePrivateFile(kernel->copy(), text);
 
   const std::string architecture = architectureFor(options);
@@ -181,6 +145,33 @@ std::shared_ptr<const SubmittedKernel> compileSubmitted(const std::string& text,
 }
 
 }  // namespace
+
+// A fresh folder only this user can enter, named by a random number (not a guessable pid), made
+// with its final permissions: there is no moment when another user could enter it.
+fs::path makePrivateFolder(const std::string& prefix) {
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    const fs::path folder = fs::temp_directory_path() / (prefix + hex64(secureRandom64()));
+    if (::mkdir(folder.c_str(), 0700) == 0) return folder;
+    if (errno != EEXIST) throw Error(folder.string() + ": cannot make a private folder: " + std::strerror(errno));
+  }
+  throw Error("cannot make a private folder in " + fs::temp_directory_path().string());
+}
+
+void writePrivateFile(const fs::path& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) throw Error(path.string() + ": cannot write it: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t wrote = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) {
+      ::close(fd);
+      throw Error(path.string() + ": cannot write it: " + std::strerror(errno));
+    }
+    done += static_cast<size_t>(wrote);
+  }
+  ::close(fd);
+}
 
 SubmittedKernel::~SubmittedKernel() {
   if (folder.empty()) return;

@@ -71,6 +71,12 @@ std::shared_ptr<const SubmittedKernel> submitKernelText(const std::string& text,
                                                         const SubmittedKernelOptions& options,
                                                         const std::function<bool()>& keepGoing = {});
 
+// A fresh folder under the temp folder, made 0700 (only this user can enter it), named `prefix`
+// and a random number; and a new file in such a folder, made 0600. Throw convscope::Error naming
+// the path when they cannot be made.
+std::filesystem::path makePrivateFolder(const std::string& prefix);
+void writePrivateFile(const std::filesystem::path& path, const std::string& bytes);
+
 // The child's side ('kernel compile-isolated FOLDER'): restricts this process to the toolkit's
 // headers and FOLDER, then reads FOLDER/source.cu, compiles it with `compile` and writes
 // compiled.json and module.bin into FOLDER. `toolkitFolders` are the compiler's include folders;

@@ -11,11 +11,11 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
 #include "app/core/conv/conv_check.h"
 #include "app/core/data/image_set.h"
+#include "app/core/engine/class_leaderboard.h"
 #include "app/core/engine/network_predictions.h"
 #include "app/core/model/model_card.h"
 #include "app/core/util/child_process.h"
@@ -40,39 +40,17 @@ std::string lastWords(const std::string& output) {
   return error.empty() ? last : error;
 }
 
-// A folder of the parent's for one job: the child's result, the kernel's output and its raw
-// outputs go there; only this user can read it.
-std::filesystem::path makeJobFolder() {
-  std::random_device random;
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    const uint64_t name = (static_cast<uint64_t>(random()) << 32) ^ random();
-    const std::filesystem::path folder =
-        std::filesystem::temp_directory_path() / ("convscope-kernel-" + std::to_string(name));
-    // Made with its final permissions: there is no moment when another user could enter it.
-    if (::mkdir(folder.c_str(), 0700) == 0) return folder;
-    if (errno != EEXIST)
-      throw Error(folder.string() + ": cannot make the job's private folder: " + std::strerror(errno));
-  }
-  throw Error("cannot make a private folder in " + std::filesystem::temp_directory_path().string());
-}
-
 // A seed nobody can predict: the system's random source, never the clock.
 uint64_t freshSeed() {
-  std::random_device random;
   uint64_t seed = 0;
-  while (seed == 0) seed = (static_cast<uint64_t>(random()) << 32) ^ random();
+  while (seed == 0) seed = secureRandom64();
   return seed;
 }
 
 // The child's seeds, in a file only this user can read: a command line is public (`ps`).
 std::filesystem::path writeSecrets(const std::filesystem::path& folder, const std::string& name, const json& secrets) {
   const std::filesystem::path file = folder / (name + ".secrets.json");
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw Error(file.string() + ": cannot write the child's seeds: " + std::strerror(errno));
-  const std::string text = secrets.dump();
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!written) throw Error(file.string() + ": cannot write the child's seeds");
+  writePrivateFile(file, secrets.dump());
   return file;
 }
 
@@ -162,7 +140,8 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
     result.report = file + ": compile FAILED\n" + kernel->compiled.errorText();
     return result;
   }
-  const std::filesystem::path folder = makeJobFolder();
+  // The job's folder: the child's result, the kernel's output and its raw outputs go there.
+  const std::filesystem::path folder = makePrivateFolder("convscope-kernel-");
 
   // Runs one child and says what became of it in `result`: false when it did not finish its task.
   json j = json::object();
