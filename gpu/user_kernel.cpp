@@ -52,7 +52,30 @@ const std::vector<std::filesystem::path>& toolkitIncludeFolders() {
 
 void warmUpUserKernelCompiler(const std::string&) {}
 
+std::string brokenContextError() { return {}; }
+
 #else
+
+std::string brokenContextError() {
+  // A sticky error is what every later call returns, this one included. Only the errors a kernel's
+  // own execution raises count: a kernel still running (not ready), a launch refused (too many
+  // resources) or no GPU at all broke nothing the kernel did.
+  const cudaError_t status = cudaStreamQuery(nullptr);
+  switch (status) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+      return cudaGetErrorString(status);
+    default:
+      return {};
+  }
+}
 
 namespace {
 

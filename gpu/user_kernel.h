@@ -48,4 +48,10 @@ void warmUpUserKernelCompiler(const std::string& architecture);
 // code). Throws convscope::Error when `kernel` did not compile.
 const ConvVariant& installUserKernel(const CompiledUserKernel& kernel);
 
+// CUDA's words for the error that broke this process's GPU context (a kernel that faulted, trapped
+// or failed an assertion), or "" while the context is healthy. It does not wait for work in
+// flight. Why: after a fault the first call to fail may be a library's (cuBLAS, cuDNN), whose
+// message says nothing of the kernel; the grader asks this to tell a fault from a wrong result.
+std::string brokenContextError();
+
 }  // namespace convscope::gpu

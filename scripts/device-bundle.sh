@@ -9,8 +9,19 @@
 # OpenCV and no package registry; building here means it needs nothing but the bundle.
 #   scripts/device-bundle.sh     then the device call: carry .deps/device-bundle.tar.xz and .data,
 #                                command scripts/device.sh (see there)
+#   scripts/device-bundle.sh --without-qt
+#                                only the programs that load no Qt (the CLI and the core's and the
+#                                GPU's tests; not the window and its tests): about half the size,
+#                                for calls that also carry a large working tree. Their tests are
+#                                chosen with TESTS there; the window's would not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+without_qt=0
+case "${1:-}" in
+  --without-qt) without_qt=1 ;;
+  "") ;;
+  *) echo "usage: scripts/device-bundle.sh [--without-qt]" >&2; exit 2 ;;
+esac
 repo="$PWD"
 build="$repo/build-device"
 stage="$repo/.deps/device-bundle"
@@ -33,21 +44,25 @@ mkdir -p "$stage/lib" "$stage/plugins/platforms" "$stage/fonts"
 # leaves them out, and the call carries 64 MiB.
 programs=$(find "$build" -type f -perm -u+x ! -path '*/CMakeFiles/*' ! -name test_onnx_conformance \
   -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
+if [ "$without_qt" -eq 1 ]; then
+  programs=$(for p in $programs; do ldd "$p" | grep -q 'libQt6' || echo "$p"; done)
+fi
 (cd "$repo" && find build-device ! -path '*/CMakeFiles/*' \( -name 'CTestTestfile.cmake' -o -name '*_tests.cmake' -o -name '*_include.cmake' \) \
   -print; for p in $programs; do echo "${p#"$repo"/}"; done) >"$stage/files.txt"
 
 qt_plugins=$(dirname "$(dirname "$(find /usr/lib -path '*qt6/plugins/platforms/libqoffscreen.so' | head -1)")")
-cp "$qt_plugins/platforms/libqoffscreen.so" "$qt_plugins/platforms/libqminimal.so" "$stage/plugins/platforms/"
+[ "$without_qt" -eq 1 ] ||
+  cp "$qt_plugins/platforms/libqoffscreen.so" "$qt_plugins/platforms/libqminimal.so" "$stage/plugins/platforms/"
 # Shared libraries: everything ldd resolves, less the C runtime (the GPU machine's own, newer
 # glibc and libstdc++ serve) and the CUDA toolkit's (the GPU machine's toolkit and driver serve).
 skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|librt\.|libpthread\.|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcudnn|libnvrtc|libnvJitLink)'
-for f in $programs "$stage"/plugins/platforms/*.so; do ldd "$f"; done | awk '/=> \// {print $1, $3}' | sort -u |
+for f in $programs $(find "$stage/plugins/platforms" -name '*.so'); do ldd "$f"; done | awk '/=> \// {print $1, $3}' | sort -u |
   while read -r name path; do
     [[ "$name" =~ $skip ]] || cp -L "$path" "$stage/lib/$name"
   done
 # The four faces the window draws with (fonts-dejavu-core's Sans and Sans Mono, regular and bold):
 # a machine with fonts-dejavu-extra has 22 more, 6 MB the call's 64 MiB cannot spare.
-for face in DejaVuSans DejaVuSans-Bold DejaVuSansMono DejaVuSansMono-Bold; do
+[ "$without_qt" -eq 1 ] || for face in DejaVuSans DejaVuSans-Bold DejaVuSansMono DejaVuSansMono-Bold; do
   cp "/usr/share/fonts/truetype/dejavu/$face.ttf" "$stage/fonts/"
 done
 echo "$repo" >"$stage/source-dir.txt"

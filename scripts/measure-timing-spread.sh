@@ -5,9 +5,12 @@
 #   alone   the kernel (default examples/kernels/tiled_conv.cu) is the only submission of a class,
 #           graded RUNS times with `grade --only` (its result removed before each run);
 #   beside  the same kernel among OTHERS submissions of scripts/make-class.sh (correct, wrong, not
-#           compiling, breaking the contract), the whole class graded with --jobs JOBS, RUNS times
-#           (every result removed before each run; the reference lines are timed once, in the
-#           first run, before any submission, and kept);
+#           compiling, breaking the contract), the whole class graded with --jobs JOBS until RUNS
+#           timings are there (every result removed before each grading; the reference lines are
+#           timed once, in the first, before any submission, and kept). --copies C puts C copies of
+#           the kernel, under C ids, into the class: each grading then times it C times, each copy
+#           beside the others and the other copies (a device call's time: 20 timings in one
+#           grading rather than twenty);
 # then prints, per setting and batch, the kernel's op-time sum (its conv layers' median times,
 # summed: what ranks) over the runs: median, min, max and the relative spread (max - min) /
 # median, as a Markdown table to paste into docs/results/ (also written to OUT/spread.md, and every
@@ -18,11 +21,12 @@
 # device call limited to 600 s, `--budget 420` and the same command again until it prints the table.
 #
 #   scripts/measure-timing-spread.sh CONVSCOPE_CLI OUT [--runs 20] [--others 20] [--jobs 8]
-#       [--kernel FILE.cu] [--time-limit 60] [--budget SECONDS] [--phase all|alone|beside|report]
+#       [--copies 1] [--kernel FILE.cu] [--time-limit 60] [--budget SECONDS]
+#       [--phase all|alone|beside|report]
 #       [-- options for grade, such as --model FILE.onnx --data DIR]
 set -euo pipefail
 usage() {
-  sed -n '2,24p' "$0" >&2
+  sed -n '2,29p' "$0" >&2
   exit 2
 }
 [ $# -ge 2 ] || usage
@@ -30,7 +34,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 cli="$1"
 out="$2"
 shift 2
-runs=20 others=20 jobs=8 time_limit=60 budget=0 phase=all
+runs=20 others=20 jobs=8 copies=1 time_limit=60 budget=0 phase=all
 kernel="$repo/examples/kernels/tiled_conv.cu"
 grade_options=()
 while [ $# -gt 0 ]; do
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
     --runs) runs="$2"; shift 2 ;;
     --others) others="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
+    --copies) copies="$2"; shift 2 ;;
     --kernel) kernel="$2"; shift 2 ;;
     --time-limit) time_limit="$2"; shift 2 ;;
     --budget) budget="$2"; shift 2 ;;
@@ -47,11 +52,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 fail() { echo "measure-timing-spread.sh: $*" >&2; exit 1; }
-for n in "$runs" "$others" "$jobs" "$time_limit" "$budget"; do
+for n in "$runs" "$others" "$jobs" "$copies" "$time_limit" "$budget"; do
   [[ "$n" =~ ^[0-9]+$ ]] || fail "'$n' is not a whole number"
 done
 [ "$runs" -ge 2 ] || fail "--runs must be at least 2 (a spread needs two timings)"
 [ "$others" -ge 1 ] || fail "--others must be at least 1"
+[ "$copies" -ge 1 ] || fail "--copies must be at least 1"
 case "$phase" in all | alone | beside | report) ;; *) fail "--phase is all, alone, beside or report, not '$phase'" ;; esac
 [ -x "$cli" ] || fail "$cli: not an executable (the convscope-cli to measure)"
 [ -f "$kernel" ] || fail "$kernel: no such kernel file"
@@ -63,6 +69,8 @@ cli="$(cd "$(dirname "$cli")" && pwd)/$(basename "$cli")"
 # The kernel's id: among the others' (student-000 ...), early in their order, so that the children
 # graded beside it with --jobs are at work when it is graded.
 id=student-003-target
+# Copy c of the kernel (--copies): the first is $id; the others' ids sort among the class too.
+copy_id() { if [ "$1" -eq 1 ]; then echo "$id"; else printf "student-%03d-target-copy" $((3 + 2 * $1)); fi; }
 log="$out/runs.log"
 started=$SECONDS
 
@@ -84,6 +92,9 @@ measure() {
       mkdir -p "$class.tmp"
     fi
     cp "$kernel" "$class.tmp/$id.cu"
+    if [ "$setting" = beside ]; then
+      for ((c = 2; c <= copies; c++)); do cp "$kernel" "$class.tmp/$(copy_id "$c").cu"; done
+    fi
     mv "$class.tmp" "$class"
   fi
   local done_runs
@@ -106,26 +117,35 @@ measure() {
       "$cli" grade "$class" --out "$results" --jobs "$jobs" --retime-top 0 --time-limit "$time_limit" \
         ${grade_options[@]+"${grade_options[@]}"} >>"$log" 2>&1 || fail "$setting $name: grade failed (exit $?): see $log"
     fi
-    [ -f "$results/submissions/$id.json" ] || fail "$setting $name: no result for $id: see $log"
-    cp "$results/submissions/$id.json" "$out/$setting/$name.json.tmp"
-    mv "$out/$setting/$name.json.tmp" "$out/$setting/$name.json"
-    local result
-    result="$(summary "$out/$setting/$name.json")"
-    echo "$setting $name of $runs: $((SECONDS - begin)) s, $result" | tee -a "$log"
-    # Nothing is timed without a GPU: say so at once rather than after every run.
-    [[ "$result" != "compiled, not run: no GPU|"* ]] || fail "no GPU can run the kernel here: nothing to time (see $log)"
+    # Each copy's timing is a run of its own (beside: C copies; alone: the one).
+    local c copies_here=1
+    [ "$setting" = beside ] && copies_here=$copies
+    for ((c = 1; c <= copies_here && run <= runs; c++, run++)); do
+      local copy
+      copy="$(copy_id "$c")"
+      name=$(printf "run-%02d" "$run")
+      [ -f "$results/submissions/$copy.json" ] || fail "$setting $name: no result for $copy: see $log"
+      cp "$results/submissions/$copy.json" "$out/$setting/$name.json.tmp"
+      mv "$out/$setting/$name.json.tmp" "$out/$setting/$name.json"
+      local result
+      result="$(summary "$out/$setting/$name.json")"
+      echo "$setting $name of $runs ($copy): grading $((SECONDS - begin)) s, $result" | tee -a "$log"
+      # Nothing is timed without a GPU: say so at once rather than after every run.
+      [[ "$result" != "compiled, not run: no GPU|"* ]] || fail "no GPU can run the kernel here: nothing to time (see $log)"
+    done
   done
 }
 
 report() {
-  python3 - "$out" "$id" "$kernel" "$others" "$jobs" "$repo" <<'PY'
+  python3 - "$out" "$id" "$kernel" "$others" "$jobs" "$repo" "$copies" <<'PY'
 import csv, glob, json, os, statistics, sys
 
-out, target, kernel, others, jobs, repo = sys.argv[1:7]
+out, target, kernel, others, jobs, repo, copies = sys.argv[1:8]
 kernel = os.path.abspath(kernel)
 if kernel.startswith(repo + os.sep):
     kernel = os.path.relpath(kernel, repo)
-settings = [("alone", "alone"), ("beside", f"beside {others} others, --jobs {jobs}")]
+beside = f"beside {others} others" + (f" and {int(copies) - 1} copies of itself" if int(copies) > 1 else "")
+settings = [("alone", "alone"), ("beside", f"{beside}, --jobs {jobs}")]
 rows, table, medians, notes, waits, gpu = [], [], {}, [], {}, None
 for key, label in settings:
     files = sorted(glob.glob(os.path.join(out, key, "run-*.json")))
@@ -159,7 +179,8 @@ lines = [
     f"Op-time sum of `{kernel}` (id `{target}`), each run a fresh grading (its own seed), "
     f"on {gpu.get('name', 'no GPU')} (driver {gpu.get('driver', '?')}, CUDA runtime {gpu.get('cudaRuntime', '?')}): "
     f"graded alone with `grade --only`, and beside {others} submissions of `scripts/make-class.sh` graded with "
-    f"`--jobs {jobs}`; spread = (max - min) / median.",
+    f"`--jobs {jobs}`" + (f" ({copies} copies of the kernel under their own ids in each grading, each copy's "
+                          f"timing a run)" if int(copies) > 1 else "") + "; spread = (max - min) / median.",
     "",
     "| setting | batch | runs | median (ms) | min (ms) | max (ms) | spread |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -416,6 +416,7 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     // Line by line: a process that faults ends with _Exit, which flushes no buffer.
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
   }
+  bool kernelLoaded = false;  // from here on a failure may be the kernel's fault on the GPU
   try {
     // The module compiled once in the sandbox (submitted_kernel.h), with the source it came from:
     // this process never compiles, so every task runs the same machine code. `file` is the
@@ -435,8 +436,8 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       write();
       return 1;
     }
-    const UserKernelSource& source = kernel.source;
     const ConvVariant& row = gpu::installUserKernel(kernel);
+    kernelLoaded = true;
     // The seeds, from a file only this user can read (never on the command line).
     json secrets = json::object();
     if (const auto secretsFile = args.value("secrets")) {
@@ -570,6 +571,10 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     throw Error("kernel run-isolated: --task is check, network, timing or bench, not '" + task + "'");
   } catch (const std::exception& e) {
     result["error"] = e.what();
+    // What broke the GPU context, when the kernel did: the call that failed first may be a
+    // library's (cuBLAS's "execution failed"), which does not say that the kernel faulted.
+    if (kernelLoaded)
+      if (const std::string fault = gpu::brokenContextError(); !fault.empty()) result["deviceFault"] = fault;
     write();
     std::fflush(stdout);  // the kernel's last output (an assertion's message) into its file
     std::cerr << "error: " << e.what() << "\n" << std::flush;

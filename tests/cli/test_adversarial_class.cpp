@@ -228,17 +228,17 @@ TEST(AdversarialClass, EveryAttackGetsItsStatusAndNoSecretReachesAResultFileOrTh
     const std::string status = statusOf(results, board, id);
     std::string wanted;
     for (const std::string& s : allowed) wanted += (wanted.empty() ? "'" : " or '") + s + "'";
+    const fs::path resultFile = results / "submissions" / (id + ".json");
+    // The grader's own words, so that a wrong status shows why it was given.
+    const std::string said = fs::exists(resultFile) ? json::parse(readBytes(resultFile)).value("message", "") : "";
     EXPECT_EQ(allowed.count(status), 1u) << id << " (" << entry.value("attack", "") << "): '" << status
-                                         << "', expected " << wanted << " (" << entry.value("stoppedBy", "") << ")";
+                                         << "', expected " << wanted << " (" << entry.value("stoppedBy", "")
+                                         << "); the grader said: " << said;
     if (status == kSkipped) continue;
     // One progress line per graded submission, and a message naming the student's file, never the
     // grader's folders.
     EXPECT_NE(r.output.find(id + "  " + status), std::string::npos) << id;
-    const fs::path resultFile = results / "submissions" / (id + ".json");
-    if (fs::exists(resultFile)) {
-      const std::string message = json::parse(readBytes(resultFile)).value("message", "");
-      EXPECT_EQ(message.find(temp.path().string()), std::string::npos) << id << ": " << message;
-    }
+    EXPECT_EQ(said.find(temp.path().string()), std::string::npos) << id << ": " << said;
   }
 
   // Nothing the attacks aim at, in any file of the results folder (hidden ones too) or in what the

@@ -414,7 +414,7 @@ TEST(KernelTimeCommand, ACompileErrorAndANoGpuRunAreWrittenAsTimingResults) {
 // its JSON, says `stderrLine` and exits with `exitCode`.
 std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& result, int lines,
                                 const std::string& stderrLine, int exitCode,
-                                const std::filesystem::path& outputFiles = {}) {
+                                const std::filesystem::path& outputFiles = {}, int sleepSeconds = 0) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "convscope-test-fake-child";
   std::filesystem::create_directories(dir);
   const std::filesystem::path json = dir / (name + ".json"), script = dir / (name + ".sh");
@@ -422,7 +422,9 @@ std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& r
   std::ofstream out(script);
   out << "#!/bin/sh\nseq " << lines << " | sed 's/^/output /' > \"${11}\"\n";
   if (!outputFiles.empty()) out << "cp '" << outputFiles.string() << "'/* \"${13}\"/\n";
-  out << "cp '" << json.string() << "' \"$9\"\necho '" << stderrLine << "' >&2\nexit " << exitCode << "\n";
+  out << "cp '" << json.string() << "' \"$9\"\necho '" << stderrLine << "' >&2\n";
+  if (sleepSeconds > 0) out << "sleep " << sleepSeconds << "\n";
+  out << "exit " << exitCode << "\n";
   out.close();
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   return script;
@@ -488,6 +490,41 @@ TEST(KernelJob, AFaultIsSaidInTheStudentsTermsEverywhereAndTheOutputIsCapped) {
   EXPECT_EQ(j["kernelOutput"]["totalLines"], 1000);
   EXPECT_EQ(j["kernelOutput"]["lines"].size(), 300u);
   EXPECT_EQ(j["failure"], r.failure);
+}
+
+// After a fault the first call to fail may be cuBLAS's, whose words name no fault; the child adds
+// what broke the GPU context, and that makes it a fault (grade: "faulted", not "wrong").
+TEST(KernelJob, AFaultFirstNoticedByALibraryIsStillAFault) {
+  const std::string raw = "gpu/layer_kernels.cu:88: cublasSgemm_v2(handle, ...) failed: an internal operation failed";
+  nlohmann::json result = {{"file", "kernels/mine.cu"}, {"stage", "network"}, {"error", raw}};
+  const UserKernelJob plain = fakeJob(fakeChild("library-error", result, 0, "error: " + raw, 1));
+  EXPECT_FALSE(runUserKernelJob(plain, {}).processDied) << "no sign of a fault: a library's own failure";
+  result["deviceFault"] = "an illegal memory access was encountered";
+  const UserKernelJob faulted = fakeJob(fakeChild("library-after-fault", result, 0, "error: " + raw, 1));
+  const UserKernelJobResult r = runUserKernelJob(faulted, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(r.processDied);
+  expectStudentTerms(r.failure, "kernels/mine.cu");
+  EXPECT_NE(r.failure.find("illegal memory access"), std::string::npos) << r.failure;
+}
+
+// A kernel that prints and then runs past the time limit: the message says the printing is the
+// likelier cause, with the count of lines the check kept.
+TEST(KernelJob, ATimeLimitAfterPrintingBlamesThePrintf) {
+  const nlohmann::json result = {{"file", "kernels/mine.cu"}, {"stage", "check"}, {"reached", 0}};
+  UserKernelJob job = fakeJob(fakeChild("prints-then-hangs", result, 2000, "running", 0, {}, 30));
+  job.timeLimitSeconds = 2;
+  const UserKernelJobResult r = runUserKernelJob(job, {});
+  EXPECT_FALSE(r.passed);
+  EXPECT_NE(r.failure.find("time limit"), std::string::npos) << r.failure;
+  EXPECT_NE(r.failure.find("it printed 2000 line(s) in the check"), std::string::npos) << r.failure;
+  expectStudentTerms(r.failure, "kernels/mine.cu");
+  // The same time limit without a printed line says nothing of printf.
+  UserKernelJob quiet = fakeJob(fakeChild("hangs", result, 0, "running", 0, {}, 30));
+  quiet.timeLimitSeconds = 2;
+  const UserKernelJobResult q = runUserKernelJob(quiet, {});
+  EXPECT_NE(q.failure.find("time limit"), std::string::npos) << q.failure;
+  EXPECT_EQ(q.failure.find("printf"), std::string::npos) << q.failure;
 }
 
 TEST(KernelJob, TheParentComparesTheChildsRawOutputsAndBuildsTheFailingMap) {

@@ -305,21 +305,19 @@ TEST_F(UserKernelsOnGpu, AForgottenLeftPaddingLeavesTheLeftColumnsUnwritten) {
   std::printf("%s", r.report.c_str());
 }
 
-TEST_F(UserKernelsOnGpu, APrintingKernelPassesWithItsOutputCapped) {
-  UserKernelJob job = checkJob(kKernels / "prints_every_output.cu", true);
-  job.timeLimitSeconds = 300;
+// The check of a kernel that prints at every output: the shapes pass, and what it printed is kept,
+// capped. Only the check: the kernel prints in every pass (the module checked is the module run,
+// and it cannot tell the passes apart), and a line for each output of 10,000 images takes minutes
+// (300 s were not enough on an H200): the message for that is KernelJob.ATimeLimitAfterPrinting...
+TEST_F(UserKernelsOnGpu, APrintingKernelPassesTheCheckWithItsOutputCapped) {
+  UserKernelJob job = checkJob(kKernels / "prints_every_output.cu", false);
   const UserKernelJobResult r = runUserKernelJob(job, {});
   EXPECT_TRUE(r.passed) << r.report << r.childOutput;
-  EXPECT_TRUE(r.accuracy) << r.report;
   EXPECT_TRUE(r.kernelOutput.truncated());
   EXPECT_EQ(r.kernelOutput.lines.size(), static_cast<size_t>(kKernelOutputLineCap));
   EXPECT_GT(r.kernelOutput.totalLines, kKernelOutputLineCap);
   EXPECT_EQ(r.kernelOutput.lines[0].rfind("output[", 0), 0u) << r.kernelOutput.lines[0];
   EXPECT_NE(r.report.find("The kernel printed " + std::to_string(r.kernelOutput.totalLines)), std::string::npos);
-  // The check's 12 small shapes print at most a few hundred thousand lines (and the GPU's printf
-  // buffer, 1 MB a launch, bounds each launch); the network pass with printf would print one line
-  // for each of the millions of outputs of 10,000 images. It prints none.
-  EXPECT_LT(r.kernelOutput.totalLines, 1000000) << r.report;
 }
 
 TEST_F(UserKernelsOnGpu, ATrapSaysTrappedInTheStudentsFile) {

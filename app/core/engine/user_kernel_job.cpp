@@ -173,6 +173,12 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
       result.failure = studentFile + ": time limit: the kernel did not finish within " +
                        std::to_string(static_cast<int>(job.timeLimitSeconds)) +
                        " s (an endless loop?), so its process was stopped (during the " + result.stage + " step)";
+      // A kernel that prints runs its printf in every pass (the one module is checked and timed),
+      // and a line for each output of 10,000 images takes minutes: the likelier cause, said.
+      if (result.kernelOutput.totalLines > 0)
+        result.failure += "; it printed " + std::to_string(result.kernelOutput.totalLines) +
+                          " line(s) in the check, and printf runs in every pass: a line for each output "
+                          "of the network's 10,000 images takes minutes, so take the printf out";
     } else if (child.overMemory) {
       result.processDied = true;
       result.failure = studentFile + ": memory limit: its process held more than " +
@@ -187,9 +193,15 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
       result.failure = explain(lastWords(child.output)) + " (its process was " + child.describe(job.timeLimitSeconds) +
                        " during the " + result.stage + " step)";
     } else if (j.contains("error")) {
+      // A kernel that broke the GPU context ended its process, whichever call noticed first.
+      const std::string fault = j.value("deviceFault", std::string());
       const std::string error = j["error"].get<std::string>();
-      result.processDied = error.find("CUDA") != std::string::npos || error.find("cuda") != std::string::npos;
-      result.failure = result.stage == "compile" ? error : explain(error);
+      result.processDied = !fault.empty() || error.find("CUDA") != std::string::npos ||
+                           error.find("cuda") != std::string::npos;
+      result.failure = result.stage == "compile" ? error
+                       : fault.empty() || error.find(fault) != std::string::npos
+                           ? explain(error)
+                           : explain(error + " (the GPU context: " + fault + ")");
     } else if (j.empty()) {
       result.processDied = true;
       result.failure = explain(lastWords(child.output)) + " (its process " + child.describe(job.timeLimitSeconds) +
