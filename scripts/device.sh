@@ -15,7 +15,8 @@
 # and with NCU_SASS=1 also writes each SASS instruction's executed count and stalls (logs/ncu-VARIANT-sass.csv);
 # BENCH_VARIANTS (comma-separated) narrows the benchmark (default: every GPU variant and the CPU's);
 # BENCH_BATCHES (comma-separated) sets the batch sizes of the benchmark and of PyTorch (default: 1,100,1000,10000);
-# PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests; SANITIZE_VARIANTS (a
+# PYTORCH=0 leaves out PyTorch's reference figures; TESTS (a ctest regex) narrows the tests, TESTS_EXCLUDE (another)
+# leaves some out; SANITIZE_VARIANTS (a
 # test-name pattern such as gpu_tensor*) narrows the sanitize stage to those variants;
 # TEST_TIMEOUT, CLASS_TIMEOUT, BENCH_TIMEOUT and PYTORCH_TIMEOUT (seconds) bound the stages so
 # that one device call holds them all.
@@ -83,7 +84,7 @@ grep -- '-- fallback' "$LOGS/plans.txt" | sort | uniq -c | head -5
 if stage test; then
   # Left out there: the ONNX conformance cases (their Debian package is not carried), the local
   # Slurm cluster (no slurm-wlm there) and the install checks (they need the source tree's CMake).
-  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" timeout "${TEST_TIMEOUT:-1200}" ctest --test-dir "$build" --output-on-failure -j 6 -E "[Cc]onformance|SlurmLocal|desktop_file_valid|install_layout|Scripts\." ${TESTS:+-R "$TESTS"} \
+  CONVSCOPE_SCREENSHOT_DIR="$SHOTS" timeout "${TEST_TIMEOUT:-1200}" ctest --test-dir "$build" --output-on-failure -j 6 -E "[Cc]onformance|SlurmLocal|desktop_file_valid|install_layout|Scripts\.${TESTS_EXCLUDE:+|$TESTS_EXCLUDE}" ${TESTS:+-R "$TESTS"} \
     >"$LOGS/ctest.log" 2>&1 || status=1
   grep -E "tests passed|Failed|\*\*\*|Not Run" "$LOGS/ctest.log" | head -40
   grep -cE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: (GpuWindow|Profile\.AGpu)[^ ]* +\.+ +Passed" "$LOGS/ctest.log" |
