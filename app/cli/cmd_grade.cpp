@@ -60,14 +60,15 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [--jobs N] [--only ID] [--anonymize]
+constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [--jobs N] [--only ID]
+                           [--anonymize | --no-anonymize]
                            [--retime-top K] [--time-limit SECONDS] [--memory-limit MB]
                            [--model FILE.onnx] [--data DIR]
        convscope-cli grade DIR --out RESULTS --slurm [--partition P] [--gres GRES|none]
                            [--max-parallel K] [--wait] [--wait-timeout SECONDS] [--dry-run]
                            [options above]
-       convscope-cli grade merge RESULTS [--anonymize] [--time-references] [--retime-top K]
-                           [--time-limit SECONDS] [--memory-limit MB]
+       convscope-cli grade merge RESULTS [--anonymize | --no-anonymize] [--time-references]
+                           [--retime-top K] [--time-limit SECONDS] [--memory-limit MB]
                            [--model FILE.onnx] [--data DIR]
 
 Grades a class's kernels and ranks them (docs/class-mode.md). Each submission in DIR is a FILE.cu
@@ -84,8 +85,11 @@ since its last grading keeps its result and is not graded again.
                       while one is timed nothing else of the grading runs on the machine (with
                       several GPUs: one timing per GPU, each on its own share of the CPU cores)
   --only ID           grade this submission alone (what each Slurm array task runs)
-  --anonymize         the published leaderboard shows stable pseudonyms, not ids; the mapping
-                      stays in RESULTS/pseudonyms.csv
+  --anonymize         the published leaderboard (leaderboard.json, .csv, .html) shows stable
+                      pseudonyms, not ids, and no file names; the mapping stays in
+                      RESULTS/pseudonyms.csv, readable by its owner alone. The choice is recorded
+                      in RESULTS: every later grade and merge keeps it
+  --no-anonymize      publish the ids again (recorded likewise)
   --retime-top K      once the class is graded, time the K fastest correct submissions a second
                       time, slowest of them first; the leaderboard says whether their order held
                       (default 5; 0: none)
@@ -921,6 +925,14 @@ bool referencesCurrent(const fs::path& results, const GradeSettings& settings) {
   }
 }
 
+// --anonymize, --no-anonymize or neither (the recorded choice stands: publishAnonymized).
+std::optional<bool> anonymizeAsked(const Args& args) {
+  if (args.has("anonymize") && args.has("no-anonymize")) throw Error("grade: --anonymize or --no-anonymize, not both");
+  if (args.has("anonymize")) return true;
+  if (args.has("no-anonymize")) return false;
+  return std::nullopt;
+}
+
 int merge(const fs::path& results, bool anonymize) {
   const Leaderboard board = buildLeaderboard(results, anonymize);
   writeLeaderboard(results, board);
@@ -1265,20 +1277,22 @@ int runGrade(const std::vector<std::string>& tokens) {
     const fs::path results = tokens[1];
     if (!fs::is_directory(results)) throw Error(results.string() + ": not a results folder");
     const Args args({tokens.begin() + 2, tokens.end()}, {"model", "data", "time-limit", "memory-limit", "retime-top"},
-                    {"anonymize", "time-references"});
+                    {"anonymize", "no-anonymize", "time-references"});
+    const bool anonymize = publishAnonymized(results, anonymizeAsked(args));
     if (args.has("time-references")) timeReferences(results, readSettings(args));
     retimeTop(results, readSettings(args), args.intValue("retime-top", 0, 0));
-    return merge(results, args.has("anonymize"));
+    return merge(results, anonymize);
   }
   const fs::path dir = tokens[0];
   const Args args({tokens.begin() + 1, tokens.end()},
                   {"out", "jobs", "only", "time-limit", "memory-limit", "model", "data", "partition", "gres",
                    "max-parallel", "wait-timeout", "gpu-slots", "retime-top"},
-                  {"anonymize", "slurm", "wait", "dry-run"});
+                  {"anonymize", "no-anonymize", "slurm", "wait", "dry-run"});
   const std::optional<std::string> out = args.value("out");
   if (!out) throw Error("grade: where do the results go? (--out RESULTS)");
   const fs::path results = fs::absolute(*out);
   fs::create_directories(results / "submissions");
+  const std::optional<bool> anonymizeAskedHere = anonymizeAsked(args);
   const GradeSettings settings = readSettings(args);
   if (!fs::exists(settings.model)) throw Error(settings.model.string() + ": no such model file");
   const Discovery found = discoverSubmissions(dir);
@@ -1317,10 +1331,12 @@ int runGrade(const std::vector<std::string>& tokens) {
     o.dryRun = args.has("dry-run");
     o.waitTimeoutSeconds = args.intValue("wait-timeout", 3600, 1);
     o.retimeCount = args.intValue("retime-top", kDefaultRetimeCount, 0);
-    return gradeOnSlurm(dir, results, found, settings, o, args.has("anonymize"));
+    return gradeOnSlurm(dir, results, found, settings, o,
+                        o.dryRun ? anonymizeAskedHere.value_or(false) : publishAnonymized(results, anonymizeAskedHere));
   }
   return gradeLocally(dir, results, found, settings, args.intValue("jobs", 1, 1),
-                      args.intValue("retime-top", kDefaultRetimeCount, 0), args.has("anonymize"));
+                      args.intValue("retime-top", kDefaultRetimeCount, 0),
+                      publishAnonymized(results, anonymizeAskedHere));
 }
 
 }  // namespace convscope::cli

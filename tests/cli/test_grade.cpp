@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -504,6 +505,93 @@ TEST(Grade, AnonymizeLeaksNoIdIntoTheHtmlOrCsvAndKeepsItsPseudonymsStable) {
   const json second = readJson(c.results / "leaderboard.json");
   for (const json& row : second["groups"][0]["rows"]) again.insert(row["id"]);
   EXPECT_EQ(again, pseudonyms);
+}
+
+// Issue 34's leaks, each one: an id inside another word ("ed" in "expected"), a folder
+// submission's file name (a student's name), another student's id named in a message, an
+// unreadable result's file name, the secret and the mapping readable by others, and a later merge
+// without the flag that published the real ids again. Every published file is searched for every
+// id as a whole token and for the file name.
+TEST(Grade, AnonymizeReplacesWholeIdsAndFileNamesKeepsItsFilesPrivateAndStaysChosen) {
+  TempDir temp;
+  const fs::path results = temp.path();
+  const auto submission = [&](const std::string& id, const std::string& file, const std::string& message) {
+    writeText(results / "submissions" / (id + ".json"), json({{"schema", 1},
+                                                              {"kind", "convscope-class-submission"},
+                                                              {"id", id},
+                                                              {"file", file},
+                                                              {"status", "does not compile"},
+                                                              {"message", message}})
+                                                            .dump());
+  };
+  submission("ed", "ed.cu", "ed.cu:3: error: expected a \";\" (ed, see ed.cu)");
+  submission("ann", "ann/john_smith_milestone1.cu",
+             "ann/john_smith_milestone1.cu:9: error: identifier \"tile\" is undefined; "
+             "john_smith_milestone1.cu was compiled as ann's kernel, like ed's");
+  submission("ann-marie", "ann-marie.cu", "ann-marie.cu:1: error: planned");
+  writeText(results / "submissions" / "zoe.json", "{ broken");
+  const Outcome r = runCli("grade merge " + quoted(results) + " --anonymize");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto published = [&] {
+    std::string text;
+    for (const char* file : {"leaderboard.json", "leaderboard.csv", "leaderboard.html"})
+      text += readText(results / file);
+    return text;
+  };
+  const auto wholeTokenAt = [](const std::string& text, const std::string& id) {
+    const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (size_t at = text.find(id); at != std::string::npos; at = text.find(id, at + 1))
+      if ((at == 0 || !word(text[at - 1])) && (at + id.size() == text.size() || !word(text[at + id.size()])))
+        return at;
+    return std::string::npos;
+  };
+  std::string text = published();
+  for (const std::string id : {"ed", "ann", "ann-marie", "zoe"})
+    EXPECT_EQ(wholeTokenAt(text, id), std::string::npos) << id << " in: " << text.substr(wholeTokenAt(text, id), 80);
+  EXPECT_EQ(text.find("john_smith"), std::string::npos);
+  EXPECT_EQ(text.find("zoe"), std::string::npos);
+  // Words that hold an id are left whole, and the messages still read.
+  EXPECT_NE(text.find("expected a"), std::string::npos);
+  EXPECT_NE(text.find("is undefined"), std::string::npos);
+  const json board = readJson(results / "leaderboard.json");
+  EXPECT_EQ(board["unreadable"], nullptr);
+  EXPECT_EQ(board["unreadableCount"], 1);
+  std::map<std::string, std::string> names;  // the mapping, id -> pseudonym
+  {
+    std::istringstream mapping(readText(results / "pseudonyms.csv"));
+    std::string line;
+    std::getline(mapping, line);
+    while (std::getline(mapping, line)) names[line.substr(0, line.find(','))] = line.substr(line.find(',') + 1);
+  }
+  ASSERT_EQ(names.size(), 3u);
+  // Each message names its own pseudonym's file, and the other student it mentions by theirs.
+  for (const json& row : board["groups"][0]["rows"])
+    if (row["id"] == names["ann"]) {
+      const std::string message = row["message"];
+      EXPECT_EQ(message.rfind(names["ann"] + ".cu:9: error", 0), 0u) << message;
+      EXPECT_NE(message.find("like " + names["ed"] + "'s"), std::string::npos) << message;
+    }
+  // The secret and the mapping: the owner's alone, checked on every run.
+  for (const char* file : {".anonymize-secret", "pseudonyms.csv"})
+    EXPECT_EQ(fs::status(results / file).permissions() & (fs::perms::group_all | fs::perms::others_all),
+              fs::perms::none)
+        << file;
+  // A later merge without the flag keeps the choice; --no-anonymize publishes ids again.
+  ASSERT_EQ(runCli("grade merge " + quoted(results)).exitCode, 0);
+  EXPECT_EQ(readJson(results / "leaderboard.json")["anonymized"], true);
+  EXPECT_EQ(wholeTokenAt(published(), "ann"), std::string::npos);
+  ASSERT_EQ(runCli("grade merge " + quoted(results) + " --no-anonymize").exitCode, 0);
+  EXPECT_EQ(readJson(results / "leaderboard.json")["anonymized"], false);
+  EXPECT_NE(wholeTokenAt(published(), "ann"), std::string::npos);
+  ASSERT_EQ(runCli("grade merge " + quoted(results)).exitCode, 0);
+  EXPECT_EQ(readJson(results / "leaderboard.json")["anonymized"], false);
+  // A mapping that others can read is refused, naming it and what to do.
+  fs::permissions(results / "pseudonyms.csv", fs::perms::others_read, fs::perm_options::add);
+  const Outcome exposed = runCli("grade merge " + quoted(results) + " --anonymize");
+  EXPECT_NE(exposed.exitCode, 0);
+  EXPECT_NE(exposed.output.find("pseudonyms.csv: others can read it (mode 0604)"), std::string::npos)
+      << exposed.output;
+  EXPECT_NE(exposed.output.find("chmod 600"), std::string::npos) << exposed.output;
 }
 
 TEST(Grade, ARerunKeepsUnchangedSubmissionsAndRegradesOnlyAChangedFile) {

@@ -1,6 +1,9 @@
 #include "app/core/engine/class_leaderboard.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -177,10 +180,47 @@ void replaceAll(std::string& text, const std::string& from, const std::string& t
     text.replace(at, from.size(), to);
 }
 
-// id -> pseudonym: a keyed hash under the results folder's own secret, written beside it.
+bool wordCharacter(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// `from` replaced where it stands as a whole token: not where it is part of a longer word (an id
+// "ed" inside "expected" stays, which would otherwise give the id away by the word around it).
+void replaceWholeTokens(std::string& text, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t at = text.find(from); at != std::string::npos;) {
+    const size_t end = at + from.size();
+    const bool startsToken = at == 0 || !wordCharacter(text[at - 1]) || !wordCharacter(from.front());
+    const bool endsToken = end == text.size() || !wordCharacter(text[end]) || !wordCharacter(from.back());
+    if (startsToken && endsToken) {
+      text.replace(at, from.size(), to);
+      at = text.find(from, at + to.size());
+    } else {
+      at = text.find(from, at + 1);
+    }
+  }
+}
+
+// A file that maps pseudonyms back to students (the secret, the mapping): its owner's alone. One
+// that others could read has already told them: refused, with what to do, on every run.
+void requireOwnerOnly(const std::filesystem::path& file) {
+  struct stat info {};
+  if (::stat(file.c_str(), &info) != 0) return;
+  if ((info.st_mode & 077) == 0) return;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+  throw Error(file.string() + ": others can read it (mode " + mode +
+              "), and it maps the pseudonyms back to students: make it the owner's alone (chmod 600 " +
+              file.string() + "), or, if anyone may have read it, delete it and pseudonyms.csv beside it for new "
+              "pseudonyms");
+}
+
+// id -> pseudonym: a keyed hash under the results folder's own secret, written beside it, both
+// readable by their owner alone.
 std::map<std::string, std::string> pseudonyms(const std::filesystem::path& results,
                                               const std::vector<std::string>& ids) {
   const std::filesystem::path secretFile = results / ".anonymize-secret";
+  const std::filesystem::path mappingFile = results / "pseudonyms.csv";
+  requireOwnerOnly(secretFile);
+  requireOwnerOnly(mappingFile);
   uint64_t key0 = 0, key1 = 0;
   if (std::filesystem::exists(secretFile)) {
     std::istringstream in(readWholeFile(secretFile));
@@ -195,7 +235,7 @@ std::map<std::string, std::string> pseudonyms(const std::filesystem::path& resul
   } else {
     key0 = secureRandom64();
     key1 = secureRandom64();
-    writeFileAtomically(secretFile, hex64(key0) + " " + hex64(key1) + "\n");
+    writeFileAtomically(secretFile, hex64(key0) + " " + hex64(key1) + "\n", 0600);
   }
   std::map<std::string, std::string> names;
   std::string mapping = "id,pseudonym\n";
@@ -203,7 +243,7 @@ std::map<std::string, std::string> pseudonyms(const std::filesystem::path& resul
     names[id] = "student-" + hex64(sipHash24(id, key0, key1)).substr(0, 10);
     mapping += id + "," + names[id] + "\n";
   }
-  writeFileAtomically(results / "pseudonyms.csv", mapping);
+  writeFileAtomically(mappingFile, mapping, 0600);
   return names;
 }
 
@@ -328,6 +368,32 @@ uint64_t secureRandom64() {
   return value;
 }
 
+namespace {
+
+// A row as published anonymized: the submission's file (a folder submission's file name may be
+// the student's name), then every id of the class, each as a whole token, become pseudonyms.
+json anonymizedRow(json row, const json& submission, const std::map<std::string, std::string>& names) {
+  const std::string id = submission["id"].get<std::string>();
+  const std::string& pseudonym = names.at(id);
+  std::string message = row["message"].get<std::string>();
+  const std::string file = submission.value("file", std::string());
+  if (!file.empty()) {
+    replaceAll(message, file, pseudonym + ".cu");
+    const std::string fileName = std::filesystem::path(file).filename().string();
+    if (fileName != file) replaceWholeTokens(message, fileName, pseudonym + ".cu");
+  }
+  // Longer ids first: "ann-marie" goes whole before "ann" could take its start.
+  std::vector<std::pair<std::string, std::string>> byLength(names.begin(), names.end());
+  std::stable_sort(byLength.begin(), byLength.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  for (const auto& [other, name] : byLength) replaceWholeTokens(message, other, name);
+  row["id"] = pseudonym;
+  row["message"] = message;
+  return row;
+}
+
+}  // namespace
+
 Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymize) {
   Leaderboard board;
   board.anonymized = anonymize;
@@ -417,13 +483,7 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
                          ": flagged for review, not ranked";
       }
     }
-    if (anonymize) {
-      const std::string id = s["id"].get<std::string>();
-      std::string message = row["message"].get<std::string>();
-      replaceAll(message, id, names[id]);
-      row["id"] = names[id];
-      row["message"] = message;
-    }
+    if (anonymize) row = anonymizedRow(std::move(row), s, names);
     group.rows.push_back(std::move(row));
   }
   for (auto& [gpu, group] : byGpu) {
@@ -458,6 +518,20 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
     board.groups.push_back(group);
   }
   return board;
+}
+
+bool publishAnonymized(const std::filesystem::path& results, std::optional<bool> asked) {
+  const std::filesystem::path file = results / "publication.json";
+  if (asked) {
+    writeFileAtomically(file, json({{"schema", kClassResultsSchema}, {"anonymized", *asked}}).dump(2) + "\n");
+    return *asked;
+  }
+  if (!std::filesystem::exists(file)) return false;
+  const json recorded = parseJsonText(readWholeFile(file), file.string());
+  if (!recorded.is_object() || !recorded.contains("anonymized") || !recorded["anonymized"].is_boolean())
+    throw Error(file.string() + ": no \"anonymized\": true or false in it (say --anonymize or --no-anonymize to "
+                "record the choice again)");
+  return recorded["anonymized"].get<bool>();
 }
 
 SubmissionSource submissionSource(const std::filesystem::path& results, const std::string& id) {
@@ -500,8 +574,10 @@ json leaderboardToJson(const Leaderboard& board) {
           {"rankingBatch", kGradeBatches.back()},
           {"anonymized", board.anonymized},
           {"groups", groups},
-          {"unreadable", board.unreadable},
-          // A skipped entry's name may be a student's id: the anonymized board gives only the count.
+          // An unreadable result's or a skipped entry's name may be a student's id: the anonymized
+          // board gives only their counts.
+          {"unreadable", board.anonymized ? json(nullptr) : json(board.unreadable)},
+          {"unreadableCount", board.unreadable.size()},
           {"skipped", board.anonymized ? json(nullptr) : json(board.skipped)},
           {"skippedCount", board.skipped.size()},
           {"withoutSecondWall", board.withoutSecondWall}};

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -76,6 +77,12 @@ struct Leaderboard {
 // every id (also inside messages) by its pseudonym from RESULTS/pseudonyms.csv (made here with a
 // fresh secret on first use; that file and the secret stay in RESULTS and are not published).
 Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymize);
+
+// Whether RESULTS is published anonymized. What was asked (--anonymize: true, --no-anonymize:
+// false) is recorded in RESULTS/publication.json; a later grade or merge that asks nothing keeps
+// the recorded choice (a run without the flag once rewrote an anonymized board with real ids).
+// Throws convscope::Error naming the file when it cannot be read.
+bool publishAnonymized(const std::filesystem::path& results, std::optional<bool> asked);
 
 // Where submission `id`'s kernel file is, from RESULTS/submissions/ID.json's `path` (the file as
 // graded): `file`, or, when the result cannot be read, names no file or the file is gone,

@@ -21,19 +21,19 @@ Error writeError(const std::string& name, int error) {
 
 }  // namespace
 
-void writeFileAtomically(const std::filesystem::path& path, const std::string& content) {
+void writeFileAtomically(const std::filesystem::path& path, const std::string& content, unsigned mode) {
   const std::string name = path.string();
   if (name.empty() || !path.has_filename()) throw Error("'" + name + "': no file name to save to");
   // Beside the target, so that the rename stays within one file system. The name is unique per
-  // process and call; O_EXCL refuses one that exists. Mode 0666 lets the umask decide, as for
-  // any newly created file.
+  // process and call; O_EXCL refuses one that exists. The default mode 0666 lets the umask
+  // decide, as for any newly created file.
   static std::atomic<unsigned> counter{0};
   // (Appended piece by piece: GCC 12 warns, wrongly, about "." + std::string.)
   std::string temporaryName = ".";
   temporaryName += path.filename().string();
   temporaryName += ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter.fetch_add(1));
   const std::filesystem::path temporary = path.parent_path() / temporaryName;
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) throw writeError(name, errno);
   const auto fail = [&](int error) {
     ::close(fd);

@@ -12,6 +12,8 @@ namespace convscope {
 // Writes `content` to `path` as described above. Throws convscope::Error naming the file and the
 // system's reason (a missing or read-only folder, a full disk); the temporary file is removed
 // and whatever was at `path` is left untouched.
-void writeFileAtomically(const std::filesystem::path& path, const std::string& content);
+// `mode`: the new file's permissions before the umask (0600: its owner's alone, from the first
+// byte on, for secrets).
+void writeFileAtomically(const std::filesystem::path& path, const std::string& content, unsigned mode = 0666);
 
 }  // namespace convscope
