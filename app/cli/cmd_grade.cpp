@@ -65,6 +65,7 @@ constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [-
                            [--retime-top K] [--time-limit SECONDS] [--memory-limit MB]
                            [--model FILE.onnx] [--data DIR]
        convscope-cli grade DIR --out RESULTS --slurm [--partition P] [--gres GRES|none]
+                           [--sbatch-arg NAME=VALUE ...] [--prolog LINE]
                            [--max-parallel K] [--wait] [--wait-timeout SECONDS] [--dry-run]
                            [options above]
        convscope-cli grade merge RESULTS [--anonymize | --no-anonymize] [--time-references]
@@ -100,15 +101,25 @@ since its last grading keeps its result and is not graded again.
   --model FILE.onnx   the network the kernels run (default: the course's course-high.onnx)
   --data DIR          its test set (default: $CONVSCOPE_DATA, else
                       /usr/share/datasets/fashion-mnist)
-  --slurm             write an sbatch array script (one task per submission) and a merge job that
-                      depends on it (afterok), and submit both; --dry-run prints them instead
+  --slurm             write an sbatch array script (one task per new or changed submission) and a
+                      merge job that depends on it (afterok), and submit both; when no task got a
+                      GPU the merge job fails saying so. --dry-run prints them and writes nothing.
+                      A task's --time is 3 time limits (compile, test set, timing) and 2 minutes
   --partition P       the Slurm partition both jobs run in (default: the cluster's default)
   --gres GRES         the generic resources each task and the merge job request (default gpu:1:
                       a GPU of its own; none: request nothing, where the cluster has no GPUs and
                       the class is only compiled)
   --max-parallel K    the array's throttle (%K, default 8)
-  --wait              wait for the merge job (squeue, scontrol) and print the summary; give up
-                      after --wait-timeout seconds (default 3600; the jobs go on)
+  --sbatch-arg NAME=VALUE ...
+                      sbatch options for both jobs, without their dashes: account=course42
+                      qos=normal constraint=h100 mem=32G cpus-per-task=4 (each becomes an
+                      #SBATCH --NAME=VALUE line); the site's rules decide which it needs
+  --prolog LINE       a shell line both jobs run before the grader, such as 'module load
+                      cuda/13.0' (repeatable)
+  --wait              wait for the merge job (squeue, every 1 s at first, then up to 30 s apart)
+                      and print the summary, or which tasks failed with the commands that grade
+                      them again; give up after --wait-timeout seconds (default 3600; the jobs
+                      go on)
   merge RESULTS       write the leaderboard from the submissions' results (a grading ends with
                       it; it can also be run by hand); --time-references first times the course's
                       variants on the GPU here, and --retime-top K re-times the top K here (both
@@ -933,9 +944,21 @@ std::optional<bool> anonymizeAsked(const Args& args) {
   return std::nullopt;
 }
 
-int merge(const fs::path& results, bool anonymize) {
+int merge(const fs::path& results, bool anonymize, bool expectGpu = false) {
   const Leaderboard board = buildLeaderboard(results, anonymize);
   writeLeaderboard(results, board);
+  // The jobs asked for a GPU and no task got one: the class is not graded, whatever the statuses say.
+  if (expectGpu) {
+    bool anyGpu = false, anyUnrun = false;
+    for (const LeaderboardGroup& g : board.groups) {
+      anyGpu = anyGpu || !g.gpu.empty();
+      for (const json& row : g.rows) anyUnrun = anyUnrun || row["status"] == kGradeNoGpu;
+    }
+    if (!anyGpu && anyUnrun)
+      throw Error("no task of this grading had a GPU: every kernel was compiled but not run. The jobs asked for one "
+                  "with --gres; ask for a GRES your cluster has (sinfo -o '%P %G' lists them, e.g. --gres "
+                  "gpu:a100:1) or a partition with GPUs (--partition), and grade again");
+  }
   for (const LeaderboardGroup& g : board.groups) std::cout << g.summary << "\n";
   if (board.groups.size() > 1)
     std::cout << "(results from " << board.groups.size()
@@ -1171,31 +1194,93 @@ struct SlurmOptions {
   // GPU is the job's alone, so a timing shares it with nothing. Nothing: --gres none, a cluster
   // without GPUs (the class is then only compiled; tests/slurm runs so).
   std::optional<std::string> gres = "gpu:1";
+  // What the site needs in every job: --sbatch-arg lines (--account=..., --qos=..., --constraint=...,
+  // --mem=..., --cpus-per-task=...) and --prolog lines run before the grader (module load ...).
+  std::vector<std::string> sbatchArgs, prolog;
   int maxParallel = 8;
   bool wait = false, dryRun = false;
   int waitTimeoutSeconds = 3600;
   int retimeCount = 0;
 };
 
+// Why the --time of a task is what it is: a task compiles (a time limit), checks, runs the test
+// set and times (a time limit each), and the three dominate; two minutes more for the CUDA
+// context, the model and the data; in minutes, rounded up. The merge job adds half an hour for
+// the course's reference timings and the re-timing of the top.
+int taskMinutesFor(const GradeSettings& settings) { return (3 * settings.timeLimitSeconds + 120) / 60 + 1; }
+
 std::string sbatchHeader(const SlurmOptions& o, const std::string& name, const std::string& output, int minutes) {
   std::string header = "#!/bin/bash\n#SBATCH --job-name=" + name + "\n#SBATCH --output=" + output +
                        "\n#SBATCH --time=" + std::to_string(minutes) + "\n";
   if (o.partition) header += "#SBATCH --partition=" + *o.partition + "\n";
   if (o.gres) header += "#SBATCH --gres=" + *o.gres + "\n";
+  for (const std::string& arg : o.sbatchArgs) header += "#SBATCH " + arg + "\n";
   return header;
+}
+
+std::string prologLines(const SlurmOptions& o) {
+  std::string lines;
+  for (const std::string& line : o.prolog) lines += line + "\n";
+  return lines;
+}
+
+// A line of a job script from the command line: one line; for --sbatch-arg an sbatch option's
+// long name and value (account=course42 becomes #SBATCH --account=course42).
+std::string scriptLine(const std::string& option, const std::string& value, bool sbatchOption) {
+  if (value.find_first_of("\n\r") != std::string::npos)
+    throw Error("grade: " + option + " '" + value + "': one line, please (a line break would end the script's line)");
+  if (!sbatchOption) return value;
+  const std::string name = value.substr(0, value.find('='));
+  const bool isName = !name.empty() && std::islower(static_cast<unsigned char>(name[0])) &&
+                      name.find_first_not_of("abcdefghijklmnopqrstuvwxyz-") == std::string::npos;
+  if (!isName)
+    throw Error("grade: " + option + " '" + value +
+                "': an sbatch option's long name and value without the dashes, such as account=course42");
+  // sbatch splits an #SBATCH line at blanks: a value with one would become other options.
+  if (value.find_first_of(" \t") != std::string::npos)
+    throw Error("grade: " + option + " '" + value + "': no blanks in an sbatch option (give each as its own NAME=VALUE)");
+  return "--" + value;
+}
+
+// Which tasks failed (a manifest line without a result), each with its array index, its log and
+// the commands that grade it again here and merge; the logs' folder when none can be told.
+std::string failedTasksMessage(const fs::path& dir, const fs::path& results, const std::vector<std::string>& ids,
+                               const std::string& arrayId, const std::string& mergeId, const GradeSettings& settings,
+                               fs::file_time_type submittedAt) {
+  std::string message = "a grading task of array job " + arrayId + " failed, so merge job " + mergeId +
+                        " can never run (it was cancelled).";
+  std::string options;
+  for (const std::string& option : settingsOptions(settings)) options += " " + shellQuote(option);
+  int named = 0;
+  for (size_t index = 0; index < ids.size(); ++index) {
+    const fs::path file = resultFile(results, ids[index]);
+    std::error_code error;
+    if (fs::exists(file) && fs::last_write_time(file, error) >= submittedAt && !error) continue;  // graded now
+    message += "\n  task " + std::to_string(index) + ": " + ids[index] + ", log " +
+               (results / "slurm" / "logs" / ("grade_" + arrayId + "_" + std::to_string(index) + ".out")).string() +
+               "; grade it again here: " + commandLine({thisProgram(), "grade", fs::absolute(dir).string(), "--out",
+                                                        results.string(), "--only", ids[index]}) +
+               options;
+    ++named;
+  }
+  if (named == 0) message += " The tasks' logs: " + (results / "slurm" / "logs").string();
+  return message + "\nthen: " + commandLine({thisProgram(), "grade", "merge", results.string()});
 }
 
 int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& found, const GradeSettings& settings,
                  const SlurmOptions& o, bool anonymize) {
   if (found.submissions.empty()) throw Error(dir.string() + ": no submissions to grade (no .cu files)");
   const fs::path slurm = results / "slurm";
-  fs::create_directories(slurm / "logs");
+  // Only what is new or changed since its last grading goes to the cluster (after a deadline's
+  // extension, a few files, not the class).
+  std::vector<std::string> ids;
+  const json current = settingsJson(settings);
+  for (const Submission& s : found.submissions)
+    if (!keptResult(results, s, current)) ids.push_back(s.id);
   std::string manifest;
-  for (const Submission& s : found.submissions) manifest += s.id + "\n";
-  writeFileAtomically(slurm / "manifest.txt", manifest);
-  removeOldGradingRunRecord(results);
+  for (const std::string& id : ids) manifest += id + "\n";
+  const int taskMinutes = taskMinutesFor(settings);
   const std::string program = thisProgram();
-  const int taskMinutes = (3 * settings.timeLimitSeconds + 120) / 60 + 1;
   std::vector<std::string> task = {program, "grade", fs::absolute(dir).string(), "--out", results.string(), "--only"};
   std::string gradeLine = commandLine(task) + " \"$id\"";
   for (const std::string& option : settingsOptions(settings)) {
@@ -1204,28 +1289,45 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
   }
   const std::string arrayScript =
       sbatchHeader(o, "convscope-grade", (slurm / "logs" / "grade_%A_%a.out").string(), taskMinutes) +
-      "#SBATCH --array=0-" + std::to_string(found.submissions.size() - 1) + "%" + std::to_string(o.maxParallel) +
-      "\n# One task per submission: the task's index is its line (from 0) in the manifest. Each task\n"
-      "# draws its own seed when its grading starts: no seed is written here.\nset -euo pipefail\n" +
-      "id=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " + shellQuote((slurm / "manifest.txt").string()) + ")\n" +
-      "exec " + gradeLine + "\n";
+      "#SBATCH --array=0-" + std::to_string(std::max<size_t>(ids.size(), 1) - 1) + "%" +
+      std::to_string(o.maxParallel) +
+      "\n# One task per new or changed submission: the task's index is its line (from 0) in the manifest.\n"
+      "# Each task draws its own seed when its grading starts: no seed is written here.\nset -euo pipefail\n" +
+      prologLines(o) + "id=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " +
+      shellQuote((slurm / "manifest.txt").string()) + ")\n" + "exec " + gradeLine + "\n";
   std::vector<std::string> mergeArgv = {
       program, "grade", "merge", results.string(), "--time-references", "--retime-top", std::to_string(o.retimeCount)};
-  if (anonymize) mergeArgv.push_back("--anonymize");
+  mergeArgv.push_back(anonymize ? "--anonymize" : "--no-anonymize");
+  // A GPU was asked for: a class where no task got one is the grader's failure, not a result.
+  if (o.gres) mergeArgv.push_back("--expect-gpu");
   for (const std::string& option : settingsOptions(settings)) mergeArgv.push_back(option);
-  const auto mergeScript = [&](const std::string& arrayId) {
+  const auto mergeScript = [&](const std::string& dependency) {
     return sbatchHeader(o, "convscope-grade-merge", (slurm / "logs" / "merge_%j.out").string(), taskMinutes + 30) +
-           "#SBATCH --dependency=afterok:" + arrayId + "\nset -euo pipefail\nexec " + commandLine(mergeArgv) + "\n";
+           (dependency.empty() ? "" : "#SBATCH --dependency=afterok:" + dependency + "\n") + "set -euo pipefail\n" +
+           prologLines(o) + "exec " + commandLine(mergeArgv) + "\n";
   };
-  writeFileAtomically(slurm / "grade-array.sbatch", arrayScript);
   if (o.dryRun) {
-    writeFileAtomically(slurm / "grade-merge.sbatch", mergeScript("ARRAY_JOB_ID"));
-    std::cout << "# " << (slurm / "grade-array.sbatch").string() << " (not submitted: --dry-run)\n"
-              << arrayScript << "\n# " << (slurm / "grade-merge.sbatch").string()
-              << " (not submitted: --dry-run; ARRAY_JOB_ID is the array's job id once submitted)\n"
-              << mergeScript("ARRAY_JOB_ID");
+    // Printed only: no file written, no seed drawn, nothing of an earlier run touched.
+    std::cout << "# " << (slurm / "manifest.txt").string() << " (not written: --dry-run; " << ids.size() << " of "
+              << found.submissions.size() << " submissions new or changed)\n"
+              << manifest;
+    if (!ids.empty())
+      std::cout << "\n# " << (slurm / "grade-array.sbatch").string() << " (not submitted: --dry-run)\n" << arrayScript;
+    std::cout << "\n# " << (slurm / "grade-merge.sbatch").string() << " (not submitted: --dry-run"
+              << (ids.empty() ? "" : "; ARRAY_JOB_ID is the array's job id once submitted") << ")\n"
+              << mergeScript(ids.empty() ? "" : "ARRAY_JOB_ID");
     return 0;
   }
+  fs::create_directories(slurm / "logs");
+  removeOldGradingRunRecord(results);
+  writeFileAtomically(slurm / "manifest.txt", manifest);
+  if (ids.empty()) {
+    std::cout << "all " << found.submissions.size()
+              << " submissions are unchanged since their grading: no task to submit; merging here\n";
+    return merge(results, anonymize);
+  }
+  writeFileAtomically(slurm / "grade-array.sbatch", arrayScript);
+  const fs::file_time_type submittedAt = fs::file_time_type::clock::now();
   const std::string arrayId =
       submittedJobId(slurmCommand({"sbatch", "--parsable", (slurm / "grade-array.sbatch").string()}));
   writeFileAtomically(slurm / "grade-merge.sbatch", mergeScript(arrayId));
@@ -1236,20 +1338,22 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
             << std::flush;
   if (!o.wait) return 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.waitTimeoutSeconds);
+  std::chrono::seconds pause(1);
   while (true) {
     const ChildOutcome queued =
         runChildProcess({findProgram("squeue").string(), "-h", "-j", mergeId, "-o", "%T %r"}, 60);
     const std::string state = queued.succeeded() ? queued.output : "";
     if (state.find("DependencyNeverSatisfied") != std::string::npos) {
       runChildProcess({findProgram("scancel").string(), mergeId}, 60);
-      throw Error("a grading task of array job " + arrayId + " failed, so merge job " + mergeId +
-                  " can never run; the tasks' logs: " + (slurm / "logs").string());
+      throw Error(failedTasksMessage(dir, results, ids, arrayId, mergeId, settings, submittedAt));
     }
     if (state.find_first_not_of(" \n") == std::string::npos) break;  // left the queue
     if (std::chrono::steady_clock::now() > deadline)
       throw Error("merge job " + mergeId + " still not done after " + std::to_string(o.waitTimeoutSeconds) +
                   " s; the jobs go on (squeue -j " + arrayId + "," + mergeId + ")");
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    // Gently: a second at first, then up to 30 s between looks (a cluster's controller serves many).
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::seconds(30));
   }
   const std::string shown = slurmCommand({"scontrol", "show", "job", mergeId});
   if (shown.find("JobState=COMPLETED") == std::string::npos) {
@@ -1277,21 +1381,23 @@ int runGrade(const std::vector<std::string>& tokens) {
     const fs::path results = tokens[1];
     if (!fs::is_directory(results)) throw Error(results.string() + ": not a results folder");
     const Args args({tokens.begin() + 2, tokens.end()}, {"model", "data", "time-limit", "memory-limit", "retime-top"},
-                    {"anonymize", "no-anonymize", "time-references"});
+                    {"anonymize", "no-anonymize", "time-references", "expect-gpu"});
     const bool anonymize = publishAnonymized(results, anonymizeAsked(args));
     if (args.has("time-references")) timeReferences(results, readSettings(args));
     retimeTop(results, readSettings(args), args.intValue("retime-top", 0, 0));
-    return merge(results, anonymize);
+    return merge(results, anonymize, args.has("expect-gpu"));
   }
   const fs::path dir = tokens[0];
   const Args args({tokens.begin() + 1, tokens.end()},
                   {"out", "jobs", "only", "time-limit", "memory-limit", "model", "data", "partition", "gres",
-                   "max-parallel", "wait-timeout", "gpu-slots", "retime-top"},
+                   "max-parallel", "wait-timeout", "gpu-slots", "retime-top", "sbatch-arg", "prolog"},
                   {"anonymize", "no-anonymize", "slurm", "wait", "dry-run"});
   const std::optional<std::string> out = args.value("out");
   if (!out) throw Error("grade: where do the results go? (--out RESULTS)");
   const fs::path results = fs::absolute(*out);
-  fs::create_directories(results / "submissions");
+  // A dry run writes nothing, not even the results folder.
+  const bool dryRun = args.has("slurm") && args.has("dry-run");
+  if (!dryRun) fs::create_directories(results / "submissions");
   const std::optional<bool> anonymizeAskedHere = anonymizeAsked(args);
   const GradeSettings settings = readSettings(args);
   if (!fs::exists(settings.model)) throw Error(settings.model.string() + ": no such model file");
@@ -1316,7 +1422,7 @@ int runGrade(const std::vector<std::string>& tokens) {
     std::cout << it->id << "  " << r["status"].get<std::string>() << "  " << seconds(r["gradingSeconds"]) << "\n";
     return 0;
   }
-  writeSkipped(results, found);
+  if (!dryRun) writeSkipped(results, found);
   if (args.has("slurm")) {
     SlurmOptions o;
     o.partition = args.value("partition");
@@ -1326,6 +1432,8 @@ int runGrade(const std::vector<std::string>& tokens) {
       else
         o.gres = gres;
     }
+    for (const std::string& arg : args.values("sbatch-arg")) o.sbatchArgs.push_back(scriptLine("--sbatch-arg", arg, true));
+    for (const std::string& line : args.values("prolog")) o.prolog.push_back(scriptLine("--prolog", line, false));
     o.maxParallel = args.intValue("max-parallel", 8, 1);
     o.wait = args.has("wait");
     o.dryRun = args.has("dry-run");

@@ -622,14 +622,39 @@ TEST(Grade, ARerunKeepsUnchangedSubmissionsAndRegradesOnlyAChangedFile) {
   EXPECT_EQ(third.output.find("dave-syntax  does not compile"), std::string::npos);
 }
 
-TEST(Grade, SlurmDryRunWritesAThrottledArrayAndAMergeThatWaitsForIt) {
+// The parts --dry-run prints, each under its "# PATH (...)" line: the manifest, the array's
+// script (absent when nothing is to be graded) and the merge job's.
+struct DryRun {
+  std::string manifest, array, merge;
+};
+DryRun dryRunParts(const std::string& output) {
+  DryRun parts;
+  std::string* part = nullptr;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# /", 0) == 0 && line.find("(not ") != std::string::npos) {
+      part = line.find("manifest.txt") != std::string::npos         ? &parts.manifest
+             : line.find("grade-array.sbatch") != std::string::npos ? &parts.array
+                                                                   : &parts.merge;
+      continue;
+    }
+    if (part) *part += line + "\n";
+  }
+  // The blank line printed between the parts belongs to none.
+  for (std::string* text : {&parts.manifest, &parts.array, &parts.merge})
+    while (text->size() >= 2 && text->compare(text->size() - 2, 2, "\n\n") == 0) text->pop_back();
+  return parts;
+}
+
+TEST(Grade, SlurmDryRunPrintsAThrottledArrayAndAMergeThatWaitsForItAndWritesNothing) {
   const SmallClass c;
   const Outcome r = c.grade("--slurm --dry-run --max-parallel 3 --partition gpu --gres gpu:1");
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  const std::string array = readText(c.results / "slurm/grade-array.sbatch");
-  const std::string merge = readText(c.results / "slurm/grade-merge.sbatch");
+  const DryRun parts = dryRunParts(r.output);
+  const std::string& array = parts.array;
+  const std::string& merge = parts.merge;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(array, m, std::regex(R"(#SBATCH --array=(\d+)-(\d+)%(\d+))"))) << array;
+  ASSERT_TRUE(std::regex_search(array, m, std::regex(R"(#SBATCH --array=(\d+)-(\d+)%(\d+))"))) << r.output;
   EXPECT_EQ(m[1], "0");
   EXPECT_EQ(std::stoi(m[2]), int(kIds.size()) - 1);
   EXPECT_EQ(m[3], "3");
@@ -637,33 +662,90 @@ TEST(Grade, SlurmDryRunWritesAThrottledArrayAndAMergeThatWaitsForIt) {
   EXPECT_NE(array.find("#SBATCH --partition=gpu"), std::string::npos);
   EXPECT_NE(array.find("#SBATCH --gres=gpu:1"), std::string::npos);
   EXPECT_NE(array.find("'--only' \"$id\""), std::string::npos) << array;
-  EXPECT_TRUE(std::regex_search(merge, std::regex(R"(#SBATCH --dependency=afterok:\S+)"))) << merge;
+  EXPECT_TRUE(std::regex_search(merge, std::regex(R"(#SBATCH --dependency=afterok:ARRAY_JOB_ID)"))) << merge;
   EXPECT_NE(merge.find("'grade' 'merge'"), std::string::npos) << merge;
+  // A GPU asked for: the merge job fails when no task got one.
+  EXPECT_NE(merge.find("'--expect-gpu'"), std::string::npos) << merge;
   // The manifest's lines are the array's task ids: one submission each, the skipped left out.
-  std::istringstream manifest(readText(c.results / "slurm/manifest.txt"));
+  std::istringstream manifest(parts.manifest);
   std::vector<std::string> lines;
   for (std::string line; std::getline(manifest, line);) lines.push_back(line);
   EXPECT_EQ(lines, kIds);
-  // Both scripts are printed; nothing was submitted.
-  EXPECT_NE(r.output.find("#SBATCH --array="), std::string::npos);
-  EXPECT_NE(r.output.find("#SBATCH --dependency=afterok:"), std::string::npos);
   EXPECT_EQ(r.output.find("submitted array job"), std::string::npos);
-  EXPECT_FALSE(fs::exists(c.results / "submissions/alice-naive.json"));
   // No seed is chosen for the tasks: each draws its own when its grading starts.
   EXPECT_EQ(array.find("--seed"), std::string::npos) << array;
-  EXPECT_FALSE(fs::exists(c.results / "grading-run.json"));
+  // Nothing written: not even the results folder.
+  EXPECT_FALSE(fs::exists(c.results)) << "a dry run wrote into " << c.results;
 }
 
 // Without --gres every task and the merge job ask for a GPU of their own (without one the whole
 // class would end "compiled, not run"); --gres none asks for nothing, on a cluster without GPUs.
 TEST(Grade, SlurmAsksForAGpuOfItsOwnPerTaskUnlessToldNone) {
   const SmallClass c;
-  ASSERT_EQ(c.grade("--slurm --dry-run").exitCode, 0);
-  for (const char* script : {"slurm/grade-array.sbatch", "slurm/grade-merge.sbatch"})
-    EXPECT_NE(readText(c.results / script).find("\n#SBATCH --gres=gpu:1\n"), std::string::npos) << script;
-  ASSERT_EQ(c.grade("--slurm --dry-run --gres none").exitCode, 0);
-  for (const char* script : {"slurm/grade-array.sbatch", "slurm/grade-merge.sbatch"})
-    EXPECT_EQ(readText(c.results / script).find("--gres"), std::string::npos) << script;
+  const Outcome asked = c.grade("--slurm --dry-run");
+  ASSERT_EQ(asked.exitCode, 0) << asked.output;
+  for (const std::string& script : {dryRunParts(asked.output).array, dryRunParts(asked.output).merge})
+    EXPECT_NE(script.find("\n#SBATCH --gres=gpu:1\n"), std::string::npos) << script;
+  const Outcome none = c.grade("--slurm --dry-run --gres none");
+  ASSERT_EQ(none.exitCode, 0) << none.output;
+  for (const std::string& script : {dryRunParts(none.output).array, dryRunParts(none.output).merge}) {
+    EXPECT_EQ(script.find("--gres"), std::string::npos) << script;
+    EXPECT_EQ(script.find("--expect-gpu"), std::string::npos) << script;
+  }
+}
+
+// What a site's cluster needs in every job: its sbatch options and module loads, in both scripts,
+// before the grader; anything but an option's name and value is refused, naming it.
+TEST(Grade, SlurmTakesTheSitesSbatchOptionsAndPrologLines) {
+  const SmallClass c;
+  const Outcome r = c.grade(
+      "--slurm --dry-run --sbatch-arg account=course42 qos=normal cpus-per-task=4 --prolog 'module load cuda/13.0'");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const DryRun parts = dryRunParts(r.output);
+  for (const std::string& script : {parts.array, parts.merge}) {
+    for (const char* line : {"#SBATCH --account=course42\n", "#SBATCH --qos=normal\n", "#SBATCH --cpus-per-task=4\n"})
+      EXPECT_NE(script.find(line), std::string::npos) << line << " in " << script;
+    const size_t module = script.find("\nmodule load cuda/13.0\n");
+    ASSERT_NE(module, std::string::npos) << script;
+    EXPECT_LT(module, script.find("\nexec ")) << script;
+  }
+  for (const char* bad : {"'--account=x'", "'account=x; rm -rf ~'", "'Account=x'"}) {
+    const Outcome refused = c.grade(std::string("--slurm --dry-run --sbatch-arg ") + bad);
+    EXPECT_NE(refused.exitCode, 0) << bad;
+    EXPECT_NE(refused.output.find("--sbatch-arg"), std::string::npos) << refused.output;
+  }
+}
+
+// After a local grading nothing has changed: a Slurm run submits no task (the dry run says 0 of
+// 6), and after one file changes, that one alone.
+TEST(Grade, SlurmSubmitsOnlyNewOrChangedSubmissions) {
+  const SmallClass c;
+  ASSERT_EQ(c.grade().exitCode, 0);
+  const Outcome unchanged = c.grade("--slurm --dry-run");
+  ASSERT_EQ(unchanged.exitCode, 0) << unchanged.output;
+  EXPECT_NE(unchanged.output.find("0 of 6 submissions new or changed"), std::string::npos) << unchanged.output;
+  EXPECT_TRUE(dryRunParts(unchanged.output).array.empty()) << unchanged.output;
+  writeText(c.dir / "alice-naive.cu", readText(c.dir / "alice-naive.cu") + "\n// a late fix\n");
+  const Outcome changed = c.grade("--slurm --dry-run");
+  EXPECT_EQ(dryRunParts(changed.output).manifest, "alice-naive\n") << changed.output;
+  EXPECT_NE(dryRunParts(changed.output).array.find("#SBATCH --array=0-0%"), std::string::npos) << changed.output;
+}
+
+// The Slurm merge job of a class where no task had a GPU fails, saying what to ask for.
+TEST(Grade, AMergeThatExpectedAGpuFailsWhenNoTaskHadOne) {
+  TempDir temp;
+  const fs::path results = temp.path();
+  writeText(results / "submissions" / "ada.json", json({{"schema", 1},
+                                                        {"kind", "convscope-class-submission"},
+                                                        {"id", "ada"},
+                                                        {"status", "compiled, not run: no GPU"},
+                                                        {"message", "compiled for sm_90; not run"}})
+                                                      .dump());
+  EXPECT_EQ(runCli("grade merge " + quoted(results)).exitCode, 0);
+  const Outcome r = runCli("grade merge " + quoted(results) + " --expect-gpu");
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("no task of this grading had a GPU"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--gres"), std::string::npos) << r.output;
 }
 
 // Ctrl+C while grading: the children stop, every finished result is kept, and the leaderboard is
