@@ -96,7 +96,7 @@ since its last grading keeps its result and is not graded again.
                       (default 5; 0: none)
   --time-limit S      the time limit of each step's child process (default 120 s)
   --memory-limit MB   the host memory one inference of a submission may take (default: half of
-                      this machine's); a kernel's process that holds more than that plus 2,000 MB
+                      this machine's, in a Slurm job half of its allocation); a kernel's process that holds more than that plus 2,000 MB
                       (for the CUDA libraries and the compiler) is stopped (status 'memory limit')
   --model FILE.onnx   the network the kernels run (default: the course's course-high.onnx)
   --data DIR          its test set (default: $CONVSCOPE_DATA, else

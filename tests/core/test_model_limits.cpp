@@ -10,6 +10,8 @@
 #include <cstdlib>
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include <cmath>
 
@@ -19,6 +21,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/engine/picture_input.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/memory_limit.h"
 #include "app/core/util/omp_exceptions.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"
@@ -212,6 +215,36 @@ class ScopedMemoryLimit {
  private:
   std::optional<std::string> previous_;
 };
+
+// In a Slurm job the default limit is half the job's allocation, not half the node's memory.
+TEST(MemoryLimits, InASlurmJobTheDefaultIsHalfItsAllocation) {
+  const auto scoped = [](const char* name, const char* value) {
+    std::optional<std::string> previous;
+    if (const char* old = std::getenv(name)) previous = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+    return std::pair<std::string, std::optional<std::string>>(name, previous);
+  };
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+  for (const char* name : {"CONVSCOPE_MEMORY_LIMIT_MB", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_CPUS_ON_NODE"})
+    saved.push_back(scoped(name, nullptr));
+  const int64_t machine = memoryLimit().bytes;
+  setenv("SLURM_MEM_PER_NODE", "16384", 1);  // --mem=16G
+  EXPECT_EQ(memoryLimit().bytes, int64_t{8192} * 1048576);
+  EXPECT_NE(memoryLimit().origin.find("Slurm job's memory (16384 MiB)"), std::string::npos) << memoryLimit().origin;
+  unsetenv("SLURM_MEM_PER_NODE");
+  setenv("SLURM_MEM_PER_CPU", "4096", 1);  // --mem-per-cpu=4G, 3 CPUs
+  setenv("SLURM_CPUS_ON_NODE", "3", 1);
+  EXPECT_EQ(memoryLimit().bytes, int64_t{6144} * 1048576);
+  setenv("CONVSCOPE_MEMORY_LIMIT_MB", "1500", 1);  // said outright: it wins
+  EXPECT_EQ(memoryLimit().bytes, 1'500'000'000);
+  for (const char* name : {"CONVSCOPE_MEMORY_LIMIT_MB", "SLURM_MEM_PER_CPU", "SLURM_CPUS_ON_NODE"}) unsetenv(name);
+  EXPECT_EQ(memoryLimit().bytes, machine);
+  for (const auto& [name, value] : saved)
+    if (value) setenv(name.c_str(), value->c_str(), 1);
+}
 
 TEST(MemoryLimits, PictureForAnInputOf2To24SquaredIsRefusedBeforeTheResize) {
   // The CLI's --images and the window's pictures went through resizedToFit before any estimate:

@@ -14,8 +14,10 @@ struct MemoryLimit {
   std::string origin;  // where the figure comes from, for messages
 };
 
-// $CONVSCOPE_MEMORY_LIMIT_MB (megabytes, 10^6 bytes) when set; otherwise half of this machine's
-// physical memory (at least 1 GB). Throws convscope::Error on a malformed variable.
+// $CONVSCOPE_MEMORY_LIMIT_MB (megabytes, 10^6 bytes) when set; in a Slurm job, half of its
+// allocation ($SLURM_MEM_PER_NODE, or $SLURM_MEM_PER_CPU times $SLURM_CPUS_ON_NODE); otherwise
+// half of this machine's physical memory (at least 1 GB in each case). Throws convscope::Error on
+// a malformed CONVSCOPE_MEMORY_LIMIT_MB.
 MemoryLimit memoryLimit();
 
 // Makes glibc keep freed memory for the next allocation instead of handing it back to the system.
