@@ -61,7 +61,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [--jobs N] [--only ID]
-                           [--anonymize | --no-anonymize]
+                           [--anonymize | --no-anonymize] [--title TEXT]
                            [--retime-top K] [--time-limit SECONDS] [--memory-limit MB]
                            [--model FILE.onnx] [--data DIR]
        convscope-cli grade DIR --out RESULTS --slurm [--partition P] [--gres GRES|none]
@@ -70,7 +70,8 @@ constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [-
                            [options above]
        convscope-cli grade merge RESULTS [--anonymize | --no-anonymize] [--time-references]
                            [--retime-top K] [--time-limit SECONDS] [--memory-limit MB]
-                           [--model FILE.onnx] [--data DIR]
+                           [--model FILE.onnx] [--data DIR] [--title TEXT]
+       convscope-cli grade export RESULTS --out FOLDER
 
 Grades a class's kernels and ranks them (docs/class-mode.md). Each submission in DIR is a FILE.cu
 or a folder holding exactly one .cu; its name is the student's id. Anything else is reported and
@@ -91,13 +92,16 @@ since its last grading keeps its result and is not graded again.
                       RESULTS/pseudonyms.csv, readable by its owner alone. The choice is recorded
                       in RESULTS: every later grade and merge keeps it
   --no-anonymize      publish the ids again (recorded likewise)
+  --title TEXT        the leaderboard's title, such as 'Milestone 2: conv1 and conv2' (recorded
+                      likewise; the page also says when it was merged)
   --retime-top K      once the class is graded, time the K fastest correct submissions a second
                       time, slowest of them first; the leaderboard says whether their order held
                       (default 5; 0: none)
   --time-limit S      the time limit of each step's child process (default 120 s)
   --memory-limit MB   the host memory one inference of a submission may take (default: half of
-                      this machine's, in a Slurm job half of its allocation); a kernel's process that holds more than that plus 2,000 MB
-                      (for the CUDA libraries and the compiler) is stopped (status 'memory limit')
+                      this machine's, in a Slurm job half of its allocation); a kernel's process
+                      that holds more than that plus 2,000 MB (for the CUDA libraries and the
+                      compiler) is stopped (status 'memory limit')
   --model FILE.onnx   the network the kernels run (default: the course's course-high.onnx)
   --data DIR          its test set (default: $CONVSCOPE_DATA, else
                       /usr/share/datasets/fashion-mnist)
@@ -120,6 +124,9 @@ since its last grading keeps its result and is not graded again.
                       and print the summary, or which tasks failed with the commands that grade
                       them again; give up after --wait-timeout seconds (default 3600; the jobs
                       go on)
+  export RESULTS      one file per student into --out FOLDER (ID.txt to mail, ID.json for a
+                      course site): status, message, figures, rank, the seed that repeats the
+                      check and, when anonymized, the student's pseudonym
   merge RESULTS       write the leaderboard from the submissions' results (a grading ends with
                       it; it can also be run by hand); --time-references first times the course's
                       variants on the GPU here, and --retime-top K re-times the top K here (both
@@ -745,6 +752,11 @@ json gradeSubmission(const fs::path& results, const Submission& s, const GradeSe
   const auto finish = [&](const std::string& status, const std::string& message) {
     r["status"] = status;
     r["message"] = relativeMessage(message, s);
+    // A kernel that ran and failed: the seed that gives the same shapes and inputs again.
+    if (status == kGradeWrong || status == kGradeFaulted || status == kGradeTimeLimit || status == kGradeMemoryLimit)
+      r["message"] = r["message"].get<std::string>() + " (seed " + std::to_string(seed) +
+                     ": convscope-cli kernel check " + s.relative + " --seed " + std::to_string(seed) +
+                     " repeats the check)";
     r["gradedAt"] = nowIso();
     r["gradingSeconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     fs::create_directories(results / "submissions");
@@ -1368,6 +1380,71 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
   return 0;
 }
 
+// `grade export RESULTS --out FOLDER`: one small file per student, to upload or mail: what they
+// got (status, message, figures), where they stand (rank of how many, on which GPU), how to
+// repeat their check (the seed), and their pseudonym when the board is anonymized. ID.txt to
+// read, ID.json for a course site; both the owner's alone until sent.
+int exportForStudents(const fs::path& results, const fs::path& out) {
+  const bool anonymized = publishAnonymized(results, std::nullopt);
+  const Leaderboard board = buildLeaderboard(results, false);
+  std::map<std::string, std::string> pseudonymOf;
+  if (anonymized) {
+    buildLeaderboard(results, true);  // makes the pseudonyms of every id, as the board shows them
+    std::istringstream mapping(readWholeFile(results / "pseudonyms.csv"));
+    std::string line;
+    std::getline(mapping, line);
+    while (std::getline(mapping, line))
+      if (const size_t comma = line.find(','); comma != std::string::npos)
+        pseudonymOf[line.substr(0, comma)] = line.substr(comma + 1);
+  }
+  fs::create_directories(out);
+  fs::permissions(out, fs::perms::owner_all, fs::perm_options::replace);
+  int written = 0;
+  for (const LeaderboardGroup& g : board.groups)
+    for (const json& row : g.rows) {
+      const std::string id = row["id"];
+      const json result = parseJsonText(readWholeFile(resultFile(results, id)), resultFile(results, id).string());
+      const std::string file = result.value("file", id + ".cu");
+      const std::string seed = result.value("seed", std::string());
+      json student = {{"schema", kClassResultsSchema},
+                      {"kind", "convscope-class-student-result"},
+                      {"id", id},
+                      {"pseudonym", anonymized ? json(pseudonymOf[id]) : json(nullptr)},
+                      {"file", file},
+                      {"status", row["status"]},
+                      {"message", row["message"]},
+                      {"rank", row["rank"]},
+                      {"of", g.rows.size()},
+                      {"gpu", g.gpu.empty() ? json(nullptr) : json(g.gpu)},
+                      {"accuracy", row["accuracy"]},
+                      {"opTimeSeconds", row["opTimeSeconds"]},
+                      {"speedupOverCudnn", row["speedupOverCudnn"]},
+                      {"registers", row["registers"]},
+                      {"occupancy", row["occupancy"]},
+                      {"seed", seed.empty() ? json(nullptr) : json(seed)},
+                      {"gradedAt", row["gradedAt"]}};
+      std::ostringstream text;
+      text << (board.title.empty() ? "ConvScope grading" : board.title) << ": " << id << "\n\n"
+           << "File:    " << file << "\n"
+           << "Status:  " << row["status"].get<std::string>() << "\n"
+           << "Rank:    " << row["rank"].get<int>() << " of " << g.rows.size()
+           << (g.gpu.empty() ? " (graded without a GPU)" : " on " + g.gpu) << "\n";
+      if (anonymized) text << "Your pseudonym on the published leaderboard: " << pseudonymOf[id] << "\n";
+      if (row["accuracy"].is_number()) text << "Accuracy: " << row["accuracy"].get<double>() << "\n";
+      for (const auto& [batch, time] : row["opTimeSeconds"].items())
+        if (time.is_number()) text << "Op time at batch " << batch << ": " << time.get<double>() * 1e3 << " ms\n";
+      text << "\n" << row["message"].get<std::string>() << "\n";
+      if (!seed.empty())
+        text << "\nTo repeat your check with the same shapes: convscope-cli kernel check " << file << " --seed " << seed
+             << "\n";
+      writeFileAtomically(out / (id + ".txt"), text.str(), 0600);
+      writeFileAtomically(out / (id + ".json"), student.dump(2) + "\n", 0600);
+      ++written;
+    }
+  std::cout << "exported " << written << " students' results to " << out.string() << " (ID.txt and ID.json each)\n";
+  return 0;
+}
+
 }  // namespace
 
 int runGrade(const std::vector<std::string>& tokens) {
@@ -1375,14 +1452,26 @@ int runGrade(const std::vector<std::string>& tokens) {
     std::cout << kHelp;
     return tokens.empty() ? 2 : 0;
   }
+  if (tokens[0] == "export") {
+    if (tokens.size() < 2 || tokens[1].rfind("--", 0) == 0)
+      throw Error("grade export: which results folder? (grade export RESULTS --out FOLDER)");
+    const fs::path results = tokens[1];
+    if (!fs::is_directory(results / "submissions")) throw Error(results.string() + ": not a results folder");
+    const Args args({tokens.begin() + 2, tokens.end()}, {"out"}, {});
+    const std::optional<std::string> out = args.value("out");
+    if (!out) throw Error("grade export: where do the students' files go? (--out FOLDER)");
+    return exportForStudents(results, *out);
+  }
   if (tokens[0] == "merge") {
     if (tokens.size() < 2 || tokens[1].rfind("--", 0) == 0)
       throw Error("grade merge: which results folder? (grade merge RESULTS)");
     const fs::path results = tokens[1];
     if (!fs::is_directory(results)) throw Error(results.string() + ": not a results folder");
-    const Args args({tokens.begin() + 2, tokens.end()}, {"model", "data", "time-limit", "memory-limit", "retime-top"},
+    const Args args({tokens.begin() + 2, tokens.end()},
+                    {"model", "data", "time-limit", "memory-limit", "retime-top", "title"},
                     {"anonymize", "no-anonymize", "time-references", "expect-gpu"});
     const bool anonymize = publishAnonymized(results, anonymizeAsked(args));
+    if (const auto title = args.value("title")) recordLeaderboardTitle(results, *title);
     if (args.has("time-references")) timeReferences(results, readSettings(args));
     retimeTop(results, readSettings(args), args.intValue("retime-top", 0, 0));
     return merge(results, anonymize, args.has("expect-gpu"));
@@ -1390,7 +1479,7 @@ int runGrade(const std::vector<std::string>& tokens) {
   const fs::path dir = tokens[0];
   const Args args({tokens.begin() + 1, tokens.end()},
                   {"out", "jobs", "only", "time-limit", "memory-limit", "model", "data", "partition", "gres",
-                   "max-parallel", "wait-timeout", "gpu-slots", "retime-top", "sbatch-arg", "prolog"},
+                   "max-parallel", "wait-timeout", "gpu-slots", "retime-top", "sbatch-arg", "prolog", "title"},
                   {"anonymize", "no-anonymize", "slurm", "wait", "dry-run"});
   const std::optional<std::string> out = args.value("out");
   if (!out) throw Error("grade: where do the results go? (--out RESULTS)");
@@ -1423,6 +1512,7 @@ int runGrade(const std::vector<std::string>& tokens) {
     return 0;
   }
   if (!dryRun) writeSkipped(results, found);
+  if (const auto title = args.value("title"); title && !dryRun) recordLeaderboardTitle(results, *title);
   if (args.has("slurm")) {
     SlurmOptions o;
     o.partition = args.value("partition");

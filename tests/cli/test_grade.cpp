@@ -594,6 +594,63 @@ TEST(Grade, AnonymizeReplacesWholeIdsAndFileNamesKeepsItsFilesPrivateAndStaysCho
   EXPECT_NE(exposed.output.find("chmod 600"), std::string::npos) << exposed.output;
 }
 
+// What students get: one file each (status, message, figures, rank, the seed that repeats the
+// check, their pseudonym), the owner's alone until sent; and a page with a title, the date, times
+// in milliseconds, named dots and a viewport for phones.
+TEST(Grade, ExportWritesOneFilePerStudentAndTheBoardReadsOnAPhone) {
+  TempDir temp;
+  const fs::path results = temp.path() / "results", out = temp.path() / "for-students";
+  const auto submission = [&](const std::string& id, const std::string& status, double time) {
+    json s = {{"schema", 1},
+              {"kind", "convscope-class-submission"},
+              {"id", id},
+              {"file", id + ".cu"},
+              {"status", status},
+              {"message", id + ".cu: " + status},
+              {"seed", "1234567890123456789"},
+              {"gpu", {{"name", "NVIDIA H100 80GB HBM3"}}},
+              {"accuracy", 0.9171},
+              {"opTimeSeconds", {{"100", time / 50}, {"1000", time / 8}, {"10000", time}}}};
+    if (status != "passed") s["opTimeSeconds"] = json::object();
+    writeText(results / "submissions" / (id + ".json"), s.dump());
+  };
+  submission("ann", "passed", 0.00125);
+  submission("bob", "wrong", 0);
+  ASSERT_EQ(runCli("grade merge " + quoted(results) + " --anonymize --title 'Milestone 2: conv1 and conv2'").exitCode,
+            0);
+  const Outcome r = runCli("grade export " + quoted(results) + " --out " + quoted(out));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::string pseudonyms = readText(results / "pseudonyms.csv");
+  const std::string annPseudonym = pseudonyms.substr(pseudonyms.find("ann,") + 4, 18);
+  ASSERT_EQ(annPseudonym.rfind("student-", 0), 0u) << pseudonyms;
+  const json ann = readJson(out / "ann.json");
+  EXPECT_EQ(ann["status"], "passed");
+  EXPECT_EQ(ann["rank"], 1);
+  EXPECT_EQ(ann["of"], 2);
+  EXPECT_EQ(ann["pseudonym"], annPseudonym);
+  EXPECT_EQ(ann["seed"], "1234567890123456789");
+  EXPECT_NEAR(ann["opTimeSeconds"]["10000"].get<double>(), 0.00125, 1e-12);
+  const std::string bobText = readText(out / "bob.txt");
+  EXPECT_NE(bobText.find("Status:  wrong"), std::string::npos) << bobText;
+  EXPECT_NE(bobText.find("Rank:    2 of 2 on NVIDIA H100 80GB HBM3"), std::string::npos) << bobText;
+  EXPECT_NE(bobText.find("convscope-cli kernel check bob.cu --seed 1234567890123456789"), std::string::npos) << bobText;
+  EXPECT_NE(bobText.find("Your pseudonym on the published leaderboard: student-"), std::string::npos) << bobText;
+  EXPECT_EQ(bobText.find("ann"), std::string::npos) << "another student's id in bob's file: " << bobText;
+  for (const char* file : {"ann.txt", "ann.json", "bob.txt", "bob.json"})
+    EXPECT_EQ(fs::status(out / file).permissions() & (fs::perms::group_all | fs::perms::others_all), fs::perms::none)
+        << file;
+  const std::string html = readText(results / "leaderboard.html");
+  EXPECT_NE(html.find("<meta name=\"viewport\" content=\"width=device-width"), std::string::npos);
+  EXPECT_NE(html.find("<h1>Milestone 2: conv1 and conv2</h1>"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(html, std::regex(R"(<p class="merged">Merged \d{4}-\d\d-\d\d \d\d:\d\d UTC\.</p>)")));
+  EXPECT_NE(html.find("op time at 10000 (ms)"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">1.2500</td>"), std::string::npos) << "1.25 ms in milliseconds";
+  EXPECT_NE(html.find("<title>" + annPseudonym + ": 1.250 ms</title>"), std::string::npos) << "the dot names itself";
+  // The title stays for a merge that does not repeat it.
+  ASSERT_EQ(runCli("grade merge " + quoted(results)).exitCode, 0);
+  EXPECT_NE(readText(results / "leaderboard.html").find("<h1>Milestone 2: conv1 and conv2</h1>"), std::string::npos);
+}
+
 TEST(Grade, ARerunKeepsUnchangedSubmissionsAndRegradesOnlyAChangedFile) {
   const SmallClass c;
   ASSERT_EQ(c.grade().exitCode, 0);
@@ -815,6 +872,12 @@ TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetThe
   };
   EXPECT_EQ(status("right"), "passed") << r.output;
   EXPECT_EQ(status("wrong"), "wrong");
+  // A failure's message carries the seed that repeats its check.
+  const json wrong = readJson(results / "submissions/wrong.json");
+  EXPECT_NE(wrong["message"].get<std::string>().find("convscope-cli kernel check wrong.cu --seed " +
+                                                      wrong["seed"].get<std::string>()),
+            std::string::npos)
+      << wrong["message"];
   EXPECT_EQ(status("traps"), "faulted");
   EXPECT_EQ(status("spins"), "time limit");
   const json right = readJson(results / "submissions/right.json");

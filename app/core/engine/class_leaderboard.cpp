@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -287,9 +288,9 @@ std::string htmlEscape(const std::string& text) {
 // The class's op-time sums at the ranking batch as dots on a log axis, the course's variants and
 // cuDNN as vertical lines: where the class stands against what the course built.
 std::string distributionSvg(const LeaderboardGroup& group) {
-  std::vector<double> times;
+  std::vector<std::pair<std::string, double>> times;  // each dot's name (id or pseudonym) and time
   for (const json& row : group.rows)
-    if (const auto t = rankingTime(row); t && *t > 0) times.push_back(*t);
+    if (const auto t = rankingTime(row); t && *t > 0) times.emplace_back(row["id"].get<std::string>(), *t);
   std::vector<std::pair<std::string, double>> lines;
   if (group.reference.is_object() && group.reference.contains("variants"))
     for (const json& v : group.reference["variants"])
@@ -299,22 +300,27 @@ std::string distributionSvg(const LeaderboardGroup& group) {
   if (times.empty() && lines.empty())
     return "<p class=\"note\">No op times to draw: no submission of this table was timed.</p>";
   double low = 1e300, high = 0;
-  for (double t : times) low = std::min(low, t), high = std::max(high, t);
+  for (const auto& [id, t] : times) low = std::min(low, t), high = std::max(high, t);
   for (const auto& [name, t] : lines) low = std::min(low, t), high = std::max(high, t);
   const double logLow = std::log10(low) - 0.1, logHigh = std::log10(high) + 0.1;
   const int width = 900, left = 40, right = 860, height = 60 + 16 * int(lines.size()) + 40;
   const auto x = [&](double t) { return left + (right - left) * (std::log10(t) - logLow) / (logHigh - logLow); };
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" role=\"img\" aria-label=\"op-time sums at batch " << batchKey() << "\">\n";
+  // Scaled to the page's width (a phone's too), its own coordinates kept.
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " << width << " " << height
+      << "\" style=\"width:100%;max-width:" << width << "px\" role=\"img\" aria-label=\"op-time sums at batch "
+      << batchKey() << ", one dot per timed submission\">\n";
   svg << "<line x1=\"" << left << "\" y1=\"40\" x2=\"" << right << "\" y2=\"40\" stroke=\"#888\"/>\n";
   for (int decade = int(std::ceil(logLow)); decade <= int(std::floor(logHigh)); ++decade) {
     const double px = x(std::pow(10.0, decade));
     svg << "<line x1=\"" << px << "\" y1=\"36\" x2=\"" << px << "\" y2=\"44\" stroke=\"#888\"/><text x=\"" << px
-        << "\" y=\"56\" font-size=\"10\" text-anchor=\"middle\">1e" << decade << " s</text>\n";
+        << "\" y=\"56\" font-size=\"10\" text-anchor=\"middle\">" << millisecondsText(std::pow(10.0, decade))
+        << "</text>\n";
   }
-  for (double t : times)
+  // Each dot names its submission and time on hover (and to a screen reader).
+  for (const auto& [id, t] : times)
     svg << "<circle class=\"submission\" cx=\"" << x(t)
-        << "\" cy=\"30\" r=\"4\" fill=\"#1f77b4\" fill-opacity=\"0.6\"/>\n";
+        << "\" cy=\"30\" r=\"5\" fill=\"#1f77b4\" fill-opacity=\"0.6\"><title>" << htmlEscape(id) << ": "
+        << millisecondsText(t) << "</title></circle>\n";
   int row = 0;
   for (const auto& [name, t] : lines) {
     const double px = x(t);
@@ -326,6 +332,28 @@ std::string distributionSvg(const LeaderboardGroup& group) {
   svg << "</svg>";
   return svg.str();
 }
+
+// RESULTS/publication.json: how the board is published (anonymized, title), kept between runs.
+json readPublication(const std::filesystem::path& results) {
+  const std::filesystem::path file = results / "publication.json";
+  if (!std::filesystem::exists(file)) return json::object();
+  json recorded = parseJsonText(readWholeFile(file), file.string());
+  if (!recorded.is_object()) throw Error(file.string() + ": not a JSON object (delete it, and say --anonymize or not)");
+  if (recorded.contains("anonymized") && !recorded["anonymized"].is_boolean())
+    throw Error(file.string() + ": no \"anonymized\": true or false in it (say --anonymize or --no-anonymize to "
+                "record the choice again)");
+  if (recorded.contains("title") && !recorded["title"].is_string())
+    throw Error(file.string() + ": \"title\" is not a string (say --title again)");
+  return recorded;
+}
+
+void recordPublication(const std::filesystem::path& results, const std::string& key, const json& value) {
+  json recorded = readPublication(results);
+  recorded["schema"] = kClassResultsSchema;
+  recorded[key] = value;
+  writeFileAtomically(results / "publication.json", recorded.dump(2) + "\n");
+}
+
 
 }  // namespace
 
@@ -397,6 +425,13 @@ json anonymizedRow(json row, const json& submission, const std::map<std::string,
 Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymize) {
   Leaderboard board;
   board.anonymized = anonymize;
+  board.title = readPublication(results).value("title", std::string());
+  {
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    board.mergedAt = stamp;
+  }
   json reference = nullptr;
   if (std::filesystem::exists(results / "reference.json")) {
     try {
@@ -520,18 +555,19 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
   return board;
 }
 
+
 bool publishAnonymized(const std::filesystem::path& results, std::optional<bool> asked) {
-  const std::filesystem::path file = results / "publication.json";
   if (asked) {
-    writeFileAtomically(file, json({{"schema", kClassResultsSchema}, {"anonymized", *asked}}).dump(2) + "\n");
+    recordPublication(results, "anonymized", *asked);
     return *asked;
   }
-  if (!std::filesystem::exists(file)) return false;
-  const json recorded = parseJsonText(readWholeFile(file), file.string());
-  if (!recorded.is_object() || !recorded.contains("anonymized") || !recorded["anonymized"].is_boolean())
-    throw Error(file.string() + ": no \"anonymized\": true or false in it (say --anonymize or --no-anonymize to "
-                "record the choice again)");
-  return recorded["anonymized"].get<bool>();
+  return readPublication(results).value("anonymized", false);
+}
+
+void recordLeaderboardTitle(const std::filesystem::path& results, const std::string& title) {
+  if (title.size() > 200 || title.find_first_of("\n\r") != std::string::npos)
+    throw Error("grade: --title '" + title.substr(0, 40) + "...': one line of at most 200 characters");
+  recordPublication(results, "title", title);
 }
 
 SubmissionSource submissionSource(const std::filesystem::path& results, const std::string& id) {
@@ -606,14 +642,28 @@ std::string leaderboardCsv(const Leaderboard& board) {
   return csv;
 }
 
+// A cell of seconds shown in milliseconds (the number alone, so that the column sorts); empty
+// when there is none.
+static std::string millisecondsCell(const json& seconds) {
+  if (!seconds.is_number()) return "";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4f", seconds.get<double>() * 1e3);
+  return buffer;
+}
+
 std::string leaderboardHtml(const Leaderboard& board) {
   std::ostringstream html;
   html
-      << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>ConvScope class leaderboard</title>\n"
+      << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>"
+      << htmlEscape(board.title.empty() ? "Class leaderboard" : board.title) << " (ConvScope)</title>\n"
       << "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
          "th,td{border:1px solid #ccc;padding:3px 6px;font-size:13px}th{cursor:pointer;background:#eee}"
-         "td.num{text-align:right}.note{color:#555}</style></head><body>\n"
-      << "<h1>Class leaderboard</h1>\n<p class=\"note\">Ranked: correct first, then the sum of the conv layers' op "
+         "td.num{text-align:right}.note{color:#555}.scroll{overflow-x:auto}"
+         "@media (max-width:600px){body{margin:0.5em}td,th{font-size:12px}}</style></head><body>\n"
+      << "<h1>" << htmlEscape(board.title.empty() ? "Class leaderboard" : board.title) << "</h1>\n"
+      << "<p class=\"merged\">Merged " << htmlEscape(board.mergedAt) << ".</p>\n"
+      << "<p class=\"note\">Ranked: correct first, then the sum of the conv layers' op "
          "times at batch "
       << batchKey()
       << " (the top of the ranking is timed a second time once the whole class is graded, to confirm its "
@@ -649,10 +699,11 @@ std::string leaderboardHtml(const Leaderboard& board) {
     else if (g.reference.is_null())
       html << "<p class=\"note\">No reference lines: the course's variants were not timed on this GPU in this "
               "results folder.</p>\n";
-    html << distributionSvg(g) << "\n<table id=\"t" << tableIndex++ << "\" class=\"leaderboard\"><thead><tr>";
-    std::vector<std::string> titles = {"rank", "id", "status", "message", "accuracy"};
-    for (int b : kGradeBatches) titles.push_back("op time at " + std::to_string(b) + " (s)");
-    titles.push_back("re-timed at " + batchKey() + " (s)");
+    html << distributionSvg(g) << "\n<div class=\"scroll\"><table id=\"t" << tableIndex++
+         << "\" class=\"leaderboard\"><thead><tr>";
+    std::vector<std::string> titles = {"rank", board.anonymized ? "pseudonym" : "id", "status", "message", "accuracy"};
+    for (int b : kGradeBatches) titles.push_back("op time at " + std::to_string(b) + " (ms)");
+    titles.push_back("re-timed at " + batchKey() + " (ms)");
     for (const char* t : {"speed-up over GPU baseline", "speed-up over cuDNN", "registers", "occupancy"})
       titles.push_back(t);
     for (const std::string& t : titles) html << "<th>" << htmlEscape(t) << "</th>";
@@ -663,13 +714,14 @@ std::string leaderboardHtml(const Leaderboard& board) {
            << "</td><td>" << htmlEscape(row["message"].get<std::string>()) << "</td><td class=\"num\">"
            << numberText(row["accuracy"]) << "</td>";
       for (int b : kGradeBatches)
-        html << "<td class=\"num\">" << numberText(row["opTimeSeconds"].value(std::to_string(b), json())) << "</td>";
-      html << "<td class=\"num\">" << numberText(row["retimedSeconds"]) << "</td>";
+        html << "<td class=\"num\">" << millisecondsCell(row["opTimeSeconds"].value(std::to_string(b), json()))
+             << "</td>";
+      html << "<td class=\"num\">" << millisecondsCell(row["retimedSeconds"]) << "</td>";
       html << "<td class=\"num\">" << numberText(row["speedupOverGpuBaseline"], 3) << "</td><td class=\"num\">"
            << numberText(row["speedupOverCudnn"], 3) << "</td><td class=\"num\">" << numberText(row["registers"])
            << "</td><td class=\"num\">" << numberText(row["occupancy"], 3) << "</td></tr>\n";
     }
-    html << "</tbody></table>\n";
+    html << "</tbody></table></div>\n";
   }
   // Sorting by a click on a column title: numbers as numbers, empty cells last.
   html << "<script>\nfor (const table of document.querySelectorAll('table.leaderboard')) {\n"

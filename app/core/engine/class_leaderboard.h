@@ -68,6 +68,8 @@ struct Leaderboard {
   std::vector<nlohmann::json> unreadable;  // {"file", "reason"}: a submission JSON that could not be read
   std::vector<nlohmann::json> skipped;     // {"path", "reason"}: entries of DIR that are no submission
   bool anonymized = false;
+  std::string title;     // the course's words (--title: "Milestone 2, conv1"), "" when none
+  std::string mergedAt;  // when this board was made, "2026-11-28 14:05 UTC"
   // Why the compiler of some submissions ran without its second wall (a kernel without Landlock:
   // app/core/util/file_sandbox.h), once per distinct reason; empty when every compile held it.
   std::vector<std::string> withoutSecondWall;
@@ -83,6 +85,10 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
 // the recorded choice (a run without the flag once rewrote an anonymized board with real ids).
 // Throws convscope::Error naming the file when it cannot be read.
 bool publishAnonymized(const std::filesystem::path& results, std::optional<bool> asked);
+
+// The board's title (--title), recorded beside that choice and kept by later runs. Throws
+// convscope::Error for more than one line of 200 characters.
+void recordLeaderboardTitle(const std::filesystem::path& results, const std::string& title);
 
 // Where submission `id`'s kernel file is, from RESULTS/submissions/ID.json's `path` (the file as
 // graded): `file`, or, when the result cannot be read, names no file or the file is gone,
