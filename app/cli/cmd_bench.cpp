@@ -6,6 +6,7 @@
 #include "app/cli/commands.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/device/gpu_platform.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/error.h"
 
@@ -63,6 +64,13 @@ int runBench(const std::vector<std::string>& tokens) {
   BenchmarkOptions options;
   options.model = args.value("model").value_or(defaultModelPath());
   const std::vector<std::string> kernels = args.values("kernel");
+  // A kernel is timed on a GPU or not at all: said before anything else runs (the CPU variants of
+  // the comparison took most of a minute before the kernel's failure).
+  if (!kernels.empty()) {
+    if (const GpuInfo& gpu = gpuInfo(); !gpu.usable)
+      throw Error("bench --kernel " + kernels.front() + ": no GPU can run it here (" + gpu.unusableReason +
+                  "); convscope-cli kernel check compiles and checks what it can without one");
+  }
   // With --kernel and no --variants: the kernel beside the course's default, not every variant.
   const std::string variants = args.value("variants").value_or(kernels.empty() ? "all" : defaultConvVariant());
   if (variants == "none") {

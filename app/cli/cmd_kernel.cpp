@@ -159,10 +159,12 @@ int runInfo(const std::filesystem::path& file, const Args& args) {
   std::cout.precision(0);
   std::cout << std::fixed << "  occupancy                 " << o.blocksPerSm << " blocks per SM, " << o.activeWarps
             << " of " << o.maxWarps << " warps (" << o.fraction() * 100 << "%), limited by " << o.limitedBy << "\n";
-  if (o.computed && o.blocksByWarps > 0)
-    std::cout << "    blocks per SM each resource allows: warps " << o.blocksByWarps << ", registers "
-              << o.blocksByRegisters << ", shared memory " << o.blocksByShared << ", the block limit "
-              << o.blocksByBlockLimit << "\n";
+  if (o.computed && o.blocksByWarps > 0) {
+    const auto limit = blocksLimitText;
+    std::cout << "    blocks per SM each resource allows: warps " << limit(o.blocksByWarps) << ", registers "
+              << limit(o.blocksByRegisters) << ", shared memory " << limit(o.blocksByShared) << ", the block limit "
+              << limit(o.blocksByBlockLimit) << "\n";
+  }
   std::cout << "  (" << (o.computed ? "occupancy " : "") << info.occupancyFrom << ")\n";
   return 0;
 }

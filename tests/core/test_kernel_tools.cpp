@@ -5,6 +5,8 @@
 // message in the student's terms: their file, no ConvScope path, no CUDA API name.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -104,6 +106,11 @@ TEST(Occupancy, MatchesHandComputationsFromTheGuidesLimits) {
   // A block larger than 1024 threads never launches.
   EXPECT_EQ(computeOccupancy(*sm90, 2048, r).blocksPerSm, 0);
   EXPECT_FALSE(architectureLimits("sm_61"));
+  // No shared memory on sm_75, which reserves none a block: that resource sets no limit, said in
+  // words (never 2147483647).
+  const BlockOccupancy o75 = computeOccupancy(*architectureLimits("sm_75"), 256, r);
+  EXPECT_EQ(blocksLimitText(o75.blocksByShared), "no limit");
+  EXPECT_EQ(blocksLimitText(o86.blocksByShared), std::to_string(o86.blocksByShared));
 }
 
 // ---- source lines of a listing
@@ -251,7 +258,7 @@ TEST(KernelInfo, WithoutNvdisasmTheCliSaysSoAndWhereToGetIt) {
   const ChildOutcome run = runChildProcess({"/bin/sh", "-c", command}, 120);
   EXPECT_EQ(run.exitCode, 1) << run.output;
   EXPECT_NE(run.output.find("naive_conv.cu: no nvdisasm at /nonexistent/nvdisasm"), std::string::npos) << run.output;
-  EXPECT_NE(nvdisasmMissingMessage().find("install"), std::string::npos);
+  EXPECT_NE(nvdisasmMissingMessage().find("scripts/install-nvdisasm.sh installs it"), std::string::npos);
 }
 
 TEST(KernelInfo, TheCliPrintsFiguresAndSaysTheOccupancyIsComputed) {
@@ -378,6 +385,21 @@ TEST(KernelCheckJson, ACompileErrorAndANoGpuRunAreWrittenToo) {
   EXPECT_EQ(j["status"], "not-run");
   EXPECT_NE(j["failure"].get<std::string>().find("cannot run the kernel here"), std::string::npos);
   std::filesystem::remove(out);
+}
+
+// Without a GPU, bench --kernel fails at once with one line naming the file once (it used to
+// time the CPU variant for most of a minute first).
+TEST(BenchKernelCommand, WithoutAGpuItFailsAtOnceInOneLine) {
+  if (gpuInfo().usable) GTEST_SKIP() << "a GPU is here: the kernel would be timed";
+  const std::string file = (kTemplates / "naive_conv.cu").string();
+  const auto started = std::chrono::steady_clock::now();
+  const ChildOutcome r = runChildProcess({CONVSCOPE_CLI_PATH, "bench", "--kernel", file}, 120);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_LT(seconds, 10.0) << r.output;
+  EXPECT_NE(r.output.find("bench --kernel " + file + ": no GPU can run it here"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(file), r.output.rfind(file)) << "the file named once: " << r.output;
+  EXPECT_EQ(r.output.find("bench: "), std::string::npos) << "nothing ran before the refusal: " << r.output;
 }
 
 TEST(KernelTimeCommand, ACompileErrorAndANoGpuRunAreWrittenAsTimingResults) {

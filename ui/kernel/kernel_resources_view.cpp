@@ -91,10 +91,10 @@ void KernelResourcesView::setInspection(const KernelInspectionResult& result) {
                  .toHtmlEscaped();
     if (o.computed && o.blocksByWarps > 0)
       details << tr("blocks per SM each resource allows: warps %1, registers %2, shared memory %3, the block limit %4")
-                     .arg(o.blocksByWarps)
-                     .arg(o.blocksByRegisters)
-                     .arg(o.blocksByShared)
-                     .arg(o.blocksByBlockLimit);
+                     .arg(QString::fromStdString(blocksLimitText(o.blocksByWarps)),
+                          QString::fromStdString(blocksLimitText(o.blocksByRegisters)),
+                          QString::fromStdString(blocksLimitText(o.blocksByShared)),
+                          QString::fromStdString(blocksLimitText(o.blocksByBlockLimit)));
   } else {
     shown << tr("occupancy: %1").arg(QString::fromStdString(info.occupancyFrom)).toHtmlEscaped();
   }

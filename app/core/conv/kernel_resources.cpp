@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -197,7 +198,7 @@ std::vector<std::filesystem::path> nvdisasmCandidates() {
   if (const char* explicitPath = std::getenv("CONVSCOPE_NVDISASM"); explicitPath && *explicitPath)
     return {explicitPath};
 #ifdef CONVSCOPE_DEPS_DIR
-  // pip install --target .deps/nvdisasm nvidia-cuda-nvdisasm (scripts/install-deps.sh)
+  // pip install --target .deps/nvdisasm nvidia-cuda-nvdisasm (scripts/install-nvdisasm.sh)
   candidates.push_back(std::filesystem::path(CONVSCOPE_DEPS_DIR) / "nvdisasm/nvidia/cu13/bin/nvdisasm");
 #endif
   if (const char* path = std::getenv("PATH")) {
@@ -220,11 +221,15 @@ std::optional<std::filesystem::path> findNvdisasm() {
   return std::nullopt;
 }
 
+std::string blocksLimitText(int blocks) {
+  return blocks >= std::numeric_limits<int>::max() / 2 ? std::string("no limit") : std::to_string(blocks);
+}
+
 std::string nvdisasmMissingMessage() {
   if (const char* explicitPath = std::getenv("CONVSCOPE_NVDISASM"); explicitPath && *explicitPath)
     return std::string("no nvdisasm at ") + explicitPath + " (CONVSCOPE_NVDISASM), so no SASS";
   return "no nvdisasm here, so no SASS: it is not in this CUDA toolkit, on PATH or in .deps/nvdisasm. "
-         "scripts/install-deps.sh installs it (pip: nvidia-cuda-nvdisasm), or set CONVSCOPE_NVDISASM to its "
+         "scripts/install-nvdisasm.sh installs it (pip: nvidia-cuda-nvdisasm), or set CONVSCOPE_NVDISASM to its "
          "path. The PTX is there without it: convscope-cli kernel ptx FILE.cu";
 }
 

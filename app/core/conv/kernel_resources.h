@@ -59,6 +59,10 @@ struct BlockOccupancy {
   bool computed = true;   // true: from the table; false: from the driver
 };
 
+// One resource's blocks per SM as a reader wants it: the number, or "no limit" for a resource the
+// kernel does not use (the large sentinel above is never shown).
+std::string blocksLimitText(int blocks);
+
 // The occupancy of a block of `threadsPerBlock` threads using `resources`, computed from
 // `limits` as the CUDA occupancy calculator does, with the largest shared memory carveout.
 BlockOccupancy computeOccupancy(const GpuArchitectureLimits& limits, int threadsPerBlock,
@@ -72,7 +76,7 @@ std::vector<int> sourceLinesOfListing(const std::string& listing, ListingKind ki
 // The listing's lines (1-based) that came from `sourceLine`: what the editor highlights.
 std::vector<int> listingLinesOfSourceLine(const std::vector<int>& sourceLines, int sourceLine);
 
-// nvdisasm, for SASS: $CONVSCOPE_NVDISASM when set (then only it), the project's own copy (scripts/install-deps.sh puts
+// nvdisasm, for SASS: $CONVSCOPE_NVDISASM when set (then only it), the project's own copy (scripts/install-nvdisasm.sh puts
 // it in .deps/nvdisasm), then PATH, then the CUDA toolkit. Nothing when none is found.
 std::optional<std::filesystem::path> findNvdisasm();
 // What to say where none is found: where ConvScope looked and how to get it.
