@@ -109,8 +109,16 @@ namespace {
 std::string architectureOption(const Args& args) {
   const std::optional<std::string> arch = args.value("arch");
   if (!arch) return {};
-  static const std::regex form(R"(sm_\d{2,3}[af]?)");
-  if (!std::regex_match(*arch, form)) throw Error("--arch: '" + *arch + "' is not an architecture such as sm_90");
+  // The architectures this build knows the limits of (and NVRTC 13 compiles for): named with the
+  // refusal, rather than the compiler's own words for one it dropped (sm_70).
+  std::string known;
+  for (const std::string& a : knownArchitectures()) known += (known.empty() ? "" : ", ") + a;
+  const std::string base = arch->size() > 1 && (arch->back() == 'a' || arch->back() == 'f')
+                               ? arch->substr(0, arch->size() - 1)
+                               : *arch;
+  if (!architectureLimits(base))
+    throw Error("--arch: '" + *arch + "' is not an architecture ConvScope can compile for here; these are: " + known +
+                " (an 'a' after one, such as sm_90a, adds its own instructions)");
   return *arch;
 }
 

@@ -272,6 +272,15 @@ TEST(KernelInfo, TheCliPrintsFiguresAndSaysTheOccupancyIsComputed) {
   const ChildOutcome bad = runChildProcess(
       {CONVSCOPE_CLI_PATH, "kernel", "info", (kTemplates / "tiled_conv.cu").string(), "--arch", "x"}, 60);
   EXPECT_NE(bad.output.find("--arch: 'x' is not an architecture"), std::string::npos) << bad.output;
+  // One that CUDA 13 dropped: refused with the list of those that work, not the compiler's words.
+  const ChildOutcome dropped = runChildProcess(
+      {CONVSCOPE_CLI_PATH, "kernel", "info", (kTemplates / "tiled_conv.cu").string(), "--arch", "sm_70"}, 60);
+  EXPECT_NE(dropped.exitCode, 0);
+  EXPECT_NE(dropped.output.find("--arch: 'sm_70' is not an architecture ConvScope can compile for here; these are: "
+                                "sm_75, sm_80"),
+            std::string::npos)
+      << dropped.output;
+  EXPECT_EQ(dropped.output.find("nvrtc"), std::string::npos) << dropped.output;
 }
 
 // ---- the kernel's output
