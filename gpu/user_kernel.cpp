@@ -52,7 +52,9 @@ const std::vector<std::filesystem::path>& toolkitIncludeFolders() {
 
 void warmUpUserKernelCompiler(const std::string&) {}
 
-std::string brokenContextError() { return {}; }
+std::string brokenContextError() {
+  return {};
+}
 
 #else
 

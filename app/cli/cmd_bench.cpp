@@ -5,8 +5,8 @@
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/variant_table.h"
-#include "app/core/engine/benchmark.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/benchmark.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/error.h"
 

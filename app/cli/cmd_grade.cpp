@@ -967,9 +967,10 @@ int merge(const fs::path& results, bool anonymize, bool expectGpu = false) {
       for (const json& row : g.rows) anyUnrun = anyUnrun || row["status"] == kGradeNoGpu;
     }
     if (!anyGpu && anyUnrun)
-      throw Error("no task of this grading had a GPU: every kernel was compiled but not run. The jobs asked for one "
-                  "with --gres; ask for a GRES your cluster has (sinfo -o '%P %G' lists them, e.g. --gres "
-                  "gpu:a100:1) or a partition with GPUs (--partition), and grade again");
+      throw Error(
+          "no task of this grading had a GPU: every kernel was compiled but not run. The jobs asked for one "
+          "with --gres; ask for a GRES your cluster has (sinfo -o '%P %G' lists them, e.g. --gres "
+          "gpu:a100:1) or a partition with GPUs (--partition), and grade again");
   }
   for (const LeaderboardGroup& g : board.groups) std::cout << g.summary << "\n";
   if (board.groups.size() > 1)
@@ -1219,7 +1220,9 @@ struct SlurmOptions {
 // set and times (a time limit each), and the three dominate; two minutes more for the CUDA
 // context, the model and the data; in minutes, rounded up. The merge job adds half an hour for
 // the course's reference timings and the re-timing of the top.
-int taskMinutesFor(const GradeSettings& settings) { return (3 * settings.timeLimitSeconds + 120) / 60 + 1; }
+int taskMinutesFor(const GradeSettings& settings) {
+  return (3 * settings.timeLimitSeconds + 120) / 60 + 1;
+}
 
 std::string sbatchHeader(const SlurmOptions& o, const std::string& name, const std::string& output, int minutes) {
   std::string header = "#!/bin/bash\n#SBATCH --job-name=" + name + "\n#SBATCH --output=" + output +
@@ -1250,7 +1253,8 @@ std::string scriptLine(const std::string& option, const std::string& value, bool
                 "': an sbatch option's long name and value without the dashes, such as account=course42");
   // sbatch splits an #SBATCH line at blanks: a value with one would become other options.
   if (value.find_first_of(" \t") != std::string::npos)
-    throw Error("grade: " + option + " '" + value + "': no blanks in an sbatch option (give each as its own NAME=VALUE)");
+    throw Error("grade: " + option + " '" + value +
+                "': no blanks in an sbatch option (give each as its own NAME=VALUE)");
   return "--" + value;
 }
 
@@ -1270,8 +1274,9 @@ std::string failedTasksMessage(const fs::path& dir, const fs::path& results, con
     if (fs::exists(file) && fs::last_write_time(file, error) >= submittedAt && !error) continue;  // graded now
     message += "\n  task " + std::to_string(index) + ": " + ids[index] + ", log " +
                (results / "slurm" / "logs" / ("grade_" + arrayId + "_" + std::to_string(index) + ".out")).string() +
-               "; grade it again here: " + commandLine({thisProgram(), "grade", fs::absolute(dir).string(), "--out",
-                                                        results.string(), "--only", ids[index]}) +
+               "; grade it again here: " +
+               commandLine({thisProgram(), "grade", fs::absolute(dir).string(), "--out", results.string(), "--only",
+                            ids[index]}) +
                options;
     ++named;
   }
@@ -1301,8 +1306,7 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
   }
   const std::string arrayScript =
       sbatchHeader(o, "convscope-grade", (slurm / "logs" / "grade_%A_%a.out").string(), taskMinutes) +
-      "#SBATCH --array=0-" + std::to_string(std::max<size_t>(ids.size(), 1) - 1) + "%" +
-      std::to_string(o.maxParallel) +
+      "#SBATCH --array=0-" + std::to_string(std::max<size_t>(ids.size(), 1) - 1) + "%" + std::to_string(o.maxParallel) +
       "\n# One task per new or changed submission: the task's index is its line (from 0) in the manifest.\n"
       "# Each task draws its own seed when its grading starts: no seed is written here.\nset -euo pipefail\n" +
       prologLines(o) + "id=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" " +
@@ -1522,7 +1526,8 @@ int runGrade(const std::vector<std::string>& tokens) {
       else
         o.gres = gres;
     }
-    for (const std::string& arg : args.values("sbatch-arg")) o.sbatchArgs.push_back(scriptLine("--sbatch-arg", arg, true));
+    for (const std::string& arg : args.values("sbatch-arg"))
+      o.sbatchArgs.push_back(scriptLine("--sbatch-arg", arg, true));
     for (const std::string& line : args.values("prolog")) o.prolog.push_back(scriptLine("--prolog", line, false));
     o.maxParallel = args.intValue("max-parallel", 8, 1);
     o.wait = args.has("wait");

@@ -113,9 +113,8 @@ std::string architectureOption(const Args& args) {
   // refusal, rather than the compiler's own words for one it dropped (sm_70).
   std::string known;
   for (const std::string& a : knownArchitectures()) known += (known.empty() ? "" : ", ") + a;
-  const std::string base = arch->size() > 1 && (arch->back() == 'a' || arch->back() == 'f')
-                               ? arch->substr(0, arch->size() - 1)
-                               : *arch;
+  const std::string base =
+      arch->size() > 1 && (arch->back() == 'a' || arch->back() == 'f') ? arch->substr(0, arch->size() - 1) : *arch;
   if (!architectureLimits(base))
     throw Error("--arch: '" + *arch + "' is not an architecture ConvScope can compile for here; these are: " + known +
                 " (an 'a' after one, such as sm_90a, adds its own instructions)");

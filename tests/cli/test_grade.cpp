@@ -541,8 +541,7 @@ TEST(Grade, AnonymizeReplacesWholeIdsAndFileNamesKeepsItsFilesPrivateAndStaysCho
   const auto wholeTokenAt = [](const std::string& text, const std::string& id) {
     const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
     for (size_t at = text.find(id); at != std::string::npos; at = text.find(id, at + 1))
-      if ((at == 0 || !word(text[at - 1])) && (at + id.size() == text.size() || !word(text[at + id.size()])))
-        return at;
+      if ((at == 0 || !word(text[at - 1])) && (at + id.size() == text.size() || !word(text[at + id.size()]))) return at;
     return std::string::npos;
   };
   std::string text = published();
@@ -589,8 +588,7 @@ TEST(Grade, AnonymizeReplacesWholeIdsAndFileNamesKeepsItsFilesPrivateAndStaysCho
   fs::permissions(results / "pseudonyms.csv", fs::perms::others_read, fs::perm_options::add);
   const Outcome exposed = runCli("grade merge " + quoted(results) + " --anonymize");
   EXPECT_NE(exposed.exitCode, 0);
-  EXPECT_NE(exposed.output.find("pseudonyms.csv: others can read it (mode 0604)"), std::string::npos)
-      << exposed.output;
+  EXPECT_NE(exposed.output.find("pseudonyms.csv: others can read it (mode 0604)"), std::string::npos) << exposed.output;
   EXPECT_NE(exposed.output.find("chmod 600"), std::string::npos) << exposed.output;
 }
 
@@ -692,7 +690,7 @@ DryRun dryRunParts(const std::string& output) {
     if (line.rfind("# /", 0) == 0 && line.find("(not ") != std::string::npos) {
       part = line.find("manifest.txt") != std::string::npos         ? &parts.manifest
              : line.find("grade-array.sbatch") != std::string::npos ? &parts.array
-                                                                   : &parts.merge;
+                                                                    : &parts.merge;
       continue;
     }
     if (part) *part += line + "\n";
@@ -875,7 +873,7 @@ TEST(Grade, OnAGpuCorrectIsTimedAndRankedAndWrongFaultingAndEndlessKernelsGetThe
   // A failure's message carries the seed that repeats its check.
   const json wrong = readJson(results / "submissions/wrong.json");
   EXPECT_NE(wrong["message"].get<std::string>().find("convscope-cli kernel check wrong.cu --seed " +
-                                                      wrong["seed"].get<std::string>()),
+                                                     wrong["seed"].get<std::string>()),
             std::string::npos)
       << wrong["message"];
   EXPECT_EQ(status("traps"), "faulted");

@@ -228,7 +228,8 @@ TEST(MemoryLimits, InASlurmJobTheDefaultIsHalfItsAllocation) {
     return std::pair<std::string, std::optional<std::string>>(name, previous);
   };
   std::vector<std::pair<std::string, std::optional<std::string>>> saved;
-  for (const char* name : {"CONVSCOPE_MEMORY_LIMIT_MB", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_CPUS_ON_NODE"})
+  for (const char* name :
+       {"CONVSCOPE_MEMORY_LIMIT_MB", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU", "SLURM_CPUS_ON_NODE"})
     saved.push_back(scoped(name, nullptr));
   const int64_t machine = memoryLimit().bytes;
   setenv("SLURM_MEM_PER_NODE", "16384", 1);  // --mem=16G

@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 

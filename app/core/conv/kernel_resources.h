@@ -76,8 +76,8 @@ std::vector<int> sourceLinesOfListing(const std::string& listing, ListingKind ki
 // The listing's lines (1-based) that came from `sourceLine`: what the editor highlights.
 std::vector<int> listingLinesOfSourceLine(const std::vector<int>& sourceLines, int sourceLine);
 
-// nvdisasm, for SASS: $CONVSCOPE_NVDISASM when set (then only it), the project's own copy (scripts/install-nvdisasm.sh puts
-// it in .deps/nvdisasm), then PATH, then the CUDA toolkit. Nothing when none is found.
+// nvdisasm, for SASS: $CONVSCOPE_NVDISASM when set (then only it), the project's own copy (scripts/install-nvdisasm.sh
+// puts it in .deps/nvdisasm), then PATH, then the CUDA toolkit. Nothing when none is found.
 std::optional<std::filesystem::path> findNvdisasm();
 // What to say where none is found: where ConvScope looked and how to get it.
 std::string nvdisasmMissingMessage();

@@ -181,7 +181,9 @@ void replaceAll(std::string& text, const std::string& from, const std::string& t
     text.replace(at, from.size(), to);
 }
 
-bool wordCharacter(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool wordCharacter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
 
 // `from` replaced where it stands as a whole token: not where it is part of a longer word (an id
 // "ed" inside "expected" stays, which would otherwise give the id away by the word around it).
@@ -209,8 +211,8 @@ void requireOwnerOnly(const std::filesystem::path& file) {
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
   throw Error(file.string() + ": others can read it (mode " + mode +
-              "), and it maps the pseudonyms back to students: make it the owner's alone (chmod 600 " +
-              file.string() + "), or, if anyone may have read it, delete it and pseudonyms.csv beside it for new "
+              "), and it maps the pseudonyms back to students: make it the owner's alone (chmod 600 " + file.string() +
+              "), or, if anyone may have read it, delete it and pseudonyms.csv beside it for new "
               "pseudonyms");
 }
 
@@ -340,7 +342,8 @@ json readPublication(const std::filesystem::path& results) {
   json recorded = parseJsonText(readWholeFile(file), file.string());
   if (!recorded.is_object()) throw Error(file.string() + ": not a JSON object (delete it, and say --anonymize or not)");
   if (recorded.contains("anonymized") && !recorded["anonymized"].is_boolean())
-    throw Error(file.string() + ": no \"anonymized\": true or false in it (say --anonymize or --no-anonymize to "
+    throw Error(file.string() +
+                ": no \"anonymized\": true or false in it (say --anonymize or --no-anonymize to "
                 "record the choice again)");
   if (recorded.contains("title") && !recorded["title"].is_string())
     throw Error(file.string() + ": \"title\" is not a string (say --title again)");
@@ -353,7 +356,6 @@ void recordPublication(const std::filesystem::path& results, const std::string& 
   recorded[key] = value;
   writeFileAtomically(results / "publication.json", recorded.dump(2) + "\n");
 }
-
 
 }  // namespace
 
@@ -555,7 +557,6 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
   return board;
 }
 
-
 bool publishAnonymized(const std::filesystem::path& results, std::optional<bool> asked) {
   if (asked) {
     recordPublication(results, "anonymized", *asked);
@@ -653,23 +654,22 @@ static std::string millisecondsCell(const json& seconds) {
 
 std::string leaderboardHtml(const Leaderboard& board) {
   std::ostringstream html;
-  html
-      << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>"
-      << htmlEscape(board.title.empty() ? "Class leaderboard" : board.title) << " (ConvScope)</title>\n"
-      << "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
-         "th,td{border:1px solid #ccc;padding:3px 6px;font-size:13px}th{cursor:pointer;background:#eee}"
-         "td.num{text-align:right}.note{color:#555}.scroll{overflow-x:auto}"
-         "@media (max-width:600px){body{margin:0.5em}td,th{font-size:12px}}</style></head><body>\n"
-      << "<h1>" << htmlEscape(board.title.empty() ? "Class leaderboard" : board.title) << "</h1>\n"
-      << "<p class=\"merged\">Merged " << htmlEscape(board.mergedAt) << ".</p>\n"
-      << "<p class=\"note\">Ranked: correct first, then the sum of the conv layers' op "
-         "times at batch "
-      << batchKey()
-      << " (the top of the ranking is timed a second time once the whole class is graded, to confirm its "
-         "order: the line under a table's summary says whether it held). Results from different GPUs are never ranked "
-         "together: one table per GPU. Click a column "
-         "title to sort.</p>\n";
+  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>"
+       << htmlEscape(board.title.empty() ? "Class leaderboard" : board.title) << " (ConvScope)</title>\n"
+       << "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
+          "th,td{border:1px solid #ccc;padding:3px 6px;font-size:13px}th{cursor:pointer;background:#eee}"
+          "td.num{text-align:right}.note{color:#555}.scroll{overflow-x:auto}"
+          "@media (max-width:600px){body{margin:0.5em}td,th{font-size:12px}}</style></head><body>\n"
+       << "<h1>" << htmlEscape(board.title.empty() ? "Class leaderboard" : board.title) << "</h1>\n"
+       << "<p class=\"merged\">Merged " << htmlEscape(board.mergedAt) << ".</p>\n"
+       << "<p class=\"note\">Ranked: correct first, then the sum of the conv layers' op "
+          "times at batch "
+       << batchKey()
+       << " (the top of the ranking is timed a second time once the whole class is graded, to confirm its "
+          "order: the line under a table's summary says whether it held). Results from different GPUs are never ranked "
+          "together: one table per GPU. Click a column "
+          "title to sort.</p>\n";
   for (const std::string& reason : board.withoutSecondWall)
     html << "<p class=\"warning\">The students' kernels were compiled without the second wall (the compiler's "
             "process could not shut itself off from the machine's files: "

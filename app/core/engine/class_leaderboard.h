@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -196,8 +196,8 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
       // A kernel that broke the GPU context ended its process, whichever call noticed first.
       const std::string fault = j.value("deviceFault", std::string());
       const std::string error = j["error"].get<std::string>();
-      result.processDied = !fault.empty() || error.find("CUDA") != std::string::npos ||
-                           error.find("cuda") != std::string::npos;
+      result.processDied =
+          !fault.empty() || error.find("CUDA") != std::string::npos || error.find("cuda") != std::string::npos;
       result.failure = result.stage == "compile" ? error
                        : fault.empty() || error.find(fault) != std::string::npos
                            ? explain(error)
