@@ -19,7 +19,10 @@
 # leaves some out; SANITIZE_VARIANTS (a
 # test-name pattern such as gpu_tensor*) narrows the sanitize stage to those variants;
 # TEST_TIMEOUT, CLASS_TIMEOUT, BENCH_TIMEOUT and PYTORCH_TIMEOUT (seconds) bound the stages so
-# that one device call holds them all.
+# that one device call holds them all. The spread stage measures how far one kernel's fair timing
+# spreads graded alone and beside a class (scripts/measure-timing-spread.sh, SPREAD_RUNS timings of
+# each, default 20, beside SPREAD_OTHERS others, default 20, starting no run after SPREAD_BUDGET s,
+# default 400); PLANS=0 leaves out the engine's plans for every variant (about 30 s).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/device-out}"
@@ -75,7 +78,8 @@ cli="$build/app/cli/convscope-cli"
 $cli variants 2>&1 | tee "$LOGS/variants.txt" | head -3
 # The engine's plan for every variant on this GPU (its real shared-memory limits decide what the
 # direct-convolution variants take): the stages and every fallback with its reason.
-for v in $($cli variants | awk '$2=="yes" {print $1}'); do
+: >"$LOGS/plans.txt"
+[ "${PLANS:-1}" = 0 ] || for v in $($cli variants | awk '$2=="yes" {print $1}'); do
   for model in course-high lenet5; do $cli info --model "data/models/$model.onnx" --variant "$v" --batch 10000 | sed -n '/^Plan for/,$p'; done
 done >"$LOGS/plans.txt" 2>&1
 echo "plans: $(grep -c '^Plan for' "$LOGS/plans.txt") made, $(grep -c -- '-- fallback' "$LOGS/plans.txt") fallback stages"
@@ -180,6 +184,12 @@ PY
   tail -40 "$LOGS/class-grade.log"
   mkdir -p "$LOGS/class" && cp -r "$class_dir/results/." "$LOGS/class/" 2>/dev/null
 fi
+if stage spread; then
+  runs="${SPREAD_RUNS:-20}"
+  scripts/measure-timing-spread.sh "$cli" "$LOGS/spread" --runs "$runs" --others "${SPREAD_OTHERS:-20}" --jobs 8 \
+    --copies "$runs" --budget "${SPREAD_BUDGET:-400}" || status=1
+fi
+
 if stage bench; then
   variants=$($cli variants | awk '$2=="yes" && $1 ~ /^(gpu-|cudnn)/ {print $1}' | paste -sd, -)
   batches="${BENCH_BATCHES:-1,100,1000,10000}"
