@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "app/core/conv/compiler_messages.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/util/error.h"
 #include "gpu/user_kernel_inspect.h"
@@ -99,19 +100,31 @@ std::string nvrtcLog(nvrtcProgram program) {
   std::string log(size, '\0');
   if (size > 0) nvrtcGetProgramLog(program, log.data());
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+  // The assembler's part is joined to NVRTC's with a NUL (CUDA 13): a line of its own.
+  std::replace(log.begin(), log.end(), '\0', '\n');
   return log;
 }
 
-// NVRTC's "file(line): error: text" lines, the contract's turned into what the contract asks.
-std::vector<KernelDiagnostic> parseErrors(const std::string& log, const std::string& file) {
+// The contract's refusal, on the line of convscope_conv's declaration where the file has one.
+KernelDiagnostic contractRefusal(const std::string& file, const std::string& text, const std::string& what) {
+  return {file, kernelDeclarationLines(text).first,
+          "breaks the contract (docs/your-kernel.md): " + what + "; it must be declared as " + kUserKernelSignature};
+}
+
+// NVRTC's "file(line): error: text" lines, the contract's turned into what the contract asks, and
+// the assembler's refusals in the student's terms (compiler_messages.h). A broken contract comes
+// first; when the kernel's parameters are wrong, the errors they cause in its body (every use of
+// a parameter of another type) are left out: only those on the declaration's own lines stay.
+std::vector<KernelDiagnostic> parseErrors(const std::string& log, const std::string& file, const std::string& text,
+                                          const std::string& architecture) {
   std::vector<KernelDiagnostic> errors;
   static const std::regex line(R"(^(.*)\((\d+)\): (?:catastrophic )?error[^:]*: (.*)$)");
   std::istringstream in(log);
   bool contractBroken = false;
   std::string contractDetail;
-  for (std::string text; std::getline(in, text);) {
+  for (std::string row; std::getline(in, row);) {
     std::smatch m;
-    if (!std::regex_match(text, m, line)) continue;
+    if (!std::regex_match(row, m, line)) continue;
     // The contract's check, and NVRTC's lookup of the kernel's name (__nv_name_map).
     if (m[1].str() == "convscope-contract" || m[1].str() == "__nv_name_map") {
       if (!contractBroken) contractDetail = m[3].str();
@@ -121,18 +134,23 @@ std::vector<KernelDiagnostic> parseErrors(const std::string& log, const std::str
     errors.push_back({m[1].str(), std::stoi(m[2].str()), "error: " + m[3].str()});
   }
   if (contractBroken) {
-    std::string what = contractDetail.find("\"convscope_conv\" is undefined") != std::string::npos
-                           ? "it has no kernel named convscope_conv"
-                       : contractDetail.find("wrong parameters") != std::string::npos
-                           ? "convscope_conv has the wrong parameters"
-                       : contractDetail.find("non-__global__") != std::string::npos
-                           ? "convscope_conv is not a __global__ kernel"
-                           : "convscope_conv is not what the contract asks (" + contractDetail + ")";
-    errors.push_back(
-        {file, 0,
-         "breaks the contract (docs/your-kernel.md): " + what + "; it must be declared as " + kUserKernelSignature});
+    const bool wrongParameters = contractDetail.find("wrong parameters") != std::string::npos;
+    const std::string what = contractDetail.find("\"convscope_conv\" is undefined") != std::string::npos
+                                 ? "it has no kernel named convscope_conv"
+                             : wrongParameters ? "convscope_conv has the wrong parameters"
+                             : contractDetail.find("non-__global__") != std::string::npos
+                                 ? "convscope_conv is not a __global__ kernel"
+                                 : "convscope_conv is not what the contract asks (" + contractDetail + ")";
+    if (wrongParameters) {
+      const LineRange declaration = kernelDeclarationLines(text);
+      errors.erase(std::remove_if(errors.begin(), errors.end(),
+                                  [&](const KernelDiagnostic& e) { return !declaration.contains(e.line); }),
+                   errors.end());
+    }
+    errors.insert(errors.begin(), contractRefusal(file, text, what));
   }
-  if (errors.empty()) errors.push_back({file, 0, "did not compile:\n" + log});
+  if (errors.empty()) errors = assemblerErrors(log, file, text, architecture);
+  if (errors.empty()) errors.push_back({file, 0, "did not compile:\n" + studentCompilerLog(log)});
   return errors;
 }
 
@@ -297,23 +315,50 @@ CompiledUserKernel compileUserKernel(const UserKernelSource& source, const UserK
   const nvrtcResult compiled = nvrtcCompileProgram(program, static_cast<int>(options.size()), options.data());
   kernel.log = nvrtcLog(program);
   if (compiled != NVRTC_SUCCESS) {
-    for (KernelDiagnostic& e : parseErrors(kernel.log, file)) kernel.errors.push_back(std::move(e));
+    for (KernelDiagnostic& e : parseErrors(kernel.log, file, source.text, kernel.architecture))
+      kernel.errors.push_back(std::move(e));
+    // What the student reads as the compiler's output: without ConvScope's additions, and, for
+    // wrong parameters, without the errors they cause in the body.
+    const LineRange declaration = kernelDeclarationLines(source.text);
+    const bool declarationOnly =
+        !kernel.errors.empty() && kernel.errors.front().message.find("wrong parameters") != std::string::npos;
+    kernel.log = studentCompilerLog(kernel.log, declarationOnly ? &declaration : nullptr);
     return kernel;
   }
+  // A kernel that compiled and is refused: the refusal, and of the compiler's output only what a
+  // student can act on (its warnings; not the assembler's report).
+  const auto refuse = [&](KernelDiagnostic refusal) {
+    kernel.errors.push_back(std::move(refusal));
+    kernel.log = studentCompilerLog(kernel.log);
+    kernel.ptx.clear();
+    return kernel;
+  };
   const char* lowered = nullptr;
-  if (nvrtcGetLoweredName(program, kUserKernelName, &lowered) != NVRTC_SUCCESS || !lowered) {
-    kernel.errors.push_back({file, 0,
-                             std::string("breaks the contract (docs/your-kernel.md): convscope_conv is not a "
-                                         "__global__ kernel; it must be declared as ") +
-                                 kUserKernelSignature});
-    return kernel;
-  }
+  if (nvrtcGetLoweredName(program, kUserKernelName, &lowered) != NVRTC_SUCCESS || !lowered)
+    return refuse(contractRefusal(file, source.text, "convscope_conv is not a __global__ kernel"));
   kernel.loweredName = lowered;
-  if (size_t ptxSize = 0; build.keepPtx && nvrtcGetPTXSize(program, &ptxSize) == NVRTC_SUCCESS && ptxSize > 0) {
+  // Without extern "C" the name is mangled (C++'s "_Z..."); it would run, but the contract (and
+  // every tool that looks the kernel up by name) asks for an unmangled name. A macro may rename
+  // the kernel (the compiled name is the one launched): that is not a mangled name.
+  if (kernel.loweredName.rfind("_Z", 0) == 0)
+    return refuse(contractRefusal(
+        file, source.text,
+        "convscope_conv is not declared extern \"C\" (the compiler named it " + kernel.loweredName + ")"));
+  if (size_t ptxSize = 0; nvrtcGetPTXSize(program, &ptxSize) == NVRTC_SUCCESS && ptxSize > 0) {
     kernel.ptx.resize(ptxSize);
     if (nvrtcGetPTX(program, kernel.ptx.data()) != NVRTC_SUCCESS) kernel.ptx.clear();
     while (!kernel.ptx.empty() && kernel.ptx.back() == '\0') kernel.ptx.pop_back();
   }
+  // Dynamic shared memory (extern __shared__) is read from the PTX, which no macro can disguise:
+  // ConvScope launches every kernel with 0 bytes of it, so any use would read and write outside.
+  if (kernel.ptx.find(".extern .shared") != std::string::npos) {
+    const std::vector<int> lines = sharedDeclarationLines(source.text, true);
+    return refuse({file, lines.empty() ? kernelDeclarationLines(source.text).first : lines.front(),
+                   "breaks the contract (docs/your-kernel.md): it declares dynamic shared memory "
+                   "(extern __shared__), and ConvScope launches kernels with none; declare a __shared__ "
+                   "array of a fixed size instead"});
+  }
+  if (!build.keepPtx) kernel.ptx.clear();
   size_t size = 0;
   const bool cubin = kernel.architecture.rfind("sm_", 0) == 0;
   if (cubin ? nvrtcGetCUBINSize(program, &size) : nvrtcGetPTXSize(program, &size)) {

@@ -76,8 +76,9 @@ constexpr const char* kHelp = R"(usage: convscope-cli grade DIR --out RESULTS [-
 Grades a class's kernels and ranks them (docs/class-mode.md). Each submission in DIR is a FILE.cu
 or a folder holding exactly one .cu; its name is the student's id. Anything else is reported and
 skipped, symbolic links and whatever is not a regular file included. Each submission is read
-once, compiled once in a sandboxed process, checked on 12 random shapes (from a seed of its own,
-drawn from the system's secure random source when its grading starts and published in its result
+once, compiled once in a sandboxed process, checked on 12 random shapes and the model's conv
+layers (from a seed of its own, drawn from the system's secure random source when its grading
+starts and published in its result
 afterwards), run on the 10,000 test images and timed at batches 100, 1,000 and 10,000, each step
 in a child process with a time limit. Results: RESULTS/submissions/ID.json, merged into
 RESULTS/leaderboard.json, .csv and .html: correct submissions first, ranked by their conv op-time

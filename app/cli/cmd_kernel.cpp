@@ -30,6 +30,7 @@
 #include "app/core/device/gpu_platform.h"
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/classifier.h"
+#include "app/core/engine/conv_pixel.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/fair_timing.h"
 #include "app/core/engine/network_predictions.h"
@@ -51,9 +52,10 @@ using nlohmann::json;
 
 constexpr const char* kHelp = R"(usage: convscope-cli kernel check FILE.cu [--shapes N] [--seed S] [--timeout SECONDS]
                                        [--model FILE.onnx] [--data DIR] [--no-network] [--json FILE|-]
+                                       [--no-history]
        convscope-cli kernel time FILE.cu [--batches B...] [--repeats N] [--warmups N] [--samples K]
                                       [--seed S] [--timeout SECONDS] [--model FILE.onnx] [--data DIR]
-                                      [--json FILE|-]
+                                      [--json FILE|-] [--no-history]
        convscope-cli kernel info FILE.cu [--arch sm_XY]
        convscope-cli kernel ptx FILE.cu [--arch sm_XY] [--line N]
        convscope-cli kernel sass FILE.cu [--arch sm_XY] [--line N]
@@ -62,7 +64,8 @@ constexpr const char* kHelp = R"(usage: convscope-cli kernel check FILE.cu [--sh
 Your own convolution kernel (the contract: docs/your-kernel.md; templates: examples/kernels/).
   check   compiles FILE.cu with NVRTC (errors as file:line), then, in a child process with a time
           limit, checks it against a double-precision reference on N fresh random shapes (default
-          12; output poisoned first, NaN never passes; the first wrong element is printed with its
+          12) and on each conv layer of the model (its own kernel sizes: 7x7 for the course's; output
+          poisoned first, NaN never passes; the first wrong element is printed with its
           coordinates and both values; the failing output map is classified: counts of wrong,
           never written and NaN elements, the rows and columns that hold them, the worst ones)
           and runs the whole network with it on the test set. What the kernel prints is shown,
@@ -79,7 +82,8 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
           (default sm_90) with the occupancy computed from that architecture's limits
   ptx     the PTX NVRTC makes of FILE.cu (with .loc source lines)
   sass    the SASS of the cubin for --arch, by nvdisasm (scripts/install-nvdisasm.sh)
-  history the versions of FILE.cu that compiled in the window's Your kernel tab, one a line:
+  history the versions of FILE.cu that compiled in the window's Your kernel tab or were checked or
+          timed with kernel check and kernel time, one a line:
           number, when, check (passed, failed, compiled: not checked) and the op time (the sum
           over the conv layers at batch 10,000, else the largest batch timed). Kept in
           ~/.local/share/ConvScope/convscope/kernel-history ($CONVSCOPE_KERNEL_HISTORY overrides)
@@ -89,6 +93,7 @@ Your own convolution kernel (the contract: docs/your-kernel.md; templates: examp
   --json FILE|-       check: the whole result as JSON (docs/your-kernel.md); - writes it to stdout
   --timeout SECONDS   the child's time limit (default 120): a kernel that never ends is stopped
   --no-network        skip the test-set accuracy
+  --no-history        check, time: leave the kernel's history as it is
 Exit code: 0 passed (or compiled, where no GPU can run it), 1 compile error, failed check or a
 timing rejected.
 Timing: convscope-cli bench --kernel FILE.cu.
@@ -343,6 +348,43 @@ std::shared_ptr<const SubmittedKernel> submitOrReport(const std::filesystem::pat
   return nullptr;
 }
 
+// The command line's results join the file's history as the window's do (docs/your-kernel.md,
+// "History"): a student on a headless login node has no window. A history that cannot be written
+// is said and costs nothing else; --no-history leaves it alone.
+class CliHistory {
+ public:
+  CliHistory(const SubmittedKernel& kernel, const Args& args, std::ostream& text) : text_(text) {
+    if (args.has("no-history")) return;
+    try {
+      history_.emplace(kernel.studentFile);
+      version_ = history_->recordCompiled(kernel.source.text, std::nullopt,
+                                          "recorded by convscope-cli, which makes no SASS for the history "
+                                          "(convscope-cli kernel sass shows it)");
+    } catch (const std::exception& e) {
+      warn(e.what());
+    }
+  }
+  void check(const UserKernelJobResult& result) {
+    if (version_ > 0 && result.failure != "cancelled") history_->recordCheck(version_, result.passed, result.summary);
+  }
+  void timing(const UserKernelJobResult& result) {
+    if (version_ == 0 || !result.passed) return;
+    std::vector<KernelOpTime> sums;
+    for (const UserKernelJobResult::LayerTiming& t : result.timings) {
+      auto at = std::find_if(sums.begin(), sums.end(), [&](const KernelOpTime& s) { return s.batch == t.batch; });
+      if (at == sums.end()) at = sums.insert(sums.end(), KernelOpTime{t.batch, 0.0});
+      at->seconds += t.timing.time.median;
+    }
+    history_->recordOpTimes(version_, std::move(sums));
+  }
+
+ private:
+  void warn(const std::string& why) { text_ << "note: not recorded in the kernel's history: " << why << "\n"; }
+  std::ostream& text_;
+  std::optional<KernelHistory> history_;
+  int version_ = 0;
+};
+
 int runCheck(const std::filesystem::path& file, const Args& args) {
   const CheckJsonOutput jsonOutput(args);
   std::ostream& text = jsonOutput.text();
@@ -356,6 +398,7 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
        << source.launch.tileWidth << "x" << source.launch.tileHeight << ")\n";
   if (!kernel->sandbox.enforced)
     text << "note: the compiler ran without its second wall (" << kernel->sandbox.reason << ")\n";
+  CliHistory history(*kernel, args, text);
   if (!gpuInfo().usable) return writeNotRun("not checked", early, jsonOutput);
   UserKernelJob job;
   job.task = UserKernelJob::Task::Check;
@@ -369,6 +412,7 @@ int runCheck(const std::filesystem::path& file, const Args& args) {
   job.data = args.value("data").value_or(defaultDataFolder().string());
   job.timeLimitSeconds = args.intValue("timeout", 120, 1);
   const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
+  history.check(result);
   text << result.report;
   jsonOutput.write(userKernelResultToJson(job, result));
   return result.passed ? 0 : 1;
@@ -382,6 +426,7 @@ int runTime(const std::filesystem::path& file, const Args& args) {
   json early = {{"schema", "convscope-kernel-check/1"}, {"file", file.string()}, {"task", "timing"}};
   const std::shared_ptr<const SubmittedKernel> kernel = submitOrReport(file, text, early, jsonOutput, false);
   if (!kernel) return 1;
+  CliHistory history(*kernel, args, text);
   if (!gpuInfo().usable) {
     text << file.string() << ": compiled; ";
     return writeNotRun("not timed", early, jsonOutput);
@@ -403,6 +448,7 @@ int runTime(const std::filesystem::path& file, const Args& args) {
     for (const std::string& b : args.values("batches")) job.batches.push_back(std::stoi(b));
   }
   const UserKernelJobResult result = runUserKernelJob(job, [](const std::string& line) { std::cerr << line; });
+  history.timing(result);
   text << result.report;
   jsonOutput.write(userKernelResultToJson(job, result));
   return result.passed ? 0 : 1;
@@ -467,9 +513,12 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
       result["stage"] = "check";
       const uint64_t seed = secretSeed("seed");
       const int count = args.intValue("shapes", 12, 1);
-      std::cerr << "running the kernel on " << count << " random shapes\n";
+      // The model's own layers beside the random shapes, as the parent computes them.
+      const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
+      const std::vector<ConvProblem> shapes = checkShapes(seed, count, modelConvProblems(*loadOnnxModel(model)));
+      std::cerr << "running the kernel on " << shapes.size() << " shapes (" << count << " random, "
+                << shapes.size() - static_cast<size_t>(count) << " of " << model.filename().string() << "'s layers)\n";
       const auto backend = createConvBackend(row.id);
-      const std::vector<ConvProblem> shapes = randomCheckShapes(seed, count);
       // The declined shapes first, and after each shape how far it got: when the kernel faults or
       // never ends, the parent still compares the shapes before it (a wrong one is the first mistake).
       std::vector<std::string> reasons(shapes.size());
@@ -606,10 +655,12 @@ int runKernel(const std::vector<std::string>& tokens) {
   const std::filesystem::path file = tokens[1];
   const std::vector<std::string> rest(tokens.begin() + 2, tokens.end());
   if (verb == "check")
-    return runCheck(file, Args(rest, {"shapes", "seed", "timeout", "model", "data", "json"}, {"no-network"}));
+    return runCheck(file,
+                    Args(rest, {"shapes", "seed", "timeout", "model", "data", "json"}, {"no-network", "no-history"}));
   if (verb == "time")
-    return runTime(
-        file, Args(rest, {"batches", "repeats", "warmups", "samples", "seed", "timeout", "model", "data", "json"}, {}));
+    return runTime(file,
+                   Args(rest, {"batches", "repeats", "warmups", "samples", "seed", "timeout", "model", "data", "json"},
+                        {"no-history"}));
   if (verb == "info") return runInfo(file, Args(rest, {"arch"}, {}));
   if (verb == "ptx") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Ptx);
   if (verb == "sass") return runListing(file, Args(rest, {"arch", "line"}, {}), ListingKind::Sass);

@@ -101,7 +101,7 @@ QString applyLaunchOptions(MainWindow& window, const LaunchOptions& options) {
 }
 
 int takeScreenshot(const LaunchOptions& options, qint64 startMilliseconds) {
-  MainWindow window(MainWindow::Options{false, false});  // no settings; --size is the screen
+  MainWindow window(MainWindow::Options::with(false, false));  // no settings; --size is the screen
   qint64 firstPrediction = -1;
   QObject::connect(&window, &MainWindow::firstPredictionShown, &window,
                    [&] { firstPrediction = QDateTime::currentMSecsSinceEpoch() - startMilliseconds; });

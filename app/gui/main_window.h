@@ -60,6 +60,13 @@ class MainWindow : public QMainWindow {
 
  public:
   struct Options {
+    // These two set, the rest as by default (what screenshots and tests ask for).
+    static Options with(bool useSettings, bool fullScreenPresentation) {
+      Options options;
+      options.useSettings = useSettings;
+      options.fullScreenPresentation = fullScreenPresentation;
+      return options;
+    }
     bool useSettings = true;  // restore and save QSettings (off for screenshots)
     // Presentation mode also fills the screen. Off for screenshots, whose --size stands for the
     // projector's screen, and for tests that check a layout at a given size.

@@ -234,6 +234,45 @@ std::string hunksOf(const std::string& diff) {
   return at == std::string::npos ? std::string() : diff.substr(at);
 }
 
+// A student on a login node without a window: `kernel check` from the command line records the
+// version it compiled and the check's verdict, as the window does; the same source twice is one
+// version, an edit a second one; a file that does not compile and --no-history record nothing.
+TEST(Cli, KernelCheckFromTheCommandLineJoinsTheHistory) {
+  TempDir dir;
+  const std::string root = (dir.path() / "history").string();
+  const std::string env = "CONVSCOPE_KERNEL_HISTORY='" + root + "'";
+  const std::filesystem::path kernel = dir.path() / "my_conv.cu";
+  const std::string templateText = [] {
+    std::ifstream in(std::filesystem::path(CONVSCOPE_SOURCE_DIR) / "examples/kernels/naive_conv.cu");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  ASSERT_FALSE(templateText.empty());
+  std::ofstream(kernel) << templateText;
+  const std::string check = "kernel check '" + kernel.string() + "' --no-network --shapes 2";
+  // Where a GPU runs the kernel the check passes; elsewhere the version is "compiled".
+  const std::string verdict = convscope::gpuInfo().usable ? "passed" : "compiled";
+  for (int run = 0; run < 2; ++run) {
+    const Outcome r = runCli(check, env);
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+  }
+  Outcome list = runCli("kernel history '" + kernel.string() + "'", env);
+  EXPECT_EQ(list.exitCode, 0) << list.output;
+  EXPECT_TRUE(std::regex_search(list.output, std::regex("^v1 .* " + verdict + " "))) << list.output;
+  EXPECT_EQ(list.output.find("v2"), std::string::npos) << list.output;
+
+  std::ofstream(kernel) << templateText << "// an edit\n";
+  EXPECT_EQ(runCli(check, env).exitCode, 0);
+  std::ofstream(kernel) << templateText << "// an edit that does not compile\nint x = ;\n";
+  EXPECT_EQ(runCli(check, env).exitCode, 1);
+  std::ofstream(kernel) << templateText << "// checked without the history\n";
+  EXPECT_EQ(runCli(check + " --no-history", env).exitCode, 0);
+  list = runCli("kernel history '" + kernel.string() + "'", env);
+  EXPECT_TRUE(std::regex_search(list.output, std::regex("(^|\n)v2 .* " + verdict + " "))) << list.output;
+  EXPECT_EQ(list.output.find("v3"), std::string::npos) << list.output;
+  const Outcome diff = runCli("kernel history '" + kernel.string() + "' --diff 1 2", env);
+  EXPECT_NE(diff.output.find("+// an edit"), std::string::npos) << diff.output;
+}
+
 TEST(Cli, KernelHistoryListsTheVersionsAndDiffsTwoAsDiffDoes) {
   TempDir dir;
   const std::string root = (dir.path() / "history").string();

@@ -465,7 +465,7 @@ std::filesystem::path fakeChild(const std::string& name, const nlohmann::json& r
 // their own, and the shapes.
 // Output element `flat` of shape `index` as the CPU reference computes it, for `job`'s seed.
 float correctAt(const UserKernelJob& job, size_t index, size_t flat) {
-  const std::vector<ConvProblem> shapes = randomCheckShapes(job.seed, job.shapes);
+  const std::vector<ConvProblem> shapes = checkShapesOf(job, job.seed);
   const auto conv = createConvBackend("cpu-im2col-gemm");  // another implementation than the files'
   float value = 0.0f;
   runConvOnCheckShapes(*conv, shapes, job.seed, {}, [&](size_t i, const std::vector<float>& output) {
@@ -477,7 +477,7 @@ float correctAt(const UserKernelJob& job, size_t index, size_t flat) {
 std::vector<ConvProblem> correctOutputs(const UserKernelJob& job, const std::filesystem::path& folder) {
   std::filesystem::remove_all(folder);
   std::filesystem::create_directories(folder);
-  const std::vector<ConvProblem> shapes = randomCheckShapes(job.seed, job.shapes);
+  const std::vector<ConvProblem> shapes = checkShapesOf(job, job.seed);
   const auto conv = createConvBackend("cpu-reference");
   runConvOnCheckShapes(*conv, shapes, job.seed, {}, [&](size_t index, const std::vector<float>& output) {
     writeCheckOutput(checkOutputFile(folder, index), shapes[index], output);
@@ -589,9 +589,11 @@ TEST(KernelJob, TheParentComparesTheChildsRawOutputsAndBuildsTheFailingMap) {
   EXPECT_NE(r.report.find("--seed 42"), std::string::npos) << r.report;
   EXPECT_EQ(r.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << r.failure;
   EXPECT_EQ(r.kernelOutput.totalLines, 0);
-  ASSERT_EQ(r.shapes.size(), 2u);
+  // The two random shapes and the model's two layers (checkShapes): the first failed, the rest not run.
+  ASSERT_EQ(r.shapes.size(), checkShapesOf(job, job.seed).size());
+  ASSERT_EQ(r.shapes.size(), 4u);
   EXPECT_EQ(r.shapes[0].outcome, "failed");
-  EXPECT_EQ(r.shapes[1].outcome, "not run");
+  for (size_t s = 1; s < r.shapes.size(); ++s) EXPECT_EQ(r.shapes[s].outcome, "not run");
   const nlohmann::json j = userKernelResultToJson(job, r);
   EXPECT_EQ(j["schema"], "convscope-kernel-check/1");
   EXPECT_EQ(j["seed"], 42);
@@ -611,7 +613,7 @@ TEST(KernelJob, CorrectRawOutputsPassAndAClaimOfPassingIsNotBelieved) {
   job.program = fakeChild("right", ran, 0, "", 0, files);
   const UserKernelJobResult right = runUserKernelJob(job, {});
   EXPECT_TRUE(right.passed) << right.report;
-  EXPECT_EQ(right.shapesChecked, 3);
+  EXPECT_EQ(right.shapesChecked, 3 + 2);  // and the model's two layers
   // A child that says it passed but wrote no outputs: the parent believes only the files.
   const nlohmann::json claims = {{"stage", "check"}, {"ran", true}, {"passed", true}, {"summary", "passed"}};
   job.program = fakeChild("claims", claims, 0, "", 0);
@@ -665,10 +667,10 @@ TEST(KernelJob, AWrongShapeBeforeAFaultIsTheMistakeReportedAsWhenTheCheckStopped
   EXPECT_EQ(std::tie(wrong.firstWrongN, wrong.firstWrongM, wrong.firstWrongH, wrong.firstWrongW),
             std::make_tuple(0, 0, 0, 0));
   EXPECT_EQ(wrong.failure.rfind("kernels/mine.cu: wrong results: ", 0), 0u) << wrong.failure;
-  ASSERT_EQ(wrong.shapes.size(), 3u);
+  ASSERT_EQ(wrong.shapes.size(), 3u + 2);  // and the model's two layers
   EXPECT_EQ(wrong.shapes[0].outcome, "passed");
   EXPECT_EQ(wrong.shapes[1].outcome, "failed");
-  EXPECT_EQ(wrong.shapes[2].outcome, "not run");
+  for (size_t s = 2; s < wrong.shapes.size(); ++s) EXPECT_EQ(wrong.shapes[s].outcome, "not run");
   std::filesystem::remove_all(files);
 }
 

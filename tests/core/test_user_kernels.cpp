@@ -5,6 +5,7 @@
 // coordinates it must; the child process is stopped at its time limit; user rows join the table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <fstream>
@@ -18,7 +19,9 @@
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/conv_pixel.h"
 #include "app/core/engine/user_kernel_job.h"
+#include "app/core/model/onnx_loader.h"
 #include "app/core/util/child_process.h"
 #include "gpu/user_kernel.h"
 #include "tests/core/test_support.h"
@@ -98,6 +101,103 @@ TEST(UserKernelCompile, AMissingOrNonGlobalKernelSaysSo) {
   EXPECT_NE(kernel.errors[0].message.find("not a __global__ kernel"), std::string::npos) << kernel.errorText();
 }
 
+// The template compiled as `kernel check` compiles it, to machine code for sm_90 (the assembler's
+// refusals appear with or without a GPU), with `from` replaced by `to`.
+gpu::CompiledUserKernel compiledTiledTemplateWith(const std::string& name,
+                                                  const std::vector<std::pair<std::string, std::string>>& changes) {
+  std::string text = readUserKernelSource(kTemplates / "tiled_conv.cu").text;
+  for (const auto& [from, to] : changes) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
+  gpu::UserKernelBuildOptions options;
+  options.architecture = "sm_90";
+  return gpu::compileUserKernel(parseUserKernelSource(name, text), options);
+}
+
+// The line (1-based) of the template where `text` first appears.
+int tiledTemplateLineOf(const std::string& text) {
+  const std::string source = readUserKernelSource(kTemplates / "tiled_conv.cu").text;
+  return 1 + static_cast<int>(std::count(source.begin(), source.begin() + source.find(text), '\n'));
+}
+
+const std::string kTiledDeclaration = "extern \"C\" __global__ void convscope_conv(";
+const std::string kTiledPatch = "__shared__ float patch[PATCH_HEIGHT][PATCH_WIDTH];";
+
+// A contract's refusal comes alone: a wrong parameter type makes every use of it in the body an
+// error, and those are not the student's mistakes to read first.
+TEST(UserKernelCompile, AWrongParameterIsRefusedAloneOnTheDeclarationsLine) {
+  SKIP_WITHOUT_NVRTC();
+  const gpu::CompiledUserKernel kernel = compiledTiledTemplateWith("int_shape.cu", {{"ConvShape s)", "int s)"}});
+  ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
+  EXPECT_EQ(kernel.errors[0].line, tiledTemplateLineOf(kTiledDeclaration));
+  EXPECT_NE(kernel.errors[0].message.find("convscope_conv has the wrong parameters"), std::string::npos);
+  EXPECT_EQ(kernel.log.find("convscope-contract"), std::string::npos) << kernel.log;
+  EXPECT_EQ(kernel.log.find("must have class type"), std::string::npos) << kernel.log;
+
+  // A typing mistake in the parameter list itself stays beside the refusal, after it.
+  const gpu::CompiledUserKernel typo =
+      compiledTiledTemplateWith("typo.cu", {{"const float* weights", "cosnt float* weights"}});
+  ASSERT_GE(typo.errors.size(), 2u) << typo.errorText();
+  EXPECT_NE(typo.errors[0].message.find("breaks the contract"), std::string::npos) << typo.errorText();
+  EXPECT_EQ(typo.errors[1].line, tiledTemplateLineOf(kTiledDeclaration)) << typo.errorText();
+  EXPECT_NE(typo.errorText().find("cosnt"), std::string::npos) << typo.errorText();
+}
+
+TEST(UserKernelCompile, AKernelWithoutExternCIsRefusedOnItsLine) {
+  SKIP_WITHOUT_NVRTC();
+  const gpu::CompiledUserKernel kernel =
+      compiledTiledTemplateWith("mangled.cu", {{kTiledDeclaration, "__global__ void convscope_conv("}});
+  ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
+  EXPECT_EQ(kernel.errors[0].line, tiledTemplateLineOf(kTiledDeclaration));
+  EXPECT_NE(kernel.errors[0].message.find("breaks the contract"), std::string::npos) << kernel.errorText();
+  EXPECT_NE(kernel.errors[0].message.find("not declared extern \"C\""), std::string::npos) << kernel.errorText();
+  EXPECT_EQ(kernel.log.find("ptxas info"), std::string::npos) << kernel.log;
+}
+
+// Dynamic shared memory is read from the PTX: a macro that hides the words is refused too.
+TEST(UserKernelCompile, DynamicSharedMemoryIsRefusedOnItsLineHoweverItIsSpelt) {
+  SKIP_WITHOUT_NVRTC();
+  const std::string dynamic = "extern __shared__ float patch[];";
+  for (const auto& [name, declaration] : std::vector<std::pair<std::string, std::string>>{
+           {"extern_shared.cu", dynamic}, {"macro_shared.cu", "DYNAMIC_ARRAY(patch);"}}) {
+    SCOPED_TRACE(name);
+    std::string text = readUserKernelSource(kTemplates / "tiled_conv.cu").text;
+    text.replace(text.find(kTiledPatch), kTiledPatch.size(), declaration);
+    text = std::regex_replace(text, std::regex(R"(patch\[([^\]]+)\]\[([^\]]+)\])"), "patch[($1) * PATCH_WIDTH + $2]");
+    text = (name == "macro_shared.cu" ? "#define DYNAMIC_ARRAY(name) extern __shared__ float name[]\n"
+                                      : "// the same words in a comment are no declaration: extern __shared__\n") +
+           text;
+    gpu::UserKernelBuildOptions options;
+    options.architecture = "sm_90";
+    const gpu::CompiledUserKernel kernel = gpu::compileUserKernel(parseUserKernelSource(name, text), options);
+    ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText() << kernel.log;
+    EXPECT_NE(kernel.errors[0].message.find("dynamic shared memory"), std::string::npos) << kernel.errorText();
+    // The line where the words are: the macro's definition (line 1) or the declaration (one line
+    // was put in above the template's).
+    EXPECT_EQ(kernel.errors[0].line, name == "macro_shared.cu" ? 1 : tiledTemplateLineOf(kTiledPatch) + 1);
+  }
+}
+
+// The assembler refuses what NVRTC's front end accepts; `kernel check` compiles to machine code so
+// that it says so too, in decimal, on the array's line, without the assembler's report.
+TEST(UserKernelCompile, TooMuchSharedMemoryIsRefusedInTheStudentsTerms) {
+  SKIP_WITHOUT_NVRTC();
+  const gpu::CompiledUserKernel kernel = compiledTiledTemplateWith(
+      "big_tile.cu", {{kTiledPatch, kTiledPatch + " __shared__ float spare[65536]; spare[threadIdx.x] = 1;"},
+                      {"float sum = 0.0f;", "__syncthreads(); float sum = spare[threadIdx.y * 64];"}});
+  ASSERT_EQ(kernel.errors.size(), 1u) << kernel.errorText();
+  const std::string& m = kernel.errors[0].message;
+  EXPECT_EQ(kernel.errors[0].line, tiledTemplateLineOf(kTiledPatch)) << m;
+  // 22 x 22 floats of the patch and 65,536 of the spare array.
+  EXPECT_NE(m.find(std::to_string((22 * 22 + 65536) * 4 / 1000) + ","), std::string::npos) << m;
+  EXPECT_NE(m.find("49,152 bytes"), std::string::npos) << m;
+  EXPECT_EQ(m.find("0x"), std::string::npos) << m;
+  EXPECT_EQ(kernel.log.find("ptxas info"), std::string::npos) << kernel.log;
+  EXPECT_EQ(kernel.log.find('\0'), std::string::npos);
+}
+
 // The template with `lines` put in after its first line (so the refusal's line number is known).
 std::string templateWith(const std::string& lines) {
   const std::string text = readUserKernelSource(kTemplates / "naive_conv.cu").text;
@@ -134,9 +234,10 @@ TEST(UserKernelIncludes, EveryWayOfNamingAnotherFileIsRefusedOnItsLine) {
     EXPECT_EQ(source.refusedIncludes[0].file, "student/mine.cu");
     EXPECT_EQ(source.refusedIncludes[0].line, line);
     EXPECT_NE(source.refusedIncludes[0].message.find(named), std::string::npos) << source.refusedIncludes[0].message;
-    if (named.find("trigraph") == std::string::npos)  // a trigraph's refusal says what to write instead
+    if (named.find("trigraph") == std::string::npos) {  // a trigraph's refusal says what to write instead
       EXPECT_NE(source.refusedIncludes[0].message.find("<mma.h>"), std::string::npos);  // what is allowed
-    EXPECT_FALSE(source.ok());                                                          // also among the problems
+    }
+    EXPECT_FALSE(source.ok());  // also among the problems
   }
 }
 
@@ -270,6 +371,46 @@ TEST(ConvCheck, TheReferencePassesOnRandomShapesThatNoTileDivides) {
   const ConvCheckResult result = checkConvAgainstReference(*conv, shapes, 20261124);
   EXPECT_TRUE(result.passed()) << result.summary();
   EXPECT_EQ(result.checked.size(), 12u);
+}
+
+// The model's own layers (the course's 7x7, which no random shape reaches) join the check right
+// after its first shape, at batch 2; a layer too large to check on the host in a moment is checked
+// on a smaller odd-sized image with everything else its own.
+TEST(ConvCheck, TheModelsOwnLayersJoinTheRandomShapes) {
+  const std::vector<ConvProblem> course =
+      modelConvProblems(*loadOnnxModel(std::filesystem::path(CONVSCOPE_SOURCE_DIR) / "data/models/course-high.onnx"));
+  ASSERT_EQ(course.size(), 2u);
+  const std::vector<ConvProblem> random = randomCheckShapes(77, 12);
+  const std::vector<ConvProblem> shapes = checkShapes(77, 12, course);
+  ASSERT_EQ(shapes.size(), 14u);
+  EXPECT_EQ(shapes[0].describe(), random[0].describe());
+  for (size_t i = 0; i < course.size(); ++i) {
+    ConvProblem expected = course[i];
+    expected.batch = 2;
+    EXPECT_EQ(shapes[1 + i].describe(), expected.describe());
+    EXPECT_EQ(shapes[1 + i].kernelHeight, 7);
+  }
+  for (size_t i = 1; i < random.size(); ++i) EXPECT_EQ(shapes[2 + i].describe(), random[i].describe());
+  // The same layer twice is checked once.
+  EXPECT_EQ(checkShapes(77, 12, {course[0], course[0]}).size(), 13u);
+
+  ConvProblem large;  // a layer of an ImageNet network: 64 -> 64 channels, 3x3, 224x224
+  large.inChannels = large.outChannels = 64;
+  large.inHeight = large.inWidth = 224;
+  large.kernelHeight = large.kernelWidth = 3;
+  large.padTop = large.padLeft = large.padBottom = large.padRight = 1;
+  large.strideHeight = large.strideWidth = 2;
+  const ConvProblem checked = checkShapes(77, 1, {large}).at(1);
+  EXPECT_LE(checked.outputElements() * checked.inChannels * 9, 40'000'000);
+  EXPECT_LT(checked.inHeight, 224);
+  EXPECT_EQ(checked.inHeight % 2, 1);
+  EXPECT_EQ(checked.inChannels, 64);
+  EXPECT_EQ(checked.outChannels, 64);
+  EXPECT_EQ(checked.strideHeight, 2);
+  EXPECT_EQ(checked.padLeft, 1);
+  // And the reference computes them right (another implementation agrees on every element).
+  const auto conv = createConvBackend("cpu-im2col-gemm");
+  EXPECT_TRUE(checkConvAgainstReference(*conv, shapes, 77).passed());
 }
 
 TEST(ConvCheck, AnOffByOneHaloFailsAtTheFirstOutputWhoseWindowReachesTheLastColumn) {

@@ -82,7 +82,8 @@ TEST_F(UserKernelsOnGpu, TheTemplatesPassTheCheckAndReproduceTheCourseAccuracy) 
     // Every shape but those the file's macros decline (the tiled one: strided layers).
     const UserKernelLaunch launch = readUserKernelSource(kTemplates / name).launch;
     int computable = 0;
-    for (const ConvProblem& p : randomCheckShapes(20261124, 12)) computable += launch.unsupportedReason(p).empty();
+    for (const ConvProblem& p : checkShapesOf(checkJob(kTemplates / name, true), 20261124))
+      computable += launch.unsupportedReason(p).empty();
     EXPECT_EQ(result.shapesChecked, computable) << result.summary;
     EXPECT_GE(computable, 6);
     ASSERT_TRUE(result.accuracy) << result.report;
@@ -216,6 +217,24 @@ TEST_F(UserKernelsOnGpu, AKernelThatWritesNothingIsNeverTimed) {
   expectStudentTerms(timing.failure, file);
   EXPECT_NE(timing.failure.find("its output at repetition 1 of"), std::string::npos) << timing.failure;
   EXPECT_NE(timing.failure.find("never written"), std::string::npos) << timing.failure;
+}
+
+// A patch sized for 5x5 windows passes every random shape (1x1 to 5x5) and is wrong on the course
+// model's 7x7 layers: the check runs those layers too, so it fails there, before the network.
+TEST_F(UserKernelsOnGpu, ATileSizedForSmallerWindowsFailsTheCheckOnTheModelsOwnLayer) {
+  const UserKernelJob job = checkJob(kKernels / "tile_for_5x5.cu", false);
+  const UserKernelJobResult result = runUserKernelJob(job, {});
+  EXPECT_FALSE(result.passed) << result.report;
+  ASSERT_TRUE(result.firstWrong) << result.report << result.childOutput;
+  // The failing shape is one of the model's own (7x7), not a random one.
+  const std::vector<ConvProblem> shapes = checkShapesOf(job, job.seed);
+  ASSERT_GE(shapes.size(), 2u);
+  EXPECT_EQ(shapes[1].kernelHeight, 7);
+  bool failedOnSevenBySeven = false;
+  for (const UserKernelJobResult::Shape& s : result.shapes)
+    failedOnSevenBySeven =
+        failedOnSevenBySeven || (s.outcome == "failed" && s.shape.find("kernel 7x7") != std::string::npos);
+  EXPECT_TRUE(failedOnSevenBySeven) << result.report;
 }
 
 TEST_F(UserKernelsOnGpu, AnOffByOneHaloFailsAtTheRightCoordinates) {

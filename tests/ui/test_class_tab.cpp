@@ -56,7 +56,7 @@ std::string readText(const fs::path& path) {
 
 // The window as a test uses it, without waiting for a model: the Class tab needs none.
 std::unique_ptr<gui::MainWindow> classWindow() {
-  auto window = std::make_unique<gui::MainWindow>(gui::MainWindow::Options{false, false});
+  auto window = std::make_unique<gui::MainWindow>(gui::MainWindow::Options::with(false, false));
   window->resize(1440, 900);
   window->show();
   return window;

@@ -383,7 +383,7 @@ TEST(Loading, TheTestSetAndTheModelLoadOffTheGuiThreadWhileTheWindowAnswers) {
   });
   QElapsedTimer clock;
   clock.start();
-  gui::MainWindow window(gui::MainWindow::Options{false, false});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, false));
   const qint64 openedAfter = clock.elapsed();
   window.show();
   EXPECT_LT(openedAfter, std::chrono::milliseconds(kSlowLoad).count()) << "the window did not wait for the test set";
@@ -419,7 +419,7 @@ TEST(Loading, AModelChosenWhileTheTestSetLoadsLoadsAtOnceAndALaterChoiceWins) {
   const BeforeEachJob slow([](JobKind kind) {
     if (kind == JobKind::TestSetLoad) std::this_thread::sleep_for(6000ms);
   });
-  gui::MainWindow window(gui::MainWindow::Options{false, false});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, false));
   window.loadModel(modelPath("lenet5"));
   window.loadModel(modelPath("course-low"));  // supersedes lenet5
   EXPECT_TRUE(window.modelLoading());
@@ -440,7 +440,7 @@ TEST(Loading, AModelThatFailsToParseIsReportedAtOnceWhileALongJobRuns) {
   const BeforeEachJob slow([](JobKind kind) {
     if (kind == JobKind::TestSetLoad) std::this_thread::sleep_for(5000ms);  // the runner is busy for 5 s
   });
-  gui::MainWindow window(gui::MainWindow::Options{false, false});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, false));
   QElapsedTimer clock;
   clock.start();
   window.loadModel(broken);
@@ -459,7 +459,7 @@ TEST(Loading, ATestSetThatFailsToLoadOnTheWorkerNamesTheFileInTheBanner) {
   qputenv("CONVSCOPE_DATA", data.path().toUtf8());
   LoadThreads seen;
   const BeforeEachJob note([&](JobKind kind) { seen.note(kind); });
-  gui::MainWindow window(gui::MainWindow::Options{false, false});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, false));
   if (saved.isEmpty())
     qunsetenv("CONVSCOPE_DATA");
   else

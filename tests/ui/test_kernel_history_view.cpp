@@ -109,7 +109,9 @@ TEST(KernelHistoryPane, EachSaveThatCompilesIsAVersionAndTwoChosenShowTheChanged
   EXPECT_EQ(diff.count(QRegularExpression("^-", QRegularExpression::MultilineOption)), 1) << diff.toStdString();
   // Without a GPU the code is PTX: no SASS, and the pane says why. On a GPU the versions hold SASS
   // where nvdisasm is found.
-  if (!timedHere) EXPECT_TRUE(history->sassDiffText().isEmpty());
+  if (!timedHere) {
+    EXPECT_TRUE(history->sassDiffText().isEmpty());
+  }
 }
 
 // On a GPU the version that compiled is checked and timed, and the history holds what the steps

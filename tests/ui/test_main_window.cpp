@@ -367,7 +367,7 @@ TEST(MainWindow, DroppedModelAndImageFilesAreOpened) {
 
 TEST(MainWindow, RemembersModelVariantAndImageBetweenRuns) {
   {
-    gui::MainWindow first(gui::MainWindow::Options{true, false});
+    gui::MainWindow first(gui::MainWindow::Options::with(true, false));
     ASSERT_TRUE(waitForInference(first));
     ASSERT_TRUE(loadModelAndWait(first, modelPath("course-low")));
     ASSERT_TRUE(first.selectVariant("cpu-reference"));
@@ -375,7 +375,7 @@ TEST(MainWindow, RemembersModelVariantAndImageBetweenRuns) {
     ASSERT_TRUE(waitForInference(first));
     first.close();  // saves the settings
   }
-  gui::MainWindow second(gui::MainWindow::Options{true, false});
+  gui::MainWindow second(gui::MainWindow::Options::with(true, false));
   ASSERT_TRUE(waitForInference(second));
   EXPECT_EQ(second.model()->name, "course-low");
   EXPECT_EQ(second.variantSelector()->currentVariant(), "cpu-reference");

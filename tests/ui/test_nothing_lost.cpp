@@ -106,7 +106,7 @@ TEST(NothingLost, TheNextStartOffersAnUnsavedSweepBackAfterAKill) {
 }
 
 TEST(Fit, TheWindowOpensNoLargerThanItsScreen) {
-  gui::MainWindow window(gui::MainWindow::Options{false, false});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, false));
   const QRect room = window.screen()->availableGeometry();
   const QSize least = window.minimumSizeHint();
   EXPECT_LE(window.width(), std::max(room.width(), least.width())) << "screen " << room.width();

@@ -133,7 +133,7 @@ void expectEveryTabWhole(gui::MainWindow& window) {
 
 TEST(Presentation, F5FillsTheScreenAndASecondF5GivesTheWindowBack) {
   PresentationOff off;
-  gui::MainWindow window(gui::MainWindow::Options{false, true});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, true));
   window.resize(1200, 800);
   window.show();
   ASSERT_TRUE(waitForInference(window));

@@ -428,10 +428,11 @@ TEST(TimingChart, EverySeriesStandsApartOnWhiteAndBlackByColourOrBySecondCue) {
       const auto la = cieLab(a.colour), lb = cieLab(b.colour);
       const double distance = std::hypot(la[0] - lb[0], la[1] - lb[1], la[2] - lb[2]);
       EXPECT_GE(distance, 25.0) << "series " << i << " and " << j << " are nearly one colour";
-      if (distance < 45.0)
+      if (distance < 45.0) {
         EXPECT_TRUE(a.line != b.line || a.marker != b.marker)
             << "series " << i << " and " << j << " look alike (colour distance " << distance
             << ") and share dash and marker";
+      }
     }
 }
 

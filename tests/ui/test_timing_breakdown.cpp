@@ -228,9 +228,10 @@ TEST(TimingBreakdown, OneStackedBarPerVariantAsLongAsTheJsonSaysWithThePeerBesid
     const QCPBars* previous = nullptr;
     for (const QCPBars* bars : stack) {
       if (valueAt(bars, r + 1.0) < 0.0) continue;
-      if (previous)
+      if (previous) {
         EXPECT_NE(bars->brush().color(), previous->brush().color())
             << expectedRows[r] << ": " << previous->name().toStdString() << " | " << bars->name().toStdString();
+      }
       previous = bars;
     }
   }

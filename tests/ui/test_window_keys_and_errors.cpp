@@ -138,7 +138,7 @@ TEST(Picture, AnOpenedImageFileLeavesNoTestImageHighlightedAndSaysWhatIsShown) {
 
 TEST(Errors, AnErrorShowsOnceInTheBannerAndNoDialogInterrupts) {
   // The window as users get it: settings aside, a visible window, nothing switched off for tests.
-  gui::MainWindow window(gui::MainWindow::Options{false, true});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, true));
   window.resize(1200, 800);
   window.show();
   ASSERT_TRUE(waitForInference(window));

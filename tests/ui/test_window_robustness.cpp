@@ -230,7 +230,7 @@ TEST(WindowRobustness, WhyTheTestSetFailedToLoadStaysVisible) {
   writeFile(data, "t10k-labels-idx1-ubyte", QByteArray("\x00\x00\x08\x01\x00\x00\x00\x00", 8));
   const QByteArray saved = qgetenv("CONVSCOPE_DATA");
   qputenv("CONVSCOPE_DATA", data.path().toUtf8());
-  gui::MainWindow window(gui::MainWindow::Options{false, false});
+  gui::MainWindow window(gui::MainWindow::Options::with(false, false));
   window.show();
   if (saved.isEmpty())
     qunsetenv("CONVSCOPE_DATA");

@@ -60,7 +60,7 @@ inline bool loadModelAndWait(gui::MainWindow& window, const QString& path, int t
 
 // A window as the tests use it: no settings, no message boxes; the first prediction shown.
 inline std::unique_ptr<gui::MainWindow> openWindow() {
-  auto window = std::make_unique<gui::MainWindow>(gui::MainWindow::Options{false, false});
+  auto window = std::make_unique<gui::MainWindow>(gui::MainWindow::Options::with(false, false));
   window->resize(1440, 900);
   window->show();
   EXPECT_TRUE(waitForInference(*window));

@@ -79,7 +79,8 @@ void KernelPipelineJob::submitCompile() {
   const QString file = file_;
   const QString program = program_;
   submit(KernelStep::Compile, [this, file, program](JobContext& context) -> std::function<void()> {
-    KernelStepResult result{KernelStep::Compile};
+    KernelStepResult result;
+    result.step = KernelStep::Compile;
     QString id, name, sourceText, sass, sassMissingReason;
     std::shared_ptr<const SubmittedKernel> submitted;
     try {
@@ -160,7 +161,9 @@ void KernelPipelineJob::submitCheck() {
   submit(KernelStep::Check, [this, job, submitted](JobContext& context) -> std::function<void()> {
     context.progress(-1, tr("Checking your kernel"));
     const UserKernelJobResult r = runUserKernelJob(job, {}, [&context] { return !context.cancelled(); });
-    KernelStepResult result{KernelStep::Check, r.passed};
+    KernelStepResult result;
+    result.step = KernelStep::Check;
+    result.ok = r.passed;
     // Checked in its own process: now its row may run here (selected in the window). On this
     // thread, so no live inference runs between the install and the end of this job.
     if (r.passed && submitted) {
@@ -172,7 +175,7 @@ void KernelPipelineJob::submitCheck() {
       }
     }
     if (result.ok) {
-      result.summary = tr("passed %1 random shapes").arg(r.shapesChecked);
+      result.summary = tr("passed %1 shapes").arg(r.shapesChecked);
       if (r.accuracy)
         result.summary += tr(" · test-set accuracy %1%").arg(*r.accuracy * 100, 0, 'f', 2) +
                           (r.courseAccuracy ? tr(" (course: %1%)").arg(*r.courseAccuracy * 100, 0, 'f', 2) : QString());
@@ -215,7 +218,9 @@ void KernelPipelineJob::submitTime() {
   submit(KernelStep::Time, [this, job](JobContext& context) -> std::function<void()> {
     context.progress(-1, tr("Timing your kernel"));
     const UserKernelJobResult r = runUserKernelJob(job, {}, [&context] { return !context.cancelled(); });
-    KernelStepResult result{KernelStep::Time, r.benchmark.has_value()};
+    KernelStepResult result;
+    result.step = KernelStep::Time;
+    result.ok = r.benchmark.has_value();
     std::shared_ptr<const BenchmarkReport> report;
     if (r.benchmark) {
       report = std::make_shared<BenchmarkReport>(*r.benchmark);

@@ -53,6 +53,14 @@ struct ConvCheckResult {
 // 2. The first is always the course's shape, cut small (a 5x5 kernel over a 1-channel image).
 std::vector<ConvProblem> randomCheckShapes(uint64_t seed, int count);
 
+// The shapes a student's kernel is checked on: the `count` random ones of randomCheckShapes, and
+// right after the first, each of the model's own conv layers (`modelLayers`, from the network the
+// kernel then runs: the course models' 7x7 layers, which no random shape reaches) at batch 2, on
+// a smaller image where the layer's reference would cost more than a few tens of millions of
+// multiply-adds. A kernel whose tile only holds smaller windows is found wrong (or declines the
+// layer) in the check, not later in the network.
+std::vector<ConvProblem> checkShapes(uint64_t seed, int count, const std::vector<ConvProblem>& modelLayers);
+
 // An element passes when |got - expected| <= relative x (sum of |input x weight| over its
 // window), which bounds FP32 rounding; relative 3e-5 holds for the hundreds of products a window
 // of these shapes sums.

@@ -70,6 +70,8 @@ class KernelHistory {
   // Results for version `number`; a version no longer kept is ignored (returns false).
   bool recordCheck(int number, bool passed, const std::string& summary);
   bool recordTiming(int number, const BenchmarkReport& report);  // each run's batch and op-time sum
+  // Op-time sums as they are (the fair timing's: `convscope-cli kernel time`), one per batch.
+  bool recordOpTimes(int number, std::vector<KernelOpTime> opTimes);
 
   void reload();
 

@@ -22,6 +22,18 @@ std::vector<int> convNodeIndices(const Model& model) {
   return indices;
 }
 
+std::vector<ConvProblem> modelConvProblems(const Model& model) {
+  const std::map<std::string, Shape> shapes = model.inferShapes(model.inputShapesFor(1));
+  std::vector<ConvProblem> problems;
+  for (const int index : convNodeIndices(model)) {
+    const Node& conv = model.nodes[static_cast<size_t>(index)];
+    const auto input = shapes.find(conv.inputs.at(0));
+    if (input == shapes.end()) throw Error("Conv node " + conv.name + ": the shape of its input is not known");
+    problems.push_back(convProblemOf(model, conv, input->second));
+  }
+  return problems;
+}
+
 ConvProblem convProblemOf(const Model& model, const Node& conv, const Shape& inputShape) {
   if (conv.op->description().role != LayerRole::Convolution || conv.inputs.size() < 2)
     throw Error("node " + conv.name + " is not a Conv");

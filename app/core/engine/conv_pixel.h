@@ -42,6 +42,11 @@ struct ConvPixelBreakdown {
 // The indices (into model.nodes) of the Conv nodes, in execution order.
 std::vector<int> convNodeIndices(const Model& model);
 
+// The convolutions of `model` for one image, in execution order (what a student's kernel is
+// checked on beside its random shapes: conv_check.h). Throws convscope::Error as inferShapes and
+// convProblemOf do.
+std::vector<ConvProblem> modelConvProblems(const Model& model);
+
 // The convolution `conv` performs on an input of `inputShape` (N x C x H x W). Throws
 // convscope::Error naming the node when its weights are not initializers of the model.
 ConvProblem convProblemOf(const Model& model, const Node& conv, const Shape& inputShape);

@@ -16,8 +16,10 @@
 #include "app/core/conv/conv_check.h"
 #include "app/core/data/image_set.h"
 #include "app/core/engine/class_leaderboard.h"
+#include "app/core/engine/conv_pixel.h"
 #include "app/core/engine/network_predictions.h"
 #include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
 #include "app/core/util/child_process.h"
 #include "app/core/util/data_dir.h"
 #include "app/core/util/error.h"
@@ -110,6 +112,10 @@ ChildRun runIsolatedChild(const UserKernelJob& job, const SubmittedKernel& kerne
 }
 
 }  // namespace
+
+std::vector<ConvProblem> checkShapesOf(const UserKernelJob& job, uint64_t seed) {
+  return checkShapes(seed, job.shapes, modelConvProblems(*loadOnnxModel(modelOf(job))));
+}
 
 UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::function<void(const std::string&)>& progress,
                                      const std::function<bool()>& keepGoing) {
@@ -216,10 +222,19 @@ UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::functi
   if (job.task == UserKernelJob::Task::Check) {
     // The child runs the kernel and writes its raw outputs; this process, which never runs the
     // student's code, regenerates the inputs and compares (conv_check.h).
-    const bool ran = runChild("check", {"--task", "check", "--shapes", std::to_string(job.shapes)},
+    // The model's own layers join the random shapes (conv_check.h); its file is the grader's, so a
+    // model that cannot be read is said before the kernel runs.
+    std::vector<ConvProblem> shapes;
+    try {
+      shapes = checkShapesOf(job, seed);
+    } catch (const std::exception& e) {
+      result.stage = "check";
+      result.failure = e.what();
+    }
+    const bool ran = !shapes.empty() &&
+                     runChild("check", {"--task", "check", "--shapes", std::to_string(job.shapes)},
                               {{"seed", std::to_string(seed)}}) &&
                      j.value("ran", false);
-    const std::vector<ConvProblem> shapes = randomCheckShapes(seed, job.shapes);
     std::vector<std::string> declined(shapes.size());
     const json reasons = j.value("declined", json::array());
     for (size_t i = 0; i < shapes.size() && i < reasons.size(); ++i)

@@ -95,6 +95,10 @@ struct UserKernelJobResult {
   std::string childOutput;    // ConvScope's own messages from the child (the kernel's output: kernelOutput)
 };
 
+// The shapes `job`'s check runs, from `seed`: its random shapes and its model's own conv layers
+// (conv_check.h, checkShapes). Throws convscope::Error when the model cannot be read.
+std::vector<ConvProblem> checkShapesOf(const UserKernelJob& job, uint64_t seed);
+
 // Runs `job` in a child process; `progress(line)` receives the child's output as it comes (after
 // it ends). `keepGoing` false: the child is killed (cancel). Never throws for what the kernel does.
 UserKernelJobResult runUserKernelJob(const UserKernelJob& job, const std::function<void(const std::string&)>& progress,
