@@ -45,7 +45,8 @@ mkdir -p "$stage/lib" "$stage/plugins/platforms" "$stage/fonts"
 programs=$(find "$build" -type f -perm -u+x ! -path '*/CMakeFiles/*' ! -name test_onnx_conformance \
   -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
 if [ "$without_qt" -eq 1 ]; then
-  programs=$(for p in $programs; do ldd "$p" | grep -q 'libQt6' || echo "$p"; done)
+  # A program ldd cannot read is left out too (it would bring an unknown set of libraries).
+  programs=$(for p in $programs; do deps=$(ldd "$p" 2>&1) && ! grep -q 'libQt6' <<<"$deps" && echo "$p"; done)
 fi
 (cd "$repo" && find build-device ! -path '*/CMakeFiles/*' \( -name 'CTestTestfile.cmake' -o -name '*_tests.cmake' -o -name '*_include.cmake' \) \
   -print; for p in $programs; do echo "${p#"$repo"/}"; done) >"$stage/files.txt"

@@ -224,6 +224,34 @@ TEST(ClassTab, AGradedFolderShowsTheLeaderboardsRowsAndAClickOpensTheKernel) {
   EXPECT_EQ(window->userKernel()->file().toStdString(), fs::absolute(dir / "bob-tiled/my_conv.cu").string());
 }
 
+// What a teacher opens in class: a published board (leaderboard.json, no submissions/), the
+// committed H100 class of 20. Its rows show in the published order, the timed ones as dots among
+// the reference lines, and the summary says it is the published board.
+TEST(ClassTab, APublishedLeaderboardWithoutSubmissionsShowsAsPublished) {
+  const fs::path folder = fs::path(CONVSCOPE_SOURCE_DIR) / "docs/results/2026-11-26-class-mode/class-of-20";
+  ASSERT_FALSE(fs::exists(folder / "submissions"));
+  const json board = json::parse(readText(folder / "leaderboard.json"));
+  auto window = classWindow();
+  ASSERT_TRUE(window->openFile(QString::fromStdString(folder.string()))) << window->lastError().toStdString();
+  ClassPanel* panel = window->classResults();
+  EXPECT_TRUE(panel->bannerText().isEmpty()) << panel->bannerText().toStdString();
+  ASSERT_EQ(panel->groupCount(), 1);
+  EXPECT_TRUE(panel->summaryText(0).contains("published leaderboard")) << panel->summaryText(0).toStdString();
+  QStringList ids, statuses;
+  int timed = 0;
+  for (const json& row : board["groups"][0]["rows"]) {
+    ids << QString::fromStdString(row["id"].get<std::string>());
+    statuses << QString::fromStdString(row["status"].get<std::string>());
+    timed += row["opTimeSeconds"].contains("10000") && row["opTimeSeconds"]["10000"].is_number();
+  }
+  ASSERT_EQ(ids.size(), 20);
+  EXPECT_EQ(columnTexts(*panel->table(0), ClassPanel::Id), ids);
+  EXPECT_EQ(columnTexts(*panel->table(0), ClassPanel::Status), statuses);
+  EXPECT_EQ(static_cast<int>(panel->chart(0)->points().size()), timed);
+  EXPECT_GT(timed, 0);
+  EXPECT_FALSE(panel->chart(0)->referenceLines().empty());  // the course's variants, timed on that H100
+}
+
 TEST(ClassTab, TimedResultsAreRankedSortedChartedWithReferenceLinesAndAddedToTheTimingTab) {
   FixtureFolder fixture;
   auto window = classWindow();
@@ -237,7 +265,13 @@ TEST(ClassTab, TimedResultsAreRankedSortedChartedWithReferenceLinesAndAddedToThe
 
   // The leaderboard's order, worked out here: passed by time, then the others by status.
   EXPECT_EQ(columnTexts(*table, ClassPanel::Id), QStringList({"fast", "middle", "slow", "wrong-but-fast", "faulty"}));
-  EXPECT_EQ(columnTexts(*table, ClassPanel::Rank), QStringList({"1", "2", "3", "4", "5"}));
+  // Only the correct ones have a rank; the failed ones show their status in red, the passed in green.
+  EXPECT_EQ(columnTexts(*table, ClassPanel::Rank), QStringList({"1", "2", "3", "—", "—"}));
+  for (int r = 0; r < table->rowCount(); ++r) {
+    const QColor colour = table->item(r, ClassPanel::Status)->foreground().color();
+    const bool passed = table->item(r, ClassPanel::Status)->text() == kGradePassed;
+    EXPECT_EQ(passed, colour.green() > colour.red()) << r;
+  }
   const int fast = rowOf(*table, "fast");
   EXPECT_DOUBLE_EQ(table->item(fast, ClassPanel::SpeedupOverBaseline)->text().toDouble(),
                    QString::number(0.060 / 0.010, 'g', 3).toDouble());

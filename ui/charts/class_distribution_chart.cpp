@@ -44,7 +44,8 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
   xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
   xAxis->setNumberFormat("eb");
   xAxis->setNumberPrecision(0);
-  xAxis->setLabel(tr("conv op-time sum at batch %1 (s, log scale)").arg(kGradeBatches.back()));
+  // In milliseconds, as the table beside it.
+  xAxis->setLabel(tr("conv op-time sum at batch %1 (ms, log scale)").arg(kGradeBatches.back()));
   yAxis->setVisible(false);
   yAxis->setRange(-1.0, 1.0 + 0.25);
   setMinimumHeight(160);
@@ -89,7 +90,7 @@ void ClassDistributionChart::rebuild() {
   dotColour.setAlpha(190);
   dots->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, dotColour, dotColour, 9));
   // QCPGraph keeps its data sorted by x: the offsets follow the rank (the rows' order) instead.
-  for (size_t i = 0; i < points_.size(); ++i) dots->addData(points_[i].seconds, stripOffset(i));
+  for (size_t i = 0; i < points_.size(); ++i) dots->addData(points_[i].seconds * 1e3, stripOffset(i));
 
   double low = 0.0, high = 0.0;
   bool any = false;
@@ -98,18 +99,18 @@ void ClassDistributionChart::rebuild() {
     high = any ? std::max(high, seconds) : seconds;
     any = true;
   };
-  for (const Point& p : points_) include(p.seconds);
-  for (const ReferenceLine& line : lines_) include(line.seconds);
+  for (const Point& p : points_) include(p.seconds * 1e3);
+  for (const ReferenceLine& line : lines_) include(line.seconds * 1e3);
   if (any)
     xAxis->setRange(low / 1.6, high * 1.6);
   else
-    xAxis->setRange(1e-3, 1.0);
+    xAxis->setRange(1.0, 1000.0);
 
   const QColor lineColour = palette().color(QPalette::WindowText);
   for (size_t i = 0; i < lines_.size(); ++i) {
     auto* line = new QCPItemStraightLine(this);
-    line->point1->setCoords(lines_[i].seconds, 0.0);
-    line->point2->setCoords(lines_[i].seconds, 1.0);
+    line->point1->setCoords(lines_[i].seconds * 1e3, 0.0);
+    line->point2->setCoords(lines_[i].seconds * 1e3, 1.0);
     line->setPen(QPen(dark ? QColor(255, 110, 100) : QColor(214, 39, 40), 1.5, Qt::DashLine));
     auto* label = new QCPItemText(this);
     label->setText(lines_[i].name);
@@ -117,7 +118,7 @@ void ClassDistributionChart::rebuild() {
     label->setFont(font());
     label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     // Labels step down the chart so that close lines do not print over each other.
-    label->position->setCoords(lines_[i].seconds, 1.2 - 0.22 * double(i % 8));
+    label->position->setCoords(lines_[i].seconds * 1e3, 1.2 - 0.22 * double(i % 8));
     label->setPadding(QMargins(3, 0, 0, 0));
   }
   replot();
@@ -129,7 +130,7 @@ QString ClassDistributionChart::pointToolTip(const QPoint& position) const {
   double best = 12.0;
   QString text;
   for (size_t i = 0; i < points_.size(); ++i) {
-    const double px = xAxis->coordToPixel(points_[i].seconds), py = yAxis->coordToPixel(stripOffset(i));
+    const double px = xAxis->coordToPixel(points_[i].seconds * 1e3), py = yAxis->coordToPixel(stripOffset(i));
     const double distance = std::hypot(px - position.x(), py - position.y());
     if (distance < best) {
       best = distance;

@@ -1,5 +1,6 @@
 #include "ui/class/class_panel.h"
 
+#include <QColor>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -62,6 +63,16 @@ QString noReferenceReason(const LeaderboardGroup& group) {
         "no reference lines: graded without a GPU, so neither the class nor the course's variants "
         "were timed");
   return QObject::tr("no reference lines: the course's variants were not timed on this GPU in this results folder");
+}
+
+// A status's colour in the table: mid tones, readable on the light background and on
+// presentation mode's black one (its style sheet, not the palette, makes that one dark): correct
+// green, flagged amber, not run gray, every failure red.
+QColor statusColour(const QString& status) {
+  if (status == kGradePassed) return QColor(40, 165, 40);
+  if (status == kGradeFlagged) return QColor(215, 130, 0);
+  if (status == kGradeNoGpu || status == kGradeNoCompiler) return QColor(128, 128, 128);
+  return QColor(225, 45, 35);
 }
 
 // One GPU's page: its summary line, the distribution over the ranking table.
@@ -174,7 +185,12 @@ void ClassPanel::reload() {
   watchFolder();
   QStringList problems;
   try {
-    board_ = buildLeaderboard(std::filesystem::path(folder_.toStdString()), false);
+    const std::filesystem::path folder = folder_.toStdString();
+    // A published board (leaderboard.json, no submissions/) is shown as it was published; a
+    // results folder being graded is ranked from its submissions as they arrive.
+    published_ =
+        !std::filesystem::is_directory(folder / "submissions") && std::filesystem::exists(folder / "leaderboard.json");
+    board_ = published_ ? readPublishedLeaderboard(folder / "leaderboard.json") : buildLeaderboard(folder, false);
   } catch (const std::exception& e) {
     board_ = {};
     problems << QString::fromStdString(e.what());
@@ -204,7 +220,9 @@ void ClassPanel::rebuildGroups() {
     // The re-timing's verdict under the summary: whether the top's order held.
     page->summary->setText(
         QString::fromStdString(group.summary) +
-        (group.retimeSummary.empty() ? QString() : "\n" + QString::fromStdString(group.retimeSummary)));
+        (group.retimeSummary.empty() ? QString() : "\n" + QString::fromStdString(group.retimeSummary)) +
+        (published_ ? "\n" + tr("The published leaderboard (leaderboard.json): the folder holds no submissions/.")
+                    : QString()));
     page->chart->setGroup(group.rows, group.reference, noReferenceReason(group));
     fillTable(page->table, group);
     QTableWidget* table = page->table;
@@ -248,11 +266,19 @@ void ClassPanel::fillTable(QTableWidget* table, const LeaderboardGroup& group) {
   for (int r = 0; r < static_cast<int>(group.rows.size()); ++r) {
     const json& row = group.rows[static_cast<size_t>(r)];
     const auto text = [&](const char* key) { return QString::fromStdString(row.value(key, std::string())); };
-    table->setItem(r, Rank, new NumberItem(row["rank"], QString::number(row["rank"].get<int>())));
+    // Only a correct submission has a rank; the others keep the board's order (sorting by the
+    // column still gives it) but show none: a kernel that never ran is not "1st".
+    const QString status = text("status");
+    const bool ranked = status == kGradePassed;
+    auto* rank = new NumberItem(row["rank"], ranked ? QString::number(row["rank"].get<int>()) : QString("—"));
+    if (!ranked) rank->setToolTip(tr("not ranked by time: %1").arg(status));
+    table->setItem(r, Rank, rank);
     auto* id = new QTableWidgetItem(text("id"));
     id->setData(Qt::UserRole, text("id"));
     table->setItem(r, Id, id);
-    table->setItem(r, Status, new QTableWidgetItem(text("status")));
+    auto* statusItem = new QTableWidgetItem(status);
+    statusItem->setForeground(statusColour(status));
+    table->setItem(r, Status, statusItem);
     auto* message = new QTableWidgetItem(text("message"));
     message->setToolTip(text("message"));
     table->setItem(r, Message, message);

@@ -101,6 +101,7 @@ class ClassPanel : public QWidget {
 
   QString folder_;
   Leaderboard board_;
+  bool published_ = false;  // board_ is a published leaderboard.json (no submissions/ beside it)
   ErrorBanner* banner_;
   QLabel* folderLabel_;
   QLabel* emptyNote_;

@@ -68,11 +68,16 @@ std::string kernelCodeOnly(const std::string& text) {
     const char next = i + 1 < text.size() ? text[i + 1] : '\0';
     switch (in) {
       case In::Code:
-        if (c == '/' && next == '/') in = In::LineComment;
-        else if (c == '/' && next == '*') in = In::BlockComment;
-        else if (c == '"') in = In::String;
-        else if (c == '\'') in = In::Character;
-        else continue;
+        if (c == '/' && next == '/')
+          in = In::LineComment;
+        else if (c == '/' && next == '*')
+          in = In::BlockComment;
+        else if (c == '"')
+          in = In::String;
+        else if (c == '\'')
+          in = In::Character;
+        else
+          continue;
         code[i] = ' ';
         if (in == In::LineComment || in == In::BlockComment) code[++i] = ' ';
         continue;
@@ -127,8 +132,8 @@ std::vector<int> sharedDeclarationLines(const std::string& text, bool externOnly
     if (externOnly) {
       // "extern" before it on the same declaration: back over blanks and other qualifiers.
       const size_t start = code.find_last_of(";{}", at);
-      const std::string before = code.substr(start == std::string::npos ? 0 : start + 1,
-                                             at - (start == std::string::npos ? 0 : start + 1));
+      const std::string before =
+          code.substr(start == std::string::npos ? 0 : start + 1, at - (start == std::string::npos ? 0 : start + 1));
       if (tokenOffsets(before, "extern").empty()) continue;
     }
     const int line = lineAt(text, at);
@@ -137,10 +142,11 @@ std::vector<int> sharedDeclarationLines(const std::string& text, bool externOnly
   return lines;
 }
 
-std::vector<KernelDiagnostic> assemblerErrors(const std::string& log, const std::string& file,
-                                              const std::string& text, const std::string& architecture) {
+std::vector<KernelDiagnostic> assemblerErrors(const std::string& log, const std::string& file, const std::string& text,
+                                              const std::string& architecture) {
   static const std::regex error(R"(^\s*ptxas (?:error|fatal)\s*: (.*)$)");
-  static const std::regex tooMuch(R"(uses too much (shared|local) data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\))");
+  static const std::regex tooMuch(
+      R"(uses too much (shared|local) data \((0x[0-9a-fA-F]+) bytes, (0x[0-9a-fA-F]+) max\))");
   std::vector<KernelDiagnostic> errors;
   std::istringstream in(log);
   for (std::string line; std::getline(in, line);) {
@@ -165,8 +171,8 @@ std::vector<KernelDiagnostic> assemblerErrors(const std::string& log, const std:
       }
       continue;
     }
-    errors.push_back({file, 0, "error: the assembler (ptxas, for " + architecture +
-                                   ") refused it: " + hexadecimalsInDecimal(what)});
+    errors.push_back(
+        {file, 0, "error: the assembler (ptxas, for " + architecture + ") refused it: " + hexadecimalsInDecimal(what)});
   }
   return errors;
 }
@@ -198,10 +204,11 @@ std::string studentCompilerLog(const std::string& log, const LineRange* onlyLine
       continue;
     }
     if (std::regex_match(line, m, errorCount)) {
-      if (!droppedAny) out << line << "\n";
+      if (!droppedAny)
+        out << line << "\n";
       else if (keptErrors > 0)
-        out << keptErrors << (keptErrors == 1 ? " error" : " errors") << " detected in the compilation of " << m[1].str()
-            << "\n";
+        out << keptErrors << (keptErrors == 1 ? " error" : " errors") << " detected in the compilation of "
+            << m[1].str() << "\n";
       keeping = true;
       continue;
     }

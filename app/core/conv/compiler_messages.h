@@ -30,8 +30,8 @@ std::vector<int> sharedDeclarationLines(const std::string& text, bool externOnly
 // The assembler's errors in `log` ("ptxas error   : Entry function 'convscope_conv' uses too much
 // shared data (0x40ed0 bytes, 0xc000 max)") as diagnostics of `file`, with sizes in decimal and
 // the line of the declaration they are about where the text shows one. Empty: none in the log.
-std::vector<KernelDiagnostic> assemblerErrors(const std::string& log, const std::string& file,
-                                              const std::string& text, const std::string& architecture);
+std::vector<KernelDiagnostic> assemblerErrors(const std::string& log, const std::string& file, const std::string& text,
+                                              const std::string& architecture);
 
 // NVRTC's log as a student should read it: without the messages about ConvScope's additions to
 // the file (the pseudo-files "convscope-contract" and "__nv_name_map") and without the

@@ -620,6 +620,118 @@ json leaderboardToJson(const Leaderboard& board) {
           {"withoutSecondWall", board.withoutSecondWall}};
 }
 
+namespace {
+
+// One row (or a reference variant) of a published board, in the form the window reads: strings
+// where it reads strings, numbers or null where numbers, every field present.
+json checkedBoardRow(const json& row, const std::string& where, bool variant) {
+  if (!row.is_object()) throw Error(where + " is not an object");
+  json checked = row;
+  const auto string = [&](const char* field, bool required) {
+    if (!row.contains(field) && !required) return;
+    if (!row.contains(field) || !row[field].is_string())
+      throw Error(where + ": \"" + field + "\" is " + (row.contains(field) ? "not text" : "missing"));
+  };
+  const auto number = [&](const char* field) {
+    if (!row.contains(field))
+      checked[field] = nullptr;
+    else if (!row[field].is_null() && !row[field].is_number())
+      throw Error(where + ": \"" + field + "\" is not a number");
+  };
+  string("id", true);
+  if (variant) {
+    string("displayName", false);
+  } else {
+    string("status", true);
+    string("message", false);
+    if (!row.contains("rank")) throw Error(where + ": \"rank\" is missing");
+    try {
+      checked["rank"] = jsonWholeNumber(row["rank"], "rank", 1, 1'000'000);
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+    for (const char* field :
+         {"accuracy", "retimedSeconds", "speedupOverGpuBaseline", "speedupOverCudnn", "registers", "occupancy"})
+      number(field);
+  }
+  if (!row.contains("opTimeSeconds")) {
+    checked["opTimeSeconds"] = json::object();
+  } else if (!row["opTimeSeconds"].is_object()) {
+    throw Error(where + ": \"opTimeSeconds\" is not an object");
+  } else {
+    for (const auto& [batch, seconds] : row["opTimeSeconds"].items())
+      if (!seconds.is_null() && !seconds.is_number())
+        throw Error(where + ": \"opTimeSeconds\" at batch " + batch + " is not a number");
+  }
+  return checked;
+}
+
+}  // namespace
+
+Leaderboard readPublishedLeaderboard(const std::filesystem::path& file) {
+  std::error_code sizeError;
+  const auto size = std::filesystem::file_size(file, sizeError);
+  if (sizeError) throw Error(file.string() + ": cannot read it (" + sizeError.message() + ")");
+  if (size > kPublishedLeaderboardMaxBytes)
+    throw Error(file.string() + ": " + std::to_string(size) + " bytes, too large for a leaderboard (at most " +
+                std::to_string(kPublishedLeaderboardMaxBytes) + ")");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(file.string() + ": cannot read it");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const json document = parseJsonText(text.str(), file.string());
+  const std::string name = file.string();
+  if (!document.is_object() || document.value("kind", json()) != "convscope-class-leaderboard")
+    throw Error(name + ": not a ConvScope leaderboard (its \"kind\" is not \"convscope-class-leaderboard\")");
+  if (document.value("schema", json()) != kClassResultsSchema)
+    throw Error(name + ": a leaderboard of another version (schema " + document.value("schema", json()).dump() +
+                "; this ConvScope reads " + std::to_string(kClassResultsSchema) + ")");
+  if (!document.contains("groups") || !document["groups"].is_array())
+    throw Error(name + ": \"groups\" is missing or not a list");
+  Leaderboard board;
+  const json anonymized = document.value("anonymized", json(false));
+  board.anonymized = anonymized.is_boolean() && anonymized.get<bool>();
+  for (size_t g = 0; g < document["groups"].size(); ++g) {
+    const json& group = document["groups"][g];
+    const std::string where = name + ": table " + std::to_string(g + 1);
+    if (!group.is_object()) throw Error(where + " is not an object");
+    LeaderboardGroup read;
+    if (group.contains("gpu") && !group["gpu"].is_null() && !group["gpu"].is_string())
+      throw Error(where + ": \"gpu\" is not text");
+    read.gpu = group.value("gpu", json()).is_string() ? group["gpu"].get<std::string>() : std::string();
+    for (const char* field : {"summary", "retimeSummary"})
+      if (group.contains(field) && !group[field].is_string()) throw Error(where + ": \"" + field + "\" is not text");
+    read.summary = group.value("summary", std::string());
+    read.retimeSummary = group.value("retimeSummary", std::string());
+    if (!group.contains("rows") || !group["rows"].is_array())
+      throw Error(where + ": \"rows\" is missing or not a list");
+    for (size_t r = 0; r < group["rows"].size(); ++r)
+      read.rows.push_back(checkedBoardRow(group["rows"][r], where + ", row " + std::to_string(r + 1), false));
+    for (const json& row : read.rows) {
+      read.correct += row["status"] == kGradePassed;
+      const json& speedup = row["speedupOverCudnn"];
+      read.correctAndFasterThanCudnn +=
+          row["status"] == kGradePassed && speedup.is_number() && speedup.get<double>() > 1.0;
+    }
+    const json reference = group.value("reference", json());
+    if (reference.is_object()) {
+      read.reference = reference;
+      if (reference.contains("timedAt") && !reference["timedAt"].is_string())
+        throw Error(where + ": the reference's \"timedAt\" is not text");
+      if (reference.contains("variants")) {
+        if (!reference["variants"].is_array()) throw Error(where + ": the reference's \"variants\" is not a list");
+        for (size_t v = 0; v < reference["variants"].size(); ++v)
+          read.reference["variants"][v] =
+              checkedBoardRow(reference["variants"][v], where + ", reference variant " + std::to_string(v + 1), true);
+      }
+    } else if (!reference.is_null()) {
+      throw Error(where + ": \"reference\" is not an object");
+    }
+    board.groups.push_back(std::move(read));
+  }
+  return board;
+}
+
 std::string leaderboardCsv(const Leaderboard& board) {
   std::string csv = "gpu,rank,id,status,message,accuracy";
   for (int b : kGradeBatches) csv += ",op_time_" + std::to_string(b) + "_s";

@@ -102,6 +102,14 @@ SubmissionSource submissionSource(const std::filesystem::path& results, const st
 // Writes leaderboard.json, leaderboard.csv and leaderboard.html into `results` (each atomically).
 void writeLeaderboard(const std::filesystem::path& results, const Leaderboard& board);
 
+// A published leaderboard.json read back (what a teacher opens in class: a folder with the board
+// and no submissions/), every row checked before use: its id, status and message strings, its
+// rank a whole number, its figures numbers or null, its op times an object of them; a reference
+// with variants of the same form. Throws convscope::Error naming the file, and the row and field
+// where it is wrong, for anything else (not JSON, another kind or schema, over 32 MB).
+inline constexpr uintmax_t kPublishedLeaderboardMaxBytes = 32u << 20;
+Leaderboard readPublishedLeaderboard(const std::filesystem::path& leaderboardJson);
+
 // The same in memory (tests read them from the files).
 nlohmann::json leaderboardToJson(const Leaderboard& board);
 std::string leaderboardCsv(const Leaderboard& board);

@@ -30,6 +30,9 @@ nlohmann::json parseJsonText(const std::string& text, const std::string& name) {
     const std::string lead = "parse error at ";
     if (detail.rfind(lead, 0) == 0) detail = detail.substr(lead.size());
     throw Error(name + " is not JSON: " + detail);
+  } catch (const nlohmann::json::exception& e) {
+    // Not a syntax error but a value the parser cannot hold: "number overflow parsing '1e999'".
+    throw Error(name + " is not JSON that can be read: " + withoutLibraryPrefix(e.what()));
   }
 }
 
