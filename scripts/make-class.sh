@@ -7,7 +7,8 @@
 #   not compiling, breaking the contract: syntax_error, wrong_signature
 #   (with --runtime) faulting, spinning, printing and asserting kernels, which only a GPU tells apart
 # Submission i is OUT/student-NNN.cu, or every third one a folder OUT/student-NNN/ holding its .cu,
-# as students hand them in. The mix repeats, so any N >= 8 (12 with --runtime) holds each kind.
+# as students hand them in. The mix repeats, so any N >= 12 (17 with --runtime) holds each kind (N = 8
+# holds every status, but only two of the four ways of being wrong).
 #
 #   scripts/make-class.sh N OUT [--runtime]
 set -euo pipefail

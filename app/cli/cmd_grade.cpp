@@ -1350,8 +1350,8 @@ int gradeOnSlurm(const fs::path& dir, const fs::path& results, const Discovery& 
   writeFileAtomically(slurm / "grade-merge.sbatch", mergeScript(arrayId));
   const std::string mergeId =
       submittedJobId(slurmCommand({"sbatch", "--parsable", (slurm / "grade-merge.sbatch").string()}));
-  std::cout << "submitted array job " << arrayId << " (" << found.submissions.size() << " tasks, at most "
-            << o.maxParallel << " at once) and merge job " << mergeId << " (afterok:" << arrayId << ")\n"
+  std::cout << "submitted array job " << arrayId << " (" << ids.size() << " tasks, at most " << o.maxParallel
+            << " at once) and merge job " << mergeId << " (afterok:" << arrayId << ")\n"
             << std::flush;
   if (!o.wait) return 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.waitTimeoutSeconds);

@@ -221,7 +221,8 @@ int runHistory(const std::filesystem::path& file, const Args& args) {
   if (args.has("sass")) throw Error("option '--sass' goes with --diff A B");
   if (history.versions().empty()) {
     std::cout << file.string()
-              << ": no versions kept yet (a version is kept each time the Your kernel tab compiles it; "
+              << ": no versions kept yet (a version is kept each time the Your kernel tab, kernel check or "
+                 "kernel time compiles it; "
               << history.folder().string() << ")\n";
     return 0;
   }

@@ -39,9 +39,12 @@ std::vector<std::vector<std::string>> csvRows(const fs::path& file) {
     std::vector<std::string> fields(1);
     bool quoted = false;
     for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) fields.emplace_back();
-      else fields.back() += c;
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        fields.emplace_back();
+      else
+        fields.back() += c;
     }
     rows.push_back(fields);
   }

@@ -54,4 +54,9 @@ seeds="$(python3 -c 'import glob, json, sys
 print(len({json.load(open(f))["seed"] for f in glob.glob(sys.argv[1] + "/submissions/*.json")}))' "$work/slurm")"
 [ "$seeds" -eq 8 ] || fail "the 8 submissions were graded with $seeds different seeds, not 8"
 ! grep -q -- "--seed" "$work/slurm/slurm/grade-array.sbatch" || fail "a seed is on the array task's command line"
+# A late fix of one file: one task submitted, and said so (the count once named the whole class).
+first=$(find "$work/class" -maxdepth 1 -name '*.cu' | sort | head -1)
+echo "// a late fix" >>"$first"
+again="$("$cli" grade "$work/class" --out "$work/slurm" --slurm --gres none --max-parallel 2 --wait --wait-timeout 150)"
+grep -q "submitted array job [0-9]* (1 tasks" <<<"$again" || fail "a regrade of one changed file did not say 1 task: $again"
 echo "1 passed, 0 failed"

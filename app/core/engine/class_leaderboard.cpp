@@ -212,8 +212,9 @@ void requireOwnerOnly(const std::filesystem::path& file) {
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
   throw Error(file.string() + ": others can read it (mode " + mode +
               "), and it maps the pseudonyms back to students: make it the owner's alone (chmod 600 " + file.string() +
-              "), or, if anyone may have read it, delete it and pseudonyms.csv beside it for new "
-              "pseudonyms");
+              "), or, if anyone may have read it, delete both .anonymize-secret and "
+              "pseudonyms.csv in " +
+              file.parent_path().string() + " for new pseudonyms");
 }
 
 // id -> pseudonym: a keyed hash under the results folder's own secret, written beside it, both
