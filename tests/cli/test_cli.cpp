@@ -251,8 +251,11 @@ TEST(Cli, KernelCheckFromTheCommandLineJoinsTheHistory) {
   const std::string check = "kernel check '" + kernel.string() + "' --no-network --shapes 2";
   // Where a GPU runs the kernel the check passes; elsewhere the version is "compiled".
   const std::string verdict = convscope::gpuInfo().usable ? "passed" : "compiled";
+  // A build without the CUDA toolkit compiles no kernel, so it records none (it says so).
+  const Outcome first = runCli(check, env);
+  if (first.output.find("has no CUDA toolkit") != std::string::npos) GTEST_SKIP() << first.output;
   for (int run = 0; run < 2; ++run) {
-    const Outcome r = runCli(check, env);
+    const Outcome r = run == 0 ? first : runCli(check, env);
     EXPECT_EQ(r.exitCode, 0) << r.output;
   }
   Outcome list = runCli("kernel history '" + kernel.string() + "'", env);
