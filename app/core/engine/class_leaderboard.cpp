@@ -43,14 +43,15 @@ void sipRound(uint64_t& v0, uint64_t& v1, uint64_t& v2, uint64_t& v3) {
   v2 = rotl(v2, 32);
 }
 
-std::string readWholeFile(const std::filesystem::path& path) {
+std::string readWholeFile(const std::filesystem::path& path, uintmax_t maxBytes = kClassResultFileMaxBytes,
+                          const char* what = "a class result") {
   // A result is a few kilobytes; a huge file in the folder (a log, a stray dump) is named, not read.
   std::error_code sizeError;
   const auto size = std::filesystem::file_size(path, sizeError);
   if (sizeError) throw Error(path.string() + ": cannot read it (" + sizeError.message() + ")");
-  if (size > kClassResultFileMaxBytes)
-    throw Error(path.string() + ": " + std::to_string(size) + " bytes, too large for a class result (at most " +
-                std::to_string(kClassResultFileMaxBytes) + ")");
+  if (size > maxBytes)
+    throw Error(path.string() + ": " + std::to_string(size) + " bytes, too large for " + what + " (at most " +
+                std::to_string(maxBytes) + ")");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot read it");
   std::ostringstream text;
@@ -670,17 +671,8 @@ json checkedBoardRow(const json& row, const std::string& where, bool variant) {
 }  // namespace
 
 Leaderboard readPublishedLeaderboard(const std::filesystem::path& file) {
-  std::error_code sizeError;
-  const auto size = std::filesystem::file_size(file, sizeError);
-  if (sizeError) throw Error(file.string() + ": cannot read it (" + sizeError.message() + ")");
-  if (size > kPublishedLeaderboardMaxBytes)
-    throw Error(file.string() + ": " + std::to_string(size) + " bytes, too large for a leaderboard (at most " +
-                std::to_string(kPublishedLeaderboardMaxBytes) + ")");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(file.string() + ": cannot read it");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json document = parseJsonText(text.str(), file.string());
+  const json document =
+      parseJsonText(readWholeFile(file, kPublishedLeaderboardMaxBytes, "a leaderboard"), file.string());
   const std::string name = file.string();
   if (!document.is_object() || document.value("kind", json()) != "convscope-class-leaderboard")
     throw Error(name + ": not a ConvScope leaderboard (its \"kind\" is not \"convscope-class-leaderboard\")");
