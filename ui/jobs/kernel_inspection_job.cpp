@@ -25,7 +25,7 @@ KernelInspectionResult inspectKernelFile(const QString& file, const std::string&
     result.ptx = QString::fromStdString(kernel.ptx);
     result.ptxSourceLines = sourceLinesOfListing(kernel.ptx, ListingKind::Ptx, source.path.string());
     if (!findNvdisasm()) {
-      result.sassProblem = QString::fromStdString(nvdisasmMissingMessage());
+      result.sassProblem = QString::fromStdString(nvdisasmMissingMessage(source.path.string()));
       return result;
     }
     const std::string sass = disassembleCubin(kernel.image, source.path.string());

@@ -225,17 +225,33 @@ std::string blocksLimitText(int blocks) {
   return blocks >= std::numeric_limits<int>::max() / 2 ? std::string("no limit") : std::to_string(blocks);
 }
 
-std::string nvdisasmMissingMessage() {
+std::string nvdisasmMissingMessage(const std::string& kernelFile) {
   if (const char* explicitPath = std::getenv("CONVSCOPE_NVDISASM"); explicitPath && *explicitPath)
     return std::string("no nvdisasm at ") + explicitPath + " (CONVSCOPE_NVDISASM), so no SASS";
-  return "no nvdisasm here, so no SASS: it is not in this CUDA toolkit, on PATH or in .deps/nvdisasm. "
-         "scripts/install-nvdisasm.sh installs it (pip: nvidia-cuda-nvdisasm), or set CONVSCOPE_NVDISASM to its "
-         "path. The PTX is there without it: convscope-cli kernel ptx FILE.cu";
+  // Absolute paths: the message is read in whatever folder the user happens to be in, and an
+  // installed ConvScope has no scripts/ beside it (then only the pip line is given).
+  std::string message = "no nvdisasm here, so no SASS: it is not in this CUDA toolkit or on PATH";
+#ifdef CONVSCOPE_DEPS_DIR
+  const std::filesystem::path deps = std::filesystem::path(CONVSCOPE_DEPS_DIR).lexically_normal();
+  const std::filesystem::path script = (deps.parent_path() / "scripts/install-nvdisasm.sh").lexically_normal();
+  message += ", nor in " + (deps / "nvdisasm").string() + ". ";
+  std::error_code ignored;
+  if (std::filesystem::is_regular_file(script, ignored))
+    message += "Install it with " + script.string() + " (it fetches NVIDIA's pip package nvidia-cuda-nvdisasm), ";
+  else
+    message +=
+        "Install it with: pip install --no-deps --target " + (deps / "nvdisasm").string() + " nvidia-cuda-nvdisasm, ";
+#else
+  message += ". Install NVIDIA's pip package nvidia-cuda-nvdisasm, ";
+#endif
+  message += "or set CONVSCOPE_NVDISASM to its path. The PTX is there without it: convscope-cli kernel ptx " +
+             (kernelFile.empty() ? std::string("FILE.cu") : kernelFile);
+  return message;
 }
 
 std::string disassembleCubin(const std::vector<char>& cubin, const std::string& forFile) {
   const std::optional<std::filesystem::path> nvdisasm = findNvdisasm();
-  if (!nvdisasm) throw Error(forFile + ": " + nvdisasmMissingMessage());
+  if (!nvdisasm) throw Error(forFile + ": " + nvdisasmMissingMessage(forFile));
   const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
   const std::filesystem::path image =
       std::filesystem::temp_directory_path() /

@@ -79,8 +79,9 @@ std::vector<int> listingLinesOfSourceLine(const std::vector<int>& sourceLines, i
 // nvdisasm, for SASS: $CONVSCOPE_NVDISASM when set (then only it), the project's own copy (scripts/install-nvdisasm.sh
 // puts it in .deps/nvdisasm), then PATH, then the CUDA toolkit. Nothing when none is found.
 std::optional<std::filesystem::path> findNvdisasm();
-// What to say where none is found: where ConvScope looked and how to get it.
-std::string nvdisasmMissingMessage();
+// What to say where none is found: where ConvScope looked and how to get it, in absolute paths,
+// ending with the command that shows `kernelFile`'s PTX instead.
+std::string nvdisasmMissingMessage(const std::string& kernelFile = {});
 // The SASS of a cubin with source lines (nvdisasm -c -g). Throws convscope::Error when nvdisasm
 // is missing (nvdisasmMissingMessage) or fails.
 std::string disassembleCubin(const std::vector<char>& cubin, const std::string& forFile);
