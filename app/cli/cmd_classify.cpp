@@ -17,7 +17,7 @@ namespace convscope::cli {
 namespace {
 
 constexpr const char* kHelp = R"(usage: convscope-cli classify [--model FILE.onnx] [--data DIR | --images FILE...]
-                             [--count N] [--variant ID] [--csv OUT.csv] [--invert]
+                             [--count N] [--variant ID] [--csv OUT.csv] [--invert | --no-invert]
 
 Classifies images and reports, in the course's format, the op time of every conv layer and the
 accuracy. Without --data or --images the Fashion-MNIST test set is used.
@@ -25,7 +25,9 @@ accuracy. Without --data or --images the Fashion-MNIST test set is used.
   --data DIR       folder with t10k-images/labels IDX files, gzipped or not
                    (default: $CONVSCOPE_DATA or /usr/share/datasets/fashion-mnist)
   --images F...    image files (PNG, JPEG, BMP ...) instead of the data set
-  --invert         invert image files (for dark drawings on a light background)
+  --invert         invert every image file; --no-invert: none. By default, as in the window, a
+                   picture whose border is mostly light (a dark object on a light background) is
+                   inverted into the data set's light-on-dark form, and the output says so
   --count N        classify the first N images (default: all)
   --variant ID     convolution kernel variant (see 'convscope-cli variants')
   --csv OUT        write per-image predictions: index, label, predicted class, probabilities
@@ -76,13 +78,18 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << kHelp;
     return 0;
   }
-  const Args args(tokens, {"model", "data", "images", "count", "variant", "csv"}, {"invert"});
+  const Args args(tokens, {"model", "data", "images", "count", "variant", "csv"}, {"invert", "no-invert"});
   if (args.has("data") && args.has("images")) throw Error("give either --data or --images, not both");
+  if (args.has("invert") && args.has("no-invert")) throw Error("give either --invert or --no-invert, not both");
+  const PictureInversion inversion = args.has("invert")      ? PictureInversion::Always
+                                     : args.has("no-invert") ? PictureInversion::Never
+                                                             : PictureInversion::Automatic;
   const std::string modelPath = args.value("model").value_or(defaultModelPath());
   const std::string variant = args.value("variant").value_or(defaultConvVariant());
   findConvVariant(variant);  // an unknown id fails before any loading
 
   const std::vector<std::string> files = args.values("images");
+  std::vector<bool> inverted;  // per file: whether the inversion rule inverted it
   ImageSet images;
   std::shared_ptr<const Model> model;
   std::unique_ptr<Engine> engine;
@@ -106,8 +113,11 @@ int runClassify(const std::vector<std::string>& tokens) {
     checkPicturesFit(*engine, static_cast<int64_t>(files.size()));
     std::cout << "Loading images..." << std::flush;
     std::vector<GrayImage> pictures;
-    for (const std::string& file : files)
-      pictures.push_back(pictureAtModelInput(*engine, loadImageFile(file, args.has("invert"))));
+    for (const std::string& file : files) {
+      DataSetPicture picture = loadPictureForDataSet(file, inversion);
+      inverted.push_back(picture.inverted);
+      pictures.push_back(pictureAtModelInput(*engine, std::move(picture.image)));
+    }
     images = ImageSet::fromImages("image files", pictures, fashionMnistClassNames());
     std::cout << " done\n";
   }
@@ -138,9 +148,12 @@ int runClassify(const std::vector<std::string>& tokens) {
 
   if (!files.empty())
     for (const ImageClassification& c : run.images)
-      std::printf("%s: %s (%.1f%%)\n", files[static_cast<size_t>(c.index)].c_str(),
+      std::printf("%s: %s (%.1f%%)%s\n", files[static_cast<size_t>(c.index)].c_str(),
                   className(images.classNames(), c.predicted).c_str(),
-                  100.0 * c.probabilities[static_cast<size_t>(c.predicted)]);
+                  100.0 * c.probabilities[static_cast<size_t>(c.predicted)],
+                  !inverted[static_cast<size_t>(c.index)]    ? ""
+                  : inversion == PictureInversion::Automatic ? " (inverted: light background)"
+                                                             : " (inverted: --invert)");
   if (const auto csv = args.value("csv")) {
     writeCsv(*csv, run, images, files);
     std::fprintf(stderr, "wrote %zu predictions to %s\n", run.images.size(), csv->c_str());

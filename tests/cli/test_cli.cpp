@@ -96,15 +96,36 @@ TEST(Cli, ClassifiesImageFilesLikeTheDataSetImagesTheyShow) {
     files += " '" + dir.write("image" + std::to_string(index) + ".pgm", plain).string() + "'";
     invertedFiles += " '" + dir.write("inverted" + std::to_string(index) + ".pgm", inverted).string() + "'";
   }
-  for (const std::string& arguments :
-       {"classify --model '" + kModels + "/course-high.onnx' --images" + files,
-        "classify --model '" + kModels + "/course-high.onnx' --invert --images" + invertedFiles}) {
+  // The window's rule (a light border: inverted) is the command line's default too, so the
+  // dark-on-light files need no flag; --invert forces it and --no-invert turns it off.
+  const std::string classify = "classify --model '" + kModels + "/course-high.onnx' ";
+  std::vector<std::string> predictions;
+  for (const std::string& arguments : {classify + "--images" + files, classify + "--invert --images" + invertedFiles,
+                                       classify + "--images" + invertedFiles}) {
     const Outcome r = runCli(arguments);
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("Correctness: n/a (no labels) Model: course-high Batch: 2"), std::string::npos) << r.output;
-    EXPECT_TRUE(std::regex_search(r.output, std::regex("0\\.pgm: Ankle boot \\("))) << r.output;
-    EXPECT_TRUE(std::regex_search(r.output, std::regex("2\\.pgm: Trouser \\("))) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("0\\.pgm: Ankle boot \\(\\d+\\.\\d%\\)"))) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("2\\.pgm: Trouser \\(\\d+\\.\\d%\\)"))) << r.output;
+    std::smatch percent;
+    ASSERT_TRUE(std::regex_search(r.output, percent, std::regex("Ankle boot \\((\\d+\\.\\d)%\\)")));
+    predictions.push_back(percent[1]);
+    const bool saysInverted = r.output.find("(inverted") != std::string::npos;
+    EXPECT_EQ(saysInverted, arguments.find("inverted0") != std::string::npos) << r.output;
   }
+  EXPECT_EQ(predictions[0], predictions[1]);
+  EXPECT_EQ(predictions[1], predictions[2]) << "the automatic rule inverts as --invert does";
+  const Outcome automatic = runCli(classify + "--images" + invertedFiles);
+  EXPECT_NE(automatic.output.find("inverted0.pgm: Ankle boot"), std::string::npos);
+  EXPECT_NE(automatic.output.find("(inverted: light background)"), std::string::npos) << automatic.output;
+  const Outcome off = runCli(classify + "--no-invert --images" + invertedFiles);
+  ASSERT_EQ(off.exitCode, 0) << off.output;
+  EXPECT_EQ(off.output.find("(inverted"), std::string::npos) << off.output;
+  EXPECT_EQ(off.output.find("inverted0.pgm: Ankle boot (" + predictions[0] + "%)"), std::string::npos)
+      << "dark-on-light, not inverted, is a different picture: " << off.output;
+  const Outcome both = runCli(classify + "--invert --no-invert --images" + invertedFiles);
+  EXPECT_EQ(both.exitCode, 1);
+  EXPECT_NE(both.output.find("either --invert or --no-invert"), std::string::npos) << both.output;
 }
 
 TEST(Cli, InfoPrintsTheLayerTable) {

@@ -204,6 +204,38 @@ TEST(ImageFile, DecodesToGrayInUnitRangeAndInvertsOnRequest) {
   EXPECT_FLOAT_EQ(inverted.at(0, 0), 1.0f);
 }
 
+// The window and classify --images share this rule: a light border means a dark object on a
+// light background, inverted into the data set's form; a dark border is left alone.
+TEST(ImageFile, APictureWithALightBorderIsInvertedForTheDataSet) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV to read image files";
+  TempDir dir;
+  // 4x3, a dark middle on a light border (border mean 0.9), and its negative.
+  const std::vector<uint8_t> light = {230, 230, 230, 230, 230, 20, 40, 230, 230, 230, 230, 230};
+  std::vector<uint8_t> dark;
+  for (uint8_t v : light) dark.push_back(static_cast<uint8_t>(255 - v));
+  const auto lightFile = dir.write("light.pgm", pgm(4, 3, light));
+  const auto darkFile = dir.write("dark.pgm", pgm(4, 3, dark));
+  EXPECT_TRUE(hasLightBackground(loadImageFile(lightFile, false)));
+  EXPECT_FALSE(hasLightBackground(loadImageFile(darkFile, false)));
+
+  const DataSetPicture automatic = loadPictureForDataSet(lightFile, PictureInversion::Automatic);
+  EXPECT_TRUE(automatic.inverted);
+  EXPECT_NEAR(automatic.image.at(1, 1), 1.0f - 20.0f / 255.0f, 1e-6);
+  EXPECT_NEAR(automatic.image.at(0, 0), 1.0f - 230.0f / 255.0f, 1e-6);
+  const DataSetPicture alreadyDark = loadPictureForDataSet(darkFile, PictureInversion::Automatic);
+  EXPECT_FALSE(alreadyDark.inverted);
+  for (size_t i = 0; i < light.size(); ++i) EXPECT_NEAR(alreadyDark.image.pixels[i], automatic.image.pixels[i], 1e-6);
+  const DataSetPicture never = loadPictureForDataSet(lightFile, PictureInversion::Never);
+  EXPECT_FALSE(never.inverted);
+  EXPECT_NEAR(never.image.at(1, 1), 20.0f / 255.0f, 1e-6);
+  const DataSetPicture always = loadPictureForDataSet(darkFile, PictureInversion::Always);
+  EXPECT_TRUE(always.inverted);
+  EXPECT_NEAR(always.image.at(1, 1), 20.0f / 255.0f, 1e-6);
+  // A border of exactly one half is not "mostly light".
+  EXPECT_FALSE(hasLightBackground(GrayImage{2, 2, {0.5f, 0.5f, 0.5f, 0.5f}}));
+  EXPECT_FALSE(hasLightBackground(GrayImage{}));
+}
+
 TEST(ImageFile, RefusesMissingAndNonImageFilesNamingThem) {
   TempDir dir;
   expectError([&] { loadImageFile(dir.path() / "absent.png", false); }, {"absent.png"});

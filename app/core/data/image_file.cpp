@@ -277,4 +277,23 @@ GrayImage loadImageFile(const std::filesystem::path& path, bool) {
 
 #endif
 
+bool hasLightBackground(const GrayImage& image) {
+  if (image.width == 0 || image.height == 0) return false;
+  double border = 0.0;
+  int count = 0;
+  for (int x = 0; x < image.width; ++x) border += image.at(0, x) + image.at(image.height - 1, x), count += 2;
+  for (int y = 0; y < image.height; ++y) border += image.at(y, 0) + image.at(y, image.width - 1), count += 2;
+  return border / count > 0.5;
+}
+
+DataSetPicture loadPictureForDataSet(const std::filesystem::path& path, PictureInversion inversion) {
+  DataSetPicture picture;
+  picture.image = loadImageFile(path, false);
+  picture.inverted = inversion == PictureInversion::Always ||
+                     (inversion == PictureInversion::Automatic && hasLightBackground(picture.image));
+  if (picture.inverted)
+    for (float& v : picture.image.pixels) v = 1.0f - v;
+  return picture;
+}
+
 }  // namespace convscope

@@ -26,4 +26,25 @@ bool imageFilesSupported();
 // `invert` turns dark-on-light pictures into the light-on-dark form of the data set.
 GrayImage loadImageFile(const std::filesystem::path& path, bool invert);
 
+// The data set's garments are light on black; photos and scans are mostly dark on light. One rule
+// decides, for the window and the command line alike, whether a picture is inverted before a
+// Fashion-MNIST model sees it.
+enum class PictureInversion {
+  Automatic,  // inverted when its border is mostly light (hasLightBackground): the default
+  Always,     // classify --invert
+  Never,      // classify --no-invert
+};
+
+// True when the border of the picture (its outermost rows and columns) averages above 0.5: a dark
+// object on a light background.
+bool hasLightBackground(const GrayImage& image);
+
+struct DataSetPicture {
+  GrayImage image;        // light on dark, as the model was trained on
+  bool inverted = false;  // whether it was inverted to get there
+};
+
+// loadImageFile, then inverted by `inversion`'s rule. Throws as loadImageFile does.
+DataSetPicture loadPictureForDataSet(const std::filesystem::path& path, PictureInversion inversion);
+
 }  // namespace convscope
