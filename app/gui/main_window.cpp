@@ -350,13 +350,17 @@ void MainWindow::connectWidgets() {
       std::erase_if(merged->runs, [&](const BenchmarkRun& run) { return run.variant == kernel->runs.front().variant; });
       merged->runs.insert(merged->runs.end(), kernel->runs.begin(), kernel->runs.end());
     }
+    // And a point on the Roofline, beside the course's variants of the same report (through
+    // shownResultsChanged: it replaces the report the Roofline had, not a second machine).
     timing_->setReport(merged, tr("with your kernel"));
-    // And a point on the Roofline, beside the course's variants of the same report (the same
-    // origin: it replaces the report the Roofline had, not a second machine).
-    benchmark_ = merged;
-    if (benchmarkName_.isEmpty()) benchmarkName_ = tr("your kernel's timing");
-    notify(Change::Benchmark);
   });
+  // The Roofline draws what the Timing tab shows, however it came (opened, swept, chosen).
+  connect(timing_, &ui::TimingPanel::shownResultsChanged, this,
+          [this](std::shared_ptr<const BenchmarkReport> report, const QString& name) {
+            benchmark_ = std::move(report);
+            benchmarkName_ = name;
+            notify(Change::Benchmark);
+          });
   // Once checked (its row is in the variant table), it can be drawn in the GPU mapping view.
   connect(userKernel_, &ui::UserKernelPanel::variantReady, this,
           [this](const QString& id, const QString&, const QString& unavailableReason) {
@@ -534,10 +538,7 @@ bool MainWindow::openBenchmark(const QString& path) {
     showError(error);
     return false;
   }
-  recent_->add(path);
-  benchmark_ = timing_->report();
-  benchmarkName_ = QFileInfo(path).fileName();
-  notify(Change::Benchmark);
+  recent_->add(path);  // the Roofline has it already (shownResultsChanged)
   tabs_->setCurrentWidget(timing_);
   return true;
 }
@@ -650,8 +651,17 @@ View* MainWindow::requiredView(const char* name) const {
 }
 
 WindowState MainWindow::state() const {
-  return WindowState{model_,   card_,      modelPath_,    variants_->currentVariant(), testSet_, classNames(),
-                     outcome_, benchmark_, benchmarkName_};
+  return WindowState{model_,
+                     card_,
+                     modelPath_,
+                     variants_->currentVariant(),
+                     testSet_,
+                     classNames(),
+                     outcome_,
+                     benchmark_,
+                     benchmarkName_,
+                     timing_->comparison(),
+                     timing_->comparisonName()};
 }
 
 void MainWindow::notify(Change change) {

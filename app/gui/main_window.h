@@ -205,7 +205,7 @@ class MainWindow : public QMainWindow {
   QString lastError_;
   std::shared_ptr<const ui::InferenceOutcome> outcome_;  // the latest, for the views that listen to outcomes
   std::shared_ptr<const BenchmarkReport>
-      benchmark_;  // the latest opened (with your kernel, once timed), with its file name
+      benchmark_;  // what the Timing tab shows (shownResultsChanged), with where it came from
   QString benchmarkName_;
   bool firstShown_ = false;
   // Asked for while the test set loads, applied when it arrives.

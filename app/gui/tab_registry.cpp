@@ -113,7 +113,9 @@ std::vector<TabRow> standardTabs() {
       tab<RooflinePanel>({"roofline", "staircase"}, "Roofline", LeftColumn::NotNeeded,
                          [](const TabContext& c) { return new RooflinePanel(c.window); })
           .on(Change::Benchmark,
-              [](RooflinePanel& v, const WindowState& s) { v.addReport(s.benchmark, s.benchmarkName); })
+              [](RooflinePanel& v, const WindowState& s) {
+                v.setTimingResults(s.benchmark, s.benchmarkName, s.benchmarkBeside, s.benchmarkBesideName);
+              })
           .whenSelected(
               [](RooflinePanel& v, const QString& name, const TabContext&) { v.showStaircase(name == "staircase"); }),
       // A class's graded results: its own folder, none of the window's changes.

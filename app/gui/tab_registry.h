@@ -52,8 +52,11 @@ struct WindowState {
   std::shared_ptr<const ImageSet> testSet;
   QStringList classNames;  // the test set's, or Fashion-MNIST's before it arrives
   std::shared_ptr<const ui::InferenceOutcome> outcome;
-  std::shared_ptr<const BenchmarkReport> benchmark;  // the one opened last
-  QString benchmarkName;                             // its file name
+  std::shared_ptr<const BenchmarkReport> benchmark;  // what the Timing tab shows (opened, swept)
+  QString benchmarkName;                             // where it came from: a file name, "Sweep"
+  // Another machine's results drawn beside it in the Timing tab, or null.
+  std::shared_ptr<const BenchmarkReport> benchmarkBeside;
+  QString benchmarkBesideName;
 };
 
 // What a view's factory and its selection hook get from the window.

@@ -76,7 +76,7 @@ std::vector<TabRow> standardAndProbe() {
 }
 
 std::unique_ptr<gui::MainWindow> windowWith(std::vector<TabRow> rows) {
-  gui::MainWindow::Options options{false, false};
+  gui::MainWindow::Options options = gui::MainWindow::Options::with(false, false);
   options.tabs = std::move(rows);
   auto window = std::make_unique<gui::MainWindow>(std::move(options));
   window->resize(1440, 900);

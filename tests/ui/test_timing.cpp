@@ -6,6 +6,8 @@
 #include <QTemporaryDir>
 
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -24,9 +26,11 @@
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/chart_style.h"
+#include "ui/charts/end_to_end_breakdown_chart.h"
 #include "ui/charts/timing_bar_chart.h"
 #include "ui/charts/timing_line_chart.h"
 #include "ui/common/error_banner.h"
+#include "ui/roofline/roofline_panel.h"
 #include "ui/timing/speedup_table.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
@@ -314,6 +318,94 @@ TEST(Timing, ASweepAfterOpeningAnotherMachinesFileDrawsBesideIt) {
   for (int g = 0; g < timing->lineChart()->graphCount(); ++g) names << timing->lineChart()->graph(g)->name();
   EXPECT_EQ(names.filter(" · bench-h100.json").size(), static_cast<int>(h100Variants))
       << names.join(" | ").toStdString();
+}
+
+// A JSON file of the repository copied into `dir` with its device renamed, so that it is another
+// machine's whatever this one is (the GPU machine may be an H100 itself).
+QString copyAsAnotherMachine(const QString& from, const QTemporaryDir& dir) {
+  QFile in(from);
+  EXPECT_TRUE(in.open(QIODevice::ReadOnly)) << from.toStdString();
+  QJsonObject object = QJsonDocument::fromJson(in.readAll()).object();
+  object["device"] = "Another lab's GPU";
+  const QString to = dir.filePath(QFileInfo(from).fileName());
+  QFile out(to);
+  EXPECT_TRUE(out.open(QIODevice::WriteOnly));
+  out.write(QJsonDocument(object).toJson());
+  return to;
+}
+
+// The walkthrough's step (issue 30, item 2): a benchmark opened with its PyTorch peer, then a
+// sweep of two CPU variants at batches 1 and 10 here. Every view shows the opened results or the
+// sweep's and says which; the Results choice brings the opened file back whole (its batches, its
+// peer, its rows) in every view, the Roofline included, and the sweep stays, still unsaved.
+TEST(Timing, ASweepNeverHidesAnOpenedBenchmarkFromAnyView) {
+  auto window = openWindow();
+  ui::TimingPanel* timing = window->timing();
+  QTemporaryDir dir;
+  const QString folder = CONVSCOPE_SOURCE_DIR "/docs/results/2026-11-26-wgmma-ss/call-6/";
+  const QString bench = copyAsAnotherMachine(folder + "bench.json", dir);
+  copyAsAnotherMachine(folder + "pytorch.json", dir);
+  ASSERT_TRUE(window->openBenchmark(bench)) << window->lastError().toStdString();
+  const auto opened = timing->report();
+  ASSERT_NE(timing->peer(), nullptr) << "the pytorch.json beside it opens with it";
+  EXPECT_FALSE(timing->resultsChoice()->isVisibleTo(timing)) << "one set of results: nothing to choose";
+  // The "log scale" box changes the bars only: it is not there, ticked, on the other tabs.
+  for (int tab = 0; tab < timing->lowerTabs()->count(); ++tab) {
+    timing->lowerTabs()->setCurrentIndex(tab);
+    EXPECT_EQ(timing->logarithmicBars()->isVisibleTo(timing),
+              timing->lowerTabs()->currentWidget() == timing->barChart())
+        << timing->lowerTabs()->tabText(tab).toStdString();
+  }
+  auto* roofline = window->findChild<ui::RooflinePanel*>();
+  ASSERT_NE(roofline, nullptr);
+  ASSERT_EQ(roofline->machineChoice()->count(), 1);
+  EXPECT_TRUE(roofline->machineChoice()->itemText(0).contains("Another lab"))
+      << roofline->machineChoice()->itemText(0).toStdString();
+
+  timing->controls()->setCheckedVariants({"cpu-reference", "cpu-onednn"});
+  timing->controls()->setBatches("1,10");
+  ASSERT_TRUE(timing->startSweep());
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !timing->sweepRunning(); }, 180000));
+  const auto swept = timing->report();
+  ASSERT_NE(swept, opened);
+  EXPECT_EQ(timing->comparison(), opened);
+  // Two sets: the choice is there and the line says which one the other views show.
+  EXPECT_TRUE(timing->resultsChoice()->isVisibleTo(timing));
+  ASSERT_EQ(timing->resultsChoice()->count(), 2);
+  EXPECT_TRUE(timing->resultsChoice()->itemText(1).contains("bench.json"));
+  EXPECT_TRUE(timing->originText().contains("the other views show the first")) << timing->originText().toStdString();
+  // The Roofline has both machines, not "no benchmark open".
+  EXPECT_EQ(roofline->machineChoice()->count(), 2);
+  EXPECT_TRUE(timing->hasUnsavedResults());
+
+  // Back to the opened file: every view shows it whole.
+  emit timing->resultsChoice()->activated(1);
+  EXPECT_EQ(timing->report(), opened);
+  EXPECT_EQ(timing->comparison(), swept);
+  EXPECT_NE(timing->peer(), nullptr) << "the peer came back with its benchmark";
+  EXPECT_NE(timing->breakdownChart()->peerBars(), nullptr) << "the Breakdown draws the peer again";
+  QStringList batches;
+  for (int i = 0; i < timing->batchChoice()->count(); ++i) batches << timing->batchChoice()->itemText(i);
+  EXPECT_EQ(batches.join(","), "1,100,1000,10000") << "\"at batch\" offers the opened file's batches";
+  EXPECT_EQ(std::set<std::string>(timing->barChart()->variants().begin(), timing->barChart()->variants().end()), [&] {
+    std::set<std::string> ids;
+    for (const BenchmarkRun& run : opened->runs)
+      if (run.batch == timing->barChart()->batch()) ids.insert(run.variant);
+    return ids;
+  }());
+  EXPECT_EQ(timing->table()->rowCount(), static_cast<int>(opened->runs.size()));
+  EXPECT_TRUE(timing->hasUnsavedResults()) << "the sweep beside it is still unsaved";
+  EXPECT_TRUE(timing->originText().contains("not saved yet")) << timing->originText().toStdString();
+  EXPECT_EQ(roofline->machineChoice()->count(), 2);
+  EXPECT_TRUE(roofline->machineChoice()->itemText(0).contains("Another lab")) << "the shown results first";
+
+  // And the sweep again.
+  emit timing->resultsChoice()->activated(1);
+  EXPECT_EQ(timing->report(), swept);
+  EXPECT_EQ(timing->table()->rowCount(), static_cast<int>(swept->runs.size()));
+  batches.clear();
+  for (int i = 0; i < timing->batchChoice()->count(); ++i) batches << timing->batchChoice()->itemText(i);
+  EXPECT_EQ(batches.join(","), "1,10");
 }
 
 TEST(Timing, SweepSettingsThatCannotRunAreRefusedWithAMessage) {

@@ -116,6 +116,17 @@ void RooflinePanel::addReport(std::shared_ptr<const BenchmarkReport> report, con
   refresh();
 }
 
+void RooflinePanel::setTimingResults(std::shared_ptr<const BenchmarkReport> shown, const QString& shownName,
+                                     std::shared_ptr<const BenchmarkReport> beside, const QString& besideName) {
+  std::erase_if(sources_, [](const Source& s) { return s.fromTimingTab; });
+  // The Timing tab's results first: the layer choice and the staircase follow the first source.
+  std::vector<Source> timing;
+  if (shown) timing.push_back({std::move(shown), shownName, true});
+  if (beside) timing.push_back({std::move(beside), besideName, true});
+  sources_.insert(sources_.begin(), timing.begin(), timing.end());
+  refresh();
+}
+
 void RooflinePanel::clear() {
   sources_.clear();
   refresh();

@@ -30,6 +30,10 @@ class RooflinePanel : public QWidget {
   // else the message to show (the file and what is wrong with it).
   QString addJson(const QString& path);
   void addReport(std::shared_ptr<const BenchmarkReport> report, const QString& origin);
+  // What the Timing tab shows (and the other machine's results beside it, or null): they replace
+  // whatever the Timing tab gave before, and stay beside the files opened here.
+  void setTimingResults(std::shared_ptr<const BenchmarkReport> shown, const QString& shownName,
+                        std::shared_ptr<const BenchmarkReport> beside, const QString& besideName);
   void clear();
 
   RooflineChart* chart() const { return chart_; }
@@ -54,6 +58,7 @@ class RooflinePanel : public QWidget {
   struct Source {
     std::shared_ptr<const BenchmarkReport> report;
     QString origin;
+    bool fromTimingTab = false;
   };
   std::vector<Source> sources_;
   RooflineChart* chart_;

@@ -98,7 +98,16 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
       tr("Bars on a logarithmic time axis: GPU and CPU variants differ by orders of magnitude. "
          "Until you choose, it is on where the times span more than 100×."));
   origin_->setWordWrap(true);
+  resultsChoice_ = new QComboBox(this);
+  resultsChoice_->setToolTip(
+      tr("Two sets of results are open (another machine's file and a sweep here): which one the Bars, "
+         "Breakdown, Speed-ups, Table and Roofline show. The op-time chart draws both."));
+  resultsChoice_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  resultsLabel_ = new QLabel(tr("Results"), this);
   auto* choices = new QHBoxLayout;
+  choices->addWidget(resultsLabel_);
+  choices->addWidget(resultsChoice_);
+  choices->addSpacing(12);
   choices->addWidget(new QLabel(tr("Op time of"), this));
   choices->addWidget(layerChoice_);
   choices->addSpacing(12);
@@ -146,7 +155,14 @@ TimingPanel::TimingPanel(JobRunner* jobs, QWidget* parent)
     breakdownChart_->setBatch(batchChoice_->itemData(i).toInt());
     updateSpeedups();
   });
+  connect(resultsChoice_, &QComboBox::activated, this, [this](int i) {
+    if (i == 1) showComparisonInstead();
+  });
   connect(logBars_, &QCheckBox::toggled, barChart_, &TimingBarChart::setLogarithmic);
+  // The box changes the bars only: shown on their tab, not ticked where it does nothing.
+  logBars_->setVisible(false);
+  connect(lower_, &QTabWidget::currentChanged, this,
+          [this](int) { logBars_->setVisible(lower_->currentWidget() == barChart_); });
   // The chart's automatic choice shows in the box, without becoming the user's choice.
   connect(barChart_, &TimingBarChart::scaleChanged, this, [this](bool logarithmic) {
     const QSignalBlocker quiet(logBars_);
@@ -204,8 +220,52 @@ void TimingPanel::showReport(std::shared_ptr<const BenchmarkReport> report, cons
   breakdownChart_->setBatch(barChart_->batch());
   table_->setReport(report_.get(), firstCancelledRun);
   fillChoices();
+  fillResultsChoice();
   updateSpeedups();
   updateOrigin();
+  emit shownResultsChanged(report_, originName_);
+}
+
+void TimingPanel::fillResultsChoice() {
+  const QSignalBlocker quiet(resultsChoice_);
+  resultsChoice_->clear();
+  const bool two = report_ && comparison_;
+  resultsLabel_->setVisible(two);
+  resultsChoice_->setVisible(two);
+  if (!two) return;
+  resultsChoice_->addItem(tr("%1 · %2").arg(originName_, QString::fromStdString(report_->device)));
+  resultsChoice_->addItem(tr("%1 · %2").arg(comparisonName_, QString::fromStdString(comparison_->device)));
+  resultsChoice_->setCurrentIndex(0);
+}
+
+void TimingPanel::moveShownBeside() {
+  comparison_ = report_;
+  comparisonName_ = originName_;
+  comparisonPeer_ = peer_;
+  comparisonPeerName_ = peerName_;
+  comparisonUnsaved_ = unsaved_;
+  unsaved_ = false;
+}
+
+void TimingPanel::clearComparison() {
+  comparison_.reset();
+  comparisonName_.clear();
+  comparisonPeer_.reset();
+  comparisonPeerName_.clear();
+  comparisonUnsaved_ = false;
+}
+
+void TimingPanel::showComparisonInstead() {
+  if (!comparison_ || !report_) return;
+  std::swap(report_, comparison_);
+  std::swap(originName_, comparisonName_);
+  std::swap(peer_, comparisonPeer_);
+  std::swap(peerName_, comparisonPeerName_);
+  std::swap(unsaved_, comparisonUnsaved_);
+  lineChart_->setComparison(comparison_, comparisonName_);
+  breakdownChart_->setPeer(peer_);
+  showReport(report_, originName_, -1);
+  emit statusMessage(tr("Showing %1; %2 stays beside it in the op-time chart").arg(originName_, comparisonName_));
 }
 
 void TimingPanel::updateOrigin() {
@@ -219,10 +279,12 @@ void TimingPanel::updateOrigin() {
                      .arg(report_->repeats)
                      .arg(QString::fromStdString(report_->date));
   if (comparison_)
-    text +=
-        tr("; beside it (hollow markers) %1 · %2").arg(comparisonName_, QString::fromStdString(comparison_->device));
+    text += tr("; beside it (hollow markers) %1 · %2, in the op-time chart only: the other views show the "
+               "first (choose with \"Results\")")
+                .arg(comparisonName_, QString::fromStdString(comparison_->device));
   if (peer_) text += tr("; PyTorch peer %1").arg(peerName_);
   if (unsaved_) text += tr(" · not saved yet");
+  if (comparisonUnsaved_) text += tr(" · the sweep beside it is not saved yet");
   origin_->setText(text);
 }
 
@@ -242,7 +304,8 @@ std::shared_ptr<const BenchmarkReport> TimingPanel::readRecoveryFile(const QStri
 }
 
 void TimingPanel::showRecovered(std::shared_ptr<const BenchmarkReport> report) {
-  comparison_.reset();
+  clearComparison();
+  lineChart_->setComparison(nullptr, {});
   unsaved_ = true;
   showReport(std::move(report), tr("Recovered sweep"), -1);
   emit statusMessage(tr("The unsaved sweep is back: save it (Save JSON…) to keep it"));
@@ -250,6 +313,7 @@ void TimingPanel::showRecovered(std::shared_ptr<const BenchmarkReport> report) {
 
 void TimingPanel::discardUnsavedResults() {
   unsaved_ = false;
+  comparisonUnsaved_ = false;
   if (!recoveryFile_.isEmpty()) QFile::remove(recoveryFile_);
   updateOrigin();
 }
@@ -282,13 +346,12 @@ QString TimingPanel::loadJson(const QString& path) {
   try {
     auto report = std::make_shared<BenchmarkReport>(readBenchmarkJson(path.toStdString()));
     const QString name = QFileInfo(path).fileName();
-    // An unsaved sweep is not thrown away by opening a file: it stays in the chart beside it.
-    if (unsaved_ && report_) {
-      comparison_ = report_;
-      comparisonName_ = originName_;
-    } else {
-      comparison_.reset();
-    }
+    // An unsaved sweep is not thrown away by opening a file: it stays in the chart beside it,
+    // one choice away.
+    if (unsaved_ && report_)
+      moveShownBeside();
+    else if (!comparisonUnsaved_)
+      clearComparison();
     lineChart_->setComparison(comparison_, comparisonName_);
     setPeer(nullptr, {});
     setReport(std::move(report), name);
@@ -421,12 +484,10 @@ void TimingPanel::sweepFinished(std::shared_ptr<const BenchmarkReport> report, b
         showReport(std::move(merged), tr("%1 + sweep").arg(originName_), -1);
       } else {
         // Another machine's (or model's) results are never replaced without a word: they stay
-        // beside the sweep's lines.
-        if (report_) {
-          comparison_ = report_;
-          comparisonName_ = originName_;
-        }
+        // beside the sweep's lines, with their peer, and one choice brings them back.
+        if (report_) moveShownBeside();
         lineChart_->setComparison(comparison_, comparisonName_);
+        unsaved_ = true;
         setReport(std::move(report), tr("Sweep"));
       }
       unsaved_ = true;

@@ -72,6 +72,7 @@ class TimingPanel : public QWidget {
   TimingTable* table() const { return table_; }
   SpeedupTable* speedups() const { return speedups_; }
   QComboBox* layerChoice() const { return layerChoice_; }
+  QComboBox* batchChoice() const { return batchChoice_; }
   QCheckBox* logarithmicBars() const { return logBars_; }
   QTabWidget* lowerTabs() const { return lower_; }
   // What the line over the charts says the results are (file or sweep, device, runs).
@@ -82,7 +83,7 @@ class TimingPanel : public QWidget {
   // then too, so that the next start can offer them back after a close, a crash or a kill.
   void setRecoveryFile(const QString& path);
   QString recoveryFile() const { return recoveryFile_; }
-  bool hasUnsavedResults() const { return unsaved_; }
+  bool hasUnsavedResults() const { return unsaved_ || comparisonUnsaved_; }
   // The report a recovery file holds, or null (none, or unreadable).
   static std::shared_ptr<const BenchmarkReport> readRecoveryFile(const QString& path);
   // Shows recovered results as unsaved.
@@ -92,8 +93,17 @@ class TimingPanel : public QWidget {
   // A file of another machine (or model) that a sweep did not replace: drawn beside the sweep's
   // lines in the op-time chart; null when there is none.
   std::shared_ptr<const BenchmarkReport> comparison() const { return comparison_; }
+  QString comparisonName() const { return comparisonName_; }
+  // With two sets of results (a file and a sweep of another machine), which one the Bars,
+  // Breakdown, Speed-ups, Table and the Roofline show: the "Results" choice above the charts,
+  // visible only then. showComparisonInstead swaps the two (each keeps its PyTorch peer).
+  QComboBox* resultsChoice() const { return resultsChoice_; }
+  void showComparisonInstead();
 
  signals:
+  // Whatever the tab shows now (opened, swept, merged, chosen, or null), for the views that
+  // draw the same results (the Roofline): one answer in every view.
+  void shownResultsChanged(std::shared_ptr<const BenchmarkReport> report, const QString& name);
   void errorOccurred(const QString& message);
   void statusMessage(const QString& message);
 
@@ -118,6 +128,10 @@ class TimingPanel : public QWidget {
                                                          bool newerWins = false) const;
   void updateOrigin();
   void updateSpeedups();
+  // The results shown move beside, in the op-time chart, with their peer and unsaved state.
+  void moveShownBeside();
+  void clearComparison();
+  void fillResultsChoice();
 
   QString modelPath_;
   std::shared_ptr<const ImageSet> images_;
@@ -134,6 +148,11 @@ class TimingPanel : public QWidget {
   QString peerName_;
   std::shared_ptr<const BenchmarkReport> comparison_;
   QString comparisonName_;
+  std::shared_ptr<const PeerTimings> comparisonPeer_;
+  QString comparisonPeerName_;
+  bool comparisonUnsaved_ = false;
+  QComboBox* resultsChoice_ = nullptr;
+  QLabel* resultsLabel_ = nullptr;
   QString recoveryFile_;
   bool unsaved_ = false;
   TimingLineChart* lineChart_;
