@@ -227,6 +227,19 @@ TEST(KernelHistoryPane, TheChartShowsEachVersionsOpTimeAndStatus) {
   EXPECT_EQ(chart.graph(1)->dataCount(), 1);
   EXPECT_EQ(chart.graph(2)->dataCount(), 1);
   EXPECT_GE(chart.yAxis->range().upper, 80.0);
+  // The versions without a time are in a row of their own under zero, labelled "not timed": on
+  // the axis at 0 they read as 0 ms.
+  const double untimedRow = chart.graph(2)->data()->at(0)->value;
+  EXPECT_LT(untimedRow, 0.0);
+  EXPECT_EQ(chart.graph(1)->data()->at(0)->value, untimedRow);
+  EXPECT_GT(untimedRow, chart.yAxis->range().lower);
+  view.chart()->replot();  // the ticks of what is drawn now, not of the queued replot
+  const QVector<double> ticks = chart.yAxis->tickVector();
+  const QVector<QString> labels = chart.yAxis->tickVectorLabels();
+  ASSERT_FALSE(ticks.isEmpty());
+  EXPECT_EQ(ticks.front(), untimedRow);
+  EXPECT_EQ(labels.front(), "not timed");
+  for (int i = 1; i < ticks.size(); ++i) EXPECT_GE(ticks[i], 0.0) << "no negative time is labelled";
 
   // The list, newest first: status and op time as the chart has them.
   QTreeWidget* list = view.versionList();

@@ -11,6 +11,29 @@ const QColor kPassed("#2ca02c");
 const QColor kFailed("#d62728");
 const QColor kUntimed("#7f7f7f");
 
+// The time axis with one more row under zero, labelled "not timed", where the versions without a
+// time sit: on the axis at zero they read as 0 ms (the walkthrough saw exactly that).
+class TimeAxisWithUntimedRow : public QCPAxisTicker {
+ public:
+  void setRow(double row) { row_ = row; }
+
+ protected:
+  QVector<double> createTickVector(double tickStep, const QCPRange& range) override {
+    QVector<double> ticks = QCPAxisTicker::createTickVector(tickStep, range);
+    ticks.erase(std::remove_if(ticks.begin(), ticks.end(), [&](double t) { return t < -1e-9 * tickStep; }),
+                ticks.end());
+    ticks.prepend(row_);
+    return ticks;
+  }
+  QString getTickLabel(double tick, const QLocale& locale, QChar formatChar, int precision) override {
+    if (tick == row_) return KernelHistoryChart::tr("not timed");
+    return QCPAxisTicker::getTickLabel(tick, locale, formatChar, precision);
+  }
+
+ private:
+  double row_ = -1.0;
+};
+
 }  // namespace
 
 KernelHistoryChart::KernelHistoryChart(QWidget* parent) : QCustomPlot(parent), title_(new QCPTextElement(this)) {
@@ -64,9 +87,12 @@ void KernelHistoryChart::rebuild() {
   QCPGraph* untimed = addGraph(tr("not timed"), kUntimed, QCPScatterStyle::ssCircle, false);
   double highest = 0.0;
   for (const Point& point : points_) highest = std::max(highest, point.milliseconds.value_or(0.0));
+  const double top = highest > 0.0 ? highest * 1.15 : 1.0;
+  // Untimed and failed versions without a time sit in the "not timed" row under zero: they are
+  // there, with no figure, and never read as 0 ms.
+  const double untimedRow = -0.12 * top;
   for (const Point& point : points_) {
-    // Untimed and failed versions without a time sit on the axis: they are there, with no figure.
-    const double y = point.milliseconds.value_or(0.0);
+    const double y = point.milliseconds.value_or(untimedRow);
     (point.kind == PointKind::Passed   ? passed
      : point.kind == PointKind::Failed ? failed
                                        : untimed)
@@ -75,9 +101,10 @@ void KernelHistoryChart::rebuild() {
   const int first = points_.empty() ? 1 : points_.front().version;
   const int last = points_.empty() ? 1 : points_.back().version;
   xAxis->setRange(first - 0.5, last + 0.5);
-  // A little below zero, so that the markers on the axis (versions without a time) show whole.
-  const double top = highest > 0.0 ? highest * 1.15 : 1.0;
-  yAxis->setRange(-0.06 * top, top);
+  QSharedPointer<TimeAxisWithUntimedRow> ticker(new TimeAxisWithUntimedRow);
+  ticker->setRow(untimedRow);
+  yAxis->setTicker(ticker);
+  yAxis->setRange(-0.2 * top, top);
   title_->setText(points_.empty()
                       ? tr("No versions yet: each save that compiles adds one")
                       : tr("Op time over your versions (sum of the conv layers; batch 10,000 where timed)"));
