@@ -429,6 +429,7 @@ void MainWindow::connectWidgets() {
 void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
   testSet_ = std::move(images);
   input_->setImageSet(testSet_);
+  inference_->setDataSet(testSet_);  // a user's picture is told how far from it it lies
   notify(Change::TestSet);
   statusBar()->showMessage(tr("Test set loaded: %n image(s)", "", testSet_->count()), 4000);
   updateBusy();

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/plasma_fractal.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/input/drawing_canvas.h"
@@ -113,6 +114,83 @@ TEST(Drawing, TrousersDrawnWithTheDefaultBrushAreClassifiedAsTrousers) {
     EXPECT_EQ(outcome->topClass(), trouser) << "shown: " << window->prediction()->headline().toStdString();
   }
   saveShotIfAsked(*window, "drawing-trousers.png");
+}
+
+// Issue 30, item 7: a picture unlike anything the model was measured on (the walkthrough's plasma
+// fractal, "Trouser 95.5 %") gets a confident bar chart, and now a hint in words under it; a
+// picture of the test set itself gets none, and a drawing is told where it lies.
+TEST(PictureHints, APlasmaFractalIsSaidToBeUnlikeTheTestSetAndATestPictureIsNot) {
+  auto window = openWindow();
+  ASSERT_NE(window->testSet(), nullptr);
+  ui::InputImage plasma;
+  plasma.image = plasmaFractal(65, 1);
+  plasma.description = "plasma.png";
+  window->inference()->classify(plasma);
+  ASSERT_TRUE(waitForInference(*window, 60000));
+  auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ASSERT_TRUE(outcome->dataSetDistance.has_value());
+  EXPECT_TRUE(outcome->dataSetDistance->unlike()) << outcome->dataSetDistance->shareCloser;
+  const QString shown = window->prediction()->headline();
+  EXPECT_TRUE(shown.contains("Unlike the test set's pictures")) << shown.toStdString();
+  EXPECT_TRUE(shown.contains("its answer means little")) << shown.toStdString();
+  saveShotIfAsked(*window, "plasma-unlike-the-test-set.png");
+
+  ui::InputImage test;
+  test.image = window->testSet()->image(4321);
+  test.label = window->testSet()->label(4321);
+  test.testIndex = 4321;
+  test.description = "Test image #4321";
+  window->inference()->classify(test);
+  ASSERT_TRUE(waitForInference(*window, 60000));
+  outcome = window->inference()->lastOutcome();
+  EXPECT_FALSE(outcome->dataSetDistance.has_value()) << "the set's own pictures need no hint";
+  EXPECT_FALSE(window->prediction()->headline().contains("test set's pictures"));
+
+  // The same picture as a user's (no label): like the test set.
+  test.label = ImageSet::kNoLabel;
+  test.description = "a garment";
+  window->inference()->classify(test);
+  ASSERT_TRUE(waitForInference(*window, 60000));
+  outcome = window->inference()->lastOutcome();
+  ASSERT_TRUE(outcome->dataSetDistance.has_value());
+  EXPECT_FALSE(outcome->dataSetDistance->unusual()) << outcome->dataSetDistance->shareCloser;
+  EXPECT_TRUE(window->prediction()->headline().contains("Like the test set's pictures"))
+      << window->prediction()->headline().toStdString();
+}
+
+// Op times measured while the machine was loaded say so: by the load average, and by a total far
+// above the recent pictures' (the walkthrough saw 0.03 to 7.9 ms a layer with no word).
+TEST(PictureHints, OpTimesMeasuredUnderLoadSaySo) {
+  ui::PredictionPanel panel;
+  panel.setClassNames({"a", "b"});
+  const auto outcomeTaking = [](double seconds, double load) {
+    auto o = std::make_shared<ui::InferenceOutcome>();
+    o->modelName = "m";
+    o->variant = "cpu-reference";
+    o->deviceName = "CPU";
+    o->probabilities = {0.3f, 0.7f};
+    o->timedRuns = 5;
+    o->cores = 2;
+    o->loadAverage = load;
+    ConvLayerTime t;
+    t.node = "/0/Conv";
+    t.variant = "cpu-reference";
+    t.seconds = seconds;
+    o->convTimes = {t};
+    return o;
+  };
+  for (int i = 0; i < 4; ++i) {
+    panel.setOutcome(outcomeTaking(0.00003, 0.5));
+    EXPECT_FALSE(panel.timesText().contains("Measured")) << panel.timesText().toStdString();
+  }
+  panel.setOutcome(outcomeTaking(0.0079, 0.5));
+  EXPECT_TRUE(panel.timesText().contains("263.3× the median of the last 4 pictures"))
+      << panel.timesText().toStdString();
+  panel.setOutcome(outcomeTaking(0.00003, 3.4));
+  EXPECT_TRUE(panel.timesText().contains("under load (load average 3.4 on 2 cores)"))
+      << panel.timesText().toStdString();
+  EXPECT_FALSE(panel.timesText().contains("median of the last")) << panel.timesText().toStdString();
 }
 
 TEST(Drawing, APenMovingFastEndsOnTheLatestPicture) {

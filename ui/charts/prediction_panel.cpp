@@ -1,5 +1,6 @@
 #include "ui/charts/prediction_panel.h"
 
+#include <algorithm>
 #include <map>
 
 #include <QEvent>
@@ -113,7 +114,7 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
 
   const QString source = o.input.description.toHtmlEscaped();
   if (label < 0) {
-    verdict_->setText(tr("%1 · no label to compare with").arg(source));
+    verdict_->setText(tr("%1 · no label to compare with").arg(source) + distanceNote(o));
   } else {
     const bool correct = top == label;
     const QColor colour = correct ? PredictionChart::correctColour() : PredictionChart::wrongColour();
@@ -152,14 +153,7 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
                 .arg(t.problem.outWidth())
                 .arg(ran);
   }
-  QString busy;
-  if (!o.busyWith.empty()) {
-    QStringList jobs;
-    for (const std::string& job : o.busyWith) jobs << QString::fromStdString(job);
-    busy = tr("<br><span style='color:%1'>Measured while a %2 was running (they took turns on the device, but "
-              "the machine was busy).</span>")
-               .arg(PredictionChart::wrongColour().name(), jobs.join(tr(" and a ")).toHtmlEscaped());
-  }
+  const QString busy = loadNote(o, convTotal);
   const QString runs = o.timedRuns == 1 ? tr("1 run") : tr("%1 runs").arg(o.timedRuns);
   times_->setText(tr("<b>Op time of this picture</b> · median of %1 · %2 on %3")
                       .arg(runs, variantDisplayName(o.variant).toHtmlEscaped(),
@@ -167,6 +161,53 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
                   tr("<table>%1<tr><td>all conv layers</td><td align='right'>&nbsp;%2</td><td></td></tr></table>"
                      "whole request (resize, all layers, capture, timing): %3%4")
                       .arg(rows, milliseconds(convTotal), milliseconds(o.seconds), busy));
+}
+
+QString PredictionPanel::distanceNote(const InferenceOutcome& o) const {
+  if (!o.dataSetDistance) return {};
+  const DataSetDistance::Result& d = *o.dataSetDistance;
+  const QString share = QString::number(100.0 * d.shareCloser, 'f', 1);
+  if (d.unlike())
+    return tr("<br><span style='color:%1; font-weight:bold'>Unlike the test set's pictures</span> (farther out than "
+              "%2 % of them): the model has seen nothing like it, and its answer means little")
+        .arg(PredictionChart::wrongColour().name(), share);
+  if (d.unusual())
+    return tr("<br><span style='color:%1'>Far out for the test set</span> (farther than %2 % of its pictures): "
+              "take the answer with care")
+        .arg(PredictionChart::wrongColour().name(), share);
+  return tr("<br>Like the test set's pictures (%1 % of them lie farther out)")
+      .arg(QString::number(100.0 * (1.0 - d.shareCloser), 'f', 0));
+}
+
+QString PredictionPanel::loadNote(const InferenceOutcome& o, double convTotal) {
+  // The recent pictures of the same model, variant and device: a time far above theirs is said.
+  const std::string key = o.modelName + "|" + o.variant + "|" + o.deviceName;
+  std::vector<double>& recent = recentConvTotals_[key];
+  std::vector<double> sorted = recent;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0.0 : sorted[sorted.size() / 2];
+  recent.push_back(convTotal);
+  if (recent.size() > 20) recent.erase(recent.begin());
+
+  QStringList why;
+  if (!o.busyWith.empty()) {
+    QStringList jobs;
+    for (const std::string& job : o.busyWith) jobs << QString::fromStdString(job);
+    why << tr("while a %1 was running (they took turns on the device, but the machine was busy)")
+               .arg(jobs.join(tr(" and a ")).toHtmlEscaped());
+  }
+  if (o.cores > 0 && o.loadAverage > o.cores)
+    why << tr("under load (load average %1 on %2)")
+               .arg(o.loadAverage, 0, 'f', 1)
+               .arg(o.cores == 1 ? tr("1 core") : tr("%1 cores").arg(o.cores));
+  if (sorted.size() >= 3 && median > 0.0 && convTotal > 3.0 * median)
+    why << tr("at %1× the median of the last %2 pictures (%3): the machine may have been busy")
+               .arg(convTotal / median, 0, 'f', 1)
+               .arg(sorted.size())
+               .arg(milliseconds(median));
+  if (why.isEmpty()) return {};
+  return tr("<br><span style='color:%1'>Measured %2.</span>")
+      .arg(PredictionChart::wrongColour().name(), why.join(tr("; ")));
 }
 
 QString PredictionPanel::headline() const {

@@ -5,7 +5,10 @@
 
 #include <QWidget>
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "ui/inference/inference_outcome.h"
 
@@ -43,6 +46,11 @@ class PredictionPanel : public QWidget {
  private:
   void exportAsked();
   void updateHeadlineFont();
+  // "Unlike the test set's pictures ..." for a user's picture (data_set_distance.h), or nothing.
+  QString distanceNote(const InferenceOutcome& o) const;
+  // Why this picture's op times may be off: other jobs, the machine's load, or a total far above
+  // the recent pictures' median. Records `convTotal` among the recent ones.
+  QString loadNote(const InferenceOutcome& o, double convTotal);
 
   QStringList classNames_;
   QLabel* headline_;
@@ -50,6 +58,7 @@ class PredictionPanel : public QWidget {
   PredictionChart* chart_;
   QLabel* times_;
   std::shared_ptr<const InferenceOutcome> outcome_;
+  std::map<std::string, std::vector<double>> recentConvTotals_;  // the last 20 per model|variant|device
 };
 
 }  // namespace convscope::ui

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <new>
+#include <thread>
 
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/engine.h"
@@ -19,6 +21,9 @@ int InferenceOutcome::topClass() const {
 struct LiveEngine {
   std::unique_ptr<Engine> engine;
   std::vector<std::string> titles;  // of the engine's model
+  // The test set's yardstick, built once per set (about a second) when a user's picture needs it.
+  std::shared_ptr<const ImageSet> distanceSet;
+  std::unique_ptr<DataSetDistance> distance;
 };
 
 namespace {
@@ -26,7 +31,8 @@ namespace {
 // One picture on the runner's thread: the captured inference, then the timed warm runs.
 std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& live,
                                               const std::shared_ptr<const Model>& modelPointer,
-                                              const std::string& variant, InputImage picture) {
+                                              const std::string& variant, InputImage picture,
+                                              const std::shared_ptr<const ImageSet>& dataSet) {
   const auto start = std::chrono::steady_clock::now();
   if (!live.engine || &live.engine->model() != modelPointer.get() || live.engine->variantId() != variant) {
     live.engine.reset();  // a GPU engine frees its device memory before the next one allocates
@@ -69,6 +75,16 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
   result.convTimes = std::move(timedStages);
 
   auto outcome = std::make_shared<InferenceOutcome>();
+  // A picture of the user's (drawn, opened, dropped): how far from the test set it lies.
+  if (picture.label < 0 && dataSet && dataSet->count() >= 2 && !context.cancelled()) {
+    if (live.distanceSet != dataSet) {
+      live.distance = std::make_unique<DataSetDistance>(*dataSet);
+      live.distanceSet = dataSet;
+    }
+    outcome->dataSetDistance = live.distance->of(source);
+  }
+  if (double load[1]; getloadavg(load, 1) == 1) outcome->loadAverage = load[0];
+  outcome->cores = static_cast<int>(std::thread::hardware_concurrency());
   outcome->input = std::move(picture);
   outcome->modelName = model.name;
   outcome->variant = variant;
@@ -124,15 +140,15 @@ void InferenceController::submit() {
   const quint64 sequence = ++requested_;
   JobRunner::Job job;
   job.kind = JobKind::LiveInference;  // replaces a request the runner has not started yet
-  job.work = [this, sequence, engine = engine_, model = model_, variant = variant_,
-              input = *lastInput_](JobContext& context) mutable -> std::function<void()> {
+  job.work = [this, sequence, engine = engine_, model = model_, variant = variant_, input = *lastInput_,
+              dataSet = dataSet_](JobContext& context) mutable -> std::function<void()> {
     // `this` is used only in what runs on the GUI thread (the runner checks it is still there).
     const QString picture = input.description;  // for the error: the input moves on success
     const int height = input.image.height, width = input.image.width;
     QString error;
     std::shared_ptr<const InferenceOutcome> outcome;
     try {
-      outcome = infer(context, *engine, model, variant, std::move(input));
+      outcome = infer(context, *engine, model, variant, std::move(input), dataSet);
     } catch (const std::bad_alloc&) {  // what() says only "std::bad_alloc"
       engine->engine.reset();
       error = tr("%1: not enough memory to run the model on %2 (%3×%4)")

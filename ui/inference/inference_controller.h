@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "app/core/data/image_set.h"
 #include "app/core/model/model.h"
 #include "ui/inference/inference_outcome.h"
 #include "ui/jobs/job_runner.h"
@@ -36,6 +37,9 @@ class InferenceController : public QObject {
   void setModel(std::shared_ptr<const Model> model);
   void setVariant(const std::string& variantId);
   const std::string& variant() const { return variant_; }
+  // The test set: a user's picture is told how far it lies from it (InferenceOutcome::
+  // dataSetDistance), measured on the runner's thread the first time it is needed.
+  void setDataSet(std::shared_ptr<const ImageSet> images) { dataSet_ = std::move(images); }
 
   void classify(InputImage input);
   // No picture any more (an empty canvas): results of earlier requests are dropped on arrival.
@@ -60,6 +64,7 @@ class InferenceController : public QObject {
   std::shared_ptr<LiveEngine> engine_;
   std::shared_ptr<const Model> model_;
   std::string variant_;
+  std::shared_ptr<const ImageSet> dataSet_;
   std::optional<InputImage> lastInput_;
   std::shared_ptr<const InferenceOutcome> lastOutcome_;
   quint64 requested_ = 0;

@@ -2,9 +2,11 @@
 // probabilities, every layer's output (the input as the model saw it first) and the op times.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/core/data/data_set_distance.h"
 #include "app/core/engine/engine.h"
 #include "ui/inference/input_image.h"
 
@@ -28,6 +30,13 @@ struct InferenceOutcome {
   // timed. The JobRunner runs one job at a time, so they did not run at the same instant, but
   // the machine was busy around it.
   std::vector<std::string> busyWith;
+  // The machine's load when it was timed (getloadavg's one-minute figure; negative when unknown)
+  // and its core count: other programs than ConvScope's jobs make a time jump too.
+  double loadAverage = -1.0;
+  int cores = 0;
+  // How far a picture of the user's (not one of the test set) lies from the test set
+  // (data_set_distance.h); none for the set's own pictures or before the set has loaded.
+  std::optional<DataSetDistance::Result> dataSetDistance;
   double seconds = 0.0;  // the whole job: engine set-up, resize, inference, capture, timing
   // One picture: the resize and the inference with every layer captured (the warm runs timed
   // after it excluded). What the status bar shows as the time per picture.

@@ -2,7 +2,8 @@
 // layers at batch 10,000, else at the largest batch timed), version after version. Passed versions
 // are green discs joined by a step line; a version that failed its check is a red cross at the
 // time it was given, or in the "not timed" row under the time axis when it has none; a version not
-// yet timed is a hollow gray circle in that row. The figures are the history's (kernel_history.h); this only draws them.
+// yet timed is a hollow gray circle in that row. The figures are the history's (kernel_history.h); this only draws
+// them.
 #pragma once
 
 #include <qcustomplot.h>
