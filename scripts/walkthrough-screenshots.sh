@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A teacher's walkthrough as pictures (issue "a class demo without surprises"): every tab of the
-# window with the H100's benchmark open, at 1024x700, and in presentation mode at 1440x900 and
-# 1920x1080, rendered offscreen by the built window. Look at them before a class.
+# window with the H100's benchmark open, at 1024x700 (a classroom projector) and 1440x900, and in
+# presentation mode at 1440x900 and 1920x1080, rendered offscreen by the built window. Look at
+# them before a class. (tests/ui/test_layout.cpp checks the same sizes for text that does not fit.)
 #
 #   scripts/walkthrough-screenshots.sh [OUT] [BENCH.json]
 # OUT defaults to docs/images/walkthrough; BENCH to the last committed H100 benchmark.
@@ -14,11 +15,12 @@ window=build/app/gui/convscope
 [ -f "$bench" ] || { echo "walkthrough-screenshots: no benchmark file $bench" >&2; exit 1; }
 mkdir -p "$out"
 tabs=(explore draw timing profile model kernel arithmetic weights confusion gpu-mapping roofline staircase class)
-for size in 1024x700 1440x900 1920x1080; do
+for setting in 1024x700 1440x900 1440x900-presentation 1920x1080-presentation; do
+  size=${setting%-presentation}
   mode=()
-  [ "$size" = 1024x700 ] || mode=(--presentation)
+  [ "$setting" = "$size" ] || mode=(--presentation)
   for tab in "${tabs[@]}"; do
-    file="$out/$size-$tab.png"
+    file="$out/$setting-$tab.png"
     QT_QPA_PLATFORM=offscreen timeout 120 "$window" --screenshot "$file" --size "$size" --tab "$tab" --index 0 \
       --bench "$bench" "${mode[@]}" >/dev/null 2>&1 || { echo "walkthrough-screenshots: $tab at $size failed" >&2; exit 1; }
   done

@@ -199,10 +199,14 @@ void MainWindow::buildLayout() {
   left_ = left;
 
   const TabContext context = tabContext();
+  tabBar_ = new QTabBar(this);
+  tabBar_->setExpanding(false);
+  tabBar_->setDrawBase(true);
   for (const TabRow& row : options_.tabs) {
     QWidget* view = row.make(context);
     tabViews_.push_back(view);
     tabs_->addTab(view, tr(row.title));
+    tabBar_->addTab(tr(row.title));
     if (row.connectErrors) row.connectErrors(view, this, [this](const QString& message) { showError(message); });
   }
   explore_ = requiredView<ExploreView>("explore");
@@ -226,10 +230,18 @@ void MainWindow::buildLayout() {
   columns_->setSizes({360, 1080});
   explore_->setSizes({640, 440});
 
+  // One bar for the whole window (see mainTabBar): the tab widget's own stays hidden, and the two
+  // follow each other.
+  tabs_->tabBar()->hide();
+  connect(tabBar_, &QTabBar::currentChanged, tabs_, &QTabWidget::setCurrentIndex);
+  connect(tabs_, &QTabWidget::currentChanged, tabBar_, &QTabBar::setCurrentIndex);
+
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(6, 6, 6, 0);
+  layout->setSpacing(0);
   layout->addWidget(banner_);
+  layout->addWidget(tabBar_);
   layout->addWidget(columns_, 1);
   setCentralWidget(central);
   resize(1440, 900);
@@ -712,18 +724,22 @@ void MainWindow::setPresentation(bool on) {
   presentationAction_->setChecked(on);
   if (on) {
     auto* compact = new CompactTabsStyle(QApplication::style()->name());
-    compact->setParent(tabs_->tabBar());  // the bar owns it
-    tabs_->tabBar()->setStyle(compact);
+    compact->setParent(tabBar_);  // the bar owns it
+    tabBar_->setStyle(compact);
   } else {
-    QStyle* compact = tabs_->tabBar()->style();
-    tabs_->tabBar()->setStyle(nullptr);  // the application's style again
-    if (compact != QApplication::style() && compact->parent() == tabs_->tabBar()) delete compact;
+    QStyle* compact = tabBar_->style();
+    tabBar_->setStyle(nullptr);  // the application's style again
+    if (compact != QApplication::style() && compact->parent() == tabBar_) delete compact;
   }
   for (size_t i = 0; i < options_.tabs.size(); ++i) {
     const TabRow& row = options_.tabs[i];
     const int index = static_cast<int>(i);
-    tabs_->setTabText(index, tr(on && row.shortTitle ? row.shortTitle : row.title));
-    tabs_->setTabToolTip(index, on && row.shortTitle ? QString(tr(row.title)).replace("&&", "&") : QString());
+    const QString text = tr(on && row.shortTitle ? row.shortTitle : row.title);
+    const QString tip = on && row.shortTitle ? QString(tr(row.title)).replace("&&", "&") : QString();
+    tabs_->setTabText(index, text);
+    tabs_->setTabToolTip(index, tip);
+    tabBar_->setTabText(index, text);
+    tabBar_->setTabToolTip(index, tip);
   }
   left_->setMinimumWidth(on ? 400 : 300);  // room for the larger text
   modelPicker_->setCompact(on);            // and for the pictures
@@ -731,13 +747,21 @@ void MainWindow::setPresentation(bool on) {
   showLeftColumnFor(tabs_->currentWidget());
 }
 
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  if (left_) showLeftColumnFor(tabs_->currentWidget());
+}
+
 void MainWindow::showLeftColumnFor(QWidget* tab) {
-  // Model, variant and picture feed some views; on a projector the others' charts need the whole
-  // width, so the column makes way there (each row says which it is).
+  // Model, variant and picture feed some views; on a projector, and on a screen narrower than
+  // 1280 pixels (a classroom's 1024x700), the others' charts and the kernel editor need the whole
+  // width, so the column makes way there (each row says which it is). The tab bar spans the
+  // window above the column, so it never moves when the column comes and goes.
   const auto view = std::find(tabViews_.begin(), tabViews_.end(), tab);
   const bool needed =
       view == tabViews_.end() || options_.tabs[view - tabViews_.begin()].leftColumn == LeftColumn::Needed;
-  left_->setVisible(!presentation() || needed);
+  const bool crowded = presentation() || width() < 1280;
+  left_->setVisible(!crowded || needed);
 }
 
 bool MainWindow::presentation() const {
@@ -857,7 +881,8 @@ void MainWindow::restoreSettings() {
   pendingClassFilter_ = settings.value("input/classFilter", -1).toInt();
   selectTestImage(std::max(0, settings.value("input/testIndex", 0).toInt()));
   tabs_->setCurrentIndex(settings.value("window/tab", 0).toInt());
-  if (settings.value("presentation", false).toBool()) setPresentation(true);
+  // Presentation mode is never restored: a window that opens with huge letters on a laptop the
+  // day after a class is a surprise (--presentation or F5 ask for it).
 }
 
 void MainWindow::saveSettings() const {
@@ -877,7 +902,7 @@ void MainWindow::saveSettings() const {
   settings.setValue("maps/colourMap", static_cast<int>(maps_->colourMap()));
   settings.setValue("timing/batches", timing_->controls()->batchesText());
   settings.setValue("timing/variants", timing_->controls()->checkedVariants());
-  settings.setValue("presentation", ui::presentationMode());
+  settings.remove("presentation");  // older versions restored it
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

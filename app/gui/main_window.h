@@ -24,6 +24,7 @@
 class QLabel;
 class QProgressBar;
 class QSplitter;
+class QTabBar;
 class QTabWidget;
 
 namespace convscope::ui {
@@ -118,6 +119,10 @@ class MainWindow : public QMainWindow {
   QLabel* deviceLabel() const { return deviceLabel_; }
   QWidget* tabView(int row) const { return tabViews_.at(row); }
   QTabWidget* tabWidget() const { return tabs_; }
+  // The bar the user clicks: the whole window's width, above the left column and the views, so
+  // that it never moves when the column shows or hides (the tab widget's own bar is hidden).
+  QTabBar* mainTabBar() const { return tabBar_; }
+  QWidget* leftColumn() const { return left_; }
   void setPresentation(bool on);
   bool presentation() const;
 
@@ -155,6 +160,7 @@ class MainWindow : public QMainWindow {
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
   void changeEvent(QEvent* event) override;
   // A sweep left unsaved by the last run (closed, crashed, killed): offered back once.
   void offerRecoveredSweep();
@@ -224,6 +230,7 @@ class MainWindow : public QMainWindow {
   ui::VariantSelector* variants_;
   ui::InputPanel* input_;
   QTabWidget* tabs_;
+  QTabBar* tabBar_ = nullptr;
   std::vector<QWidget*> tabViews_;  // made from the rows, in their order
   // The views the window itself uses beyond telling them of changes (menus, files, settings).
   // Made by their rows in buildLayout; the window does not open without them.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -72,6 +73,10 @@ KernelEditor::KernelEditor(QWidget* parent)
   editor_->markerDefine(QsciScintilla::Background, kErrorLineMarker);
   editor_->setMarkerBackgroundColor(kErrorLineTint, kErrorLineMarker);
   editor_->setAnnotationDisplay(QsciScintilla::AnnotationBoxed);
+  // A projected editor shows every character: a long line continues, indented, on the next.
+  editor_->setWrapMode(QsciScintilla::WrapWord);
+  editor_->setWrapVisualFlags(QsciScintilla::WrapFlagByBorder, QsciScintilla::WrapFlagNone);
+  editor_->setWrapIndentMode(QsciScintilla::WrapIndentIndented);
 
   findField_ = new FindField(findBar_);
   findField_->setPlaceholderText(tr("Find"));
@@ -137,16 +142,52 @@ void KernelEditor::addDiagnostic(int line, const QString& message) {
   const int index = line - 1;  // Scintilla counts lines from 0
   editor_->markerAdd(index, kErrorMarker);
   editor_->markerAdd(index, kErrorLineMarker);
-  const QString previous = editor_->annotation(index);
+  diagnostics_.emplace_back(line, message);
+  annotate();
+}
+
+void KernelEditor::annotate() {
+  editor_->clearAnnotations();
+  if (diagnostics_.empty()) return;
+  // The characters a line of the editor shows, less the annotation box's border.
+  const QFont font = lexer_->defaultFont(0);  // what the text is drawn in (setEditorFont)
+  const int character = std::max(1, QFontMetrics(font).horizontalAdvance('M'));
+  const int columns = std::max(24, editor_->viewport()->width() / character - 2);
+  std::map<int, QStringList> linesOf;
+  for (const auto& [line, message] : diagnostics_) {
+    for (const QString& paragraph : message.split('\n')) {
+      QString current;
+      for (const QString& word : paragraph.split(' ')) {
+        if (!current.isEmpty() && current.size() + 1 + word.size() > columns) {
+          linesOf[line - 1] << current;
+          current.clear();
+        }
+        // A word longer than a line (a path) is cut into pieces of a line each.
+        QString rest = current.isEmpty() ? word : current + ' ' + word;
+        while (rest.size() > columns) {
+          linesOf[line - 1] << rest.left(columns);
+          rest = rest.mid(columns);
+        }
+        current = rest;
+      }
+      linesOf[line - 1] << current;
+    }
+  }
   const QsciStyle style(annotationStyle_ ? annotationStyle_ : -1, tr("compiler error"), kErrorRed.darker(130),
-                        kAnnotationPaper, editor_->font());
+                        kAnnotationPaper, font);
   annotationStyle_ = style.style();
-  editor_->annotate(index, previous.isEmpty() ? message : previous + "\n" + message, style);
+  for (const auto& [index, lines] : linesOf) editor_->annotate(index, lines.join('\n'), style);
+}
+
+void KernelEditor::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  annotate();
 }
 
 void KernelEditor::clearDiagnostics() {
   editor_->markerDeleteAll(kErrorMarker);
   editor_->markerDeleteAll(kErrorLineMarker);
+  diagnostics_.clear();
   editor_->clearAnnotations();
 }
 
@@ -192,6 +233,7 @@ void KernelEditor::setEditorFont(const QFont& font) {
   lexer_->setFont(font, -1);  // every style
   editor_->setMarginsFont(font);
   editor_->setMarginWidth(0, QFontMetrics(font).horizontalAdvance("00000"));
+  annotate();  // wrapped again at the new character width
 }
 
 }  // namespace convscope::ui

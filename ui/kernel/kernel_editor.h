@@ -1,11 +1,15 @@
 // The student's kernel source in an editor: QScintilla with C++/CUDA highlighting (CudaLexer),
 // line numbers, undo and a find bar (Ctrl+F; Enter finds the next, Shift+Enter the previous,
 // Escape closes it). A compiler diagnostic is a marker in the margin, its line tinted, and the
-// message as an annotation under the line.
+// message as an annotation under the line. Nothing is cut at the editor's edge: long code lines
+// wrap (indented, marked in the margin) and annotations are wrapped again to the width on resize.
 #pragma once
 
 #include <QString>
 #include <QWidget>
+
+#include <utility>
+#include <vector>
 
 class QLabel;
 class QLineEdit;
@@ -46,7 +50,13 @@ class KernelEditor : public QWidget {
  signals:
   void modificationChanged(bool modified);
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  // The annotations again, each message wrapped to the characters a line of the editor shows.
+  void annotate();
+
   QsciScintilla* editor_;
   CudaLexer* lexer_;
   QWidget* findBar_;
@@ -55,6 +65,7 @@ class KernelEditor : public QWidget {
   QString lastFindExpression_;
   bool lastFindForward_ = true;
   int annotationStyle_ = 0;
+  std::vector<std::pair<int, QString>> diagnostics_;  // (line from 1, message), as added
 };
 
 }  // namespace convscope::ui

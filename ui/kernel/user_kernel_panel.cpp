@@ -187,19 +187,25 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
   resultsLayout->addWidget(new QLabel(tr("<b>Errors</b>"), results));
   resultsLayout->addWidget(diagnostics_);
   resultsLayout->addWidget(details_, 1);
+  // Two columns that share the width by what they need: the editor, which wants a whole line of
+  // code (about 80 characters), and beside it one set of tabs: the steps, the kernel's history
+  // (every version that compiled, its op time and diffs), and why it is slow (its resources and
+  // what the line under the cursor became). Three columns left the editor 28 characters at
+  // 1024x700.
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(editor_);
-  // Beside the editor, why it is slow: the kernel's resources, and what the line under the cursor became.
   auto* whySlow = new QWidget(this);
   auto* whySlowLayout = new QVBoxLayout(whySlow);
   whySlowLayout->setContentsMargins(0, 0, 0, 0);
   whySlowLayout->addWidget(resources_);
   whySlowLayout->addWidget(listing_, 1);
-  split->addWidget(whySlow);
-  // Then the steps, and the kernel's history: every version that compiled, its op time and diffs.
   auto* side = new QTabWidget(this);
   side->addTab(results, tr("Steps"));
   side->addTab(history_, tr("History"));
+  side->addTab(whySlow, tr("PTX / SASS"));
+  side->setTabToolTip(2, tr("The kernel's registers, shared memory and occupancy, and the PTX or SASS of the "
+                            "source line under the cursor"));
+  sideTabs_ = side;
   connect(pipeline_, &KernelPipelineJob::sourceCompiled, history_, &KernelHistoryView::recordCompiled);
   connect(pipeline_, &KernelPipelineJob::stepFinished, history_, [this](const KernelStepResult& result) {
     if (result.step == KernelStep::Check && !result.skipped) history_->recordCheck(result.ok, result.summary);
@@ -208,9 +214,8 @@ UserKernelPanel::UserKernelPanel(JobRunner* jobs, QWidget* parent)
     if (report) history_->recordTiming(*report);
   });
   split->addWidget(side);
-  split->setStretchFactor(0, 5);
-  split->setStretchFactor(1, 3);
-  split->setStretchFactor(2, 3);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 1);
   split->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(error_);

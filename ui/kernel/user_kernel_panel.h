@@ -18,6 +18,7 @@
 
 class QFileSystemWatcher;
 class QLabel;
+class QTabWidget;
 class QListWidget;
 class QPlainTextEdit;
 class QPushButton;
@@ -74,6 +75,8 @@ class UserKernelPanel : public QWidget {
   KernelInspectionJob* inspection() const { return inspection_; }
   KernelResourcesView* resourcesView() const { return resources_; }
   KernelListingPane* listingPane() const { return listing_; }
+  // Steps, History and PTX / SASS: the tabs beside the editor.
+  QTabWidget* sideTabs() const { return sideTabs_; }
 
   void setSavePathChooser(SavePathChooser chooser) { chooseSavePath_ = std::move(chooser); }
   void setDiskConflictResolver(DiskConflictResolver resolver) { keepEditorOverDisk_ = std::move(resolver); }
@@ -125,6 +128,7 @@ class UserKernelPanel : public QWidget {
   KernelInspectionJob* inspection_;
   KernelResourcesView* resources_;
   KernelListingPane* listing_;
+  QTabWidget* sideTabs_ = nullptr;
   QString file_, id_, name_;
   QString diskText_;  // what the file held when this panel last read or wrote it
   SavePathChooser chooseSavePath_;
