@@ -5,11 +5,12 @@
 # them before a class. (tests/ui/test_layout.cpp checks the same sizes for text that does not fit.)
 #
 #   scripts/walkthrough-screenshots.sh [OUT] [BENCH.json]
-# OUT defaults to docs/images/walkthrough; BENCH to the last committed H100 benchmark.
+# OUT defaults to docs/images/walkthrough; BENCH to the committed H100 benchmark with the most
+# variants, its device figures (the Roofline's roofs) and its PyTorch peer beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-docs/images/walkthrough}"
-bench="${2:-docs/results/2026-11-25-room-to-grow/bench-h100.json}"
+bench="${2:-docs/results/2026-11-26-end-to-end-peer/bench.json}"
 window=build/app/gui/convscope
 [ -x "$window" ] || { echo "walkthrough-screenshots: build the window first ($window)" >&2; exit 1; }
 [ -f "$bench" ] || { echo "walkthrough-screenshots: no benchmark file $bench" >&2; exit 1; }

@@ -25,8 +25,9 @@ inline GrayImage plasmaFractal(int size, unsigned seed) {
     const int half = step / 2;
     for (int y = half; y < size; y += step)
       for (int x = half; x < size; x += step)
-        at(y, x) = (at(y - half, x - half) + at(y - half, x + half) + at(y + half, x - half) + at(y + half, x + half)) / 4 +
-                   scale * jitter(random);
+        at(y, x) =
+            (at(y - half, x - half) + at(y - half, x + half) + at(y + half, x - half) + at(y + half, x + half)) / 4 +
+            scale * jitter(random);
     for (int y = 0; y < size; y += half)
       for (int x = (y / half) % 2 == 0 ? half : 0; x < size; x += step) {
         float sum = 0.0f;

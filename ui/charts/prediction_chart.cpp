@@ -24,11 +24,21 @@ PredictionChart::PredictionChart(QWidget* parent)
   xAxis->setTicker(percent);
   xAxis->setNumberFormat("f");
   xAxis->setNumberPrecision(2);
-  for (QCPBars* bars : {truthBox_, bars_, topBar_}) bars->setWidth(0.72);
-  truthBox_->setWidth(0.95);
+  // Bars nine tenths of a class's row: the top class's figure, inside its bar, is as tall as the
+  // class names and must not spill over the bar's edges (white on white).
+  for (QCPBars* bars : {truthBox_, bars_, topBar_}) bars->setWidth(0.9);
+  truthBox_->setWidth(1.0);
   truthBox_->setBrush(Qt::NoBrush);
   setMinimumHeight(220);
   restyle();
+}
+
+QSize PredictionChart::minimumSizeHint() const {
+  const QFontMetrics metrics(yAxis->tickLabelFont());
+  int names = metrics.horizontalAdvance(QStringLiteral("T-shirt/top ✓"));
+  for (const QString& name : classNames_) names = std::max(names, metrics.horizontalAdvance(name + " ✓"));
+  // The names, the axis' own padding, a plot of 240, the right margin and the frame.
+  return {std::min(names, 400) + 24 + 240 + 24, 160};
 }
 
 QString PredictionChart::className(int index) const {
@@ -109,7 +119,7 @@ void PredictionChart::restyle() {
     axis->setTickLabelFont(scaled(axis->tickLabelFont(), 1.0));
     axis->setLabelFont(scaled(axis->labelFont(), 1.0));
   }
-  const QFont small = scaled(font(), 0.9);
+  const QFont small = scaled(font(), 0.85);
   for (size_t i = 0; i < valueLabels_.size(); ++i) {
     const bool inside = probabilities_[i] > 0.8;  // white on the coloured bar
     const QColor onBar = topBarColour().lightness() > 150 ? QColor(Qt::black) : QColor(Qt::white);

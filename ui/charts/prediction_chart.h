@@ -28,8 +28,9 @@ class PredictionChart : public QCustomPlot {
   QString className(int index) const;
   QColor topBarColour() const;
 
-  // QCustomPlot asks for room for every tick label; a splitter may squeeze the chart below that.
-  QSize minimumSizeHint() const override { return {200, 160}; }
+  // Room for the class names, their "✓" and a plot of 240 pixels (the layout rule of
+  // tests/ui/test_layout.cpp), at the chart's font: a splitter never squeezes the bars below it.
+  QSize minimumSizeHint() const override;
 
  protected:
   void changeEvent(QEvent* event) override;

@@ -142,16 +142,11 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
         fused << QString::fromStdString(titleOf.count(node) ? titleOf.at(node) : node).toHtmlEscaped();
       ran += tr(" + %1, fused").arg(fused.join(tr(" + ")));
     }
-    rows += QString("<tr><td>%1</td><td align='right'>&nbsp;%2</td><td>&nbsp;%3×%4×%5 → %6×%7×%8%9</td></tr>")
+    // The shapes are in the maps' titles beside: here the time, and what ran, in few lines (the
+    // shapes here wrapped the table onto a dozen lines in presentation mode).
+    rows += QString("<tr><td>%1</td><td align='right'>&nbsp;%2</td><td>&nbsp;%3</td></tr>")
                 .arg(QString::fromStdString(titleOf.count(t.node) ? titleOf.at(t.node) : t.node).toHtmlEscaped(),
-                     milliseconds(t.seconds))
-                .arg(t.problem.inChannels)
-                .arg(t.problem.inHeight)
-                .arg(t.problem.inWidth)
-                .arg(t.problem.outChannels)
-                .arg(t.problem.outHeight())
-                .arg(t.problem.outWidth())
-                .arg(ran);
+                     milliseconds(t.seconds), ran.trimmed());
   }
   const QString busy = loadNote(o, convTotal);
   const QString runs = o.timedRuns == 1 ? tr("1 run") : tr("%1 runs").arg(o.timedRuns);

@@ -358,8 +358,15 @@ void RooflineChart::changeEvent(QEvent* event) {
 
 void RooflineChart::resizeEvent(QResizeEvent* event) {
   setFittedTitle(*title_, titleParts_, event->size().width());
-  // As many legend columns as fit: the variants' names are up to ~40 characters.
-  const int columns = std::max(1, event->size().width() / (QFontMetrics(font()).averageCharWidth() * 42));
+  // As many legend columns as the widest entry allows: fewer rows leave the plot its height (in
+  // presentation mode at 1440x900 four columns left it 197 px).
+  int widest = 0;
+  const QFontMetrics metrics(legend->font());
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
+      widest = std::max(widest, metrics.horizontalAdvance(entry->plottable()->name()));
+  const int entryWidth = widest + legend->iconSize().width() + legend->iconTextPadding() + 16;
+  const int columns = std::max(1, (event->size().width() - 16) / std::max(1, entryWidth));
   if (legend->wrap() != columns) {
     legend->setWrap(columns);
     legend->setFillOrder(legend->fillOrder(), true);  // re-flows the entries into the new columns

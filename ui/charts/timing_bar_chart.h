@@ -61,6 +61,8 @@ class TimingBarChart : public QCustomPlot {
   bool logarithmic_ = false;
   std::vector<std::string> variants_;
   QStringList titleParts_;
+  QStringList captionParts_;  // the time axis' caption, joined on one line or two (fitCaption)
+  void fitCaption(int chartWidth);
   QCPTextElement* title_;
   QCPBarsGroup* group_;
 };

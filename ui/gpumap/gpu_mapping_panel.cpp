@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -79,9 +80,16 @@ GpuMappingPanel::GpuMappingPanel(QWidget* parent)
   for (int side = 0; side < 2; ++side)
     views_[side]->setVariant(variantChoices_[side]->currentData().toString().toStdString());
 
+  // On a short screen in presentation mode the figures under the drawings scroll into view
+  // rather than losing their last lines at the window's edge.
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(sides_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(top);
-  layout->addWidget(sides_, 1);
+  layout->addWidget(scroll, 1);
 
   connect(layerChoice_, &QComboBox::currentIndexChanged, this, &GpuMappingPanel::showLayer);
   connect(batch_, &QSpinBox::valueChanged, this, &GpuMappingPanel::showLayer);

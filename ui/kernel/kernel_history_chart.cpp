@@ -47,7 +47,6 @@ KernelHistoryChart::KernelHistoryChart(QWidget* parent) : QCustomPlot(parent), t
   xAxis->setTicker(whole);
   legend->setVisible(true);
   axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-  setMinimumHeight(160);
   rebuild();
 }
 
@@ -105,15 +104,21 @@ void KernelHistoryChart::rebuild() {
   ticker->setRow(untimedRow);
   yAxis->setTicker(ticker);
   yAxis->setRange(-0.2 * top, top);
-  title_->setText(points_.empty()
-                      ? tr("No versions yet: each save that compiles adds one")
-                      : tr("Op time over your versions (sum of the conv layers; batch 10,000 where timed)"));
+  titleParts_ = points_.empty() ? QStringList{tr("No versions yet: each save that compiles adds one")}
+                                : QStringList{tr("Op time over your versions"),
+                                              tr("the sum of the conv layers at batch 10,000 where timed")};
+  setFittedTitle(*title_, titleParts_, width());
   replot(rpQueuedReplot);
 }
 
 void KernelHistoryChart::changeEvent(QEvent* event) {
   QCustomPlot::changeEvent(event);
   if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) rebuild();
+}
+
+void KernelHistoryChart::resizeEvent(QResizeEvent* event) {
+  setFittedTitle(*title_, titleParts_, event->size().width());
+  QCustomPlot::resizeEvent(event);
 }
 
 bool KernelHistoryChart::event(QEvent* event) {

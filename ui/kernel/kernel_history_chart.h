@@ -32,10 +32,12 @@ class KernelHistoryChart : public QCustomPlot {
   void setVersions(const std::vector<KernelVersion>& versions);
   const std::vector<Point>& points() const { return points_; }  // what is drawn, one per version
 
-  QSize minimumSizeHint() const override { return {240, 160}; }
+  // A plot of 240 x 120 or more beside its axes, under a title on two lines, at the chart's font.
+  QSize minimumSizeHint() const override { return {320, 5 * fontMetrics().height() + 160}; }
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
   bool event(QEvent* event) override;
 
  private:
@@ -43,6 +45,7 @@ class KernelHistoryChart : public QCustomPlot {
 
   std::vector<Point> points_;
   QCPTextElement* title_;
+  QStringList titleParts_;
 };
 
 }  // namespace convscope::ui

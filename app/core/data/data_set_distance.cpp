@@ -11,8 +11,8 @@ namespace convscope {
 
 DataSetDistance::DataSetDistance(const ImageSet& set) : height_(set.height()), width_(set.width()) {
   if (set.count() < 2 || height_ <= 0 || width_ <= 0)
-    throw Error(set.source() + ": too few images to measure a picture's distance from (" +
-                std::to_string(set.count()) + ")");
+    throw Error(set.source() + ": too few images to measure a picture's distance from (" + std::to_string(set.count()) +
+                ")");
   // A small set (a test's) still gets both parts: a fifth of it, at most 500, is the yardstick.
   const int yardstick = std::max(1, std::min(kYardstickImages, set.count() / 5));
   const int reference = std::min(kReferenceImages, set.count() - yardstick);
@@ -52,9 +52,8 @@ std::pair<double, int> DataSetDistance::nearest(const float* pixels) const {
 }
 
 DataSetDistance::Result DataSetDistance::of(const GrayImage& picture) const {
-  const GrayImage sized = picture.height == height_ && picture.width == width_
-                              ? picture
-                              : resizedToFit(picture, height_, width_);
+  const GrayImage sized =
+      picture.height == height_ && picture.width == width_ ? picture : resizedToFit(picture, height_, width_);
   const auto [squares, label] = nearest(sized.pixels.data());
   Result result;
   result.distance = std::sqrt(squares / (static_cast<double>(height_) * width_));
