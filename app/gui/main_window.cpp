@@ -79,6 +79,22 @@ QString defaultModelPath() {
 
 }  // namespace
 
+namespace {
+
+// The views' tab widget, whose own bar is hidden for the window's (mainTabBar): QTabWidget counts
+// its bar in its least height even hidden, which made the window taller than a 1280x720 screen.
+class PagesUnderTheWindowsBar : public QTabWidget {
+ public:
+  using QTabWidget::QTabWidget;
+  QSize minimumSizeHint() const override {
+    QSize least = QTabWidget::minimumSizeHint();
+    if (!tabBar()->isVisibleTo(this)) least.rheight() -= tabBar()->minimumSizeHint().height();
+    return least;
+  }
+};
+
+}  // namespace
+
 MainWindow::MainWindow(Options options)
     : options_(options),
       jobs_(new ui::JobRunner(this)),
@@ -91,7 +107,7 @@ MainWindow::MainWindow(Options options)
       modelPicker_(new ui::ModelPicker(this)),
       variants_(new ui::VariantSelector(this)),
       input_(new ui::InputPanel(this)),
-      tabs_(new QTabWidget(this)),
+      tabs_(new PagesUnderTheWindowsBar(this)),
       columns_(new QSplitter(Qt::Horizontal, this)),
       deviceLabel_(new QLabel(this)),
       timeLabel_(new QLabel(this)),

@@ -8,6 +8,7 @@
 // find is named with the tab and the size, so that a failure says where to look.
 #include <gtest/gtest.h>
 
+#include <qcustomplot.h>
 #include <QAbstractButton>
 #include <QHeaderView>
 #include <QLabel>
@@ -15,7 +16,6 @@
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
-#include <qcustomplot.h>
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/common/presentation_mode.h"
@@ -133,7 +133,8 @@ BarRects barRects(QCustomPlot& plot) {
     QCPAxis* key = bars->keyAxis();
     QCPAxis* value = bars->valueAxis();
     for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it) {
-      const double k0 = key->coordToPixel(it->key - bars->width() / 2), k1 = key->coordToPixel(it->key + bars->width() / 2);
+      const double k0 = key->coordToPixel(it->key - bars->width() / 2),
+                   k1 = key->coordToPixel(it->key + bars->width() / 2);
       const double v0 = value->coordToPixel(bars->baseValue()), v1 = value->coordToPixel(it->value);
       found.rects.push_back(key->orientation() == Qt::Horizontal
                                 ? QRectF(QPointF(k0, v0), QPointF(k1, v1)).normalized()
@@ -191,7 +192,8 @@ void expectChartsReadable(QWidget& window) {
       auto* text = qobject_cast<QCPItemText*>(plot->item(i));
       if (!text || !text->visible() || text->text().isEmpty()) continue;
       const QRect box = textItemRect(text);
-      EXPECT_TRUE(inside.contains(box)) << name << ": the label '" << text->text().toStdString() << "' runs off the chart";
+      EXPECT_TRUE(inside.contains(box)) << name << ": the label '" << text->text().toStdString()
+                                        << "' runs off the chart";
       // Inside the box, the text itself (not its padding) is clear of every bar.
       const QRectF glyphs = QRectF(box).marginsRemoved(QMarginsF(text->padding()));
       for (const QRectF& bar : bars)  // inside a bar (a long one's own figure, in white) is meant

@@ -40,7 +40,7 @@ KernelHistoryChart::KernelHistoryChart(QWidget* parent) : QCustomPlot(parent), t
   plotLayout()->insertRow(0);
   plotLayout()->addElement(0, 0, title_);
   xAxis->setLabel(tr("version"));
-  yAxis->setLabel(tr("op time (ms)"));
+  yAxis->setLabel(tr("ms"));  // the title says what: a short caption fits a short plot
   QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
   whole->setTickStep(1.0);
   whole->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);  // many versions: every 2nd, 5th, ... labelled
