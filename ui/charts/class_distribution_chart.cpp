@@ -1,6 +1,7 @@
 #include "ui/charts/class_distribution_chart.h"
 
 #include <QResizeEvent>
+#include <QTimer>
 
 #include <algorithm>
 #include <cmath>
@@ -48,7 +49,7 @@ ClassDistributionChart::ClassDistributionChart(QWidget* parent)
   xAxis->setLabel(tr("conv op-time sum at batch %1 (ms, log scale)").arg(kGradeBatches.back()));
   yAxis->setVisible(false);
   yAxis->setRange(-1.0, 1.0 + 0.25);
-  setMinimumHeight(160);
+  // Its least height is minimumSizeHint: a plot of 120 px under a two-line title at any font.
   rebuild();
 }
 
@@ -75,6 +76,7 @@ QString ClassDistributionChart::titleText() const {
 void ClassDistributionChart::rebuild() {
   clearGraphs();
   clearItems();
+  lineLabels_.clear();  // the items they were
   styleChart(*this);
   titleParts_ = {
       tr("The class at batch %1: %n timed submission(s)", nullptr, int(points_.size())).arg(kGradeBatches.back())};
@@ -116,12 +118,43 @@ void ClassDistributionChart::rebuild() {
     label->setText(lines_[i].name);
     label->setColor(lineColour);
     label->setFont(font());
-    label->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    // Labels step down the chart so that close lines do not print over each other.
-    label->position->setCoords(lines_[i].seconds * 1e3, 1.2 - 0.22 * double(i % 8));
-    label->setPadding(QMargins(3, 0, 0, 0));
+    label->setPadding(QMargins(3, 0, 3, 0));
+    lineLabels_.push_back(label);
   }
+  replot();  // lays out the axes: the labels are placed in pixels
+  placeLineLabels();
   replot();
+}
+
+void ClassDistributionChart::placeLineLabels() {
+  const QRect plot = axisRect()->rect();
+  if (plot.width() <= 0 || lineLabels_.size() != lines_.size()) return;
+  const QFontMetrics metrics(font());
+  const int rowHeight = metrics.height() + 1;
+  const int rows = std::max(1, (plot.height() - 4) / rowHeight);
+  std::vector<std::vector<std::pair<double, double>>> taken(static_cast<size_t>(rows));
+  // Left to right, so that the rows fill as a reader scans them.
+  std::vector<size_t> order(lines_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lines_[a].seconds < lines_[b].seconds; });
+  for (size_t i : order) {
+    QCPItemText* label = lineLabels_[i];
+    const double x = xAxis->coordToPixel(lines_[i].seconds * 1e3);
+    const double width = metrics.horizontalAdvance(label->text()) + 6;
+    const bool rightAligned = x + width > plot.right();
+    const double left = rightAligned ? x - width : x;
+    int row = -1;
+    for (int r = 0; r < rows && row < 0; ++r) {
+      bool free = left >= plot.left();
+      for (const auto& [from, to] : taken[static_cast<size_t>(r)]) free = free && (left + width < from || left > to);
+      if (free) row = r;
+    }
+    label->setVisible(row >= 0);
+    if (row < 0) continue;
+    taken[static_cast<size_t>(row)].push_back({left, left + width});
+    label->setPositionAlignment((rightAligned ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    label->position->setCoords(lines_[i].seconds * 1e3, yAxis->pixelToCoord(plot.top() + 2 + row * rowHeight));
+  }
 }
 
 QString ClassDistributionChart::pointToolTip(const QPoint& position) const {
@@ -129,6 +162,10 @@ QString ClassDistributionChart::pointToolTip(const QPoint& position) const {
   if (!dots) return {};
   double best = 12.0;
   QString text;
+  // A reference line under the pointer: its name (it may have had no room for a label).
+  for (const ReferenceLine& line : lines_)
+    if (std::abs(xAxis->coordToPixel(line.seconds * 1e3) - position.x()) <= 3.0)
+      text = tr("%1: %2 ms").arg(line.name).arg(line.seconds * 1e3, 0, 'g', 4);
   for (size_t i = 0; i < points_.size(); ++i) {
     const double px = xAxis->coordToPixel(points_[i].seconds * 1e3), py = yAxis->coordToPixel(stripOffset(i));
     const double distance = std::hypot(px - position.x(), py - position.y());
@@ -148,6 +185,12 @@ bool ClassDistributionChart::event(QEvent* event) {
 void ClassDistributionChart::resizeEvent(QResizeEvent* event) {
   setFittedTitle(*title_, titleParts_, event->size().width());
   QCustomPlot::resizeEvent(event);
+  // The labels' rows follow the new width and height once the axes are laid out again.
+  QTimer::singleShot(0, this, [this] {
+    replot(rpImmediateRefresh);
+    placeLineLabels();
+    replot(rpQueuedReplot);
+  });
 }
 
 void ClassDistributionChart::changeEvent(QEvent* event) {

@@ -38,6 +38,9 @@ class ClassDistributionChart : public QCustomPlot {
   // The tooltip of the dot nearest `position` (widget pixels), empty when none is near.
   QString pointToolTip(const QPoint& position) const;
 
+  // A plot of 120 px or more (tests/ui/test_layout.cpp) under a title on two lines, at the font.
+  QSize minimumSizeHint() const override { return {320, 4 * fontMetrics().height() + 170}; }
+
  protected:
   bool event(QEvent* event) override;
   void changeEvent(QEvent* event) override;
@@ -45,6 +48,11 @@ class ClassDistributionChart : public QCustomPlot {
 
  private:
   void rebuild();
+  // The reference lines' names, each on the first row under the title where it overlaps no other
+  // and stays inside the plot (right-aligned at the right edge); a name with no such row is left
+  // out and told by the line's tooltip. Needs the laid-out axes: after a replot and a resize.
+  void placeLineLabels();
+  std::vector<QCPItemText*> lineLabels_;  // parallel to lines_
 
   std::vector<Point> points_;
   std::vector<ReferenceLine> lines_;

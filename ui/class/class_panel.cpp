@@ -307,9 +307,15 @@ void ClassPanel::fillTable(QTableWidget* table, const LeaderboardGroup& group) {
 
 void ClassPanel::fitColumns(QTableWidget* table) {
   // After the sort indicator is there (it takes room in its title), at the table's current font.
-  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 8);
   table->resizeColumnsToContents();
-  table->setColumnWidth(Message, std::min(table->columnWidth(Message), 28 * table->fontMetrics().averageCharWidth()));
+  // The message on two lines of a column of 48 letters: cut to one line ("passed: 11 random
+  // shap...") it told a class nothing. Longer ones end in "…" on the second line; the row's
+  // tooltip has the whole message. (Whole messages made a row of seven lines: the ranking fell
+  // out of sight.)
+  table->setWordWrap(true);
+  table->setTextElideMode(Qt::ElideRight);
+  table->setColumnWidth(Message, std::min(table->columnWidth(Message), 48 * table->fontMetrics().averageCharWidth()));
+  table->verticalHeader()->setDefaultSectionSize(2 * table->fontMetrics().lineSpacing() + 8);
 }
 
 void ClassPanel::changeEvent(QEvent* event) {

@@ -33,7 +33,7 @@ class KernelHistoryChart : public QCustomPlot {
   const std::vector<Point>& points() const { return points_; }  // what is drawn, one per version
 
   // A plot of 240 x 120 or more beside its axes, under a title on two lines, at the chart's font.
-  QSize minimumSizeHint() const override { return {320, 4 * fontMetrics().height() + 140}; }
+  QSize minimumSizeHint() const override { return {320, 4 * fontMetrics().height() + 170}; }
 
  protected:
   void changeEvent(QEvent* event) override;
