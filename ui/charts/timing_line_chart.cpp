@@ -9,6 +9,7 @@
 #include "app/core/conv/variant_table.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/chart_style.h"
+#include "ui/common/presentation_mode.h"
 
 namespace convscope::ui {
 
@@ -123,7 +124,8 @@ void TimingLineChart::rebuild() {
     QCPGraph* graph = addGraph();
     graph->setName(variantDisplayName(series.variant));
     const VariantStyle style = variantStyle(series.variant);
-    graph->setPen(QPen(style.colour, 2.2, style.line));
+    // Lines to see from the back of a room in presentation mode.
+    graph->setPen(QPen(style.colour, presentationMode() ? 3.5 : 2.2, style.line));
     graph->setScatterStyle(
         QCPScatterStyle(static_cast<QCPScatterStyle::ScatterShape>(style.marker), style.colour, style.colour, 8));
     plotSeries(*graph, series, &low, &high);
@@ -145,7 +147,7 @@ void TimingLineChart::rebuild() {
           QCPGraph* graph = addGraph();
           graph->setName(variantDisplayName(series.variant) + QStringLiteral(" · ") + comparisonLabel_);
           const VariantStyle style = variantStyle(series.variant);
-          graph->setPen(QPen(style.colour, 1.2, style.line));
+          graph->setPen(QPen(style.colour, presentationMode() ? 2.0 : 1.2, style.line));
           graph->setScatterStyle(QCPScatterStyle(static_cast<QCPScatterStyle::ScatterShape>(style.marker),
                                                  QPen(style.colour, 1.5), Qt::NoBrush, 9));
           plotSeries(*graph, series, &low, &high);
@@ -199,7 +201,10 @@ void TimingLineChart::placeLegend(QSize size) {
   const auto usable = [](int w, int h) { return std::min(w, h * 3 / 2); };
   const int besideScore = usable(size.width() - columnWidth - 24, axesHeight);
   const int belowScore = usable(size.width(), axesHeight - rowsBelow * rowHeight - 12);
-  const bool below = entries > 0 && belowScore > besideScore;
+  // And under them wherever the axes beside would be less than one and a half times as wide as the
+  // legend: at 1440x900 in presentation mode the legend beside took half the chart.
+  const int besideWidth = size.width() - columnWidth - 24;
+  const bool below = entries > 0 && (belowScore > besideScore || besideWidth < columnWidth * 3 / 2);
   // Both places keep their cells (the column beside: the legend's over a filler), so moving
   // the legend is a take and an add.
   QCPLayoutGrid* from = below ? legendBeside_ : legendBelow_;
@@ -263,7 +268,10 @@ bool TimingLineChart::event(QEvent* event) {
 
 void TimingLineChart::changeEvent(QEvent* event) {
   QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) {
+  // Presentation mode changes the font: the lines are drawn again, thicker or thinner.
+  if (event->type() == QEvent::FontChange) {
+    rebuild();
+  } else if (event->type() == QEvent::PaletteChange) {
     restyle();
     replot(rpQueuedReplot);
   }
