@@ -128,7 +128,10 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
   // The readable title of each conv node (conv 1, conv 2 ...), the ONNX name where there is none.
   std::map<std::string, std::string> titleOf;
   for (size_t i = 0; i < o.layers.size() && i < o.layerTitles.size(); ++i)
-    if (!o.layerTitles[i].empty()) titleOf[o.layers[i].node] = o.layerTitles[i].substr(0, o.layerTitles[i].find(" · "));
+    if (!o.layerTitles[i].empty()) {  // "conv 1 · 12 filters ..." and "tanh 1 → 12×42×42": the name only
+      const std::string& title = o.layerTitles[i];
+      titleOf[o.layers[i].node] = title.substr(0, std::min(title.find(" · "), title.find(" → ")));
+    }
   QString rows;
   double convTotal = 0.0;
   for (const ConvLayerTime& t : o.convTimes) {
