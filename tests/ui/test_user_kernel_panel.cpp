@@ -229,6 +229,41 @@ TEST(UserKernelEditor, TypingThenCtrlSSavesTheFileAndMarksTheErrorOnItsLine) {
   EXPECT_TRUE(k.text->annotation(line - 1).isEmpty());
 }
 
+// Nothing is cut at the editor's edge (issue 30): a long line of code wraps, and a compile
+// error's note under its line is wrapped again to the editor's width, each of its lines within
+// the characters a line shows, wider or narrower.
+TEST(UserKernelEditor, LongLinesAndErrorNotesWrapToTheEditorsWidth) {
+  ui::KernelEditor editor;
+  editor.resize(420, 300);
+  editor.show();
+  QsciScintilla* text = editor.editor();
+  EXPECT_EQ(text->wrapMode(), QsciScintilla::WrapWord);
+  text->setText("float a = 1.0f;\nconst int patchHeight = CONVSCOPE_TILE_HEIGHT + s.kernelHeight - 1; // " +
+                QString("long comment ").repeated(12) + "\n");
+  const QString message =
+      "my_conv.cu:2: error: " + QString("identifier CONVSCOPE_TILE_HIGHT is undefined ").repeated(6) +
+      "/a/very/long/path/to/an/include/file/that/has/no/spaces/at/all/kernel.cuh";
+  editor.addDiagnostic(2, message);
+  const auto linesOfNote = [&] { return text->annotation(1).split('\n'); };
+  const auto columns = [&] {
+    const QFont font = text->lexer()->defaultFont(0);
+    return text->viewport()->width() / std::max(1, QFontMetrics(font).horizontalAdvance('M'));
+  };
+  QCoreApplication::processEvents();
+  QStringList narrow = linesOfNote();
+  ASSERT_GT(narrow.size(), 2) << narrow.join("|").toStdString();
+  for (const QString& line : narrow) EXPECT_LE(line.size(), columns()) << line.toStdString();
+  EXPECT_EQ(narrow.join(' ').remove(' '), QString(message).remove(' ')) << "every character is kept";
+  // The code line wraps: Scintilla shows line 2 on more than one display line.
+  EXPECT_GT(text->SendScintilla(QsciScintilla::SCI_WRAPCOUNT, 1), 1);
+
+  editor.resize(1200, 300);
+  QCoreApplication::processEvents();
+  const QStringList wide = linesOfNote();
+  EXPECT_LT(wide.size(), narrow.size()) << "wrapped again at the new width";
+  for (const QString& line : wide) EXPECT_LE(line.size(), columns()) << line.toStdString();
+}
+
 TEST(UserKernelEditor, CtrlFFindsEachMatchInTurn) {
   KernelInEditor k;
   const QString source = k.panel->editor()->text();
