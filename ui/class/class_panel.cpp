@@ -163,8 +163,8 @@ QString ClassPanel::openFolder(const QString& folder) {
   if (!watcher_->directories().isEmpty()) watcher_->removePaths(watcher_->directories());
   if (!watcher_->files().isEmpty()) watcher_->removePaths(watcher_->files());
   folder_ = info.absoluteFilePath();
-  folderLabel_->setText(QDir::toNativeSeparators(folder_));
-  folderLabel_->setToolTip(folderLabel_->text());
+  folderLabel_->setToolTip(QDir::toNativeSeparators(folder_));
+  showFolderName();
   reload();
   return {};
 }
@@ -318,8 +318,23 @@ void ClassPanel::fitColumns(QTableWidget* table) {
   table->verticalHeader()->setDefaultSectionSize(2 * table->fontMetrics().lineSpacing() + 8);
 }
 
+void ClassPanel::showFolderName() {
+  // A long path is shortened in its middle to the room there is (the whole of it in the tooltip):
+  // the folder's own name, at its end, stays in sight.
+  if (folder_.isEmpty()) return;
+  const int room = std::max(80, folderLabel_->width());
+  folderLabel_->setText(
+      folderLabel_->fontMetrics().elidedText(QDir::toNativeSeparators(folder_), Qt::ElideMiddle, room));
+}
+
+void ClassPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  QTimer::singleShot(0, this, [this] { showFolderName(); });  // once the label has its new width
+}
+
 void ClassPanel::changeEvent(QEvent* event) {
   QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) QTimer::singleShot(0, this, [this] { showFolderName(); });
   // Presentation mode's large letters: the columns widen with them (once the tables have the new font).
   if (event->type() == QEvent::FontChange || event->type() == QEvent::ApplicationFontChange)
     QTimer::singleShot(0, this, [this] {

@@ -82,6 +82,7 @@ class ClassPanel : public QWidget {
 
  protected:
   void changeEvent(QEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  signals:
   // A row was activated and its kernel file is there: `file`, with its op times (may have no runs)
@@ -104,6 +105,7 @@ class ClassPanel : public QWidget {
   bool published_ = false;  // board_ is a published leaderboard.json (no submissions/ beside it)
   ErrorBanner* banner_;
   QLabel* folderLabel_;
+  void showFolderName();  // the folder's path in the label, shortened in its middle to fit
   QLabel* emptyNote_;
   QPushButton* exportCsv_;
   QPushButton* exportChart_;
