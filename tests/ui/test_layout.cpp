@@ -23,6 +23,7 @@
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/common/presentation_mode.h"
+#include "ui/maps/layer_maps_widget.h"
 
 namespace convscope::testing {
 namespace {
@@ -86,6 +87,13 @@ void expectTextFits(QWidget& window) {
       EXPECT_GE(label->width() + 1, label->sizeHint().width())
           << where(label).toStdString() << ": the label is narrower than its text";
     }
+  }
+  // The maps' titles are painted, not labels: each is whole on its lines ("... sees it · 4…" at
+  // 1024x700 beside the prediction).
+  for (ui::LayerMapsWidget* layer : window.findChildren<ui::LayerMapsWidget*>()) {
+    if (!shown(layer, &window)) continue;
+    EXPECT_EQ(layer->titleLines(layer->width()).join(' '), layer->title())
+        << "the maps' title '" << layer->title().toStdString() << "' is cut";
   }
   for (QAbstractButton* button : window.findChildren<QAbstractButton*>()) {
     if (!shown(button, &window) || button->text().isEmpty() || scrollsHorizontally(button)) continue;

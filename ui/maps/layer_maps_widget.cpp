@@ -110,8 +110,12 @@ void LayerMapsWidget::render() {
   update();
 }
 
+bool LayerMapsWidget::legendUnderTitle(int width) const {
+  return width - kLegendWidth - 3 * kGap < 240;
+}
+
 int LayerMapsWidget::titleWidth(int width) const {
-  return std::max(1, width - kLegendWidth - 3 * kGap);
+  return std::max(1, legendUnderTitle(width) ? width - 2 * kGap : width - kLegendWidth - 3 * kGap);
 }
 
 QStringList LayerMapsWidget::titleLines(int width) const {
@@ -133,7 +137,8 @@ QStringList LayerMapsWidget::titleLines(int width) const {
 int LayerMapsWidget::headerHeight(int width) const {
   QFont bold = font();
   bold.setBold(true);
-  return static_cast<int>(titleLines(width).size()) * QFontMetrics(bold).height() + 10;
+  const int lineHeight = QFontMetrics(bold).height();
+  return static_cast<int>(titleLines(width).size()) * lineHeight + 10 + (legendUnderTitle(width) ? lineHeight + 8 : 0);
 }
 
 LayerMapsWidget::Grid LayerMapsWidget::gridFor(int width) const {
@@ -182,8 +187,11 @@ void LayerMapsWidget::paintEvent(QPaintEvent*) {
   painter.setFont(font());
   if (images_.empty()) return;
   const LayerOutput& output = outcome_->layers[static_cast<size_t>(layer_)];
-  paintColourLegend(painter, QRect(width() - kLegendWidth - kGap, 2, kLegendWidth, lineHeight + 6),
-                    output.node == "input" ? ColourMap::Gray : map_, range_);
+  const QRect legend = legendUnderTitle(width())
+                           ? QRect(kGap, 5 + static_cast<int>(lines.size()) * lineHeight + 2,
+                                   std::min(kLegendWidth, width() - 2 * kGap), lineHeight + 6)
+                           : QRect(width() - kLegendWidth - kGap, 2, kLegendWidth, lineHeight + 6);
+  paintColourLegend(painter, legend, output.node == "input" ? ColourMap::Gray : map_, range_);
 
   const Grid grid = gridFor(width());
   for (int slot = 0; slot < mapsShown(); ++slot) {

@@ -71,6 +71,9 @@ class LayerMapsWidget : public QWidget {
   Grid gridFor(int width) const;
   int headerHeight(int width) const;
   int titleWidth(int width) const;
+  // Narrow (1024x700 beside the prediction): the colour legend goes on a line of its own under
+  // the title, which then has the whole width, instead of cutting both.
+  bool legendUnderTitle(int width) const;
   QRect tileRect(int slot, const Grid& grid) const;
   // The channel and cell under `point`, false when it is not over a map.
   bool hit(const QPoint& point, int* channel, int* y, int* x) const;
