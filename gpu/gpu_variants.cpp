@@ -53,6 +53,7 @@ struct Row {
   const GpuKernel* kernel = nullptr;
   bool needsCudnn = false;
   bool preferredDefault = false;
+  VariantRole role = VariantRole::kCourseStep;
   std::vector<std::string> fusableOps = {};  // applied in its own kernel after the bias
   int tensorCoresOfCompute = 0;              // needs tensor cores of this compute capability (x10)
   const char* arithmetic = "FP32";
@@ -81,6 +82,7 @@ ConvVariant variantOf(const Row& row) {
   v.requirements.gpu = true;
   v.requirements.cudnn = row.needsCudnn;
   v.preferredDefault = row.preferredDefault;
+  v.role = row.role;
   v.fusableOps = row.fusableOps;
   v.requirements.tensorCores = row.tensorCoresOfCompute > 0;
   v.requirements.minComputeMajor = row.tensorCoresOfCompute / 10;
@@ -134,6 +136,7 @@ const bool registered = [] {
           .courseOrder = 1,
           .sourceFile = "gpu/kernels/01_baseline.cu",
           .kernel = CONVSCOPE_KERNEL_OF(kBaselineKernel),
+          .role = VariantRole::kCourseBaseline,
       },
       {
           .id = "gpu-tiled-shared",
@@ -215,6 +218,7 @@ const bool registered = [] {
           .sourceFile = "gpu/kernels/09_cudnn.cu",
           .kernel = CONVSCOPE_KERNEL_OF(kCudnnKernel),
           .needsCudnn = true,
+          .role = VariantRole::kVendorLibrary,
       },
       {
           .id = "gpu-fused-epilogue",
@@ -225,7 +229,7 @@ const bool registered = [] {
           .courseOrder = 10,
           .sourceFile = "gpu/kernels/10_fused_epilogue.cu",
           .kernel = CONVSCOPE_KERNEL_OF(kFusedEpilogueKernel),
-          .fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+          .fusableOps = everyEpilogueOp(),
       },
       {
           .id = "gpu-tensor-tf32",
@@ -236,7 +240,7 @@ const bool registered = [] {
           .courseOrder = 11,
           .sourceFile = "gpu/kernels/11_tensor_tf32.cu",
           .kernel = CONVSCOPE_KERNEL_OF(kTensorTf32Kernel),
-          .fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+          .fusableOps = everyEpilogueOp(),
           .tensorCoresOfCompute = 80,
           .arithmetic = "TF32",
           .relativeTolerance = 2e-3,
@@ -250,7 +254,7 @@ const bool registered = [] {
           .courseOrder = 12,
           .sourceFile = "gpu/kernels/12_tensor_3xtf32.cu",
           .kernel = CONVSCOPE_KERNEL_OF(kTensor3xTf32Kernel),
-          .fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"},
+          .fusableOps = everyEpilogueOp(),
           .tensorCoresOfCompute = 80,
           .arithmetic = "3xTF32",
       },

@@ -596,6 +596,30 @@ TEST(VariantTable, RefusesARowThatCannotRunOrTakesAnIdTwice) {
   EXPECT_THROW(findConvVariant("cpu-late"), Error);
 }
 
+TEST(VariantTable, EachRoleIsOneRowAndTheCourseBaselineIsItsFirstGpuStep) {
+  for (const VariantRole role : {VariantRole::kCourseBaseline, VariantRole::kVendorLibrary}) {
+    const ConvVariant* holder = variantWithRole(role);
+    ASSERT_NE(holder, nullptr);
+    EXPECT_EQ(std::count_if(convVariants().begin(), convVariants().end(),
+                            [&](const ConvVariant& v) { return v.role == role; }),
+              1);
+    ConvVariant second = *holder;
+    second.id = holder->id + "-again";
+    try {
+      registerConvVariant(second);
+      ADD_FAILURE() << "a second row took the role of " << holder->id;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("claim the same role"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(variantWithRole(VariantRole::kCourseStep), nullptr) << "every step has that role: it names no row";
+  const auto firstGpu =
+      std::find_if(convVariants().begin(), convVariants().end(), [](const ConvVariant& v) { return v.runsOnGpu(); });
+  ASSERT_NE(firstGpu, convVariants().end());
+  EXPECT_EQ(variantWithRole(VariantRole::kCourseBaseline), &*firstGpu);
+  EXPECT_TRUE(variantWithRole(VariantRole::kVendorLibrary)->requirements.cudnn);
+}
+
 TEST(VariantTable, DefaultIsAPreferredVariantThatCanRunHere) {
   const ConvVariant& chosen = findConvVariant(defaultConvVariant());
   EXPECT_TRUE(chosen.preferredDefault);

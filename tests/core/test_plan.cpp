@@ -37,7 +37,7 @@ const bool rowsAdded = [] {
   fusing.description = "The definitions in double, with bias, activation and pooling applied in the same pass.";
   fusing.courseStep = "test";
   fusing.sourceFile = "tests/core/test_plan.cpp";
-  fusing.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
+  fusing.fusableOps = everyEpilogueOp();
   fusing.createHostBackend = [] { return std::make_unique<testing::EpilogueBackend>(); };
 
   // Added first, so that the row just before it in the table is cpu-onednn.

@@ -103,10 +103,9 @@ std::vector<Speedup> speedups(const BenchmarkReport& report, int layer, int batc
   }
   baseline->clear();
   if (rows.empty()) return rows;
-  // The course's first GPU step: the first GPU row of the table.
-  const std::vector<ConvVariant>& table = convVariants();
-  const auto firstGpu = std::find_if(table.begin(), table.end(), [](const ConvVariant& v) { return v.runsOnGpu(); });
-  const std::string gpuBaseline = firstGpu != table.end() ? firstGpu->id : std::string();
+  // The course's first GPU step where the report has it, else its first row.
+  const ConvVariant* baselineRow = variantWithRole(VariantRole::kCourseBaseline);
+  const std::string gpuBaseline = baselineRow ? baselineRow->id : std::string();
   const auto named = std::find_if(rows.begin(), rows.end(), [&](const Speedup& s) { return s.variant == gpuBaseline; });
   const Speedup& base = named != rows.end() ? *named : rows.front();
   *baseline = base.variant;

@@ -153,7 +153,7 @@ ConvVariant cpuIm2colGemmVariant() {
   row.courseStep = "Input unrolling (on the CPU)";
   row.courseOrder = 0;  // the CPU implementation, made fast; listed after the reference
   row.sourceFile = "app/core/conv/cpu_im2col_gemm_conv.cpp";
-  row.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
+  row.fusableOps = everyEpilogueOp();
   row.createHostBackend = [] { return std::make_unique<CpuIm2colGemmConv>(); };
   return row;
 }

@@ -412,7 +412,7 @@ ConvVariant cpuOneDnnVariant() {
   row.courseStep = "Beyond the course: a tuned CPU library";
   row.courseOrder = 0;  // a CPU variant: listed with the other two, after them
   row.sourceFile = "app/core/conv/cpu_onednn_conv.cpp";
-  row.fusableOps = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
+  row.fusableOps = everyEpilogueOp();
   row.preferredDefault = true;  // the fastest CPU variant (docs/results/2026-11-23-cpu), where no GPU variant runs
   row.createHostBackend = [] { return std::make_unique<CpuOneDnnConv>(); };
   return row;

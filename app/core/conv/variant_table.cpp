@@ -92,8 +92,11 @@ std::string ConvVariant::unavailableReason() const {
 
 void registerConvVariant(ConvVariant variant) {
   std::vector<ConvVariant>& rows = table();
-  for (const ConvVariant& row : rows)
+  for (const ConvVariant& row : rows) {
     if (row.id == variant.id) throw Error("two conv variants have the id '" + variant.id + "'");
+    if (variant.role != VariantRole::kCourseStep && row.role == variant.role)
+      throw Error("conv variants '" + row.id + "' and '" + variant.id + "' claim the same role");
+  }
   if (variant.requirements.gpu ? !variant.runOnDevice : !variant.createHostBackend)
     throw Error("conv variant '" + variant.id + "' has no way to run");
   if (tableRead()) throw Error("conv variant '" + variant.id + "' registered after the table was first read");
@@ -138,6 +141,17 @@ const ConvVariant& findConvVariant(const std::string& id) {
     known += ", " + v->id;
   }
   throw Error("unknown kernel variant '" + id + "' (known: " + known + ")");
+}
+
+const ConvVariant* variantWithRole(VariantRole role) {
+  for (const ConvVariant& v : convVariants())
+    if (v.role == role && role != VariantRole::kCourseStep) return &v;
+  return nullptr;
+}
+
+const std::vector<std::string>& everyEpilogueOp() {
+  static const std::vector<std::string> ops = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
+  return ops;
 }
 
 std::unique_ptr<ConvBackend> createConvBackend(const std::string& id) {

@@ -80,6 +80,22 @@ struct KernelLaunchGeometry {
 
 struct ChainNetwork;
 
+// What the rest of ConvScope measures against a variant. The table gives each role other than
+// kCourseStep to at most one row, so no code outside it names a variant to find it.
+enum class VariantRole {
+  kCourseStep,
+  // The course's first GPU step: the Timing tab's speed-ups are "over" it, and a class's ranking
+  // draws it as a reference line (its "x GPU baseline" column).
+  kCourseBaseline,
+  // The vendor's library (cuDNN): the line to beat; a class's ranking draws it and counts the
+  // submissions faster than it.
+  kVendorLibrary,
+};
+
+// Every op type a conv kernel can apply after its bias (the activations and pooling windows of
+// epilogue.h): the fusableOps of a variant whose kernel has the whole epilogue.
+const std::vector<std::string>& everyEpilogueOp();
+
 // What a whole-network kernel reads and writes for one batch, all on the device. The images come
 // as floats at the model's input size, or as the 8-bit images the end-to-end path staged, which
 // the kernel resizes as it reads them (the taps of bilinearTaps, for height and width).
@@ -106,6 +122,7 @@ struct ConvVariant {
   std::string sourceFile;  // where its code lives, relative to the project folder
   // The variant ConvScope picks by default among those that can run here (GPU ones first).
   bool preferredDefault = false;
+  VariantRole role = VariantRole::kCourseStep;
   // ONNX op types this variant applies in its own conv kernel after the bias ("Relu", "MaxPool");
   // the planner fuses such a chain into one stage. Empty: the conv output is written as it is.
   std::vector<std::string> fusableOps;
@@ -156,8 +173,8 @@ struct ConvVariant {
 };
 
 // Adds a row, before the table is first read (gpu/ and tests add theirs while the program starts,
-// before main()). Throws convscope::Error when the id is taken, the row lacks a way to run, or the
-// table has been read already (references to rows must stay valid). Not thread-safe.
+// before main()). Throws convscope::Error when the id or the role is taken, the row lacks a way to
+// run, or the table has been read already (references to rows must stay valid). Not thread-safe.
 void registerConvVariant(ConvVariant variant);
 
 // Every row of the course, in course order (user rows are not among them: userConvVariants()).
@@ -174,6 +191,9 @@ std::vector<const ConvVariant*> userConvVariants();
 
 // A course or user row. Throws convscope::Error listing the known ids when `id` is neither.
 const ConvVariant& findConvVariant(const std::string& id);
+
+// The course row with `role` (not kCourseStep), or null when no row has it.
+const ConvVariant* variantWithRole(VariantRole role);
 
 // A backend on host pointers for any variant (a GPU variant copies to the GPU and back: the
 // correctness harness). Throws convscope::Error with the reason when the variant cannot run here.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 
+#include "app/core/conv/variant_table.h"
 #include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
 #include "app/core/util/json_file.h"
@@ -174,6 +175,12 @@ std::optional<double> referenceTime(const json& reference, const std::string& va
       if (times.contains(batchKey()) && times[batchKey()].is_number()) return times[batchKey()].get<double>();
     }
   return std::nullopt;
+}
+
+// The time of the table's row with `role` among the reference lines (none when no row has it).
+std::optional<double> referenceTimeOf(const json& reference, VariantRole role) {
+  const ConvVariant* row = variantWithRole(role);
+  return row ? referenceTime(reference, row->id) : std::nullopt;
 }
 
 void replaceAll(std::string& text, const std::string& from, const std::string& to) {
@@ -537,8 +544,8 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
       if (ta.has_value() != tb.has_value()) return ta.has_value();
       return a["id"].get<std::string>() < b["id"].get<std::string>();
     });
-    const auto baseline = referenceTime(group.reference, "gpu-baseline");
-    const auto cudnn = referenceTime(group.reference, "cudnn");
+    const auto baseline = referenceTimeOf(group.reference, VariantRole::kCourseBaseline);
+    const auto cudnn = referenceTimeOf(group.reference, VariantRole::kVendorLibrary);
     int rank = 0;
     for (json& row : group.rows) {
       row["rank"] = ++rank;
