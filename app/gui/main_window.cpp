@@ -373,11 +373,7 @@ void MainWindow::connectWidgets() {
   connect(userKernel_, &ui::UserKernelPanel::timed, this, [this](std::shared_ptr<const BenchmarkReport> kernel) {
     if (!kernel || kernel->runs.empty()) return;
     auto merged = std::make_shared<BenchmarkReport>(timing_->report() ? *timing_->report() : *kernel);
-    if (timing_->report()) {
-      // Its earlier runs give way to the new ones.
-      std::erase_if(merged->runs, [&](const BenchmarkRun& run) { return run.variant == kernel->runs.front().variant; });
-      merged->runs.insert(merged->runs.end(), kernel->runs.begin(), kernel->runs.end());
-    }
+    if (timing_->report()) mergeRuns(*merged, *kernel, RunMerge::kReplaceTheVariants);  // its earlier runs give way
     // And a point on the Roofline, beside the course's variants of the same report (through
     // shownResultsChanged: it replaces the report the Roofline had, not a second machine).
     timing_->setReport(merged, tr("with your kernel"));
@@ -593,9 +589,7 @@ void MainWindow::showSubmission(const QString& file, const QString& id, std::sha
   auto merged = std::make_shared<BenchmarkReport>(timing_->report() ? *timing_->report()
                                                   : reference       ? *reference
                                                                     : *times);
-  const std::string variant = id.toStdString();
-  std::erase_if(merged->runs, [&](const BenchmarkRun& run) { return run.variant == variant; });
-  merged->runs.insert(merged->runs.end(), times->runs.begin(), times->runs.end());
+  mergeRuns(*merged, *times, RunMerge::kReplaceTheVariants);
   timing_->setReport(merged, tr("with %1's submission").arg(id));
 }
 

@@ -15,6 +15,7 @@
 #include "app/core/data/image_file.h"
 #include "app/core/data/image_set.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/benchmark.h"
 #include "app/core/engine/kernel_profile_json.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"
@@ -325,7 +326,7 @@ TEST(Cli, KernelHistoryListsTheVersionsAndDiffsTwoAsDiffDoes) {
       }
       report.runs.push_back(run);
     }
-    history.recordTiming(3, report);
+    history.recordOpTimes(3, convscope::opTimeSumsPerBatch(report));
   }
   const std::string env = "CONVSCOPE_KERNEL_HISTORY='" + root + "'";
   const Outcome list = runCli("kernel history '" + kernel.string() + "'", env);

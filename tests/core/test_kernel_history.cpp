@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/core/conv/kernel_history.h"
+#include "app/core/engine/benchmark.h"
 #include "app/core/util/line_diff.h"
 #include "tests/core/test_support.h"
 
@@ -85,8 +86,8 @@ TEST(KernelHistory, ResultsAttachToTheirVersion) {
   EXPECT_TRUE(history.recordCheck(first, false, "wrong at [n=0][m=1][h=2][w=3]"));
   EXPECT_TRUE(history.recordCheck(second, true, "passed 12 random shapes"));
   // Batches out of order, and three layers each: the op time is the sum of the medians.
-  EXPECT_TRUE(
-      history.recordTiming(second, reportWithOpTimes({{10000, {0.004, 0.002, 0.001}}, {100, {0.0001, 0.0002}}})));
+  EXPECT_TRUE(history.recordOpTimes(
+      second, opTimeSumsPerBatch(reportWithOpTimes({{10000, {0.004, 0.002, 0.001}}, {100, {0.0001, 0.0002}}}))));
   EXPECT_FALSE(history.recordCheck(99, true, "no such version"));
 
   const KernelHistory reread(root.path() / "k.cu", root.path());

@@ -191,9 +191,9 @@ struct InjectedHistory {
     history.recordCompiled("int e;\n", std::nullopt, "no nvdisasm here");
     history.recordCheck(1, false, "wrong at [n=0][m=0][h=0][w=1]");
     history.recordCheck(2, true, "passed 12 random shapes");
-    history.recordTiming(2, report({{100, {0.001, 0.002}}, {10000, {0.030, 0.050}}}));
+    history.recordOpTimes(2, opTimeSumsPerBatch(report({{100, {0.001, 0.002}}, {10000, {0.030, 0.050}}})));
     history.recordCheck(3, true, "passed 12 random shapes");
-    history.recordTiming(3, report({{100, {0.0005}}, {1000, {0.004, 0.002}}}));
+    history.recordOpTimes(3, opTimeSumsPerBatch(report({{100, {0.0005}}, {1000, {0.004, 0.002}}})));
   }
 };
 

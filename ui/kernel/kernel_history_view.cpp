@@ -140,7 +140,7 @@ void KernelHistoryView::recordCheck(bool passed, const QString& summary) {
 void KernelHistoryView::recordTiming(const BenchmarkReport& report) {
   if (!history_ || !currentVersion_) return;
   try {
-    history_->recordTiming(currentVersion_, report);
+    history_->recordOpTimes(currentVersion_, opTimeSumsPerBatch(report));
   } catch (const std::exception& e) {
     showProblem(tr("The op times are not kept in the history: %1").arg(QString::fromUtf8(e.what())));
   }

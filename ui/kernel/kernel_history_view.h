@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "app/core/conv/kernel_history.h"
+#include "app/core/engine/benchmark.h"
 
 class QLabel;
 class QPushButton;

@@ -539,18 +539,9 @@ std::shared_ptr<const BenchmarkReport> TimingPanel::mergedWithShown(const Benchm
       convLayersIn(cancelled) != convLayersIn(*report_))
     return nullptr;
   auto merged = std::make_shared<BenchmarkReport>(*report_);
-  for (const BenchmarkRun& run : cancelled.runs) {
-    const auto same = std::find_if(merged->runs.begin(), merged->runs.end(), [&](const BenchmarkRun& shown) {
-      return shown.variant == run.variant && shown.batch == run.batch;
-    });
-    if (same == merged->runs.end()) {
-      merged->runs.push_back(run);
-      ++*added;
-    } else if (newerWins) {  // a finished sweep's measurement is the newer one
-      *same = run;
-      ++*added;
-    }  // else: a complete earlier measurement wins over a cancelled sweep's
-  }
+  // A finished sweep's measurement is the newer one; a complete earlier measurement wins over a
+  // cancelled sweep's.
+  *added = mergeRuns(*merged, cancelled, newerWins ? RunMerge::kNewerPerBatch : RunMerge::kShownPerBatch);
   return merged;
 }
 

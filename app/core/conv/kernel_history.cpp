@@ -276,18 +276,6 @@ bool KernelHistory::recordCheck(int number, bool passed, const std::string& summ
   return false;
 }
 
-bool KernelHistory::recordTiming(int number, const BenchmarkReport& report) {
-  std::vector<KernelOpTime> opTimes;
-  for (const BenchmarkRun& run : report.runs) {
-    if (std::any_of(opTimes.begin(), opTimes.end(), [&](const KernelOpTime& t) { return t.batch == run.batch; }))
-      continue;  // one figure per batch: the first run's
-    double sum = 0.0;
-    for (const LayerBenchmark& layer : run.layers) sum += layer.opTime.median;
-    opTimes.push_back({run.batch, sum});
-  }
-  return recordOpTimes(number, std::move(opTimes));
-}
-
 bool KernelHistory::recordOpTimes(int number, std::vector<KernelOpTime> opTimes) {
   for (KernelVersion& version : versions_)
     if (version.number == number) {

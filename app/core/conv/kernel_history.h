@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "app/core/engine/benchmark.h"
-
 namespace convscope {
 
 // $CONVSCOPE_KERNEL_HISTORY when set; else the application's data folder as Qt's
@@ -69,8 +67,8 @@ class KernelHistory {
                      const std::string& sassMissingReason);
   // Results for version `number`; a version no longer kept is ignored (returns false).
   bool recordCheck(int number, bool passed, const std::string& summary);
-  bool recordTiming(int number, const BenchmarkReport& report);  // each run's batch and op-time sum
-  // Op-time sums as they are (the fair timing's: `convscope-cli kernel time`), one per batch.
+  // Op-time sums, one per batch (a benchmark's: opTimeSumsPerBatch in engine/benchmark.h; the fair
+  // timing's: `convscope-cli kernel time`).
   bool recordOpTimes(int number, std::vector<KernelOpTime> opTimes);
 
   void reload();

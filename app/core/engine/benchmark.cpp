@@ -431,4 +431,40 @@ void writeBenchmarkCsv(const BenchmarkReport& report, const std::filesystem::pat
   writeFileAtomically(path, out.str());
 }
 
+int mergeRuns(BenchmarkReport& into, const BenchmarkReport& added, RunMerge rule) {
+  if (rule == RunMerge::kReplaceTheVariants) {
+    std::erase_if(into.runs, [&](const BenchmarkRun& run) {
+      return std::any_of(added.runs.begin(), added.runs.end(),
+                         [&](const BenchmarkRun& newer) { return newer.variant == run.variant; });
+    });
+    into.runs.insert(into.runs.end(), added.runs.begin(), added.runs.end());
+    return static_cast<int>(added.runs.size());
+  }
+  int joined = 0;
+  for (const BenchmarkRun& run : added.runs) {
+    const auto same = std::find_if(into.runs.begin(), into.runs.end(), [&](const BenchmarkRun& shown) {
+      return shown.variant == run.variant && shown.batch == run.batch;
+    });
+    if (same == into.runs.end()) {
+      into.runs.push_back(run);
+      ++joined;
+    } else if (rule == RunMerge::kNewerPerBatch) {
+      *same = run;
+      ++joined;
+    }
+  }
+  return joined;
+}
+
+std::vector<KernelOpTime> opTimeSumsPerBatch(const BenchmarkReport& report) {
+  std::vector<KernelOpTime> sums;
+  for (const BenchmarkRun& run : report.runs) {
+    if (std::any_of(sums.begin(), sums.end(), [&](const KernelOpTime& t) { return t.batch == run.batch; })) continue;
+    double sum = 0.0;
+    for (const LayerBenchmark& layer : run.layers) sum += layer.opTime.median;
+    sums.push_back({run.batch, sum});
+  }
+  return sums;
+}
+
 }  // namespace convscope

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/core/conv/conv_problem.h"
+#include "app/core/conv/kernel_history.h"
 #include "app/core/data/image_set.h"
 #include "app/core/device/gpu_platform.h"
 
@@ -97,6 +98,19 @@ struct BenchmarkOptions {
 // the runs done so far.
 BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& images,
                              const std::function<bool(const std::string&)>& progress = {});
+
+// How runs join a report that has some of the same variant already.
+enum class RunMerge {
+  kReplaceTheVariants,  // the added variants' earlier runs give way to all of the new ones
+  kNewerPerBatch,       // a run of the same variant and batch is replaced; the others join
+  kShownPerBatch,       // a run of the same variant and batch stays; the others join
+};
+// Adds `added`'s runs to `into` by `rule`; returns how many of them joined.
+int mergeRuns(BenchmarkReport& into, const BenchmarkReport& added, RunMerge rule);
+
+// Per batch, the sum over the conv layers of their median op time (the first run of each batch):
+// what a kernel's history keeps of a benchmark.
+std::vector<KernelOpTime> opTimeSumsPerBatch(const BenchmarkReport& report);
 
 void writeBenchmarkJson(const BenchmarkReport& report, const std::filesystem::path& path);
 BenchmarkReport readBenchmarkJson(const std::filesystem::path& path);
