@@ -37,10 +37,7 @@ double stripOffset(size_t index) {
 
 }  // namespace
 
-ClassDistributionChart::ClassDistributionChart(QWidget* parent)
-    : QCustomPlot(parent), title_(new QCPTextElement(this)) {
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
+ClassDistributionChart::ClassDistributionChart(QWidget* parent) : StyledPlot(parent) {
   xAxis->setScaleType(QCPAxis::stLogarithmic);
   xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
   xAxis->setNumberFormat("eb");
@@ -69,19 +66,14 @@ void ClassDistributionChart::setGroup(const std::vector<nlohmann::json>& rows, c
   rebuild();
 }
 
-QString ClassDistributionChart::titleText() const {
-  return title_->text();
-}
-
 void ClassDistributionChart::rebuild() {
   clearGraphs();
   clearItems();
   lineLabels_.clear();  // the items they were
-  styleChart(*this);
   titleParts_ = {
       tr("The class at batch %1: %n timed submission(s)", nullptr, int(points_.size())).arg(kGradeBatches.back())};
   if (!note_.isEmpty()) titleParts_ << note_;
-  setFittedTitle(*title_, titleParts_, width());
+  restyle();
 
   QCPGraph* dots = addGraph();
   dots->setLineStyle(QCPGraph::lsNone);
@@ -177,25 +169,13 @@ QString ClassDistributionChart::pointToolTip(const QPoint& position) const {
   return text;
 }
 
-bool ClassDistributionChart::event(QEvent* event) {
-  if (answerToolTip(*this, event, [this](const QPoint& p) { return pointToolTip(p); })) return true;
-  return QCustomPlot::event(event);
-}
-
-void ClassDistributionChart::resizeEvent(QResizeEvent* event) {
-  setFittedTitle(*title_, titleParts_, event->size().width());
-  QCustomPlot::resizeEvent(event);
+void ClassDistributionChart::laidOut() {
   // The labels' rows follow the new width and height once the axes are laid out again.
   QTimer::singleShot(0, this, [this] {
     replot(rpImmediateRefresh);
     placeLineLabels();
     replot(rpQueuedReplot);
   });
-}
-
-void ClassDistributionChart::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::PaletteChange || event->type() == QEvent::FontChange) rebuild();
 }
 
 }  // namespace convscope::ui

@@ -10,10 +10,11 @@
 
 #include <string>
 #include <vector>
+#include "ui/charts/styled_plot.h"
 
 namespace convscope::ui {
 
-class ClassDistributionChart : public QCustomPlot {
+class ClassDistributionChart : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -34,19 +35,16 @@ class ClassDistributionChart : public QCustomPlot {
 
   const std::vector<Point>& points() const { return points_; }
   const std::vector<ReferenceLine>& referenceLines() const { return lines_; }
-  QString titleText() const;
   // The tooltip of the dot nearest `position` (widget pixels), empty when none is near.
   QString pointToolTip(const QPoint& position) const;
 
   // A plot of 120 px or more (tests/ui/test_layout.cpp) under a title on two lines, at the font.
   QSize minimumSizeHint() const override { return {320, 4 * fontMetrics().height() + 170}; }
 
- protected:
-  bool event(QEvent* event) override;
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-
  private:
+  QString toolTipAt(const QPoint& position) const override { return pointToolTip(position); }
+  void styleChanged(QEvent::Type) override { rebuild(); }
+  void laidOut() override;
   void rebuild();
   // The reference lines' names, each on the first row under the title where it overlaps no other
   // and stays inside the plot (right-aligned at the right edge); a name with no such row is left
@@ -57,8 +55,6 @@ class ClassDistributionChart : public QCustomPlot {
   std::vector<Point> points_;
   std::vector<ReferenceLine> lines_;
   QString note_;
-  QStringList titleParts_;
-  QCPTextElement* title_;
 };
 
 }  // namespace convscope::ui

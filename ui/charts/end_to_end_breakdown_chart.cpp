@@ -57,10 +57,7 @@ QString milliseconds(double ms) {
 
 }  // namespace
 
-EndToEndBreakdownChart::EndToEndBreakdownChart(QWidget* parent)
-    : QCustomPlot(parent), title_(new QCPTextElement(this)), note_(new QCPTextElement(this)) {
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
+EndToEndBreakdownChart::EndToEndBreakdownChart(QWidget* parent) : StyledPlot(parent), note_(new QCPTextElement(this)) {
   plotLayout()->insertRow(1);
   plotLayout()->addElement(1, 0, note_);
   // Horizontal bars: the variants' names read along the left axis, the first on top.
@@ -390,8 +387,7 @@ void EndToEndBreakdownChart::rebuild() {
 }
 
 void EndToEndBreakdownChart::restyle() {
-  styleChart(*this);
-  setFittedTitle(*title_, titleParts_, width());
+  StyledPlot::restyle();
   QFont small = font();
   small.setPointSizeF(small.pointSizeF() * 0.85);
   note_->setFont(small);  // styleChart made every text element bold
@@ -414,10 +410,6 @@ void EndToEndBreakdownChart::fitLegend(int width) {
   if (columns == legend->wrap()) return;
   legend->setWrap(columns);
   legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
-}
-
-QString EndToEndBreakdownChart::titleText() const {
-  return title_->text();
 }
 
 QString EndToEndBreakdownChart::noteText() const {
@@ -456,24 +448,9 @@ QString EndToEndBreakdownChart::toolTipAt(const QPoint& position) const {
   return {};
 }
 
-bool EndToEndBreakdownChart::event(QEvent* event) {
-  if (answerToolTip(*this, event, [this](const QPoint& at) { return toolTipAt(at); })) return true;
-  return QCustomPlot::event(event);
-}
-
-void EndToEndBreakdownChart::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) {
-    restyle();
-    replot(rpQueuedReplot);
-  }
-}
-
-void EndToEndBreakdownChart::resizeEvent(QResizeEvent* event) {
-  setFittedTitle(*title_, titleParts_, event->size().width());
-  note_->setText(wrappedNote(noteParts_, note_->font(), event->size().width()));
-  fitLegend(event->size().width());
-  QCustomPlot::resizeEvent(event);
+void EndToEndBreakdownChart::fitTo(const QSize& size) {
+  note_->setText(wrappedNote(noteParts_, note_->font(), size.width()));
+  fitLegend(size.width());
 }
 
 }  // namespace convscope::ui

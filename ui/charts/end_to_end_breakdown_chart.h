@@ -15,10 +15,11 @@
 
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/peer_timings.h"
+#include "ui/charts/styled_plot.h"
 
 namespace convscope::ui {
 
-class EndToEndBreakdownChart : public QCustomPlot {
+class EndToEndBreakdownChart : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -44,21 +45,16 @@ class EndToEndBreakdownChart : public QCustomPlot {
   double floorMilliseconds() const { return floorMs_; }
   QCPItemStraightLine* floorLine() const { return floorLine_; }
   QString floorToolTip() const { return floorToolTip_; }
-  QString titleText() const;
   QString noteText() const;
   // The tooltip of the segment, peer bar or floor line under `position` (widget pixels), or empty.
-  QString toolTipAt(const QPoint& position) const;
+  QString toolTipAt(const QPoint& position) const override;
 
   QSize minimumSizeHint() const override { return {200, 160}; }
 
- protected:
-  bool event(QEvent* event) override;
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-
  private:
   void rebuild();
-  void restyle();
+  void restyle() override;
+  void fitTo(const QSize& size) override;
   void fitLegend(int width);
 
   std::shared_ptr<const BenchmarkReport> report_;
@@ -72,8 +68,7 @@ class EndToEndBreakdownChart : public QCustomPlot {
   QString floorToolTip_;
   QCPItemStraightLine* floorLine_ = nullptr;
   QCPItemText* floorLabel_ = nullptr;
-  QStringList titleParts_, noteParts_;
-  QCPTextElement* title_;
+  QStringList noteParts_;
   QCPTextElement* note_;
 };
 

@@ -8,7 +8,7 @@
 namespace convscope::ui {
 
 PredictionChart::PredictionChart(QWidget* parent)
-    : QCustomPlot(parent),
+    : StyledPlot(parent, Title::None),
       bars_(new QCPBars(yAxis, xAxis)),
       topBar_(new QCPBars(yAxis, xAxis)),
       truthBox_(new QCPBars(yAxis, xAxis)) {
@@ -99,7 +99,7 @@ void PredictionChart::clearPrediction() {
 }
 
 void PredictionChart::restyle() {
-  styleChart(*this);
+  StyledPlot::restyle();
   const QColor text = palette().color(QPalette::Text);
   QColor neutral = palette().color(QPalette::Mid);
   if (neutral == palette().color(QPalette::Base)) neutral = Qt::gray;
@@ -140,14 +140,8 @@ double PredictionChart::fontScale() const {
   return std::clamp(height() / (lines * lineHeight), 0.5, 1.0);
 }
 
-void PredictionChart::resizeEvent(QResizeEvent* event) {
-  QCustomPlot::resizeEvent(event);
+void PredictionChart::laidOut() {
   if (std::abs(fontScale() - appliedScale_) > 0.02) restyle();
-}
-
-void PredictionChart::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) restyle();
 }
 
 }  // namespace convscope::ui

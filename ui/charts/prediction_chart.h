@@ -7,9 +7,11 @@
 
 #include <vector>
 
+#include "ui/charts/styled_plot.h"
+
 namespace convscope::ui {
 
-class PredictionChart : public QCustomPlot {
+class PredictionChart : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -32,12 +34,9 @@ class PredictionChart : public QCustomPlot {
   // tests/ui/test_layout.cpp), at the chart's font: a splitter never squeezes the bars below it.
   QSize minimumSizeHint() const override;
 
- protected:
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-
  private:
-  void restyle();
+  void restyle() override;
+  void laidOut() override;
   double fontScale() const;
 
   double appliedScale_ = 1.0;

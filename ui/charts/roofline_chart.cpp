@@ -24,9 +24,7 @@ QString timesText(double factor) {
 
 }  // namespace
 
-RooflineChart::RooflineChart(QWidget* parent) : QCustomPlot(parent), title_(new QCPTextElement(this)) {
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
+RooflineChart::RooflineChart(QWidget* parent) : StyledPlot(parent) {
   for (QCPAxis* axis : {xAxis, yAxis}) {
     axis->setScaleType(QCPAxis::stLogarithmic);
     QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
@@ -331,8 +329,7 @@ void RooflineChart::mousePressEvent(QMouseEvent* event) {
 }
 
 void RooflineChart::restyle() {
-  styleChart(*this);
-  setFittedTitle(*title_, titleParts_, width());
+  StyledPlot::restyle();
   for (int i = 0; i < itemCount(); ++i)
     if (auto* text = qobject_cast<QCPItemText*>(item(i)); text && text != selectedLabel_) {
       QFont small = font();
@@ -341,23 +338,7 @@ void RooflineChart::restyle() {
     }
 }
 
-QString RooflineChart::titleText() const {
-  return title_->text();
-}
-
-bool RooflineChart::event(QEvent* event) {
-  if (answerToolTip(*this, event, [this](const QPoint& at) { return pointText(pointAt(at)); })) return true;
-  return QCustomPlot::event(event);
-}
-
-void RooflineChart::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  // The roofs and the machines' markers take the palette's text colour: drawn again.
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) rebuild();
-}
-
-void RooflineChart::resizeEvent(QResizeEvent* event) {
-  setFittedTitle(*title_, titleParts_, event->size().width());
+void RooflineChart::fitTo(const QSize& size) {
   // As many legend columns as the widest entry allows: fewer rows leave the plot its height (in
   // presentation mode at 1440x900 four columns left it 197 px).
   int widest = 0;
@@ -366,12 +347,11 @@ void RooflineChart::resizeEvent(QResizeEvent* event) {
     if (auto* entry = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
       widest = std::max(widest, metrics.horizontalAdvance(entry->plottable()->name()));
   const int entryWidth = widest + legend->iconSize().width() + legend->iconTextPadding() + 16;
-  const int columns = std::max(1, (event->size().width() - 16) / std::max(1, entryWidth));
+  const int columns = std::max(1, (size.width() - 16) / std::max(1, entryWidth));
   if (legend->wrap() != columns) {
     legend->setWrap(columns);
     legend->setFillOrder(legend->fillOrder(), true);  // re-flows the entries into the new columns
   }
-  QCustomPlot::resizeEvent(event);
 }
 
 }  // namespace convscope::ui

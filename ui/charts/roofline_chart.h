@@ -14,6 +14,7 @@
 
 #include "app/core/engine/benchmark.h"
 #include "ui/charts/roofline_points.h"
+#include "ui/charts/styled_plot.h"
 
 namespace convscope::ui {
 
@@ -22,7 +23,7 @@ struct RooflineMachine {
   QString label;  // the legend's name for it: the device, and the file where two share one
 };
 
-class RooflineChart : public QCustomPlot {
+class RooflineChart : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -50,7 +51,6 @@ class RooflineChart : public QCustomPlot {
   // Where the "× of floor" labels are drawn (widget pixels), and how many found no free place.
   std::vector<QRectF> floorLabelBoxes() const;
   int hiddenFloorLabels() const { return hiddenFloorLabels_; }
-  QString titleText() const;
 
   QSize minimumSizeHint() const override { return {240, 200}; }
 
@@ -58,14 +58,15 @@ class RooflineChart : public QCustomPlot {
   void pointSelected(int index, const QString& text);
 
  protected:
-  bool event(QEvent* event) override;
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
 
  private:
+  QString toolTipAt(const QPoint& position) const override { return pointText(pointAt(position)); }
+  // The roofs and the machines' markers take the palette's text colour: drawn again.
+  void styleChanged(QEvent::Type) override { rebuild(); }
+  void fitTo(const QSize& size) override;
   void rebuild();
-  void restyle();
+  void restyle() override;
   void placeFloorLabels();
   int batchFor(const BenchmarkReport& report) const;
 
@@ -75,8 +76,6 @@ class RooflineChart : public QCustomPlot {
   std::vector<Plotted> points_;
   int selected_ = -1;
   int roofs_ = 0;
-  QStringList titleParts_;
-  QCPTextElement* title_;
   QCPItemTracer* marker_ = nullptr;
   QCPItemText* selectedLabel_ = nullptr;
   std::vector<QCPItemText*> floorLabels_;  // by point; null where a point has no floor

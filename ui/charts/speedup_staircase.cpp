@@ -15,9 +15,7 @@ QString times(double factor) {
 
 }  // namespace
 
-SpeedupStaircase::SpeedupStaircase(QWidget* parent) : QCustomPlot(parent), title_(new QCPTextElement(this)) {
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
+SpeedupStaircase::SpeedupStaircase(QWidget* parent) : StyledPlot(parent) {
   // Course steps down the left axis (the first on top), speed-up along a logarithmic axis: each
   // step that paid reaches further right, a staircase.
   xAxis->setScaleType(QCPAxis::stLogarithmic);
@@ -99,8 +97,7 @@ void SpeedupStaircase::rebuild() {
 }
 
 void SpeedupStaircase::restyle() {
-  styleChart(*this);
-  setFittedTitle(*title_, titleParts_, width());
+  StyledPlot::restyle();
   for (int i = 0; i < itemCount(); ++i)
     if (auto* text = qobject_cast<QCPItemText*>(item(i))) {
       QFont small = font();
@@ -108,23 +105,6 @@ void SpeedupStaircase::restyle() {
       text->setFont(small);
       text->setColor(palette().color(QPalette::Text));
     }
-}
-
-QString SpeedupStaircase::titleText() const {
-  return title_->text();
-}
-
-void SpeedupStaircase::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) {
-    restyle();
-    replot(rpQueuedReplot);
-  }
-}
-
-void SpeedupStaircase::resizeEvent(QResizeEvent* event) {
-  setFittedTitle(*title_, titleParts_, event->size().width());
-  QCustomPlot::resizeEvent(event);
 }
 
 }  // namespace convscope::ui

@@ -11,10 +11,11 @@
 
 #include "app/core/engine/benchmark.h"
 #include "ui/charts/benchmark_series.h"
+#include "ui/charts/styled_plot.h"
 
 namespace convscope::ui {
 
-class SpeedupStaircase : public QCustomPlot {
+class SpeedupStaircase : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -25,17 +26,12 @@ class SpeedupStaircase : public QCustomPlot {
   const std::vector<Speedup>& steps() const { return steps_; }
   // The bar labels, in course order (tests read what the chart says).
   QStringList labels() const { return labels_; }
-  QString titleText() const;
 
   QSize minimumSizeHint() const override { return {240, 200}; }
 
- protected:
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-
  private:
   void rebuild();
-  void restyle();
+  void restyle() override;
 
   std::shared_ptr<const BenchmarkReport> report_;
   QString machine_;
@@ -44,8 +40,6 @@ class SpeedupStaircase : public QCustomPlot {
   std::vector<Speedup> steps_;
   QStringList labels_;
   std::string baseline_;
-  QStringList titleParts_;
-  QCPTextElement* title_;
 };
 
 }  // namespace convscope::ui

@@ -11,10 +11,7 @@
 
 namespace convscope::ui {
 
-TimingBarChart::TimingBarChart(QWidget* parent)
-    : QCustomPlot(parent), title_(new QCPTextElement(this)), group_(new QCPBarsGroup(this)) {
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
+TimingBarChart::TimingBarChart(QWidget* parent) : StyledPlot(parent), group_(new QCPBarsGroup(this)) {
   // Horizontal bars: the variants' names read along the left axis however many there are.
   yAxis->setRangeReversed(true);  // the first variant on top
   yAxis->setTickLength(0, 0);
@@ -147,13 +144,8 @@ void TimingBarChart::rebuild() {
 }
 
 void TimingBarChart::restyle() {
-  styleChart(*this);
-  setFittedTitle(*title_, titleParts_, width());
+  StyledPlot::restyle();
   fitCaption(width());  // at the new font too
-}
-
-QString TimingBarChart::titleText() const {
-  return title_->text();
 }
 
 QString TimingBarChart::barToolTip(const QPoint& position) const {
@@ -175,19 +167,6 @@ QString TimingBarChart::barToolTip(const QPoint& position) const {
   return {};
 }
 
-bool TimingBarChart::event(QEvent* event) {
-  if (answerToolTip(*this, event, [this](const QPoint& at) { return barToolTip(at); })) return true;
-  return QCustomPlot::event(event);
-}
-
-void TimingBarChart::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) {
-    restyle();
-    replot(rpQueuedReplot);
-  }
-}
-
 void TimingBarChart::fitCaption(int chartWidth) {
   // Its parts on as few lines as fit under the bars (the names' column and margins take about a
   // third of the chart): never cut at the chart's edge ("... 10x the one befo").
@@ -206,12 +185,6 @@ void TimingBarChart::fitCaption(int chartWidth) {
       lines << part;
   }
   xAxis->setLabel(lines.join('\n'));
-}
-
-void TimingBarChart::resizeEvent(QResizeEvent* event) {
-  setFittedTitle(*title_, titleParts_, event->size().width());
-  fitCaption(event->size().width());
-  QCustomPlot::resizeEvent(event);
 }
 
 }  // namespace convscope::ui

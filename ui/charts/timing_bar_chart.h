@@ -11,10 +11,11 @@
 #include <memory>
 
 #include "app/core/engine/benchmark.h"
+#include "ui/charts/styled_plot.h"
 
 namespace convscope::ui {
 
-class TimingBarChart : public QCustomPlot {
+class TimingBarChart : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -35,7 +36,6 @@ class TimingBarChart : public QCustomPlot {
   const std::vector<std::string>& variants() const { return variants_; }
   // The tooltip of the bar under `position` (widget pixels), empty when none is there.
   QString barToolTip(const QPoint& position) const;
-  QString titleText() const;
 
   // QCustomPlot asks for room for every tick label; a splitter may squeeze the chart below that.
   QSize minimumSizeHint() const override { return {200, 160}; }
@@ -44,14 +44,11 @@ class TimingBarChart : public QCustomPlot {
   // The scale shown changed (an automatic choice, or the user's).
   void scaleChanged(bool logarithmic);
 
- protected:
-  bool event(QEvent* event) override;
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-
  private:
+  QString toolTipAt(const QPoint& position) const override { return barToolTip(position); }
+  void restyle() override;
+  void fitTo(const QSize& size) override { fitCaption(size.width()); }
   void rebuild();
-  void restyle();
   bool logarithmicFor(double shortest, double longest) const;
   void setAxisScale(double shortest, double longest);
 
@@ -60,10 +57,8 @@ class TimingBarChart : public QCustomPlot {
   TimeAxis choice_ = TimeAxis::Automatic;
   bool logarithmic_ = false;
   std::vector<std::string> variants_;
-  QStringList titleParts_;
   QStringList captionParts_;  // the time axis' caption, joined on one line or two (fitCaption)
   void fitCaption(int chartWidth);
-  QCPTextElement* title_;
   QCPBarsGroup* group_;
 };
 

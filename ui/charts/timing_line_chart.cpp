@@ -13,15 +13,14 @@
 
 namespace convscope::ui {
 
-TimingLineChart::TimingLineChart(QWidget* parent) : QCustomPlot(parent), title_(new QCPTextElement(this)) {
+TimingLineChart::TimingLineChart(QWidget* parent) : StyledPlot(parent) {
   // Layout: the title across the top; under it the axes and, in a column of their own to the
   // right, the legend (with ten variants, a legend inside the axes would hide lines).
   QCPAxisRect* axes = axisRect();
   plotLayout()->take(axes);
   plotLayout()->simplify();
   auto* body = new QCPLayoutGrid;
-  plotLayout()->addElement(0, 0, title_);
-  plotLayout()->addElement(1, 0, body);
+  plotLayout()->addElement(1, 0, body);  // under the title
   body->addElement(0, 0, axes);
   // Where the chart is narrow the legend moves under the axes, in as many columns as fit
   // (placeLegend): beside them, ten long names would leave the lines a sliver.
@@ -194,7 +193,8 @@ void TimingLineChart::placeLegend(QSize size) {
     }
   const int columnWidth = widest + legend->columnSpacing();
   const int rowHeight = tallest + legend->rowSpacing();
-  const int titleHeight = static_cast<QCPLayoutElement*>(title_)->minimumOuterSizeHint().height();  // public there
+  const int titleHeight =
+      static_cast<QCPLayoutElement*>(titleElement())->minimumOuterSizeHint().height();  // public there
   const int axesHeight = size.height() - titleHeight - 3 * fontMetrics().height();
   const int columnsBelow = std::max(1, (size.width() - 24) / std::max(1, columnWidth));
   const int rowsBelow = (entries + columnsBelow - 1) / columnsBelow;
@@ -220,8 +220,7 @@ void TimingLineChart::placeLegend(QSize size) {
 }
 
 void TimingLineChart::restyle() {
-  styleChart(*this);
-  setFittedTitle(*title_, titleParts_, width());
+  StyledPlot::restyle();
   placeLegend(size());
   // A hidden line's legend entry stays, grayed, so it can be clicked back on.
   const QColor text = palette().color(QPalette::Text);
@@ -232,10 +231,6 @@ void TimingLineChart::restyle() {
     graph(g)->setVisible(shown);
     if (auto* entry = legend->itemWithPlottable(graph(g))) entry->setTextColor(shown ? text : off);
   }
-}
-
-QString TimingLineChart::titleText() const {
-  return title_->text();
 }
 
 QString TimingLineChart::pointToolTip(const QPoint& position) const {
@@ -261,26 +256,11 @@ QString TimingLineChart::pointToolTip(const QPoint& position) const {
   return text;
 }
 
-bool TimingLineChart::event(QEvent* event) {
-  if (answerToolTip(*this, event, [this](const QPoint& at) { return pointToolTip(at); })) return true;
-  return QCustomPlot::event(event);
-}
-
-void TimingLineChart::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  // Presentation mode changes the font: the lines are drawn again, thicker or thinner.
-  if (event->type() == QEvent::FontChange) {
+void TimingLineChart::styleChanged(QEvent::Type change) {
+  if (change == QEvent::FontChange)
     rebuild();
-  } else if (event->type() == QEvent::PaletteChange) {
-    restyle();
-    replot(rpQueuedReplot);
-  }
-}
-
-void TimingLineChart::resizeEvent(QResizeEvent* event) {
-  setFittedTitle(*title_, titleParts_, event->size().width());
-  placeLegend(event->size());
-  QCustomPlot::resizeEvent(event);
+  else
+    StyledPlot::styleChanged(change);
 }
 
 }  // namespace convscope::ui

@@ -10,10 +10,11 @@
 #include <set>
 
 #include "app/core/engine/benchmark.h"
+#include "ui/charts/styled_plot.h"
 
 namespace convscope::ui {
 
-class TimingLineChart : public QCustomPlot {
+class TimingLineChart : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -33,20 +34,18 @@ class TimingLineChart : public QCustomPlot {
   void setVariantShown(const std::string& variant, bool shown);
   // The tooltip of the point nearest `position` (widget pixels), empty when none is near.
   QString pointToolTip(const QPoint& position) const;
-  QString titleText() const;
   bool legendIsBelow() const { return legendIsBelow_; }  // under the axes (narrow) or beside them
 
   // QCustomPlot asks for room for every tick label; a splitter may squeeze the chart below that.
   QSize minimumSizeHint() const override { return {200, 160}; }
 
- protected:
-  bool event(QEvent* event) override;
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-
  private:
+  QString toolTipAt(const QPoint& position) const override { return pointToolTip(position); }
+  // Presentation mode changes the font: the lines are drawn again, thicker or thinner.
+  void styleChanged(QEvent::Type change) override;
+  void fitTo(const QSize& size) override { placeLegend(size); }
   void rebuild();
-  void restyle();
+  void restyle() override;
   void placeLegend(QSize size);
 
   std::shared_ptr<const BenchmarkReport> report_;
@@ -57,8 +56,6 @@ class TimingLineChart : public QCustomPlot {
   int layer_ = -1;
   std::vector<std::string> variants_;
   std::set<std::string> hidden_;  // variants whose line the user switched off, kept across layers
-  QStringList titleParts_;
-  QCPTextElement* title_;
   QCPLayoutGrid* body_ = nullptr;
   QCPLayoutGrid* legendBeside_ = nullptr;  // a column right of the axes
   QCPLayoutGrid* legendBelow_ = nullptr;   // a row under them

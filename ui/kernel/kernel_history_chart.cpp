@@ -36,9 +36,7 @@ class TimeAxisWithUntimedRow : public QCPAxisTicker {
 
 }  // namespace
 
-KernelHistoryChart::KernelHistoryChart(QWidget* parent) : QCustomPlot(parent), title_(new QCPTextElement(this)) {
-  plotLayout()->insertRow(0);
-  plotLayout()->addElement(0, 0, title_);
+KernelHistoryChart::KernelHistoryChart(QWidget* parent) : StyledPlot(parent) {
   xAxis->setLabel(tr("version"));
   yAxis->setLabel(tr("ms"));  // the title says what: a short caption fits a short plot
   QSharedPointer<QCPAxisTickerFixed> whole(new QCPAxisTickerFixed);
@@ -69,7 +67,6 @@ void KernelHistoryChart::setVersions(const std::vector<KernelVersion>& versions)
 
 void KernelHistoryChart::rebuild() {
   clearGraphs();
-  styleChart(*this);
   const auto addGraph = [this](const QString& name, const QColor& colour, QCPScatterStyle::ScatterShape shape,
                                bool line) {
     QCPGraph* graph = QCustomPlot::addGraph();
@@ -107,31 +104,18 @@ void KernelHistoryChart::rebuild() {
   titleParts_ = points_.empty() ? QStringList{tr("No versions yet: each save that compiles adds one")}
                                 : QStringList{tr("Op time over your versions"),
                                               tr("the sum of the conv layers at batch 10,000 where timed")};
-  setFittedTitle(*title_, titleParts_, width());
+  restyle();
   replot(rpQueuedReplot);
 }
 
-void KernelHistoryChart::changeEvent(QEvent* event) {
-  QCustomPlot::changeEvent(event);
-  if (event->type() == QEvent::FontChange || event->type() == QEvent::PaletteChange) rebuild();
-}
-
-void KernelHistoryChart::resizeEvent(QResizeEvent* event) {
-  setFittedTitle(*title_, titleParts_, event->size().width());
-  QCustomPlot::resizeEvent(event);
-}
-
-bool KernelHistoryChart::event(QEvent* event) {
-  const bool handled = answerToolTip(*this, event, [this](const QPoint& at) {
-    const int version = static_cast<int>(std::lround(xAxis->pixelToCoord(at.x())));
-    for (const Point& point : points_)
-      if (point.version == version)
-        return point.milliseconds
-                   ? tr("v%1: %2 ms at batch %3").arg(version).arg(*point.milliseconds, 0, 'f', 3).arg(point.batch)
-                   : tr("v%1: not timed").arg(version);
-    return QString();
-  });
-  return handled || QCustomPlot::event(event);
+QString KernelHistoryChart::toolTipAt(const QPoint& position) const {
+  const int version = static_cast<int>(std::lround(xAxis->pixelToCoord(position.x())));
+  for (const Point& point : points_)
+    if (point.version == version)
+      return point.milliseconds
+                 ? tr("v%1: %2 ms at batch %3").arg(version).arg(*point.milliseconds, 0, 'f', 3).arg(point.batch)
+                 : tr("v%1: not timed").arg(version);
+  return {};
 }
 
 }  // namespace convscope::ui

@@ -12,10 +12,11 @@
 #include <vector>
 
 #include "app/core/conv/kernel_history.h"
+#include "ui/charts/styled_plot.h"
 
 namespace convscope::ui {
 
-class KernelHistoryChart : public QCustomPlot {
+class KernelHistoryChart : public StyledPlot {
   Q_OBJECT
 
  public:
@@ -35,17 +36,12 @@ class KernelHistoryChart : public QCustomPlot {
   // A plot of 240 x 120 or more beside its axes, under a title on two lines, at the chart's font.
   QSize minimumSizeHint() const override { return {320, 4 * fontMetrics().height() + 170}; }
 
- protected:
-  void changeEvent(QEvent* event) override;
-  void resizeEvent(QResizeEvent* event) override;
-  bool event(QEvent* event) override;
-
  private:
+  QString toolTipAt(const QPoint& position) const override;
+  void styleChanged(QEvent::Type) override { rebuild(); }
   void rebuild();
 
   std::vector<Point> points_;
-  QCPTextElement* title_;
-  QStringList titleParts_;
 };
 
 }  // namespace convscope::ui
