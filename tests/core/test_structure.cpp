@@ -62,8 +62,8 @@ TEST(Structure, EveryIncludeInsideTheCoreRunsDownItsStack) {
       ++checked;
       const int target = coreLevel(m[1].str());
       EXPECT_GE(target, 0) << file.string() << ":" << i + 1 << ": includes an unknown core folder " << m[1];
-      EXPECT_LE(target, level) << file.string() << ":" << i + 1 << ": app/core/" << folder
-                               << " includes app/core/" << m[1] << ", which is above it";
+      EXPECT_LE(target, level) << file.string() << ":" << i + 1 << ": app/core/" << folder << " includes app/core/"
+                               << m[1] << ", which is above it";
     }
   }
   EXPECT_GT(checked, 100) << "the includes were not read";
