@@ -50,7 +50,7 @@ struct AnsweredWindow {
 
 // Runs a small sweep (two CPU variants at batch 1 and 10) and waits for it.
 void runSweep(gui::MainWindow& window) {
-  ui::TimingPanel* timing = window.timing();
+  ui::TimingPanel* timing = window.view<ui::TimingPanel>("timing");
   timing->controls()->setCheckedVariants({"cpu-im2col-gemm", "cpu-onednn"});
   timing->controls()->setBatches("1,10");
   ASSERT_TRUE(timing->startSweep());
@@ -95,9 +95,9 @@ TEST(NothingLost, TheNextStartOffersAnUnsavedSweepBackAfterAKill) {
   AnsweredWindow second(recovery, {QMessageBox::Yes, QMessageBox::Discard});
   ASSERT_TRUE(QTest::qWaitFor([&] { return !second.asked.empty(); }, 5000));
   EXPECT_TRUE(second.asked[0].contains("4 run(s)")) << second.asked[0].toStdString();
-  ASSERT_NE(second.window->timing()->report(), nullptr);
-  EXPECT_EQ(second.window->timing()->report()->runs.size(), before.runs.size());
-  EXPECT_TRUE(second.window->timing()->hasUnsavedResults());
+  ASSERT_NE(second.window->view<ui::TimingPanel>("timing")->report(), nullptr);
+  EXPECT_EQ(second.window->view<ui::TimingPanel>("timing")->report()->runs.size(), before.runs.size());
+  EXPECT_TRUE(second.window->view<ui::TimingPanel>("timing")->hasUnsavedResults());
   EXPECT_TRUE(second.close());
   // Declined at the next start: nothing is offered again.
   AnsweredWindow third(recovery, {});
