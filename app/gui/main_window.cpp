@@ -802,9 +802,13 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  // Unsaved work (a kernel's edits, a sweep's results) the user keeps: the window stays open.
-  for (size_t i = 0; i < options_.tabs.size(); ++i)
-    if (options_.tabs[i].mayClose && !options_.tabs[i].mayClose(tabViews_[i], *this)) return event->ignore();
+  // Unsaved work (a kernel's edits, a sweep's results) the user keeps: the window stays open. The
+  // user's own writing is asked about first.
+  for (const UnsavedWork asked : {UnsavedWork::kUsersOwnWriting, UnsavedWork::kResults})
+    for (size_t i = 0; i < options_.tabs.size(); ++i)
+      if (options_.tabs[i].unsavedWork == asked && options_.tabs[i].mayClose &&
+          !options_.tabs[i].mayClose(tabViews_[i], *this))
+        return event->ignore();
   saveSettings();
   // No long work may keep the window waiting: each stops after its inference in flight, or at
   // once when it is only waiting for its turn on the device.

@@ -218,7 +218,7 @@ std::vector<TabRow> standardTabs() {
                 settings.setValue("timing/variants", v.controls()->checkedVariants());
               })
           // A sweep may not keep the window waiting: it stops after its inference in flight.
-          .atQuit(keepOrDiscardUnsavedResults,
+          .atQuit(UnsavedWork::kResults, keepOrDiscardUnsavedResults,
                   [](TimingPanel& v) {
                     if (v.sweepRunning()) v.cancelSweep();
                   }),
@@ -227,7 +227,7 @@ std::vector<TabRow> standardTabs() {
           .on(Change::Model, [](ProfilePanel& v, const WindowState& s) { v.setModel(s.model); })
           .on(Change::Variant, [](ProfilePanel& v, const WindowState& s) { v.setVariant(s.variant); })
           .on(Change::TestSet, [](ProfilePanel& v, const WindowState& s) { v.setImageSet(s.testSet); })
-          .atQuit(nullptr,
+          .atQuit(UnsavedWork::kResults, nullptr,
                   [](ProfilePanel& v) {
                     if (v.profileRunning()) v.cancelProfile();
                   }),
@@ -275,7 +275,9 @@ std::vector<TabRow> standardTabs() {
             });
           })
           // Unsaved edits: the student may cancel the quit.
-          .atQuit([](UserKernelPanel& v, WindowLinks&) { return v.confirmClose(); }, nullptr),
+          .atQuit(
+              UnsavedWork::kUsersOwnWriting, [](UserKernelPanel& v, WindowLinks&) { return v.confirmClose(); },
+              nullptr),
       // The picture for the arithmetic is chosen in the first tab.
       tab<ConvArithmeticView>({"arithmetic"}, "Arithmetic", LeftColumn::NotNeeded,
                               [](const TabContext& c) { return new ConvArithmeticView(c.window); })

@@ -114,6 +114,9 @@ struct FileAction {
 // their charts want the whole width.
 enum class LeftColumn { Needed, NotNeeded };
 
+// What a tab's unsaved work is, for the order of the questions at quit.
+enum class UnsavedWork { kUsersOwnWriting, kResults };
+
 struct TabRow {
   QStringList names;  // the tab's own name first, then names of a part of it ("draw", "staircase")
   const char* title;  // untranslated; "&&" is a literal & (tab and menu texts)
@@ -139,7 +142,9 @@ struct TabRow {
   std::function<void(QWidget* view, const QSettings& settings)> restoreSettings;
   std::function<void(QWidget* view, QSettings& settings)> saveSettings;
   // At quit: false keeps the window open (unsaved work the user wants to keep). Then, once the
-  // window closes, `closing` stops its long work.
+  // window closes, `closing` stops its long work. The user's own writing (a kernel's edits) is
+  // asked about before results that can be measured again (a sweep), whatever the tabs' order.
+  UnsavedWork unsavedWork = UnsavedWork::kResults;
   std::function<bool(QWidget* view, WindowLinks& window)> mayClose;
   std::function<void(QWidget* view)> closing;
 
@@ -205,7 +210,9 @@ class TabRowBuilder {
     return *this;
   }
 
-  TabRowBuilder& atQuit(std::function<bool(View&, WindowLinks&)> mayClose, std::function<void(View&)> closing) {
+  TabRowBuilder& atQuit(UnsavedWork unsavedWork, std::function<bool(View&, WindowLinks&)> mayClose,
+                        std::function<void(View&)> closing) {
+    row_.unsavedWork = unsavedWork;
     if (mayClose)
       row_.mayClose = [mayClose = std::move(mayClose)](QWidget* view, WindowLinks& window) {
         return mayClose(static_cast<View&>(*view), window);

@@ -14,7 +14,11 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 
+#include <Qsci/qsciscintilla.h>
 #include "tests/ui/ui_test_support.h"
+
+#include "ui/kernel/kernel_editor.h"
+#include "ui/kernel/user_kernel_panel.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
 
@@ -69,6 +73,36 @@ TEST(NothingLost, QuitWithAnUnsavedSweepAsksAndCancelKeepsTheWindowOpen) {
   EXPECT_TRUE(QFileInfo::exists(recovery));
   EXPECT_TRUE(w.close()) << "Discard lets it close";
   EXPECT_FALSE(QFileInfo::exists(recovery)) << "discarded results leave no recovery file";
+}
+
+// The user's own writing is asked about before results that can be measured again, whatever the
+// tabs' order (the Timing tab comes before the Your kernel tab).
+TEST(NothingLost, AtQuitAKernelsUnsavedEditsAreAskedAboutBeforeASweepsResults) {
+  using Choice = ui::UserKernelPanel::UnsavedEditsChoice;
+  QTemporaryDir dir;
+  AnsweredWindow w(dir.filePath("sweep.json"), {QMessageBox::Discard});
+  runSweep(*w.window);
+  QFile::copy(QString::fromUtf8(CONVSCOPE_SOURCE_DIR) + "/examples/kernels/naive_conv.cu", dir.filePath("mine.cu"));
+  ASSERT_TRUE(w.window->openFile(dir.filePath("mine.cu"))) << w.window->lastError().toStdString();
+  ui::UserKernelPanel* kernel = w.window->view<ui::UserKernelPanel>("kernel");
+  QsciScintilla* text = kernel->editor()->editor();
+  text->setCursorPosition(0, 0);
+  text->insert("// unsaved\n");
+  std::vector<QString> order;
+  Choice kernelAnswer = Choice::Cancel;
+  kernel->setUnsavedEditsPrompt([&](const QString&) {
+    order.push_back("kernel (sweep asked " + QString::number(w.asked.size()) + " times)");
+    return kernelAnswer;
+  });
+  EXPECT_FALSE(w.close()) << "the kernel's Cancel keeps the window open";
+  EXPECT_EQ(order, (std::vector<QString>{"kernel (sweep asked 0 times)"}));
+  EXPECT_TRUE(w.asked.empty()) << "the sweep is not asked about once the kernel kept the window open";
+
+  kernelAnswer = Choice::Discard;
+  EXPECT_TRUE(w.close());
+  EXPECT_EQ(order.back(), "kernel (sweep asked 0 times)") << "the kernel first";
+  ASSERT_EQ(w.asked.size(), 1u) << "then the sweep";
+  EXPECT_TRUE(w.asked[0].contains("not saved")) << w.asked[0].toStdString();
 }
 
 TEST(NothingLost, SaveAtQuitWritesTheFileAndLeavesNothingToRecover) {

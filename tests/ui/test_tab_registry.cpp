@@ -72,8 +72,9 @@ TabRow probeRow() {
                   [](ProbeView& view, gui::WindowLinks&) { view.actionsRun << "open"; })
       .fileAction(gui::FileAction::Kind::Export, "Export p&robe…", QKeySequence(),
                   [](ProbeView& view, gui::WindowLinks&) { view.actionsRun << "export"; })
-      .atQuit([](ProbeView& view, gui::WindowLinks&) { return view.mayClose; },
-              [](ProbeView& view) { ++view.closings; });
+      .atQuit(
+          gui::UnsavedWork::kResults, [](ProbeView& view, gui::WindowLinks&) { return view.mayClose; },
+          [](ProbeView& view) { ++view.closings; });
   return row;
 }
 
