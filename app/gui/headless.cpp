@@ -23,13 +23,17 @@ void printError(const QString& message) {
   std::fprintf(stderr, "convscope: %s\n", qPrintable(message));
 }
 
+// The Your kernel tab still compiling or inspecting a student's kernel.
+bool kernelRunning(const MainWindow& window) {
+  const auto* kernel = window.view<ui::UserKernelPanel>("kernel");
+  return kernel && (kernel->pipeline()->running() || kernel->inspection()->running());
+}
+
 // Lets queued work finish: inference results, layouts, the charts' queued replots.
 void settle(MainWindow& window, int timeoutMs) {
   QElapsedTimer timer;
   timer.start();
-  while ((window.loading() || window.inference()->busy() || window.userKernel()->pipeline()->running() ||
-          window.userKernel()->inspection()->running()) &&
-         timer.elapsed() < timeoutMs) {
+  while ((window.loading() || window.inference()->busy() || kernelRunning(window)) && timer.elapsed() < timeoutMs) {
     QApplication::processEvents(QEventLoop::AllEvents, 20);
     QThread::msleep(2);
   }

@@ -31,18 +31,11 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/util/data_dir.h"
-#include "app/gui/explore_view.h"
-#include "ui/charts/prediction_panel.h"
-#include "ui/class/class_panel.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
 #include "ui/common/presentation_mode.h"
 #include "ui/common/recent_files.h"
 #include "ui/common/shortcut_priority.h"
-#include "ui/explain/conv_arithmetic_view.h"
-#include "ui/explain/kernel_weights_view.h"
-#include "ui/failures/confusion_view.h"
-#include "ui/gpumap/gpu_mapping_panel.h"
 #include "ui/inference/inference_controller.h"
 #include "ui/input/dataset_browser.h"
 #include "ui/input/drawing_panel.h"
@@ -52,15 +45,8 @@
 #include "ui/jobs/job_runner.h"
 #include "ui/jobs/model_load_job.h"
 #include "ui/jobs/test_set_load_job.h"
-#include "ui/kernel/user_kernel_panel.h"
-#include "ui/maps/feature_map_view.h"
 #include "ui/model/model_picker.h"
-#include "ui/model/model_summary_view.h"
 #include "ui/model/variant_selector.h"
-#include "ui/profile/profile_panel.h"
-#include "ui/roofline/roofline_panel.h"
-#include "ui/timing/sweep_controls.h"
-#include "ui/timing/timing_panel.h"
 
 namespace convscope::gui {
 namespace {
@@ -114,6 +100,19 @@ MainWindow::MainWindow(Options options)
       busy_(new QProgressBar(this)) {
   setWindowTitle("ConvScope");
   setAcceptDrops(true);
+  // Nothing lost: a sweep's runs reach a recovery file as they finish, and the next start offers
+  // them back (the Timing tab's row).
+  recoveryFile_ = options_.recoveryFile;
+  if (recoveryFile_.isEmpty() && options_.useSettings)
+    recoveryFile_ = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/recovery/sweep.json";
+  if (!options_.ask)
+    options_.ask = [this](const QString& text, QMessageBox::StandardButtons buttons) {
+      return QMessageBox::question(this, tr("ConvScope"), text, buttons);
+    };
+  if (!options_.chooseSavePath)
+    options_.chooseSavePath = [this](const QString& suggested) {
+      return QFileDialog::getSaveFileName(this, tr("Save the benchmark"), suggested, tr("Benchmark JSON (*.json)"));
+    };
   buildLayout();
   buildMenus();
   connectWidgets();
@@ -139,67 +138,12 @@ MainWindow::MainWindow(Options options)
   // The window opens at once: the test set and the model arrive from the job runner.
   const QString dataFolder = QString::fromStdString(defaultDataFolder().string());
   input_->browser()->setUnavailableReason(tr("loading %1…").arg(QDir::toNativeSeparators(dataFolder)));
-  prediction_->setClassNames(classNames());
   testSetLoader_->load(dataFolder);
   inference_->setVariant(variants_->currentVariant().toStdString());
   notify(Change::Variant);
   restoreSettings();
   if (!modelLoading()) loadModel(defaultModelPath());
   updateBusy();
-
-  // Nothing lost: a sweep's runs reach a recovery file as they finish, and the next start offers
-  // them back (after the window is up, so the question has a window to sit on).
-  QString recovery = options_.recoveryFile;
-  if (recovery.isEmpty() && options_.useSettings)
-    recovery = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + "/recovery/sweep.json";
-  if (!options_.ask)
-    options_.ask = [this](const QString& text, QMessageBox::StandardButtons buttons) {
-      return QMessageBox::question(this, tr("ConvScope"), text, buttons);
-    };
-  if (!options_.chooseSavePath)
-    options_.chooseSavePath = [this](const QString& suggested) {
-      return QFileDialog::getSaveFileName(this, tr("Save the benchmark"), suggested, tr("Benchmark JSON (*.json)"));
-    };
-  if (!recovery.isEmpty()) {
-    timing_->setRecoveryFile(recovery);
-    QTimer::singleShot(0, this, &MainWindow::offerRecoveredSweep);
-  }
-}
-
-void MainWindow::offerRecoveredSweep() {
-  const auto report = ui::TimingPanel::readRecoveryFile(timing_->recoveryFile());
-  if (!report || timing_->sweepRunning()) return;
-  const QMessageBox::StandardButton answer =
-      options_.ask(tr("ConvScope closed with a sweep that was not saved: %n run(s) on %1 (%2). Show them again?", "",
-                      static_cast<int>(report->runs.size()))
-                       .arg(QString::fromStdString(report->device), QString::fromStdString(report->date)),
-                   QMessageBox::Yes | QMessageBox::Discard);
-  if (answer == QMessageBox::Yes) {
-    timing_->showRecovered(report);
-    selectTab("timing");
-  } else if (answer == QMessageBox::Discard) {
-    timing_->discardUnsavedResults();
-  }
-}
-
-bool MainWindow::keepOrDiscardUnsavedResults() {
-  if (!timing_->hasUnsavedResults()) return true;
-  const QMessageBox::StandardButton answer =
-      options_.ask(tr("The sweep's %n run(s) are not saved. Save them before quitting?", "",
-                      timing_->report() ? static_cast<int>(timing_->report()->runs.size()) : 0),
-                   QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
-  if (answer == QMessageBox::Discard) {
-    timing_->discardUnsavedResults();
-    return true;
-  }
-  if (answer != QMessageBox::Save) return false;  // Cancel, or the question closed
-  const QString path = options_.chooseSavePath("bench.json");
-  if (path.isEmpty()) return false;  // no file chosen: stay
-  if (const QString error = timing_->saveJson(path); !error.isEmpty()) {
-    showError(error);
-    return false;
-  }
-  return true;
 }
 
 MainWindow::~MainWindow() = default;
@@ -225,26 +169,12 @@ void MainWindow::buildLayout() {
     tabBar_->addTab(tr(row.title));
     if (row.connectErrors) row.connectErrors(view, this, [this](const QString& message) { showError(message); });
   }
-  explore_ = requiredView<ExploreView>("explore");
-  maps_ = explore_->maps();
-  prediction_ = explore_->prediction();
-  timing_ = requiredView<ui::TimingPanel>("timing");
-  profile_ = requiredView<ui::ProfilePanel>("profile");
-  summary_ = requiredView<ui::ModelSummaryView>("model");
-  userKernel_ = requiredView<ui::UserKernelPanel>("kernel");
-  arithmetic_ = requiredView<ui::ConvArithmeticView>("arithmetic");
-  weights_ = requiredView<ui::KernelWeightsView>("weights");
-  confusion_ = requiredView<ui::ConfusionView>("confusion");
-  gpuMapping_ = requiredView<ui::GpuMappingPanel>("gpu-mapping");
-  roofline_ = requiredView<ui::RooflinePanel>("roofline");
-  class_ = requiredView<ui::ClassPanel>("class");
 
   columns_->addWidget(left);
   columns_->addWidget(tabs_);
   columns_->setStretchFactor(0, 0);
   columns_->setStretchFactor(1, 1);
   columns_->setSizes({360, 1080});
-  explore_->setSizes({640, 440});
 
   // One bar for the whole window (see mainTabBar): the tab widget's own stays hidden, and the two
   // follow each other.
@@ -292,28 +222,19 @@ void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("Open &model…"), QKeySequence::Open, modelPicker_, &ui::ModelPicker::openFileDialog);
   file->addAction(tr("Open &image…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::openImageDialog);
-  file->addAction(tr("Open &benchmark JSON…"), QKeySequence(tr("Ctrl+B")), this, &MainWindow::openBenchmarkDialog);
-  file->addAction(tr("Open your &kernel…"), this, [this] {
-    selectTab("kernel");
-    userKernel_->openFileDialog();
-  });
-  file->addAction(tr("Open class &results folder…"), this, [this] {
-    selectTab("class");
-    class_->openFolderDialog();
-  });
+  // The tabs' own entries, in the tabs' order: opening what each shows, exporting what it drew.
+  const auto addRowActions = [this, file](FileAction::Kind kind) {
+    for (size_t i = 0; i < options_.tabs.size(); ++i)
+      for (const FileAction& action : options_.tabs[i].fileActions)
+        if (action.kind == kind)
+          file->addAction(tr(action.text), action.shortcut, this,
+                          [this, i, run = action.run] { run(tabViews_[i], *this); });
+  };
+  addRowActions(FileAction::Kind::Open);
   QMenu* recent = file->addMenu(tr("&Recent files"));
   connect(recent, &QMenu::aboutToShow, this, [this, recent] { recent_->fillMenu(recent); });
   file->addSeparator();
-  file->addAction(tr("Export &feature maps…"), QKeySequence(tr("Ctrl+E")), this, [this] {
-    const QString path = ui::askExportPath(this, "feature-maps");
-    if (!path.isEmpty())
-      if (const QString error = maps_->exportTo(path); !error.isEmpty()) showError(error);
-  });
-  file->addAction(tr("Export &prediction chart…"), this, [this] {
-    const QString path = ui::askExportPath(this, "prediction");
-    if (!path.isEmpty())
-      if (const QString error = prediction_->exportChart(path); !error.isEmpty()) showError(error);
-  });
+  addRowActions(FileAction::Kind::Export);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -368,29 +289,6 @@ void MainWindow::connectWidgets() {
   connect(modelLoader_, &ui::ModelLoadJob::progressed, this, showLoadProgress);
   connect(testSetLoader_, &ui::TestSetLoadJob::progressed, this, showLoadProgress);
   connect(recent_, &ui::RecentFiles::fileChosen, this, &MainWindow::openFile);
-  // A student's kernel: selectable once it passed its check; its timings join the Timing tab's.
-  connect(userKernel_, &ui::UserKernelPanel::variantReady, variants_, &ui::VariantSelector::setUserVariant);
-  connect(userKernel_, &ui::UserKernelPanel::timed, this, [this](std::shared_ptr<const BenchmarkReport> kernel) {
-    if (!kernel || kernel->runs.empty()) return;
-    auto merged = std::make_shared<BenchmarkReport>(timing_->report() ? *timing_->report() : *kernel);
-    if (timing_->report()) mergeRuns(*merged, *kernel, RunMerge::kReplaceTheVariants);  // its earlier runs give way
-    // And a point on the Roofline, beside the course's variants of the same report (through
-    // shownResultsChanged: it replaces the report the Roofline had, not a second machine).
-    timing_->setReport(merged, tr("with your kernel"));
-  });
-  // The Roofline draws what the Timing tab shows, however it came (opened, swept, chosen).
-  connect(timing_, &ui::TimingPanel::shownResultsChanged, this,
-          [this](std::shared_ptr<const BenchmarkReport> report, const QString& name) {
-            benchmark_ = std::move(report);
-            benchmarkName_ = name;
-            notify(Change::Benchmark);
-          });
-  // Once checked (its row is in the variant table), it can be drawn in the GPU mapping view.
-  connect(userKernel_, &ui::UserKernelPanel::variantReady, this,
-          [this](const QString& id, const QString&, const QString& unavailableReason) {
-            if (unavailableReason.isEmpty()) gpuMapping_->addUserVariant(id.toStdString());
-          });
-  connect(class_, &ui::ClassPanel::submissionChosen, this, &MainWindow::showSubmission);
   connect(variants_, &ui::VariantSelector::variantChanged, this, [this](const QString& id) {
     inference_->setVariant(id.toStdString());
     notify(Change::Variant);
@@ -410,8 +308,10 @@ void MainWindow::connectWidgets() {
   connect(input_, &ui::InputPanel::inputCleared, this, [this](const QString& message) {
     pictureFiles_->cancel();
     inference_->clearInput();
-    maps_->setOutcome(nullptr);
-    prediction_->clear(message);
+    outcome_ = nullptr;
+    outcomeCleared_ = message;
+    outcomeFailure_.clear();
+    notify(Change::Outcome);
   });
   connect(inference_, &ui::InferenceController::outcomeReady, this, &MainWindow::showOutcome);
   connect(inference_, &ui::InferenceController::failed, this, &MainWindow::showInferenceFailure);
@@ -432,22 +332,10 @@ void MainWindow::connectWidgets() {
     statusBar()->clearMessage();  // "Decoding…" is over; the banner alone says why
     showProblem(Problem::Picture, message);
   });
-  connect(maps_, &ui::FeatureMapView::errorOccurred, this, &MainWindow::showError);
-  connect(prediction_, &ui::PredictionPanel::errorOccurred, this, &MainWindow::showError);
-  // A pixel clicked on an enlarged conv map: its arithmetic, in this window.
-  connect(maps_, &ui::FeatureMapView::convPixelChosen, this, [this](const QString& node, int channel, int y, int x) {
-    if (!arithmetic_->showPixel(node, channel, y, x)) return;
-    tabs_->setCurrentWidget(arithmetic_);
-    raise();
-    activateWindow();
-  });
-  // A test image chosen among the mistakes opens where its maps and probabilities are.
-  connect(confusion_, &ui::ConfusionView::testImageChosen, this, [this](int index) {
-    if (selectTestImage(index)) tabs_->setCurrentWidget(explore_);
-  });
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int i) { showLeftColumnFor(tabs_->widget(i)); });
-  connect(timing_, &ui::TimingPanel::statusMessage, this,
-          [this](const QString& text) { statusBar()->showMessage(text, 6000); });
+  // The tabs' own connections, to the window and to each other, as their rows declare them.
+  for (size_t i = 0; i < options_.tabs.size(); ++i)
+    if (options_.tabs[i].links) options_.tabs[i].links(tabViews_[i], *this);
 }
 
 void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
@@ -559,38 +447,27 @@ bool MainWindow::pictureLoading() const {
 }
 
 bool MainWindow::openBenchmark(const QString& path) {
-  if (const QString error = timing_->loadJson(path); !error.isEmpty()) {
-    showError(error);
-    return false;
-  }
-  recent_->add(path);  // the Roofline has it already (shownResultsChanged)
-  tabs_->setCurrentWidget(timing_);
-  return true;
+  return openWithRow(rowOpening("json"), path);
 }
 
 bool MainWindow::openResultsFolder(const QString& path) {
-  selectTab("class");
-  if (const QString error = class_->openFolder(path); !error.isEmpty()) {
-    showError(error);
-    return false;
-  }
-  return true;
+  return openWithRow(rowOpening("/"), path);
 }
 
-void MainWindow::showSubmission(const QString& file, const QString& id, std::shared_ptr<const BenchmarkReport> times,
-                                std::shared_ptr<const BenchmarkReport> reference) {
-  userKernel_->openKernel(file);
-  selectTab("kernel");
-  if (!times || times->runs.empty()) {
-    statusBar()->showMessage(tr("%1 has no op times (not timed): nothing to add to the Timing tab").arg(id), 8000);
-    return;
+int MainWindow::rowOpening(const QString& suffix) const {
+  for (size_t i = 0; i < options_.tabs.size(); ++i)
+    if (options_.tabs[i].open && options_.tabs[i].opensSuffixes.contains(suffix)) return static_cast<int>(i);
+  return -1;
+}
+
+bool MainWindow::openWithRow(int row, const QString& path) {
+  if (row < 0) {
+    showError(tr("%1: no tab of this window opens it").arg(QDir::toNativeSeparators(path)));
+    return false;
   }
-  // Beside what the Timing tab shows, else beside the course's variants timed with the class.
-  auto merged = std::make_shared<BenchmarkReport>(timing_->report() ? *timing_->report()
-                                                  : reference       ? *reference
-                                                                    : *times);
-  mergeRuns(*merged, *times, RunMerge::kReplaceTheVariants);
-  timing_->setReport(merged, tr("with %1's submission").arg(id));
+  const QString error = options_.tabs[static_cast<size_t>(row)].open(tabViews_[static_cast<size_t>(row)], path, *this);
+  if (!error.isEmpty()) showError(error);
+  return error.isEmpty();
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -600,12 +477,7 @@ bool MainWindow::openFile(const QString& path) {
     loadModel(path);
     return true;
   }
-  if (suffix == "json") return openBenchmark(path);
-  if (suffix == "cu") {  // a student's kernel (docs/your-kernel.md)
-    userKernel_->openKernel(path);
-    selectTab("kernel");
-    return true;
-  }
+  if (const int row = rowOpening(suffix); row >= 0) return openWithRow(row, path);  // .json, .cu
   return openImage(path);
 }
 
@@ -664,13 +536,32 @@ TabContext MainWindow::tabContext() {
   return TabContext{this, jobs_};
 }
 
-template <class View>
-View* MainWindow::requiredView(const char* name) const {
+QWidget* MainWindow::viewNamed(const QString& name) const {
+  const QString wanted = name.toLower();
   for (size_t i = 0; i < options_.tabs.size(); ++i)
-    if (options_.tabs[i].names.front() == QLatin1String(name))
-      if (auto* view = qobject_cast<View*>(tabViews_[i])) return view;
-  // A programming error, not a user's: the window's own menus and files need this tab.
-  qFatal("MainWindow: the tab list has no tab '%s' of the view the window uses", name);
+    if (options_.tabs[i].names.contains(wanted)) return tabViews_[i];
+  return nullptr;
+}
+
+void MainWindow::showView(QWidget* view) {
+  tabs_->setCurrentWidget(view);
+}
+
+void MainWindow::showStatus(const QString& text, int milliseconds) {
+  statusBar()->showMessage(text, milliseconds);
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+  recent_->add(path);
+}
+
+void MainWindow::setBenchmark(std::shared_ptr<const BenchmarkReport> report, const QString& name,
+                              std::shared_ptr<const BenchmarkReport> beside, const QString& besideName) {
+  benchmark_ = std::move(report);
+  benchmarkName_ = name;
+  benchmarkBeside_ = std::move(beside);
+  benchmarkBesideName_ = besideName;
+  notify(Change::Benchmark);
 }
 
 WindowState MainWindow::state() const {
@@ -681,10 +572,12 @@ WindowState MainWindow::state() const {
                      testSet_,
                      classNames(),
                      outcome_,
+                     outcomeCleared_,
+                     outcomeFailure_,
                      benchmark_,
                      benchmarkName_,
-                     timing_->comparison(),
-                     timing_->comparisonName()};
+                     benchmarkBeside_,
+                     benchmarkBesideName_};
 }
 
 void MainWindow::notify(Change change) {
@@ -789,6 +682,8 @@ void MainWindow::stepImage(int delta) {
 void MainWindow::showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome) {
   dismissProblem(Problem::Inference);
   outcome_ = std::move(outcome);
+  outcomeCleared_.clear();
+  outcomeFailure_.clear();
   notify(Change::Outcome);
   timeLabel_->setText(tr("%1 ms per picture").arg(outcome_->pictureSeconds * 1e3, 0, 'f', 1));
   if (!firstShown_) {
@@ -801,9 +696,10 @@ void MainWindow::showInferenceFailure(const QString& message) {
   // The old picture's prediction and maps are no answer for the new request: clear them and say
   // why in their place.
   showProblem(Problem::Inference, message);
-  const QString reason = message.section('\n', 0, 0);
-  maps_->clear(tr("No feature maps: %1").arg(reason));
-  prediction_->clear(tr("No prediction"), reason);
+  outcome_ = nullptr;
+  outcomeFailure_ = message.section('\n', 0, 0);
+  outcomeCleared_.clear();
+  notify(Change::Outcome);
   timeLabel_->clear();
 }
 
@@ -856,11 +752,6 @@ void MainWindow::openImageDialog() {
   if (!path.isEmpty()) openImage(path);
 }
 
-void MainWindow::openBenchmarkDialog() {
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open a benchmark"), {}, tr("Benchmark JSON (*.json)"));
-  if (!path.isEmpty()) openBenchmark(path);
-}
-
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
   if (event->mimeData()->hasUrls()) event->acceptProposedAction();
 }
@@ -877,13 +768,10 @@ void MainWindow::restoreSettings() {
   restoreGeometry(settings.value("window/geometry").toByteArray());
   fitToScreen();  // saved on a larger screen
   if (settings.contains("window/columns")) columns_->restoreState(settings.value("window/columns").toByteArray());
-  if (settings.contains("window/explore")) explore_->restoreState(settings.value("window/explore").toByteArray());
   variants_->setCurrentVariant(settings.value("variant").toString());  // ignored when unknown or unavailable here
   input_->drawing()->setBrushSize(settings.value("draw/brush", input_->drawing()->brushSize()).toInt());
-  maps_->setColourMap(static_cast<ui::ColourMap>(settings.value("maps/colourMap", 0).toInt()));
-  timing_->controls()->setBatches(settings.value("timing/batches", timing_->controls()->batchesText()).toString());
-  if (settings.contains("timing/variants"))
-    timing_->controls()->setCheckedVariants(settings.value("timing/variants").toStringList());
+  for (size_t i = 0; i < options_.tabs.size(); ++i)
+    if (options_.tabs[i].restoreSettings) options_.tabs[i].restoreSettings(tabViews_[i], settings);
   const QString model = settings.value("model", defaultModelPath()).toString();
   if (model != defaultModelPath()) fallBackFromModel_ = model;
   loadModel(model);
@@ -900,7 +788,6 @@ void MainWindow::saveSettings() const {
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/columns", columns_->saveState());
-  settings.setValue("window/explore", explore_->saveState());
   settings.setValue("window/tab", tabs_->currentIndex());
   settings.setValue("variant", variants_->currentVariant());
   if (!modelPath_.isEmpty()) settings.setValue("model", modelPath_);  // empty: closed before a model arrived
@@ -909,20 +796,24 @@ void MainWindow::saveSettings() const {
     settings.setValue("input/classFilter", input_->browser()->classFilter());
   }
   settings.setValue("draw/brush", input_->drawing()->brushSize());
-  settings.setValue("maps/colourMap", static_cast<int>(maps_->colourMap()));
-  settings.setValue("timing/batches", timing_->controls()->batchesText());
-  settings.setValue("timing/variants", timing_->controls()->checkedVariants());
+  for (size_t i = 0; i < options_.tabs.size(); ++i)
+    if (options_.tabs[i].saveSettings) options_.tabs[i].saveSettings(tabViews_[i], settings);
   settings.remove("presentation");  // older versions restored it
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-  if (!userKernel_->confirmClose()) return event->ignore();    // unsaved kernel edits: the student cancelled
-  if (!keepOrDiscardUnsavedResults()) return event->ignore();  // unsaved sweep results: kept open
+  // Unsaved work (a kernel's edits, a sweep's results) the user keeps: the window stays open. The
+  // user's own writing is asked about first.
+  for (const UnsavedWork asked : {UnsavedWork::kUsersOwnWriting, UnsavedWork::kResults})
+    for (size_t i = 0; i < options_.tabs.size(); ++i)
+      if (options_.tabs[i].unsavedWork == asked && options_.tabs[i].mayClose &&
+          !options_.tabs[i].mayClose(tabViews_[i], *this))
+        return event->ignore();
   saveSettings();
-  // Neither may keep the window waiting: each stops after its inference in flight, or at once
-  // when it is only waiting for its turn on the device.
-  if (timing_->sweepRunning()) timing_->cancelSweep();
-  if (profile_->profileRunning()) profile_->cancelProfile();
+  // No long work may keep the window waiting: each stops after its inference in flight, or at
+  // once when it is only waiting for its turn on the device.
+  for (size_t i = 0; i < options_.tabs.size(); ++i)
+    if (options_.tabs[i].closing) options_.tabs[i].closing(tabViews_[i]);
   event->accept();
 }
 

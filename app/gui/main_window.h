@@ -28,35 +28,21 @@ class QTabBar;
 class QTabWidget;
 
 namespace convscope::ui {
-class ClassPanel;
-class ConfusionView;
-class ConvArithmeticView;
 class ErrorBanner;
-class GpuMappingPanel;
-class RooflinePanel;
-class FeatureMapView;
 class InferenceController;
 class InputPanel;
 class JobRunner;
-class KernelWeightsView;
 class ModelLoadJob;
 class TestSetLoadJob;
 class PictureFileLoader;
 class ModelPicker;
-class ModelSummaryView;
-class PredictionPanel;
-class ProfilePanel;
 class RecentFiles;
-class TimingPanel;
-class UserKernelPanel;
 class VariantSelector;
 }  // namespace convscope::ui
 
 namespace convscope::gui {
 
-class ExploreView;
-
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow, private WindowLinks {
   Q_OBJECT
 
  public:
@@ -107,10 +93,10 @@ class MainWindow : public QMainWindow {
   // A results folder of convscope-cli grade, in the Class tab.
   bool openResultsFolder(const QString& path);
   // While the test set loads, the image is selected once it has arrived.
-  bool selectTestImage(int index);
+  bool selectTestImage(int index) override;
   bool selectVariant(const QString& id);
   // Makes the tab of one of its names current (case does not matter); false for no tab's name.
-  bool selectTab(const QString& name);
+  bool selectTab(const QString& name) override;
   // The names --tab accepts: every name of every row of the standard tabs, in order.
   static QStringList tabNames();
   // This window's rows and the view each made (the tab at the same index).
@@ -137,18 +123,12 @@ class MainWindow : public QMainWindow {
   ui::ModelPicker* modelPicker() const { return modelPicker_; }
   ui::VariantSelector* variantSelector() const { return variants_; }
   ui::InputPanel* inputPanel() const { return input_; }
-  ui::FeatureMapView* featureMaps() const { return maps_; }
-  ui::PredictionPanel* prediction() const { return prediction_; }
-  ui::TimingPanel* timing() const { return timing_; }
-  ui::ProfilePanel* profile() const { return profile_; }
-  ui::UserKernelPanel* userKernel() const { return userKernel_; }
-  ui::ModelSummaryView* modelSummary() const { return summary_; }
-  ui::ConvArithmeticView* arithmetic() const { return arithmetic_; }
-  ui::KernelWeightsView* kernelWeights() const { return weights_; }
-  ui::ConfusionView* confusion() const { return confusion_; }
-  ui::GpuMappingPanel* gpuMapping() const { return gpuMapping_; }
-  ui::RooflinePanel* roofline() const { return roofline_; }
-  ui::ClassPanel* classResults() const { return class_; }
+  // The view of the tab that has `name` among its names, as `View` (null: no such tab, or not a
+  // View): the window lists no view; tests and the command line find them through the rows too.
+  template <class View>
+  View* view(const QString& name) const {
+    return qobject_cast<View*>(viewNamed(name));
+  }
   QString deviceText() const;
 
  signals:
@@ -162,14 +142,28 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
   void changeEvent(QEvent* event) override;
-  // A sweep left unsaved by the last run (closed, crashed, killed): offered back once.
-  void offerRecoveredSweep();
   void fitToScreen();
   void spaceStatusLabels();
-  // Unsaved sweep results at quit: saved, discarded, or the quit cancelled (false).
-  bool keepOrDiscardUnsavedResults();
 
  private:
+  // WindowLinks: what the rows' links ask of the window.
+  QWidget* viewNamed(const QString& name) const override;
+  MainWindow* window() const override { return const_cast<MainWindow*>(this); }
+  WindowState state() const override;
+  void showView(QWidget* view) override;
+  void showStatus(const QString& text, int milliseconds) override;
+  void addRecentFile(const QString& path) override;
+  void setBenchmark(std::shared_ptr<const BenchmarkReport> report, const QString& name,
+                    std::shared_ptr<const BenchmarkReport> beside, const QString& besideName) override;
+  QString recoveryFile() const override { return recoveryFile_; }
+  QMessageBox::StandardButton ask(const QString& text, QMessageBox::StandardButtons buttons) override {
+    return options_.ask(text, buttons);
+  }
+  QString chooseSavePath(const QString& suggested) override { return options_.chooseSavePath(suggested); }
+  // The first row that opens `suffix` ("/" for a folder), or -1.
+  int rowOpening(const QString& suffix) const;
+  bool openWithRow(int row, const QString& path);
+
   void buildLayout();
   void buildMenus();
   void connectWidgets();
@@ -182,26 +176,19 @@ class MainWindow : public QMainWindow {
   void saveSettings() const;
   // What the banner reports, so that a success dismisses only a problem of its own kind.
   enum class Problem { Other, TestSet, Model, Picture, Inference };
-  void showError(const QString& message);
+  void showError(const QString& message) override;
   void showProblem(Problem problem, const QString& message);
   void dismissProblem(Problem problem);
   void showInferenceFailure(const QString& message);
   void showOutcome(std::shared_ptr<const ui::InferenceOutcome> outcome);
   // Tells every view that listens to `change`, in the order of the rows.
   void notify(Change change);
-  WindowState state() const;
   TabContext tabContext();
-  template <class View>
-  View* requiredView(const char* name) const;
   void stepImage(int delta);
   void updateTitle();
   void showLeftColumnFor(QWidget* tab);
   void showShortcuts();
   void openImageDialog();
-  void openBenchmarkDialog();
-  // A submission chosen in the Class tab: its kernel in the Your kernel tab, its op times in the Timing tab.
-  void showSubmission(const QString& file, const QString& id, std::shared_ptr<const BenchmarkReport> times,
-                      std::shared_ptr<const BenchmarkReport> reference);
 
   Options options_;
   std::shared_ptr<const Model> model_;
@@ -210,9 +197,11 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const ImageSet> testSet_;
   QString lastError_;
   std::shared_ptr<const ui::InferenceOutcome> outcome_;  // the latest, for the views that listen to outcomes
-  std::shared_ptr<const BenchmarkReport>
-      benchmark_;  // what the Timing tab shows (shownResultsChanged), with where it came from
-  QString benchmarkName_;
+  // What the Timing tab shows (setBenchmark), with where it came from, and what it shows beside it.
+  std::shared_ptr<const BenchmarkReport> benchmark_, benchmarkBeside_;
+  QString benchmarkName_, benchmarkBesideName_;
+  // Why there is no outcome after one was shown (WindowState::outcomeCleared, outcomeFailure).
+  QString outcomeCleared_, outcomeFailure_;
   bool firstShown_ = false;
   // Asked for while the test set loads, applied when it arrives.
   std::optional<int> pendingTestImage_;
@@ -232,21 +221,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   QTabBar* tabBar_ = nullptr;
   std::vector<QWidget*> tabViews_;  // made from the rows, in their order
-  // The views the window itself uses beyond telling them of changes (menus, files, settings).
-  // Made by their rows in buildLayout; the window does not open without them.
-  ExploreView* explore_ = nullptr;
-  ui::FeatureMapView* maps_ = nullptr;
-  ui::PredictionPanel* prediction_ = nullptr;
-  ui::TimingPanel* timing_ = nullptr;
-  ui::ProfilePanel* profile_ = nullptr;
-  ui::UserKernelPanel* userKernel_ = nullptr;
-  ui::ModelSummaryView* summary_ = nullptr;
-  ui::ConvArithmeticView* arithmetic_ = nullptr;
-  ui::KernelWeightsView* weights_ = nullptr;
-  ui::ConfusionView* confusion_ = nullptr;
-  ui::GpuMappingPanel* gpuMapping_ = nullptr;
-  ui::RooflinePanel* roofline_ = nullptr;
-  ui::ClassPanel* class_ = nullptr;
+  QString recoveryFile_;            // Options::recoveryFile, or the data folder's
   QSplitter* columns_;
   QWidget* left_ = nullptr;
   QLabel* deviceLabel_;

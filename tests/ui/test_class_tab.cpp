@@ -171,10 +171,11 @@ TEST(ClassTab, AGradedFolderShowsTheLeaderboardsRowsAndAClickOpensTheKernel) {
   for (QAction* action : window->menuBar()->actions().first()->menu()->actions()) fileMenu << action->text();
   EXPECT_TRUE(fileMenu.contains("Open class &results folder…")) << fileMenu.join(" | ").toStdString();
   QStringList buttons;
-  for (const QPushButton* button : window->classResults()->findChildren<QPushButton*>()) buttons << button->text();
+  for (const QPushButton* button : window->view<ui::ClassPanel>("class")->findChildren<QPushButton*>())
+    buttons << button->text();
   EXPECT_TRUE(buttons.contains("Open results folder…")) << buttons.join(" | ").toStdString();
   ASSERT_TRUE(window->openFile(QString::fromStdString(results.string()))) << window->lastError().toStdString();
-  ClassPanel* panel = window->classResults();
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
   EXPECT_EQ(window->tabWidget()->currentWidget(), panel);
   EXPECT_TRUE(panel->bannerText().isEmpty()) << panel->bannerText().toStdString();
   ASSERT_EQ(panel->groupCount(), static_cast<int>(board["groups"].size()));
@@ -211,9 +212,10 @@ TEST(ClassTab, AGradedFolderShowsTheLeaderboardsRowsAndAClickOpensTheKernel) {
   QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, cell.center());
   QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, cell.center());
   EXPECT_TRUE(window->lastError().isEmpty()) << window->lastError().toStdString();
-  EXPECT_EQ(window->userKernel()->file().toStdString(), fs::absolute(dir / "bob-tiled/my_conv.cu").string());
-  EXPECT_EQ(window->tabWidget()->currentWidget(), window->userKernel());
-  EXPECT_EQ(window->timing()->report(), nullptr);  // not timed: nothing joins the Timing tab
+  EXPECT_EQ(window->view<ui::UserKernelPanel>("kernel")->file().toStdString(),
+            fs::absolute(dir / "bob-tiled/my_conv.cu").string());
+  EXPECT_EQ(window->tabWidget()->currentWidget(), window->view<ui::UserKernelPanel>("kernel"));
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->report(), nullptr);  // not timed: nothing joins the Timing tab
 
   // A file that left DIR since grading: the window says so, naming it.
   fs::remove(dir / "alice-naive.cu");
@@ -221,7 +223,8 @@ TEST(ClassTab, AGradedFolderShowsTheLeaderboardsRowsAndAClickOpensTheKernel) {
   panel->activateRow(0, rowOf(*table, "alice-naive"));
   EXPECT_TRUE(window->lastError().contains("alice-naive.cu")) << window->lastError().toStdString();
   EXPECT_TRUE(window->lastError().contains("gone")) << window->lastError().toStdString();
-  EXPECT_EQ(window->userKernel()->file().toStdString(), fs::absolute(dir / "bob-tiled/my_conv.cu").string());
+  EXPECT_EQ(window->view<ui::UserKernelPanel>("kernel")->file().toStdString(),
+            fs::absolute(dir / "bob-tiled/my_conv.cu").string());
 }
 
 // What a teacher opens in class: a published board (leaderboard.json, no submissions/), the
@@ -233,7 +236,7 @@ TEST(ClassTab, APublishedLeaderboardWithoutSubmissionsShowsAsPublished) {
   const json board = json::parse(readText(folder / "leaderboard.json"));
   auto window = classWindow();
   ASSERT_TRUE(window->openFile(QString::fromStdString(folder.string()))) << window->lastError().toStdString();
-  ClassPanel* panel = window->classResults();
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
   EXPECT_TRUE(panel->bannerText().isEmpty()) << panel->bannerText().toStdString();
   ASSERT_EQ(panel->groupCount(), 1);
   EXPECT_TRUE(panel->summaryText(0).contains("published leaderboard")) << panel->summaryText(0).toStdString();
@@ -256,7 +259,7 @@ TEST(ClassTab, TimedResultsAreRankedSortedChartedWithReferenceLinesAndAddedToThe
   FixtureFolder fixture;
   auto window = classWindow();
   ASSERT_TRUE(window->openResultsFolder(fixture.folder())) << window->lastError().toStdString();
-  ClassPanel* panel = window->classResults();
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
   ASSERT_EQ(panel->groupCount(), 2);  // results of two GPUs are never ranked together
   const int h100 = groupOf(*panel, "H100"), a100 = groupOf(*panel, "A100");
   ASSERT_GE(h100, 0);
@@ -332,8 +335,9 @@ TEST(ClassTab, TimedResultsAreRankedSortedChartedWithReferenceLinesAndAddedToThe
   table->setFocus();
   table->setCurrentCell(rowOf(*table, "middle"), ClassPanel::Id);
   QTest::keyClick(table, Qt::Key_Return);
-  EXPECT_EQ(window->userKernel()->file().toStdString(), (fixture.kernels / "middle.cu").string());
-  const auto report = window->timing()->report();
+  EXPECT_EQ(window->view<ui::UserKernelPanel>("kernel")->file().toStdString(),
+            (fixture.kernels / "middle.cu").string());
+  const auto report = window->view<ui::TimingPanel>("timing")->report();
   ASSERT_NE(report, nullptr);
   for (int batch : kGradeBatches) {
     const BenchmarkRun* run = ui::findRun(*report, "middle", batch);
@@ -345,14 +349,14 @@ TEST(ClassTab, TimedResultsAreRankedSortedChartedWithReferenceLinesAndAddedToThe
     const BenchmarkRun* baseline = ui::findRun(*report, "gpu-baseline", batch);
     ASSERT_NE(baseline, nullptr);
   }
-  const auto& drawn = window->timing()->lineChart()->variants();
+  const auto& drawn = window->view<ui::TimingPanel>("timing")->lineChart()->variants();
   EXPECT_NE(std::find(drawn.begin(), drawn.end(), "middle"), drawn.end());
   EXPECT_NE(std::find(drawn.begin(), drawn.end(), "cudnn"), drawn.end());
   // A second student joins the first; choosing the first again replaces its runs.
   window->selectTab("class");
   panel->activateRow(h100, rowOf(*panel->table(h100), "fast"));
   panel->activateRow(h100, rowOf(*panel->table(h100), "middle"));
-  const auto both = window->timing()->report();
+  const auto both = window->view<ui::TimingPanel>("timing")->report();
   EXPECT_EQ(
       std::count_if(both->runs.begin(), both->runs.end(), [](const BenchmarkRun& r) { return r.variant == "middle"; }),
       3);
@@ -375,7 +379,7 @@ TEST(ClassTab, TheRetimedTopShowsWhetherItsOrderHeldAndItsSecondTime) {
             json({{"schema", 1}, {"gpu", "H100"}, {"batch", 10000}, {"submissions", entries}}).dump(2));
   auto window = classWindow();
   ASSERT_TRUE(window->openResultsFolder(fixture.folder())) << window->lastError().toStdString();
-  ClassPanel* panel = window->classResults();
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
   const int h100 = groupOf(*panel, "H100");
   ASSERT_GE(h100, 0);
   QTableWidget* table = panel->table(h100);
@@ -391,7 +395,7 @@ TEST(ClassTab, ResultsThatArriveWhileOpenAppearAndABrokenOrHugeOneIsNamed) {
   FixtureFolder fixture;
   auto window = classWindow();
   ASSERT_TRUE(window->openResultsFolder(fixture.folder()));
-  ClassPanel* panel = window->classResults();
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
   const int rowsBefore = panel->table(groupOf(*panel, "H100"))->rowCount();
 
   // Grading writes a new result: it appears without reopening, in its place.
@@ -437,7 +441,7 @@ TEST(ClassTab, TheTableExportsAsCsvAndTheChartAsPngAndPdf) {
   FixtureFolder fixture;
   auto window = classWindow();
   ASSERT_TRUE(window->openResultsFolder(fixture.folder()));
-  ClassPanel* panel = window->classResults();
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
   QTemporaryDir out;
   const QString csv = out.filePath("ranking.csv"), png = out.filePath("class.png"), pdf = out.filePath("class.pdf");
   ASSERT_EQ(panel->exportCsv(csv), "");

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "app/core/model/onnx_loader.h"
+#include "app/gui/explore_view.h"
 #include "tests/core/plasma_fractal.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
@@ -53,7 +54,8 @@ TEST(Drawing, StrokesOnTheCanvasAreClassifiedAsTheyAreDrawn) {
   ASSERT_TRUE(canvas->isVisible());
   ASSERT_TRUE(waitForInference(*window));
   EXPECT_EQ(window->inference()->lastOutcome(), nullptr) << "an empty canvas is not classified";
-  EXPECT_TRUE(window->prediction()->headline().contains("Draw")) << window->prediction()->headline().toStdString();
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->prediction()->headline().contains("Draw"))
+      << window->view<gui::ExploreView>("explore")->prediction()->headline().toStdString();
 
   // Trousers: two thick legs, then the waistband.
   window->inputPanel()->drawing()->setBrushSize(44);
@@ -63,7 +65,7 @@ TEST(Drawing, StrokesOnTheCanvasAreClassifiedAsTheyAreDrawn) {
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->input.description, "Drawing");
   EXPECT_EQ(first->input.label, ImageSet::kNoLabel);
-  EXPECT_FALSE(window->prediction()->shownTopClassName().isEmpty());
+  EXPECT_FALSE(window->view<gui::ExploreView>("explore")->prediction()->shownTopClassName().isEmpty());
 
   stroke(canvas, {{0.6, 0.1}, {0.67, 0.92}});
   stroke(canvas, {{0.4, 0.1}, {0.6, 0.1}});
@@ -85,7 +87,7 @@ TEST(Drawing, StrokesOnTheCanvasAreClassifiedAsTheyAreDrawn) {
   ASSERT_TRUE(waitForInference(*window));
   EXPECT_TRUE(canvas->isEmpty());
   EXPECT_EQ(window->inference()->lastOutcome(), nullptr);
-  EXPECT_TRUE(window->prediction()->headline().contains("Draw"));
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->prediction()->headline().contains("Draw"));
 }
 
 // The default brush is as thick as the data set's garments are at the size one draws them: a pair
@@ -111,7 +113,8 @@ TEST(Drawing, TrousersDrawnWithTheDefaultBrushAreClassifiedAsTrousers) {
     ASSERT_TRUE(waitForInference(*window));
     const auto outcome = window->inference()->lastOutcome();
     ASSERT_NE(outcome, nullptr);
-    EXPECT_EQ(outcome->topClass(), trouser) << "shown: " << window->prediction()->headline().toStdString();
+    EXPECT_EQ(outcome->topClass(), trouser)
+        << "shown: " << window->view<gui::ExploreView>("explore")->prediction()->headline().toStdString();
   }
   saveShotIfAsked(*window, "drawing-trousers.png");
 }
@@ -131,7 +134,7 @@ TEST(PictureHints, APlasmaFractalIsSaidToBeUnlikeTheTestSetAndATestPictureIsNot)
   ASSERT_NE(outcome, nullptr);
   ASSERT_TRUE(outcome->dataSetDistance.has_value());
   EXPECT_TRUE(outcome->dataSetDistance->unlike()) << outcome->dataSetDistance->shareCloser;
-  const QString shown = window->prediction()->headline();
+  const QString shown = window->view<gui::ExploreView>("explore")->prediction()->headline();
   EXPECT_TRUE(shown.contains("Unlike the test set's pictures")) << shown.toStdString();
   EXPECT_TRUE(shown.contains("its answer means little")) << shown.toStdString();
   saveShotIfAsked(*window, "plasma-unlike-the-test-set.png");
@@ -145,7 +148,7 @@ TEST(PictureHints, APlasmaFractalIsSaidToBeUnlikeTheTestSetAndATestPictureIsNot)
   ASSERT_TRUE(waitForInference(*window, 60000));
   outcome = window->inference()->lastOutcome();
   EXPECT_FALSE(outcome->dataSetDistance.has_value()) << "the set's own pictures need no hint";
-  EXPECT_FALSE(window->prediction()->headline().contains("test set's pictures"));
+  EXPECT_FALSE(window->view<gui::ExploreView>("explore")->prediction()->headline().contains("test set's pictures"));
 
   // The same picture as a user's (no label): like the test set.
   test.label = ImageSet::kNoLabel;
@@ -155,8 +158,9 @@ TEST(PictureHints, APlasmaFractalIsSaidToBeUnlikeTheTestSetAndATestPictureIsNot)
   outcome = window->inference()->lastOutcome();
   ASSERT_TRUE(outcome->dataSetDistance.has_value());
   EXPECT_FALSE(outcome->dataSetDistance->unusual()) << outcome->dataSetDistance->shareCloser;
-  EXPECT_TRUE(window->prediction()->headline().contains("Like the test set's pictures"))
-      << window->prediction()->headline().toStdString();
+  EXPECT_TRUE(
+      window->view<gui::ExploreView>("explore")->prediction()->headline().contains("Like the test set's pictures"))
+      << window->view<gui::ExploreView>("explore")->prediction()->headline().toStdString();
 }
 
 // Op times measured while the machine was loaded say so: by the load average, and by a total far

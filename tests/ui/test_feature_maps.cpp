@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "app/gui/explore_view.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/maps/colour_map.h"
 #include "ui/maps/feature_map_view.h"
@@ -22,7 +23,7 @@ namespace {
 void expectOneMapPerChannel(gui::MainWindow& window) {
   const auto outcome = window.inference()->lastOutcome();
   ASSERT_NE(outcome, nullptr);
-  ui::FeatureMapView* view = window.featureMaps();
+  ui::FeatureMapView* view = window.view<gui::ExploreView>("explore")->maps();
   int shown = 0;
   for (size_t i = 0; i < outcome->layers.size(); ++i) {
     const LayerOutput& layer = outcome->layers[i];
@@ -61,18 +62,19 @@ TEST(FeatureMaps, ShowOneMapPerChannelForEveryLayerOfEachModel) {
   ASSERT_TRUE(waitForInference(*window));
   const std::vector<int> expected = {1, 12, 12, 12, 24, 24, 24};
   for (size_t i = 0; i < expected.size(); ++i)
-    EXPECT_EQ(window->featureMaps()->layer(static_cast<int>(i))->channelCount(), expected[i]);
+    EXPECT_EQ(window->view<gui::ExploreView>("explore")->maps()->layer(static_cast<int>(i))->channelCount(),
+              expected[i]);
 }
 
 TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
   auto window = openWindow();
-  ui::LayerMapsWidget* conv = window->featureMaps()->layer(1);
+  ui::LayerMapsWidget* conv = window->view<gui::ExploreView>("explore")->maps()->layer(1);
   const auto outcome = window->inference()->lastOutcome();
   const Tensor& value = outcome->layers[static_cast<size_t>(conv->layerIndex())].value;  // 1 x 12 x 42 x 42
   const int channel = 5, y = 20, x = 13;
   const QPoint point = conv->pointOf(channel, y, x);
   QTest::mouseMove(conv, point);
-  const QString readout = window->featureMaps()->readout();
+  const QString readout = window->view<gui::ExploreView>("explore")->maps()->readout();
   EXPECT_TRUE(readout.contains("channel 5 of 12")) << readout.toStdString();
   EXPECT_TRUE(readout.contains("x 13, y 20")) << readout.toStdString();
   const float expected = value[(int64_t{channel} * 42 + y) * 42 + x];
@@ -80,7 +82,7 @@ TEST(FeatureMaps, HoverReadsTheValueChannelAndPositionAndAClickEnlarges) {
   EXPECT_TRUE(readout.startsWith("conv 1 · channel")) << "the layer as its title names it: " << readout.toStdString();
 
   QTest::mouseClick(conv, Qt::LeftButton, Qt::NoModifier, point);
-  ui::MapZoomDialog* zoom = window->featureMaps()->zoomDialog();
+  ui::MapZoomDialog* zoom = window->view<gui::ExploreView>("explore")->maps()->zoomDialog();
   ASSERT_NE(zoom, nullptr);
   EXPECT_TRUE(zoom->isVisible());
   EXPECT_EQ(zoom->channel(), channel);
@@ -114,7 +116,7 @@ TEST(FeatureMaps, LayerTitlesAreWhatAStudentReadsWithTheOnnxNameInTheTooltip) {
                                 "tanh 3 → 128",
                                 "dense 2 · 128 → 10",
                                 "softmax 1 → 10"};
-  ui::FeatureMapView* view = window->featureMaps();
+  ui::FeatureMapView* view = window->view<gui::ExploreView>("explore")->maps();
   ASSERT_EQ(view->layerCount(), expected.size() + 1);
   for (int i = 0; i < expected.size(); ++i) {
     ui::LayerMapsWidget* widget = view->layer(i + 1);
@@ -137,7 +139,8 @@ TEST(FeatureMaps, NewLayersOfAStudentsCnnHaveTheirMapsAndTitles) {
   ASSERT_TRUE(waitForInference(*window));
   expectOneMapPerChannel(*window);
   QStringList titles;
-  for (int i = 0; i < window->featureMaps()->layerCount(); ++i) titles << window->featureMaps()->layer(i)->title();
+  for (int i = 0; i < window->view<gui::ExploreView>("explore")->maps()->layerCount(); ++i)
+    titles << window->view<gui::ExploreView>("explore")->maps()->layer(i)->title();
   for (const char* expected :
        {"leaky-relu 1 → 16×28×28", "batch-norm 1 → 16×28×28", "conv 2 · 16 filters 3×3, depthwise → 16×14×14",
         "conv 4 · 8 filters 3×3, dilation 2 → 8×14×14", "elu 1 → 8×14×14", "erf 1 → 8×14×14",
@@ -145,8 +148,8 @@ TEST(FeatureMaps, NewLayersOfAStudentsCnnHaveTheirMapsAndTitles) {
     EXPECT_TRUE(titles.contains(QString::fromUtf8(expected)))
         << expected << " not among " << titles.join(" | ").toStdString();
   if (const QString folder = qEnvironmentVariable("CONVSCOPE_UI_SHOTS"); !folder.isEmpty())
-    for (int i = 0; i < window->featureMaps()->layerCount(); ++i) {
-      ui::LayerMapsWidget* layer = window->featureMaps()->layer(i);
+    for (int i = 0; i < window->view<gui::ExploreView>("explore")->maps()->layerCount(); ++i) {
+      ui::LayerMapsWidget* layer = window->view<gui::ExploreView>("explore")->maps()->layer(i);
       if (layer->title().contains("depthwise") || layer->title().startsWith("resize") ||
           layer->title().startsWith("concat"))
         layer->grab().save(folder + QString("/student-layer-%1.png").arg(i));
@@ -205,7 +208,7 @@ TEST(FeatureMaps, ConvLegendOfCourseHighOnImageZeroSpansItsNegativeValues) {
   ASSERT_TRUE(loadModelAndWait(*window, modelPath("course-high")));
   ASSERT_TRUE(window->selectTestImage(0));
   ASSERT_TRUE(waitForInference(*window));
-  ui::LayerMapsWidget* conv = window->featureMaps()->layer(1);
+  ui::LayerMapsWidget* conv = window->view<gui::ExploreView>("explore")->maps()->layer(1);
   const auto outcome = window->inference()->lastOutcome();
   ASSERT_NE(outcome, nullptr);
   const Tensor& value = outcome->layers[static_cast<size_t>(conv->layerIndex())].value;
@@ -224,16 +227,18 @@ TEST(FeatureMaps, ExportTheWholeGridToPngAndPdf) {
   auto window = openWindow();
   QTemporaryDir dir;
   const QString png = dir.filePath("maps.png"), pdf = dir.filePath("maps.pdf");
-  EXPECT_EQ(window->featureMaps()->exportTo(png), QString());
-  EXPECT_EQ(window->featureMaps()->exportTo(pdf), QString());
+  EXPECT_EQ(window->view<gui::ExploreView>("explore")->maps()->exportTo(png), QString());
+  EXPECT_EQ(window->view<gui::ExploreView>("explore")->maps()->exportTo(pdf), QString());
   const QImage image(png);
   ASSERT_FALSE(image.isNull());
-  EXPECT_GT(image.height(), window->featureMaps()->layer(0)->height() * 4) << "all layers, not only the visible ones";
+  EXPECT_GT(image.height(), window->view<gui::ExploreView>("explore")->maps()->layer(0)->height() * 4)
+      << "all layers, not only the visible ones";
   EXPECT_GT(distinctColours(image), 50);
   QFile file(pdf);
   ASSERT_TRUE(file.open(QIODevice::ReadOnly));
   EXPECT_TRUE(file.read(5).startsWith("%PDF"));
-  EXPECT_FALSE(window->featureMaps()->exportTo(dir.filePath("maps.bmp")).isEmpty()) << "unsupported suffix";
+  EXPECT_FALSE(window->view<gui::ExploreView>("explore")->maps()->exportTo(dir.filePath("maps.bmp")).isEmpty())
+      << "unsupported suffix";
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ QJsonObject readJson(const QString& path) {
 TEST(GpuMappingView, TheFiguresFollowTheDrawingWithoutAGap) {
   auto window = openWindow();
   ASSERT_TRUE(window->selectTab("gpu-mapping"));
-  ui::GpuMappingPanel* panel = window->gpuMapping();
+  ui::GpuMappingPanel* panel = window->view<ui::GpuMappingPanel>("gpu-mapping");
   for (const QSize size : {QSize(1024, 700), QSize(1440, 1000), QSize(1920, 1080)}) {
     // The test's own row draws in every build; the GEMM row only where the build has CUDA (without
     // it the GPU rows carry no launch geometry, and the view says so instead of drawing).
@@ -101,7 +101,7 @@ TEST(GpuMappingView, TheFiguresFollowTheDrawingWithoutAGap) {
 
 TEST(GpuMappingView, TheBlockUnderThePointerIsTheOneTheLaunchAssigns) {
   auto window = openWindow();
-  ui::GpuMappingPanel* panel = window->gpuMapping();
+  ui::GpuMappingPanel* panel = window->view<ui::GpuMappingPanel>("gpu-mapping");
   ASSERT_EQ(panel->layerChoice()->count(), 2) << "course-high has two conv layers";
   panel->resize(1200, 800);
   panel->show();

@@ -86,7 +86,7 @@ TEST(GpuWindow, TheProfileTabFillsTheKernelTableForEveryGpuVariant) {
   for (const std::string& id : gpuVariants()) {
     SCOPED_TRACE(id);
     ASSERT_TRUE(window->selectVariant(QString::fromStdString(id)));
-    ui::ProfilePanel* profile = window->profile();
+    ui::ProfilePanel* profile = window->view<ui::ProfilePanel>("profile");
     ASSERT_TRUE(profile->canProfile()) << profile->message().toStdString();
     profile->table()->setRowCount(0);
     profile->runProfile();
@@ -108,7 +108,7 @@ TEST(GpuWindow, ASmallGpuSweepTimesEveryVariantAtEveryBatch) {
   REQUIRE_GPU();
   auto window = openWindow();
   window->selectTab("timing");
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   QStringList ids;
   for (const std::string& id : gpuVariants()) ids << QString::fromStdString(id);
   timing->controls()->setCheckedVariants(ids);

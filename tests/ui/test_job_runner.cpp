@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "app/gui/explore_view.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
@@ -306,7 +307,7 @@ TEST(JobRunner, AJobThatThrowsReportsItsMessageOnTheGuiThreadAndTheNextJobRuns) 
 
 TEST(DeviceUse, ThePredictionDuringASweepSaysSoAndTheSweepSaysTheLiveInferenceTookTurns) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   // Many short repetitions: the sweep gives the device up after each, so the picture waits for one
   // inference of at most 4 images, while the whole sweep (1000 repetitions of each batch size)
   // lasts far longer than the picture's turn, during which it cannot go on; it is cancelled once
@@ -325,8 +326,9 @@ TEST(DeviceUse, ThePredictionDuringASweepSaysSoAndTheSweepSaysTheLiveInferenceTo
   ASSERT_TRUE(sweepStillRunning) << "the picture waited for the whole sweep: a sweep must give the device up "
                                     "between repetitions";
   EXPECT_EQ(outcome->busyWith, std::vector<std::string>{"sweep"});
-  EXPECT_TRUE(window->prediction()->timesText().contains("while a sweep was running"))
-      << window->prediction()->timesText().toStdString();
+  EXPECT_TRUE(
+      window->view<gui::ExploreView>("explore")->prediction()->timesText().contains("while a sweep was running"))
+      << window->view<gui::ExploreView>("explore")->prediction()->timesText().toStdString();
 
   // The sweep stops after the repetition in flight and says who took turns with it.
   timing->cancelSweep();
@@ -341,13 +343,13 @@ TEST(DeviceUse, ThePredictionDuringASweepSaysSoAndTheSweepSaysTheLiveInferenceTo
   ASSERT_TRUE(window->selectTestImage(6));
   ASSERT_TRUE(waitForInference(*window));
   EXPECT_TRUE(window->inference()->lastOutcome()->busyWith.empty());
-  EXPECT_FALSE(window->prediction()->timesText().contains("while a"))
-      << window->prediction()->timesText().toStdString();
+  EXPECT_FALSE(window->view<gui::ExploreView>("explore")->prediction()->timesText().contains("while a"))
+      << window->view<gui::ExploreView>("explore")->prediction()->timesText().toStdString();
 }
 
 TEST(DeviceUse, ClosingTheWindowDuringASweepDoesNotWaitForTheSweep) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   timing->controls()->setCheckedVariants({"cpu-reference"});
   timing->controls()->setBatches("1, 2, 3, 4");
   timing->controls()->setRepeats(100000);  // minutes of work

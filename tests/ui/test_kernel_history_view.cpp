@@ -57,11 +57,11 @@ int drawnPoints(const ui::KernelHistoryChart& chart) {
 TEST(KernelHistoryPane, EachSaveThatCompilesIsAVersionAndTwoChosenShowTheChangedLine) {
   if (const std::string reason = gpu::userKernelCompilerUnavailableReason(); !reason.empty()) GPU_TEST_SKIP() << reason;
   auto window = openWindow();
-  window->userKernel()->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
+  window->view<ui::UserKernelPanel>("kernel")->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
   QTemporaryDir dir;
   const QString file = writeFile(dir, "student.cu", contentsOf(kTemplates + "naive_conv.cu"));
   ASSERT_TRUE(window->openFile(file));
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   const auto waitForSteps = [&] { return QTest::qWaitFor([&] { return !panel->pipeline()->running(); }, 60000); };
   ASSERT_TRUE(waitForSteps());
   ui::KernelHistoryView* history = panel->historyView();
@@ -120,7 +120,7 @@ TEST(KernelHistoryPane, EachSaveThatCompilesIsAVersionAndTwoChosenShowTheChanged
 TEST(KernelHistoryPane, GpuAVersionHoldsItsCheckAndTheTimingStepsOpTime) {
   if (!gpuInfo().usable) GPU_TEST_SKIP() << "no usable GPU: " << gpuInfo().unusableReason;
   auto window = openWindow();
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   panel->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
   panel->pipeline()->setTimingRepeats(2, 1);
   std::shared_ptr<const BenchmarkReport> timed;

@@ -48,12 +48,12 @@ int lineContaining(const QString& text, const QString& needle) {
 struct NaiveTemplateInTheTab {
   std::unique_ptr<gui::MainWindow> window = openWindow();
   QTemporaryDir dir;
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   QsciScintilla* text = panel->editor()->editor();
   QString file = dir.filePath("why_slow.cu");
 
   NaiveTemplateInTheTab() {
-    window->userKernel()->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
+    window->view<ui::UserKernelPanel>("kernel")->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
     // On screen, as the student has it: Scintilla tells of a cursor move when it updates its view.
     EXPECT_TRUE(window->selectTab("kernel"));
     panel->setSavePathChooser([this](const QString&) { return file; });
@@ -315,11 +315,11 @@ TEST(KernelWhySlow, ATimedKernelIsAPointOnTheRooflineAndCanBeDrawnInTheGpuMappin
   layer.opTime = SampleStats{40e-6, 38e-6, 45e-6};
   run.layers.push_back(layer);
   report->runs.push_back(run);
-  emit window->userKernel()->timed(report);
+  emit window->view<ui::UserKernelPanel>("kernel")->timed(report);
 
   const double flops = 2.0 * 100 * 6 * 28 * 28 * 1 * 5 * 5;                                // multiply-add = 2
   const double bytes = 4.0 * (100.0 * 1 * 28 * 28 + 6 * 1 * 5 * 5 + 100.0 * 6 * 28 * 28);  // in, weights, out
-  ui::RooflineChart* chart = window->roofline()->chart();
+  ui::RooflineChart* chart = window->view<ui::RooflinePanel>("roofline")->chart();
   int found = -1;
   for (size_t i = 0; i < chart->points().size(); ++i)
     if (chart->points()[i].point.variant == "user-why_slow") found = static_cast<int>(i);
@@ -331,7 +331,7 @@ TEST(KernelWhySlow, ATimedKernelIsAPointOnTheRooflineAndCanBeDrawnInTheGpuMappin
   EXPECT_TRUE(chart->pointText(found).contains("why_slow")) << chart->pointText(found).toStdString();
 
   // A second timing of the same kernel replaces its point rather than adding one.
-  emit window->userKernel()->timed(report);
+  emit window->view<ui::UserKernelPanel>("kernel")->timed(report);
   int points = 0;
   for (const auto& plotted : chart->points()) points += plotted.point.variant == "user-why_slow";
   EXPECT_EQ(points, 1);
@@ -349,14 +349,14 @@ TEST(KernelWhySlow, ATimedKernelIsAPointOnTheRooflineAndCanBeDrawnInTheGpuMappin
     return t.readAll();
   }());
   const UserKernelSource source = readUserKernelSource(file.toStdString());
-  ui::GpuMappingPanel* mapping = window->gpuMapping();
+  ui::GpuMappingPanel* mapping = window->view<ui::GpuMappingPanel>("gpu-mapping");
   EXPECT_FALSE(mapping->addUserVariant(source.id));  // not installed yet: not a choice
   EXPECT_EQ(mapping->variantChoice(1)->findData(QString::fromStdString(source.id)), -1);
   const CompiledUserKernel compiled = userKernelCompiler().compile(source);
   ASSERT_TRUE(compiled.ok()) << compiled.errorText();
   userKernelCompiler().install(compiled);
-  emit window->userKernel()->variantReady(QString::fromStdString(source.id), QString::fromStdString(source.displayName),
-                                          QString());
+  emit window->view<ui::UserKernelPanel>("kernel")->variantReady(QString::fromStdString(source.id),
+                                                                 QString::fromStdString(source.displayName), QString());
   for (int side = 0; side < 2; ++side)
     EXPECT_GE(mapping->variantChoice(side)->findData(QString::fromStdString(source.id)), 0) << side;
   ASSERT_TRUE(mapping->setVariant(1, source.id));

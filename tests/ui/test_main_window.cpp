@@ -14,6 +14,7 @@
 #include "app/core/data/image_file.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/gui/explore_view.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_chart.h"
 #include "ui/charts/prediction_panel.h"
@@ -35,8 +36,8 @@ TEST(MainWindow, StartsWithTheCourseModelAndShowsAPredictionForTheFirstTestImage
   ASSERT_NE(window->model(), nullptr);
   EXPECT_EQ(window->model()->name, "course-high");
   EXPECT_EQ(window->inputPanel()->browser()->currentImage(), 0);
-  EXPECT_FALSE(window->prediction()->shownTopClassName().isEmpty());
-  EXPECT_GT(window->featureMaps()->layerCount(), 1);
+  EXPECT_FALSE(window->view<gui::ExploreView>("explore")->prediction()->shownTopClassName().isEmpty());
+  EXPECT_GT(window->view<gui::ExploreView>("explore")->maps()->layerCount(), 1);
   EXPECT_TRUE(window->errorBanner()->message().isEmpty()) << window->errorBanner()->message().toStdString();
 }
 
@@ -56,7 +57,7 @@ TEST(MainWindow, LoadsEachShippedModelAndShowsItsSummaryAndPrediction) {
     EXPECT_EQ(outcome->modelName, window->model()->name);
     EXPECT_EQ(outcome->probabilities.size(), 10u);
     // The input the maps show first has the model's input size (28x28 for lenet5, 48x48 others).
-    EXPECT_EQ(window->featureMaps()->layer(0)->mapHeight(), window->model()->inputHeight());
+    EXPECT_EQ(window->view<gui::ExploreView>("explore")->maps()->layer(0)->mapHeight(), window->model()->inputHeight());
   }
 }
 
@@ -72,14 +73,14 @@ TEST(MainWindow, TopClassShownForTestImagesIsTheEngines) {
       ASSERT_TRUE(waitForInference(*window));
       const int expected = engineTopClass(window->model(), images, index);
       const QString expectedName = QString::fromStdString(images.classNames()[static_cast<size_t>(expected)]);
-      EXPECT_EQ(window->prediction()->shownTopClassName(), expectedName);
-      EXPECT_EQ(window->prediction()->chart()->topClass(), expected);
-      EXPECT_EQ(window->prediction()->chart()->trueLabel(), images.label(index));
+      EXPECT_EQ(window->view<gui::ExploreView>("explore")->prediction()->shownTopClassName(), expectedName);
+      EXPECT_EQ(window->view<gui::ExploreView>("explore")->prediction()->chart()->topClass(), expected);
+      EXPECT_EQ(window->view<gui::ExploreView>("explore")->prediction()->chart()->trueLabel(), images.label(index));
       // Correct or wrong, visibly: the verdict and the top bar's colour.
       const bool correct = expected == images.label(index);
-      EXPECT_EQ(window->prediction()->headline().contains("correct"), correct)
-          << window->prediction()->headline().toStdString();
-      EXPECT_EQ(window->prediction()->chart()->topBarColour(),
+      EXPECT_EQ(window->view<gui::ExploreView>("explore")->prediction()->headline().contains("correct"), correct)
+          << window->view<gui::ExploreView>("explore")->prediction()->headline().toStdString();
+      EXPECT_EQ(window->view<gui::ExploreView>("explore")->prediction()->chart()->topBarColour(),
                 correct ? ui::PredictionChart::correctColour() : ui::PredictionChart::wrongColour());
     }
   }
@@ -90,7 +91,7 @@ TEST(MainWindow, ShowsTheLayerOpTimesOfThisInference) {
   const auto outcome = window->inference()->lastOutcome();
   ASSERT_NE(outcome, nullptr);
   ASSERT_EQ(outcome->convTimes.size(), 2u);
-  const QString times = window->prediction()->timesText();
+  const QString times = window->view<gui::ExploreView>("explore")->prediction()->timesText();
   for (const ConvLayerTime& t : outcome->convTimes) EXPECT_GT(t.seconds, 0.0);
   // The layers by the names the feature maps give them, not the ONNX nodes.
   EXPECT_TRUE(times.contains("conv 1")) << times.toStdString();

@@ -13,6 +13,7 @@
 #include "app/core/conv/cpu_backends.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/gui/explore_view.h"
 #include "tests/core/epilogue_backend.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
@@ -49,7 +50,7 @@ const bool decliningRow = [] {
 
 TEST(ModelTab, ThePlanFollowsTheSelectedVariant) {
   auto window = testing::openWindow();
-  ui::ModelSummaryView* summary = window->modelSummary();
+  ui::ModelSummaryView* summary = window->view<ui::ModelSummaryView>("model");
   QTableWidget* plan = summary->planTable();
   const int nodes = static_cast<int>(window->model()->nodes.size());
   ASSERT_TRUE(window->selectVariant("cpu-reference"));
@@ -81,7 +82,7 @@ TEST(ModelTab, TheTotalsAreWholeAndEqualTheLayersSums) {
     window->resize(presentation ? QSize(1440, 900) : QSize(1024, 700));
     ASSERT_TRUE(window->selectTab("model"));
     for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
-    ui::ModelSummaryView* summary = window->modelSummary();
+    ui::ModelSummaryView* summary = window->view<ui::ModelSummaryView>("model");
     int64_t parameters = 0, flops = 0;
     for (const LayerInfo& layer : window->model()->layers()) {
       parameters += layer.parameters;
@@ -116,10 +117,10 @@ TEST(ModelTab, ALiveOpTimeOfAFusedStageSaysWhatItCovers) {
   ASSERT_EQ(outcome->convTimes.size(), 2u);
   EXPECT_EQ(outcome->convTimes[0].fusedNodes, (std::vector<std::string>{"/1/Tanh", "/2/MaxPool"}));
   EXPECT_EQ(outcome->layers.size(), window->model()->nodes.size() + 1) << "the maps still show every layer";
-  const QString times = window->prediction()->timesText();
+  const QString times = window->view<gui::ExploreView>("explore")->prediction()->timesText();
   EXPECT_TRUE(times.contains("fused")) << times.toStdString();
-  EXPECT_TRUE(window->modelSummary()->planTitle().contains("7 stages"))
-      << window->modelSummary()->planTitle().toStdString();
+  EXPECT_TRUE(window->view<ui::ModelSummaryView>("model")->planTitle().contains("7 stages"))
+      << window->view<ui::ModelSummaryView>("model")->planTitle().toStdString();
 }
 
 TEST(ModelTab, AVariantThatCannotRunHereIsStillPlanned) {

@@ -14,7 +14,11 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 
+#include <Qsci/qsciscintilla.h>
 #include "tests/ui/ui_test_support.h"
+
+#include "ui/kernel/kernel_editor.h"
+#include "ui/kernel/user_kernel_panel.h"
 #include "ui/timing/sweep_controls.h"
 #include "ui/timing/timing_panel.h"
 
@@ -50,7 +54,7 @@ struct AnsweredWindow {
 
 // Runs a small sweep (two CPU variants at batch 1 and 10) and waits for it.
 void runSweep(gui::MainWindow& window) {
-  ui::TimingPanel* timing = window.timing();
+  ui::TimingPanel* timing = window.view<ui::TimingPanel>("timing");
   timing->controls()->setCheckedVariants({"cpu-im2col-gemm", "cpu-onednn"});
   timing->controls()->setBatches("1,10");
   ASSERT_TRUE(timing->startSweep());
@@ -69,6 +73,36 @@ TEST(NothingLost, QuitWithAnUnsavedSweepAsksAndCancelKeepsTheWindowOpen) {
   EXPECT_TRUE(QFileInfo::exists(recovery));
   EXPECT_TRUE(w.close()) << "Discard lets it close";
   EXPECT_FALSE(QFileInfo::exists(recovery)) << "discarded results leave no recovery file";
+}
+
+// The user's own writing is asked about before results that can be measured again, whatever the
+// tabs' order (the Timing tab comes before the Your kernel tab).
+TEST(NothingLost, AtQuitAKernelsUnsavedEditsAreAskedAboutBeforeASweepsResults) {
+  using Choice = ui::UserKernelPanel::UnsavedEditsChoice;
+  QTemporaryDir dir;
+  AnsweredWindow w(dir.filePath("sweep.json"), {QMessageBox::Discard});
+  runSweep(*w.window);
+  QFile::copy(QString::fromUtf8(CONVSCOPE_SOURCE_DIR) + "/examples/kernels/naive_conv.cu", dir.filePath("mine.cu"));
+  ASSERT_TRUE(w.window->openFile(dir.filePath("mine.cu"))) << w.window->lastError().toStdString();
+  ui::UserKernelPanel* kernel = w.window->view<ui::UserKernelPanel>("kernel");
+  QsciScintilla* text = kernel->editor()->editor();
+  text->setCursorPosition(0, 0);
+  text->insert("// unsaved\n");
+  std::vector<QString> order;
+  Choice kernelAnswer = Choice::Cancel;
+  kernel->setUnsavedEditsPrompt([&](const QString&) {
+    order.push_back("kernel (sweep asked " + QString::number(w.asked.size()) + " times)");
+    return kernelAnswer;
+  });
+  EXPECT_FALSE(w.close()) << "the kernel's Cancel keeps the window open";
+  EXPECT_EQ(order, (std::vector<QString>{"kernel (sweep asked 0 times)"}));
+  EXPECT_TRUE(w.asked.empty()) << "the sweep is not asked about once the kernel kept the window open";
+
+  kernelAnswer = Choice::Discard;
+  EXPECT_TRUE(w.close());
+  EXPECT_EQ(order.back(), "kernel (sweep asked 0 times)") << "the kernel first";
+  ASSERT_EQ(w.asked.size(), 1u) << "then the sweep";
+  EXPECT_TRUE(w.asked[0].contains("not saved")) << w.asked[0].toStdString();
 }
 
 TEST(NothingLost, SaveAtQuitWritesTheFileAndLeavesNothingToRecover) {
@@ -95,9 +129,9 @@ TEST(NothingLost, TheNextStartOffersAnUnsavedSweepBackAfterAKill) {
   AnsweredWindow second(recovery, {QMessageBox::Yes, QMessageBox::Discard});
   ASSERT_TRUE(QTest::qWaitFor([&] { return !second.asked.empty(); }, 5000));
   EXPECT_TRUE(second.asked[0].contains("4 run(s)")) << second.asked[0].toStdString();
-  ASSERT_NE(second.window->timing()->report(), nullptr);
-  EXPECT_EQ(second.window->timing()->report()->runs.size(), before.runs.size());
-  EXPECT_TRUE(second.window->timing()->hasUnsavedResults());
+  ASSERT_NE(second.window->view<ui::TimingPanel>("timing")->report(), nullptr);
+  EXPECT_EQ(second.window->view<ui::TimingPanel>("timing")->report()->runs.size(), before.runs.size());
+  EXPECT_TRUE(second.window->view<ui::TimingPanel>("timing")->hasUnsavedResults());
   EXPECT_TRUE(second.close());
   // Declined at the next start: nothing is offered again.
   AnsweredWindow third(recovery, {});

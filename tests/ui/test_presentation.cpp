@@ -13,6 +13,7 @@
 #include <QTabBar>
 #include <QTabWidget>
 
+#include "app/gui/explore_view.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_chart.h"
 #include "ui/charts/prediction_panel.h"
@@ -67,7 +68,7 @@ void expectTitleFits(const QString& title, const QCustomPlot& chart, const QFont
 
 // What a class reads on the Timing tab, with the H100 benchmark open.
 void expectTimingTabReadable(gui::MainWindow& window) {
-  ui::TimingPanel* timing = window.timing();
+  ui::TimingPanel* timing = window.view<ui::TimingPanel>("timing");
   for (QAbstractButton* button : timing->findChildren<QAbstractButton*>()) {
     if (!button->isVisibleTo(&window) || button->text().isEmpty()) continue;
     SCOPED_TRACE(button->text().toStdString());
@@ -153,7 +154,7 @@ TEST(Presentation, F5FillsTheScreenAndASecondF5GivesTheWindowBack) {
 TEST(Presentation, TheMapsGrowWithTheScreenAndTheMode) {
   PresentationOff off;
   auto window = windowOfSize({1920, 1080}, false);
-  ui::FeatureMapView* maps = window->featureMaps();
+  ui::FeatureMapView* maps = window->view<gui::ExploreView>("explore")->maps();
   ASSERT_GT(maps->layerCount(), 2);
   // A map's tile, in pixels: the widget's narrowest width is one tile and its two margins.
   const auto tileOf = [&](int layer) { return maps->layer(layer)->minimumSizeHint().width() - 12; };
@@ -175,7 +176,7 @@ TEST(Presentation, TheMapsGrowWithTheScreenAndTheMode) {
 // The ten class names beside the probability bars each keep a line of their own: at the tick
 // labels' font, ten lines fit the height of the bars' axis.
 void expectClassNamesApart(gui::MainWindow& window) {
-  ui::PredictionChart* chart = window.prediction()->chart();
+  ui::PredictionChart* chart = window.view<gui::ExploreView>("explore")->prediction()->chart();
   chart->replot(QCustomPlot::rpImmediateRefresh);
   const int classes = static_cast<int>(chart->shownProbabilities().size());
   ASSERT_EQ(classes, 10);
@@ -230,7 +231,7 @@ TEST(Presentation, EveryTabReadsWholeAt1280By720) {
   auto window = windowOfSize({1280, 720}, true);
   EXPECT_EQ(window->size(), QSize(1280, 720)) << "the window's minimum size fits the screen";
   // The prediction heading: one line, "Pullover  99.8 %" never broken before its "%".
-  QLabel* headline = window->prediction()->headlineLabel();
+  QLabel* headline = window->view<gui::ExploreView>("explore")->prediction()->headlineLabel();
   EXPECT_FALSE(headline->wordWrap());
   EXPECT_LE(headline->fontMetrics().horizontalAdvance(headline->text()), headline->contentsRect().width())
       << headline->text().toStdString();

@@ -21,7 +21,7 @@ namespace {
 TEST(Profile, ACpuVariantGetsAnExplanationInsteadOfAnEmptyTable) {
   auto window = openWindow();
   ASSERT_TRUE(window->selectVariant("cpu-im2col-gemm"));
-  ui::ProfilePanel* profile = window->profile();
+  ui::ProfilePanel* profile = window->view<ui::ProfilePanel>("profile");
   EXPECT_FALSE(profile->canProfile());
   EXPECT_TRUE(profile->message().contains("GPU")) << profile->message().toStdString();
   const QList<QPushButton*> buttons = profile->findChildren<QPushButton*>();
@@ -38,7 +38,7 @@ TEST(Profile, AGpuVariantFillsTheKernelTable) {
   if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto window = openWindow();
   ASSERT_TRUE(window->selectVariant("gpu-baseline"));
-  ui::ProfilePanel* profile = window->profile();
+  ui::ProfilePanel* profile = window->view<ui::ProfilePanel>("profile");
   ASSERT_TRUE(profile->canProfile());
   profile->runProfile();
   ASSERT_TRUE(QTest::qWaitFor([&] { return profile->table()->rowCount() > 0; }, 60000))
@@ -86,7 +86,7 @@ KernelProfile savedProfile() {
 TEST(Profile, WithoutAGpuItSaysWhyTheTableIsEmpty) {
   if (gpuInfo().usable) GTEST_SKIP() << "this machine has a GPU";
   auto window = openWindow();
-  ui::ProfilePanel* profile = window->profile();
+  ui::ProfilePanel* profile = window->view<ui::ProfilePanel>("profile");
   for (const ConvVariant& v : convVariants()) {
     if (!v.unavailableReason().empty()) continue;
     SCOPED_TRACE(v.id);
@@ -106,7 +106,7 @@ TEST(Profile, WithoutAGpuTheH100ExampleOpensAsTheKernelTable) {
   if (gpuInfo().usable) GTEST_SKIP() << "this machine has a GPU: the example is not offered";
   auto window = openWindow();
   ASSERT_TRUE(window->selectTab("profile"));
-  ui::ProfilePanel* profile = window->profile();
+  ui::ProfilePanel* profile = window->view<ui::ProfilePanel>("profile");
   ASSERT_TRUE(profile->exampleButton()->isVisible());
   EXPECT_TRUE(profile->message().contains("Open the H100 example")) << profile->message().toStdString();
   QTest::mouseClick(profile->exampleButton(), Qt::LeftButton);
@@ -127,7 +127,7 @@ TEST(Profile, ASavedProfileOpensOnAnyMachineAsTheKernelTable) {
   QTemporaryDir dir;
   const QString path = dir.filePath("profile-h100.json");
   writeKernelProfileJson(savedProfile(), path.toStdString());
-  ui::ProfilePanel* profile = window->profile();
+  ui::ProfilePanel* profile = window->view<ui::ProfilePanel>("profile");
   ASSERT_EQ(profile->openProfile(path), QString());
   QTableWidget* table = profile->table();
   ASSERT_EQ(table->rowCount(), 4);
@@ -151,7 +151,7 @@ TEST(Profile, ASavedProfileOpensOnAnyMachineAsTheKernelTable) {
 
 TEST(Profile, ABadProfileFileIsRefusedWithItsNameAndTheProblem) {
   auto window = openWindow();
-  ui::ProfilePanel* profile = window->profile();
+  ui::ProfilePanel* profile = window->view<ui::ProfilePanel>("profile");
   QTemporaryDir dir;
   const QString good = dir.filePath("good.json");
   writeKernelProfileJson(savedProfile(), good.toStdString());

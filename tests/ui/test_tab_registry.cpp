@@ -1,9 +1,11 @@
 // The tab list (app/gui/tab_registry.h) is the only list of the window's views: every consumer
 // reads it. A probe view, registered here as one more row, must appear in the tab bar, be chosen
 // by each of its names, have its View-menu entry (and Ctrl+N), make the left column give way in
-// presentation mode as its row says, and hear each change exactly once. The standard rows are
+// presentation mode as its row says, hear each change exactly once, and have its links, the files
+// it opens, its File-menu entries and its say at quit, with no word of it in the window. The standard rows are
 // checked the same way, their listeners counted by wrapping them.
 #include <QAction>
+#include <QDir>
 #include <QMenu>
 #include <QMenuBar>
 #include <QSet>
@@ -41,6 +43,12 @@ class ProbeView : public QWidget {
   using QWidget::QWidget;
   WindowState last;
   QString selectedName;
+  bool linked = false;
+  bool sawTheTimingTab = false;
+  QStringList opened;
+  QStringList actionsRun;
+  bool mayClose = false;
+  int closings = 0;
 };
 
 TabRow probeRow() {
@@ -49,6 +57,24 @@ TabRow probeRow() {
         return new ProbeView(c.window);
       }).whenSelected([](ProbeView& view, const QString& name, const gui::TabContext&) { view.selectedName = name; });
   for (Change change : kChanges) row.on(change, [](ProbeView& view, const WindowState& state) { view.last = state; });
+  row.links([](ProbeView& view, gui::WindowLinks& window) {
+       view.linked = true;
+       view.sawTheTimingTab =
+           window.view<ui::TimingPanel>("timing") != nullptr && window.viewNamed("probe-part") == &view;
+     })
+      .opens({"probe"},
+             [](ProbeView& view, const QString& path, gui::WindowLinks&) {
+               if (path.contains("damaged")) return path + ": damaged probe";
+               view.opened << path;
+               return QString();
+             })
+      .fileAction(gui::FileAction::Kind::Open, "Open &probe…", QKeySequence(),
+                  [](ProbeView& view, gui::WindowLinks&) { view.actionsRun << "open"; })
+      .fileAction(gui::FileAction::Kind::Export, "Export p&robe…", QKeySequence(),
+                  [](ProbeView& view, gui::WindowLinks&) { view.actionsRun << "export"; })
+      .atQuit(
+          gui::UnsavedWork::kResults, [](ProbeView& view, gui::WindowLinks&) { return view.mayClose; },
+          [](ProbeView& view) { ++view.closings; });
   return row;
 }
 
@@ -248,8 +274,47 @@ TEST(TabRegistry, EveryChangeReachesEveryListenerOnceWithTheWindowsState) {
   before = deliveries;
   ASSERT_TRUE(window->openBenchmark(kBench)) << window->lastError().toStdString();
   expectOneDeliveryEach(*window, before, deliveries, Change::Benchmark);
-  EXPECT_EQ(probe->last.benchmark, window->timing()->report());
+  EXPECT_EQ(probe->last.benchmark, window->view<ui::TimingPanel>("timing")->report());
   EXPECT_EQ(probe->last.benchmarkName, "bench-h100.json");
+}
+
+TEST(TabRegistry, AProbesLinksFilesMenuEntriesAndQuitHooksWorkWithNoWordOfItInTheWindow) {
+  auto window = windowWith(standardAndProbe());
+  ProbeView* probe = probeOf(*window);
+  ASSERT_NE(probe, nullptr);
+  EXPECT_TRUE(probe->linked);
+  EXPECT_TRUE(probe->sawTheTimingTab) << "links find the other tabs' views by name";
+
+  const QString file = QDir::temp().filePath("a.probe");
+  EXPECT_TRUE(window->openFile(file));
+  EXPECT_EQ(probe->opened, QStringList{file});
+  EXPECT_FALSE(window->openFile(QDir::temp().filePath("damaged.PROBE"))) << "suffixes match in any case";
+  EXPECT_TRUE(window->lastError().endsWith("damaged.PROBE: damaged probe")) << window->lastError().toStdString();
+
+  // Its File-menu entries sit with the other tabs' opens and exports, in the tabs' order.
+  QMenu* fileMenu = window->menuBar()->actions().front()->menu();
+  ASSERT_NE(fileMenu, nullptr);
+  QStringList texts;
+  for (QAction* action : fileMenu->actions())
+    if (!action->isSeparator()) texts << action->text();
+  const qsizetype openProbe = texts.indexOf("Open &probe…"), exportProbe = texts.indexOf("Export p&robe…");
+  ASSERT_GE(openProbe, 0) << texts.join(" | ").toStdString();
+  ASSERT_GE(exportProbe, 0);
+  EXPECT_EQ(texts[openProbe - 1], "Open class &results folder…");
+  EXPECT_EQ(texts[openProbe + 1], "&Recent files");
+  EXPECT_EQ(texts[exportProbe - 1], "Export &prediction chart…");
+  EXPECT_EQ(texts[exportProbe + 1], "&Quit");
+  for (QAction* action : fileMenu->actions())
+    if (action->text() == "Open &probe…" || action->text() == "Export p&robe…") action->trigger();
+  EXPECT_EQ(probe->actionsRun, (QStringList{"open", "export"}));
+
+  // Its unsaved work keeps the window open; once it may close, its long work is stopped once.
+  EXPECT_FALSE(window->close());
+  EXPECT_TRUE(window->isVisible());
+  EXPECT_EQ(probe->closings, 0);
+  probe->mayClose = true;
+  EXPECT_TRUE(window->close());
+  EXPECT_EQ(probe->closings, 1);
 }
 
 }  // namespace

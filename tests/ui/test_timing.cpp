@@ -80,7 +80,7 @@ TEST(Timing, ABenchmarkJsonBecomesOneGraphPerVariantWithTheRightPoints) {
   const BenchmarkReport report = syntheticReport();
   writeBenchmarkJson(report, path.toStdString());
 
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   ASSERT_TRUE(window->openBenchmark(path)) << window->lastError().toStdString();
   ui::TimingLineChart* chart = timing->lineChart();
   ASSERT_EQ(chart->graphCount(), 11);
@@ -130,31 +130,31 @@ TEST(Timing, OpensWhatTheCliWritesAndSavesJsonAndCsvBack) {
       runProgram(CONVSCOPE_CLI_PATH, {"bench", "--variants", "cpu-reference,cpu-im2col-gemm", "--batches", "1,4",
                                       "--repeats", "1", "--warmups", "0", "--json", json});
   ASSERT_EQ(cli.exitCode, 0) << cli.output.toStdString();
-  ASSERT_EQ(window->timing()->loadJson(json), QString());
-  EXPECT_EQ(window->timing()->lineChart()->graphCount(), 2);
-  EXPECT_EQ(window->timing()->lineChart()->graph(0)->data()->size(), 2);
+  ASSERT_EQ(window->view<ui::TimingPanel>("timing")->loadJson(json), QString());
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->lineChart()->graphCount(), 2);
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->lineChart()->graph(0)->data()->size(), 2);
 
   const QString saved = dir.filePath("saved.json"), csv = dir.filePath("saved.csv");
-  EXPECT_EQ(window->timing()->saveJson(saved), QString());
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->saveJson(saved), QString());
   EXPECT_EQ(readBenchmarkJson(saved.toStdString()).runs.size(), 4u);
-  EXPECT_EQ(window->timing()->exportCsv(csv), QString());
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->exportCsv(csv), QString());
   QFile file(csv);
   ASSERT_TRUE(file.open(QIODevice::ReadOnly));
   const QList<QByteArray> lines = file.readAll().trimmed().split('\n');
   EXPECT_EQ(lines.size(), 1 + 4 * 2) << "a header, then one row per run and conv layer";
-  EXPECT_EQ(window->timing()->exportLineChart(dir.filePath("chart.pdf")), QString());
-  EXPECT_EQ(window->timing()->exportBarChart(dir.filePath("bars.png")), QString());
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->exportLineChart(dir.filePath("chart.pdf")), QString());
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->exportBarChart(dir.filePath("bars.png")), QString());
   EXPECT_GT(distinctColours(QImage(dir.filePath("bars.png"))), 10);
 
   const QString garbage = writeFile(dir, "garbage.json", "{ not json");
   EXPECT_FALSE(window->openBenchmark(garbage));
   EXPECT_TRUE(window->errorBanner()->message().contains("garbage.json")) << window->lastError().toStdString();
-  EXPECT_EQ(window->timing()->lineChart()->graphCount(), 2) << "the chart shown before stays";
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->lineChart()->graphCount(), 2) << "the chart shown before stays";
 }
 
 TEST(Timing, ASweepRunsOnAWorkerThreadWhileTheWindowStaysResponsive) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   timing->controls()->setCheckedVariants({"cpu-reference", "cpu-im2col-gemm"});
   timing->controls()->setBatches("1, 8");
   int ticks = 0;
@@ -173,7 +173,7 @@ TEST(Timing, ASweepRunsOnAWorkerThreadWhileTheWindowStaysResponsive) {
 
 TEST(Timing, CancellingASweepStopsItAndKeepsTheRunsDone) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   timing->controls()->setCheckedVariants({"cpu-im2col-gemm", "cpu-reference"});
   timing->controls()->setBatches("1,300");  // cpu-reference runs first (registry order)
   ASSERT_TRUE(timing->startSweep());
@@ -197,7 +197,7 @@ TEST(Timing, CancellingASweepStopsItAndKeepsTheRunsDone) {
 // a many-variant file, with a sweep's few runs, at 1024x700 and on a 1920x1080 projector.
 TEST(Timing, TheTabKeepsOneLayoutWithAFileAndAfterASweep) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   const auto layout = [&] {
     QStringList tabs;
     for (int i = 0; i < timing->lowerTabs()->count(); ++i) tabs << timing->lowerTabs()->tabText(i);
@@ -226,10 +226,10 @@ TEST(Timing, EverySpeedUpReadsWholeInPresentationMode) {
   window->resize(1440, 900);
   ASSERT_TRUE(window->selectTab("timing"));
   BenchmarkReport report = syntheticReport();
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
-  window->timing()->barChart()->setBatch(10000);
-  ui::SpeedupTable* table = window->timing()->speedups();
-  window->timing()->lowerTabs()->setCurrentWidget(table);
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  window->view<ui::TimingPanel>("timing")->barChart()->setBatch(10000);
+  ui::SpeedupTable* table = window->view<ui::TimingPanel>("timing")->speedups();
+  window->view<ui::TimingPanel>("timing")->lowerTabs()->setCurrentWidget(table);
   for (int i = 0; i < 3; ++i) QCoreApplication::processEvents();
   ASSERT_GT(table->rowCount(), 5);
   for (int row = 0; row < table->rowCount(); ++row)
@@ -248,7 +248,7 @@ TEST(Timing, ASweepWritesEachRunToTheRecoveryFileUntilItIsSaved) {
   QTemporaryDir dir;
   const QString recovery = dir.filePath("recovery/sweep.json");
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   timing->setRecoveryFile(recovery);
   timing->controls()->setCheckedVariants({"cpu-im2col-gemm", "cpu-onednn"});
   timing->controls()->setBatches("1,10");
@@ -278,10 +278,10 @@ TEST(Timing, ASweepWritesEachRunToTheRecoveryFileUntilItIsSaved) {
   // A window started after a kill offers them back; shown, they are still unsaved.
   {
     auto later = openWindow();
-    later->timing()->setRecoveryFile(recovery);
-    later->timing()->showRecovered(ui::TimingPanel::readRecoveryFile(recovery));
-    EXPECT_TRUE(later->timing()->hasUnsavedResults());
-    EXPECT_EQ(later->timing()->report()->runs.size(), 4u);
+    later->view<ui::TimingPanel>("timing")->setRecoveryFile(recovery);
+    later->view<ui::TimingPanel>("timing")->showRecovered(ui::TimingPanel::readRecoveryFile(recovery));
+    EXPECT_TRUE(later->view<ui::TimingPanel>("timing")->hasUnsavedResults());
+    EXPECT_EQ(later->view<ui::TimingPanel>("timing")->report()->runs.size(), 4u);
   }
   // Saved: nothing is at risk any more.
   EXPECT_EQ(timing->saveJson(dir.filePath("kept.json")), QString());
@@ -294,7 +294,7 @@ TEST(Timing, ASweepWritesEachRunToTheRecoveryFileUntilItIsSaved) {
 // its lines told apart, and says so; nothing is replaced without a word.
 TEST(Timing, ASweepAfterOpeningAnotherMachinesFileDrawsBesideIt) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   // The H100's file as another machine's, whatever this one is (on the GPU machine it is an H100).
   BenchmarkReport other = readBenchmarkJson(CONVSCOPE_SOURCE_DIR "/docs/results/bench-h100.json");
   other.device = "Another lab's GPU";
@@ -340,7 +340,7 @@ QString copyAsAnotherMachine(const QString& from, const QTemporaryDir& dir) {
 // peer, its rows) in every view, the Roofline included, and the sweep stays, still unsaved.
 TEST(Timing, ASweepNeverHidesAnOpenedBenchmarkFromAnyView) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   QTemporaryDir dir;
   const QString folder = CONVSCOPE_SOURCE_DIR "/docs/results/2026-11-26-wgmma-ss/call-6/";
   const QString bench = copyAsAnotherMachine(folder + "bench.json", dir);
@@ -410,7 +410,7 @@ TEST(Timing, ASweepNeverHidesAnOpenedBenchmarkFromAnyView) {
 
 TEST(Timing, SweepSettingsThatCannotRunAreRefusedWithAMessage) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   timing->controls()->setBatches("10, x");
   EXPECT_FALSE(timing->startSweep());
   EXPECT_TRUE(window->lastError().contains("'x'")) << window->lastError().toStdString();
@@ -431,7 +431,7 @@ void runSweep(ui::TimingPanel* timing, const QStringList& variants, const QStrin
 
 TEST(Timing, CancellingASecondSweepKeepsTheFirstSweepsResultsAndMarksTheNewRuns) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   runSweep(timing, {"cpu-im2col-gemm"}, "1,2");
   ASSERT_NE(timing->report(), nullptr);
   ASSERT_EQ(timing->report()->runs.size(), 2u);
@@ -467,7 +467,7 @@ TEST(Timing, CancellingASecondSweepKeepsTheFirstSweepsResultsAndMarksTheNewRuns)
 
 TEST(Timing, OpeningABenchmarkAfterACancelledSweepSaysWhichFileIsShown) {
   auto window = openWindow();
-  ui::TimingPanel* timing = window->timing();
+  ui::TimingPanel* timing = window->view<ui::TimingPanel>("timing");
   timing->controls()->setCheckedVariants({"cpu-reference"});
   timing->controls()->setBatches("500");
   ASSERT_TRUE(timing->startSweep());
@@ -532,8 +532,8 @@ TEST(TimingChart, TheLegendListsTheVariantsInCourseOrderWhateverTheFilesOrder) {
   auto window = openWindow();
   BenchmarkReport report = syntheticReport();
   std::reverse(report.runs.begin(), report.runs.end());  // the file lists the course backwards
-  ui::TimingLineChart* chart = window->timing()->lineChart();
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "reversed.json");
+  ui::TimingLineChart* chart = window->view<ui::TimingPanel>("timing")->lineChart();
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(report), "reversed.json");
   QStringList expected;
   for (const ConvVariant& v : convVariants())
     if (ui::findRun(report, v.id, 1)) expected << QString::fromStdString(v.displayName);
@@ -547,9 +547,9 @@ TEST(TimingChart, TheLegendListsTheVariantsInCourseOrderWhateverTheFilesOrder) {
 
 TEST(TimingChart, ClickingALegendEntryHidesItsLineAndClickingAgainShowsIt) {
   auto window = openWindow();
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "synthetic");
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "synthetic");
   ASSERT_TRUE(window->selectTab("timing"));  // clicks reach a chart the user sees
-  ui::TimingLineChart* chart = window->timing()->lineChart();
+  ui::TimingLineChart* chart = window->view<ui::TimingPanel>("timing")->lineChart();
   ASSERT_TRUE(QTest::qWaitForWindowExposed(window.get()));
   ASSERT_TRUE(chart->isVisible());
   chart->replot(QCustomPlot::rpImmediateRefresh);  // lays the legend out
@@ -570,7 +570,8 @@ TEST(TimingChart, ClickingALegendEntryHidesItsLineAndClickingAgainShowsIt) {
     if (chart->graph(g) != line) {
       EXPECT_TRUE(chart->graph(g)->visible());
     }
-  window->timing()->layerChoice()->setCurrentIndex(window->timing()->layerChoice()->findData(0));
+  window->view<ui::TimingPanel>("timing")->layerChoice()->setCurrentIndex(
+      window->view<ui::TimingPanel>("timing")->layerChoice()->findData(0));
   QCPPlottableLegendItem* again = chart->legend->itemWithPlottable(chart->graph(2));
   ASSERT_NE(again, nullptr);
   EXPECT_FALSE(again->plottable()->visible());
@@ -583,9 +584,9 @@ TEST(TimingChart, EveryPointAndEveryBarHasATooltipWithVariantLayerBatchAndTime) 
   auto window = openWindow();
   window->resize(1600, 1000);
   const BenchmarkReport report = syntheticReport();
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
   ASSERT_TRUE(window->selectTab("timing"));
-  ui::TimingLineChart* chart = window->timing()->lineChart();
+  ui::TimingLineChart* chart = window->view<ui::TimingPanel>("timing")->lineChart();
   chart->replot(QCustomPlot::rpImmediateRefresh);
   for (int g = 0; g < chart->graphCount(); ++g) {
     const auto data = chart->graph(g)->data();
@@ -615,9 +616,9 @@ TEST(TimingChart, EveryPointAndEveryBarHasATooltipWithVariantLayerBatchAndTime) 
   EXPECT_TRUE(chart->pointToolTip(QPoint(2, 2)).isEmpty()) << "no tooltip away from the points";
 
   // Bars: every variant's bar of each conv layer answers with its own numbers.
-  ui::TimingBarChart* bars = window->timing()->barChart();
+  ui::TimingBarChart* bars = window->view<ui::TimingPanel>("timing")->barChart();
   bars->setBatch(100);
-  window->timing()->lowerTabs()->setCurrentWidget(bars);
+  window->view<ui::TimingPanel>("timing")->lowerTabs()->setCurrentWidget(bars);
   bars->replot(QCustomPlot::rpImmediateRefresh);
   for (size_t v = 0; v < bars->variants().size(); ++v) {
     QStringList tips;
@@ -647,15 +648,15 @@ TEST(TimingChart, EveryPointAndEveryBarHasATooltipWithVariantLayerBatchAndTime) 
 
 TEST(TimingChart, TheBarsHaveALinearTimeAxisAndSayWhenItIsLogarithmic) {
   auto window = openWindow();
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "synthetic");
-  ui::TimingBarChart* bars = window->timing()->barChart();
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(syntheticReport()), "synthetic");
+  ui::TimingBarChart* bars = window->view<ui::TimingPanel>("timing")->barChart();
   EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
   EXPECT_TRUE(bars->xAxis->label().contains("linear")) << bars->xAxis->label().toStdString();
   EXPECT_DOUBLE_EQ(bars->xAxis->range().lower, 0.0) << "a linear bar starts at zero";
-  window->timing()->logarithmicBars()->setChecked(true);
+  window->view<ui::TimingPanel>("timing")->logarithmicBars()->setChecked(true);
   EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLogarithmic);
   EXPECT_TRUE(bars->xAxis->label().contains("logarithmic")) << bars->xAxis->label().toStdString();
-  window->timing()->logarithmicBars()->setChecked(false);
+  window->view<ui::TimingPanel>("timing")->logarithmicBars()->setChecked(false);
   EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
 }
 
@@ -666,17 +667,18 @@ TEST(TimingChart, TimesSpanningMoreThanAHundredfoldGetALogarithmicAxisThatSaysWh
   for (BenchmarkRun& run : report.runs)
     if (run.variant == kSyntheticVariants.front())
       for (LayerBenchmark& layer : run.layers) layer.opTime.median *= 2000.0;
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
   ASSERT_TRUE(window->selectTab("timing"));  // the bars laid out as the user sees them
-  ui::TimingBarChart* bars = window->timing()->barChart();
+  ui::TimingBarChart* bars = window->view<ui::TimingPanel>("timing")->barChart();
   bars->setBatch(100);
-  window->timing()->lowerTabs()->setCurrentWidget(bars);
+  window->view<ui::TimingPanel>("timing")->lowerTabs()->setCurrentWidget(bars);
   QCoreApplication::processEvents();
   bars->replot(QCustomPlot::rpImmediateRefresh);
   ASSERT_GT(bars->axisRect()->width(), 100) << "the bars are laid out";
   EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLogarithmic);
   EXPECT_TRUE(bars->logarithmic());
-  EXPECT_TRUE(window->timing()->logarithmicBars()->isChecked()) << "the box shows the scale in use";
+  EXPECT_TRUE(window->view<ui::TimingPanel>("timing")->logarithmicBars()->isChecked())
+      << "the box shows the scale in use";
   const QString label = bars->xAxis->label();
   EXPECT_TRUE(label.contains("logarithmic") && label.contains("span")) << label.toStdString();
   // Every bar is long enough to see: at least 4 pixels from the axis's start.
@@ -689,9 +691,9 @@ TEST(TimingChart, TimesSpanningMoreThanAHundredfoldGetALogarithmicAxisThatSaysWh
     }
   }
   // The user's choice holds, also for the next file.
-  window->timing()->logarithmicBars()->setChecked(false);
+  window->view<ui::TimingPanel>("timing")->logarithmicBars()->setChecked(false);
   EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic again");
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(report), "synthetic again");
   EXPECT_EQ(bars->xAxis->scaleType(), QCPAxis::stLinear);
   EXPECT_TRUE(bars->xAxis->label().contains("linear")) << bars->xAxis->label().toStdString();
 }
@@ -700,10 +702,11 @@ TEST(TimingChart, TheSpeedUpsOfEachCourseStepOverTheBaselineAndTheStepBefore) {
   auto window = openWindow();
   BenchmarkReport report = syntheticReport();
   std::reverse(report.runs.begin(), report.runs.end());
-  window->timing()->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
-  window->timing()->barChart()->setBatch(100);
-  window->timing()->layerChoice()->setCurrentIndex(window->timing()->layerChoice()->findData(ui::kAllConvLayers));
-  ui::SpeedupTable* table = window->timing()->speedups();
+  window->view<ui::TimingPanel>("timing")->setReport(std::make_shared<BenchmarkReport>(report), "synthetic");
+  window->view<ui::TimingPanel>("timing")->barChart()->setBatch(100);
+  window->view<ui::TimingPanel>("timing")->layerChoice()->setCurrentIndex(
+      window->view<ui::TimingPanel>("timing")->layerChoice()->findData(ui::kAllConvLayers));
+  ui::SpeedupTable* table = window->view<ui::TimingPanel>("timing")->speedups();
   // At batch 100, variant v (registry position) takes 1e-6 (v+1) 100 (1+2) s: the speed-up over
   // gpu-baseline (v = 2) is 3/(v+1), over the step before v/(v+1).
   ASSERT_EQ(table->rowCount(), 11);

@@ -150,7 +150,7 @@ std::vector<QCPBars*> stackOf(ui::EndToEndBreakdownChart& chart) {
 
 ui::EndToEndBreakdownChart* showBreakdown(gui::MainWindow& window, int batch = kBatch) {
   EXPECT_TRUE(window.selectTab("timing"));
-  ui::TimingPanel* timing = window.timing();
+  ui::TimingPanel* timing = window.view<ui::TimingPanel>("timing");
   timing->lowerTabs()->setCurrentWidget(timing->breakdownChart());
   const int batchIndex = [&] {
     for (QComboBox* combo : timing->findChildren<QComboBox*>())
@@ -171,8 +171,9 @@ TEST(TimingBreakdown, OneStackedBarPerVariantAsLongAsTheJsonSaysWithThePeerBesid
   QTemporaryDir dir;
   const BenchmarkReport report = fixture();
   ASSERT_TRUE(window->openBenchmark(writeFiles(dir, report))) << window->lastError().toStdString();
-  ASSERT_NE(window->timing()->peer(), nullptr) << "the pytorch.json beside the benchmark opens with it";
-  EXPECT_TRUE(window->timing()->originText().contains("pytorch.json"));
+  ASSERT_NE(window->view<ui::TimingPanel>("timing")->peer(), nullptr)
+      << "the pytorch.json beside the benchmark opens with it";
+  EXPECT_TRUE(window->view<ui::TimingPanel>("timing")->originText().contains("pytorch.json"));
   ui::EndToEndBreakdownChart* chart = showBreakdown(*window);
   ASSERT_EQ(chart->batch(), kBatch);
 
@@ -264,7 +265,7 @@ TEST(TimingBreakdown, OneStackedBarPerVariantAsLongAsTheJsonSaysWithThePeerBesid
 
   // Exported like the other Timing charts.
   for (const char* name : {"breakdown.png", "breakdown.pdf"}) {
-    EXPECT_EQ(window->timing()->exportBreakdownChart(dir.filePath(name)), QString());
+    EXPECT_EQ(window->view<ui::TimingPanel>("timing")->exportBreakdownChart(dir.filePath(name)), QString());
     EXPECT_GT(QFileInfo(dir.filePath(name)).size(), 1000) << name;
   }
 }
@@ -303,7 +304,7 @@ TEST(TimingBreakdown, AnOlderFileShowsConvOpTimesAndTheRestAsOtherAndSaysSo) {
   BenchmarkReport report = fixture();
   for (BenchmarkRun& run : report.runs) run.endToEndStages.clear();
   ASSERT_TRUE(window->openBenchmark(writeFiles(dir, report, false)));
-  EXPECT_EQ(window->timing()->peer(), nullptr);
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->peer(), nullptr);
   ui::EndToEndBreakdownChart* chart = showBreakdown(*window);
   EXPECT_TRUE(chart->noteText().contains("no stage timings for any variant")) << chart->noteText().toStdString();
   const BenchmarkRun* run = ui::findRun(report, chart->rows()[0], kBatch);
@@ -325,7 +326,7 @@ TEST(TimingBreakdown, TheCommittedH100RunOpensWithItsPeerAndItsFloorIsTheLeastVa
   auto window = openWindow();
   const QString folder = QString(CONVSCOPE_SOURCE_DIR) + "/docs/results/2026-11-26-end-to-end-peer";
   ASSERT_TRUE(window->openBenchmark(folder + "/bench.json")) << window->lastError().toStdString();
-  ASSERT_NE(window->timing()->peer(), nullptr);
+  ASSERT_NE(window->view<ui::TimingPanel>("timing")->peer(), nullptr);
   window->resize(1440, 900);
   ui::EndToEndBreakdownChart* chart = showBreakdown(*window, 10000);
   ASSERT_EQ(chart->batch(), 10000);
@@ -402,19 +403,20 @@ TEST(TimingBreakdown, APeerOfAnotherDeviceIsRefusedNamingTheFile) {
   other["device"] = "NVIDIA H200";
   const QString path = dir.filePath("h200-pytorch.json");
   std::ofstream(path.toStdString()) << other.dump();
-  const QString error = window->timing()->loadPeerJson(path);
+  const QString error = window->view<ui::TimingPanel>("timing")->loadPeerJson(path);
   EXPECT_TRUE(error.contains("h200-pytorch.json")) << error.toStdString();
   EXPECT_TRUE(error.contains("NVIDIA H200")) << error.toStdString();
-  EXPECT_EQ(window->timing()->peer(), nullptr);
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->peer(), nullptr);
   std::ofstream(dir.filePath("broken.json").toStdString()) << "{";
-  EXPECT_TRUE(window->timing()->loadPeerJson(dir.filePath("broken.json")).contains("broken.json"));
+  EXPECT_TRUE(
+      window->view<ui::TimingPanel>("timing")->loadPeerJson(dir.filePath("broken.json")).contains("broken.json"));
   // The same device's peer opens on its own too; opened as a benchmark, it says what it is.
   std::ofstream(dir.filePath("peer.json").toStdString()) << kPeer.dump();
-  const QString asBenchmark = window->timing()->loadJson(dir.filePath("peer.json"));
+  const QString asBenchmark = window->view<ui::TimingPanel>("timing")->loadJson(dir.filePath("peer.json"));
   EXPECT_TRUE(asBenchmark.contains("peer.json")) << asBenchmark.toStdString();
   EXPECT_TRUE(asBenchmark.contains("Open PyTorch peer")) << asBenchmark.toStdString();
-  EXPECT_EQ(window->timing()->loadPeerJson(dir.filePath("peer.json")), QString());
-  EXPECT_EQ(window->timing()->breakdownChart()->peerBars() != nullptr, true);
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->loadPeerJson(dir.filePath("peer.json")), QString());
+  EXPECT_EQ(window->view<ui::TimingPanel>("timing")->breakdownChart()->peerBars() != nullptr, true);
 }
 
 }  // namespace

@@ -52,8 +52,8 @@ std::pair<QString, bool> selectorEntry(gui::MainWindow& window, const QString& i
 
 std::unique_ptr<gui::MainWindow> windowWithKernelPanel() {
   auto window = openWindow();
-  window->userKernel()->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
-  window->userKernel()->pipeline()->setTimingRepeats(2, 1);
+  window->view<ui::UserKernelPanel>("kernel")->pipeline()->setProgram(CONVSCOPE_CLI_PATH);
+  window->view<ui::UserKernelPanel>("kernel")->pipeline()->setTimingRepeats(2, 1);
   return window;
 }
 
@@ -63,7 +63,7 @@ TEST(UserKernelPanel, OpeningAKernelCompilesItAndSaysWhyItCannotRunHere) {
   QTemporaryDir dir;
   const QString file = writeFile(dir, "my_conv.cu", contentsOf(kTemplates + "naive_conv.cu"));
   ASSERT_TRUE(window->openFile(file));
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   ASSERT_TRUE(waitForSteps(*panel, 60000));
   const QString compile = panel->stepText(ui::KernelStep::Compile);
   if (!gpu::userKernelCompilerUnavailableReason().empty()) {
@@ -96,7 +96,7 @@ TEST(UserKernelPanel, ASyntaxErrorShowsItsLineAndASaveRecompiles) {
   QTemporaryDir dir;
   const QString file = writeFile(dir, "mine.cu", contentsOf(kKernels + "syntax_error.cu"));
   ASSERT_TRUE(window->openFile(file));
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   ASSERT_TRUE(waitForSteps(*panel, 60000));
   EXPECT_EQ(panel->stepText(ui::KernelStep::Compile),
             QString("Compile: ✘ 1 error(s); the first: mine.cu:11: error: expected a \";\""));
@@ -124,7 +124,7 @@ int lineContaining(const QString& text, const QString& needle) {
 struct KernelInEditor {
   std::unique_ptr<gui::MainWindow> window = windowWithKernelPanel();
   QTemporaryDir dir;
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   QsciScintilla* text = panel->editor()->editor();
   QString file;
 
@@ -147,7 +147,7 @@ struct KernelInEditor {
 
 TEST(UserKernelEditor, NewFromTemplateAsksWhereWritesTheCopyAndOpensIt) {
   auto window = windowWithKernelPanel();
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   QTemporaryDir dir;
   QString suggested;
   // Cancelled: nothing written, nothing opened.
@@ -436,7 +436,7 @@ TEST(UserKernelEditor, ClosingTheWindowWithUnsavedEditsAsks) {
 TEST(UserKernelPanel, GpuChecksTimesAndContainsAFault) {
   if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto window = windowWithKernelPanel();
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   QTemporaryDir dir;
   const QString good = writeFile(dir, "good.cu", contentsOf(kTemplates + "tiled_conv.cu"));
   ASSERT_TRUE(window->openFile(good));
@@ -444,9 +444,10 @@ TEST(UserKernelPanel, GpuChecksTimesAndContainsAFault) {
   EXPECT_TRUE(panel->stepText(ui::KernelStep::Check).contains("✔ passed")) << panel->detailsText().toStdString();
   EXPECT_TRUE(panel->stepText(ui::KernelStep::Time).contains("batch 10000")) << panel->detailsText().toStdString();
   EXPECT_TRUE(selectorEntry(*window, "user-good").second);
-  ASSERT_TRUE(window->timing()->report());
+  ASSERT_TRUE(window->view<ui::TimingPanel>("timing")->report());
   int runs = 0;
-  for (const BenchmarkRun& run : window->timing()->report()->runs) runs += run.variant == "user-good";
+  for (const BenchmarkRun& run : window->view<ui::TimingPanel>("timing")->report()->runs)
+    runs += run.variant == "user-good";
   EXPECT_EQ(runs, 3);
 
   // A kernel that writes out of bounds: reported, the window goes on.
@@ -472,7 +473,7 @@ TEST(UserKernelPanel, GpuWrongKernelsShowTheirPattern) {
   if (!gpuInfo().usable) GPU_TEST_SKIP() << "no GPU: " << gpuInfo().unusableReason;
   auto window = windowWithKernelPanel();
   window->resize(1280, 800);
-  ui::UserKernelPanel* panel = window->userKernel();
+  ui::UserKernelPanel* panel = window->view<ui::UserKernelPanel>("kernel");
   QTemporaryDir dir;
   for (const QString name : {"leaves_rows_unwritten", "ignores_stride", "forgets_left_padding"}) {
     SCOPED_TRACE(name.toStdString());

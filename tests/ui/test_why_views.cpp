@@ -25,6 +25,7 @@
 
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/conv_pixel.h"
+#include "app/gui/explore_view.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/common/presentation_mode.h"
 #include "ui/explain/conv_arithmetic_view.h"
@@ -66,7 +67,7 @@ float engineOutputAt(gui::MainWindow& window, const ui::ConvArithmeticView& view
 }
 
 void expectArithmeticMatches(gui::MainWindow& window, int y, int x) {
-  ui::ConvArithmeticView* view = window.arithmetic();
+  ui::ConvArithmeticView* view = window.view<ui::ConvArithmeticView>("arithmetic");
   SCOPED_TRACE("layer " + std::to_string(view->convLayer()) + " pixel y " + std::to_string(y) + ", x " +
                std::to_string(x));
   ASSERT_TRUE(view->breakdown().has_value()) << view->message().toStdString();
@@ -85,7 +86,7 @@ void expectArithmeticMatches(gui::MainWindow& window, int y, int x) {
 TEST(WhyViews, ArithmeticControlsSayWhatAClickDoesAndStayInPlace) {
   auto window = openWindow();
   ASSERT_TRUE(window->selectTab("arithmetic"));
-  ui::ConvArithmeticView* view = window->arithmetic();
+  ui::ConvArithmeticView* view = window->view<ui::ConvArithmeticView>("arithmetic");
   QPushButton* animate = view->animateButton();
   EXPECT_EQ(animate->text(), "Animate");
   const int animateX = animate->x();
@@ -119,7 +120,7 @@ TEST(WhyViews, ArithmeticControlsSayWhatAClickDoesAndStayInPlace) {
 TEST(WhyViews, ArithmeticOfAClickedPixelEqualsTheLayerOutputAndArrowKeysStepTheWindow) {
   auto window = openWindow();
   ASSERT_TRUE(window->selectTab("arithmetic"));
-  ui::ConvArithmeticView* view = window->arithmetic();
+  ui::ConvArithmeticView* view = window->view<ui::ConvArithmeticView>("arithmetic");
   ASSERT_EQ(view->convLayerCount(), 2);  // course-high: two conv layers
   for (int layer = 0; layer < view->convLayerCount(); ++layer) {
     view->selectConvLayer(layer);
@@ -150,24 +151,26 @@ TEST(WhyViews, ArithmeticOfAClickedPixelEqualsTheLayerOutputAndArrowKeysStepTheW
   view->selectFilter(5);
   view->selectPixel(20, 13);
   window->selectTab("explore");
-  ui::LayerMapsWidget* conv = window->featureMaps()->layer(1);
+  ui::LayerMapsWidget* conv = window->view<gui::ExploreView>("explore")->maps()->layer(1);
   QTest::mouseMove(conv, conv->pointOf(5, 20, 13));
-  EXPECT_TRUE(window->featureMaps()->readout().contains(QString::number(*view->layerValue(), 'g', 3)))
-      << window->featureMaps()->readout().toStdString();
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->maps()->readout().contains(
+      QString::number(*view->layerValue(), 'g', 3)))
+      << window->view<gui::ExploreView>("explore")->maps()->readout().toStdString();
 }
 
 TEST(WhyViews, AClickOnAPixelOfAnEnlargedConvMapOpensItsArithmetic) {
   auto window = openWindow();
   ui::LayerMapsWidget* conv2 = nullptr;
-  for (int i = 0; i < window->featureMaps()->layerCount(); ++i)
-    if (window->featureMaps()->layer(i)->title().startsWith("conv 2")) conv2 = window->featureMaps()->layer(i);
+  for (int i = 0; i < window->view<gui::ExploreView>("explore")->maps()->layerCount(); ++i)
+    if (window->view<gui::ExploreView>("explore")->maps()->layer(i)->title().startsWith("conv 2"))
+      conv2 = window->view<gui::ExploreView>("explore")->maps()->layer(i);
   ASSERT_NE(conv2, nullptr);
   QTest::mouseClick(conv2, Qt::LeftButton, {}, conv2->pointOf(9, 3, 14));  // enlarges filter 9
-  ui::MapZoomDialog* zoom = window->featureMaps()->zoomDialog();
+  ui::MapZoomDialog* zoom = window->view<gui::ExploreView>("explore")->maps()->zoomDialog();
   ASSERT_NE(zoom, nullptr);
   ui::LayerMapsWidget* enlarged = zoom->mapWidget();
   QTest::mouseClick(enlarged, Qt::LeftButton, {}, enlarged->pointOf(9, 0, 14));  // the top edge
-  ui::ConvArithmeticView* view = window->arithmetic();
+  ui::ConvArithmeticView* view = window->view<ui::ConvArithmeticView>("arithmetic");
   EXPECT_TRUE(view->isVisible()) << "the Arithmetic tab is shown";
   EXPECT_EQ(view->convLayer(), 1);
   ASSERT_TRUE(view->breakdown().has_value());
@@ -175,7 +178,7 @@ TEST(WhyViews, AClickOnAPixelOfAnEnlargedConvMapOpensItsArithmetic) {
   expectArithmeticMatches(*window, 0, 14);
   // A map that is no conv layer's (the pooling after it) offers nothing: the tab stays.
   window->selectTab("explore");
-  ui::LayerMapsWidget* pool = window->featureMaps()->layer(3);
+  ui::LayerMapsWidget* pool = window->view<gui::ExploreView>("explore")->maps()->layer(3);
   ASSERT_TRUE(pool->title().contains("pool")) << pool->title().toStdString();
   QTest::mouseClick(pool, Qt::LeftButton, {}, pool->pointOf(2, 1, 1));
   QTest::mouseClick(zoom->mapWidget(), Qt::LeftButton, {}, zoom->mapWidget()->pointOf(2, 1, 1));
@@ -188,7 +191,7 @@ TEST(WhyViews, ArithmeticOnAPaddedModelCountsThePaddingAndStillMatches) {
   ASSERT_TRUE(loadModelAndWait(*window, modelPath("lenet5")));
   ASSERT_TRUE(waitForInference(*window));
   ASSERT_TRUE(window->selectTab("arithmetic"));
-  ui::ConvArithmeticView* view = window->arithmetic();
+  ui::ConvArithmeticView* view = window->view<ui::ConvArithmeticView>("arithmetic");
   ASSERT_GT(view->convLayerCount(), 0);
   bool sawPadding = false;
   for (int layer = 0; layer < view->convLayerCount(); ++layer) {
@@ -208,7 +211,7 @@ TEST(WhyViews, ArithmeticOnAPaddedModelCountsThePaddingAndStillMatches) {
 TEST(WhyViews, AnimationStepsTheWindowAcrossTheMap) {
   auto window = openWindow();
   window->selectTab("arithmetic");
-  ui::ConvArithmeticView* view = window->arithmetic();
+  ui::ConvArithmeticView* view = window->view<ui::ConvArithmeticView>("arithmetic");
   view->selectPixel(3, view->picker()->mapWidth() - 1);
   view->stepForward();  // wraps to the next row
   expectArithmeticMatches(*window, 4, 0);
@@ -227,7 +230,7 @@ TEST(WhyViews, WeightsShowEveryFilterOfEveryConvLayerInItsSignedColour) {
   for (const char* name : {"course-high", "lenet5"}) {
     SCOPED_TRACE(name);
     ASSERT_TRUE(loadModelAndWait(*window, modelPath(name)));
-    ui::KernelWeightsView* view = window->kernelWeights();
+    ui::KernelWeightsView* view = window->view<ui::KernelWeightsView>("weights");
     const std::vector<int> convs = convNodeIndices(*window->model());
     ASSERT_EQ(view->layerCount(), static_cast<int>(convs.size()));
     for (int i = 0; i < view->layerCount(); ++i) {
@@ -288,7 +291,7 @@ TEST(WhyViews, WhereItFailsUsesTheFastestExactVariantAndFillsInAsItGoes) {
   ASSERT_NE(fastest, "cpu-reference") << "a faster FP32 variant exists on every machine (cpu-onednn)";
   EXPECT_EQ(findConvVariant(fastest).arithmetic, "FP32");
   EXPECT_EQ(ui::classifyingVariant("gpu-tensor-tf32"), "gpu-tensor-tf32") << "TF32 mistakes are its own";
-  ui::ConfusionView* view = window->confusion();
+  ui::ConfusionView* view = window->view<ui::ConfusionView>("confusion");
   ASSERT_TRUE(window->selectTab("confusion"));
   EXPECT_TRUE(view->statusText().contains(QString::fromStdString(fastest))) << view->statusText().toStdString();
   std::set<int> totalsSeen;
@@ -316,7 +319,7 @@ TEST(WhyViews, WhereItFailsUsesTheFastestExactVariantAndFillsInAsItGoes) {
 TEST(WhyViews, ConfusionMatrixCoversTheTestSetAndItsDiagonalIsTheClassifiersAccuracy) {
   auto window = openWindow();
   ASSERT_TRUE(window->selectTab("confusion"));  // showing the tab starts the evaluation
-  ui::ConfusionView* view = window->confusion();
+  ui::ConfusionView* view = window->view<ui::ConfusionView>("confusion");
   EXPECT_TRUE(view->running());
   const auto matrix = waitForMatrix(*view);
   ASSERT_NE(matrix, nullptr);
@@ -392,14 +395,14 @@ TEST(WhyViews, ConfusionMatrixCoversTheTestSetAndItsDiagonalIsTheClassifiersAccu
   QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualItemRect(list->item(1)).center());
   EXPECT_EQ(window->inputPanel()->browser()->currentImage(), chosen);
   ASSERT_TRUE(waitForInference(*window));
-  EXPECT_TRUE(window->featureMaps()->isVisible());
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->maps()->isVisible());
   EXPECT_EQ(window->inference()->lastOutcome()->input.testIndex, chosen);
   EXPECT_EQ(window->inference()->lastOutcome()->topClass(), worstPredicted);
 }
 
 TEST(WhyViews, ConfusionEvaluationCanBeCancelledAndIsRedoneForANewModelOrVariant) {
   auto window = openWindow();
-  ui::ConfusionView* view = window->confusion();
+  ui::ConfusionView* view = window->view<ui::ConfusionView>("confusion");
   window->selectTab("confusion");
   ASSERT_TRUE(view->running());
   EXPECT_TRUE(view->progressBar()->isVisible());
@@ -431,29 +434,29 @@ TEST(WhyViews, EachViewExportsToPngAndPdfAndGrowsInPresentationMode) {
   auto window = openWindow();
   window->selectTab("arithmetic");
   QTemporaryDir dir;
-  const int arithmeticFont = window->arithmetic()->canvas()->fontInfo().pixelSize();
-  const int matrixFont = window->confusion()->matrixWidget()->fontInfo().pixelSize();
-  const int kernelCell = window->kernelWeights()->layer(0)->cellSize();
+  const int arithmeticFont = window->view<ui::ConvArithmeticView>("arithmetic")->canvas()->fontInfo().pixelSize();
+  const int matrixFont = window->view<ui::ConfusionView>("confusion")->matrixWidget()->fontInfo().pixelSize();
+  const int kernelCell = window->view<ui::KernelWeightsView>("weights")->layer(0)->cellSize();
   for (const QString& suffix : QStringList{"png", "pdf"}) {
     const QString arithmetic = dir.filePath("arithmetic." + suffix), weights = dir.filePath("weights." + suffix),
                   confusion = dir.filePath("confusion." + suffix);
-    EXPECT_EQ(window->arithmetic()->exportTo(arithmetic), QString());
-    EXPECT_EQ(window->kernelWeights()->exportTo(weights), QString());
-    EXPECT_EQ(window->confusion()->exportTo(confusion), QString());
+    EXPECT_EQ(window->view<ui::ConvArithmeticView>("arithmetic")->exportTo(arithmetic), QString());
+    EXPECT_EQ(window->view<ui::KernelWeightsView>("weights")->exportTo(weights), QString());
+    EXPECT_EQ(window->view<ui::ConfusionView>("confusion")->exportTo(confusion), QString());
     for (const QString& path : {arithmetic, weights, confusion})
       EXPECT_GT(QFileInfo(path).size(), 1000) << path.toStdString();
   }
   const QImage png(dir.filePath("weights.png"));
   EXPECT_GT(distinctColours(png), 50);
-  EXPECT_FALSE(window->arithmetic()->exportTo(dir.filePath("arithmetic.txt")).isEmpty());
+  EXPECT_FALSE(window->view<ui::ConvArithmeticView>("arithmetic")->exportTo(dir.filePath("arithmetic.txt")).isEmpty());
 
   window->setPresentation(true);
   QCoreApplication::processEvents();
-  EXPECT_GT(window->kernelWeights()->layer(0)->cellSize(), kernelCell);
+  EXPECT_GT(window->view<ui::KernelWeightsView>("weights")->layer(0)->cellSize(), kernelCell);
   // Larger figures everywhere, and the arithmetic's cells still large enough for their numbers.
-  EXPECT_GT(window->arithmetic()->canvas()->fontInfo().pixelSize(), arithmeticFont);
-  EXPECT_GT(window->confusion()->matrixWidget()->fontInfo().pixelSize(), matrixFont);
-  EXPECT_GE(window->arithmetic()->canvas()->cellSize(), 28);
+  EXPECT_GT(window->view<ui::ConvArithmeticView>("arithmetic")->canvas()->fontInfo().pixelSize(), arithmeticFont);
+  EXPECT_GT(window->view<ui::ConfusionView>("confusion")->matrixWidget()->fontInfo().pixelSize(), matrixFont);
+  EXPECT_GE(window->view<ui::ConvArithmeticView>("arithmetic")->canvas()->cellSize(), 28);
 }
 
 TEST(WhyViews, HeadlessScreenshotsOfTheThreeTabs) {

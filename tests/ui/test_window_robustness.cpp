@@ -17,6 +17,7 @@
 #include "app/core/data/image_file.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/error.h"
+#include "app/gui/explore_view.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_panel.h"
 #include "ui/common/error_banner.h"
@@ -140,21 +141,22 @@ TEST(WindowRobustness, AFailedInferenceClearsThePredictionAndTheMapsAndSaysWhy) 
   QTemporaryDir dir;
   const QString path = modelWhoseOutputIsAFeatureMap(dir);
   auto window = openWindow();
-  ASSERT_FALSE(window->prediction()->shownTopClassName().isEmpty());
-  ASSERT_GT(window->featureMaps()->layerCount(), 0);
+  ASSERT_FALSE(window->view<gui::ExploreView>("explore")->prediction()->shownTopClassName().isEmpty());
+  ASSERT_GT(window->view<gui::ExploreView>("explore")->maps()->layerCount(), 0);
 
   ASSERT_TRUE(loadModelAndWait(*window, path)) << window->lastError().toStdString();
   ASSERT_TRUE(waitForInference(*window));
   EXPECT_EQ(window->inference()->lastOutcome(), nullptr);
-  EXPECT_TRUE(window->prediction()->shownTopClassName().isEmpty()) << "the old model's answer is gone";
-  const QString headline = window->prediction()->headline();
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->prediction()->shownTopClassName().isEmpty())
+      << "the old model's answer is gone";
+  const QString headline = window->view<gui::ExploreView>("explore")->prediction()->headline();
   EXPECT_TRUE(headline.contains("No prediction")) << headline.toStdString();
   EXPECT_TRUE(headline.contains("output has shape")) << headline.toStdString();
-  EXPECT_TRUE(window->prediction()->timesText().isEmpty());
-  EXPECT_EQ(window->featureMaps()->layerCount(), 0);
-  EXPECT_TRUE(window->featureMaps()->emptyMessage().startsWith("No feature maps"));
-  EXPECT_TRUE(window->featureMaps()->emptyMessage().contains("output has shape"))
-      << window->featureMaps()->emptyMessage().toStdString();
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->prediction()->timesText().isEmpty());
+  EXPECT_EQ(window->view<gui::ExploreView>("explore")->maps()->layerCount(), 0);
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->maps()->emptyMessage().startsWith("No feature maps"));
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->maps()->emptyMessage().contains("output has shape"))
+      << window->view<gui::ExploreView>("explore")->maps()->emptyMessage().toStdString();
   EXPECT_TRUE(window->errorBanner()->message().contains("feature-map-output.onnx"))
       << window->errorBanner()->message().toStdString();
   if (const QString folder = qEnvironmentVariable("CONVSCOPE_UI_SHOTS"); !folder.isEmpty())
@@ -163,9 +165,9 @@ TEST(WindowRobustness, AFailedInferenceClearsThePredictionAndTheMapsAndSaysWhy) 
   // A model that works brings everything back and the banner goes.
   ASSERT_TRUE(loadModelAndWait(*window, modelPath("course-high")));
   ASSERT_TRUE(waitForInference(*window));
-  EXPECT_FALSE(window->prediction()->shownTopClassName().isEmpty());
-  EXPECT_GT(window->featureMaps()->layerCount(), 0);
-  EXPECT_TRUE(window->featureMaps()->emptyMessage().isEmpty());
+  EXPECT_FALSE(window->view<gui::ExploreView>("explore")->prediction()->shownTopClassName().isEmpty());
+  EXPECT_GT(window->view<gui::ExploreView>("explore")->maps()->layerCount(), 0);
+  EXPECT_TRUE(window->view<gui::ExploreView>("explore")->maps()->emptyMessage().isEmpty());
   EXPECT_TRUE(window->errorBanner()->message().isEmpty()) << window->errorBanner()->message().toStdString();
 }
 
