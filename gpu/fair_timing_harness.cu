@@ -224,12 +224,4 @@ std::vector<TimedRepetition> timeConvFairly(const ConvVariant& row, Device& devi
   return repetitions;
 }
 
-GpuClocks gpuPeakClocks() {
-  int deviceIndex = 0, smKHz = 0, memoryKHz = 0;
-  if (cudaGetDevice(&deviceIndex) != cudaSuccess) return {};
-  if (cudaDeviceGetAttribute(&smKHz, cudaDevAttrClockRate, deviceIndex) != cudaSuccess) smKHz = 0;
-  if (cudaDeviceGetAttribute(&memoryKHz, cudaDevAttrMemoryClockRate, deviceIndex) != cudaSuccess) memoryKHz = 0;
-  return {smKHz / 1000, memoryKHz / 1000};
-}
-
 }  // namespace convscope::gpu

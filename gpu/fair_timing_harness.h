@@ -20,33 +20,18 @@
 #include "app/core/conv/conv_problem.h"
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/device.h"
+#include "app/core/engine/fair_timer.h"
 #include "app/core/engine/fair_timing.h"
 
 namespace convscope::gpu {
 
-struct FairTimingPlan {
-  ConvProblem problem;
-  int layer = 0;  // the layer's place in the model: part of every repetition's input seed
-  int warmups = 2;
-  int repetitions = 10;
-  uint64_t runSeed = 0;     // the repetitions' input seeds come from it (repetitionInputSeed)
-  uint64_t sampleSeed = 0;  // the parent's: the positions sampled after each repetition
-  int sampleCount = 64;
-  // The whole output's tolerance (as sampledReference's); 0: the row's own, at least FP32's
-  // (kUserKernelRelativeTolerance), as the parent judges a student's kernel or a course variant.
-  double relativeTolerance = 0.0;
-};
+// The plan's fields: app/core/engine/fair_timer.h (the core's grader times the course's
+// variants through the timer this file installs).
+using FairTimingPlan = convscope::FairTimingPlan;
 
 // Times `row` (a GPU row: runOnDevice) on `device` as above. Throws convscope::Error when the GPU
-// faults (the kernel's fault) or this build has no CUDA.
+// faults (the kernel's fault) or this build has no CUDA. Installed as the core's fair timer
+// (installFairTimer) when a program links gpu/.
 std::vector<TimedRepetition> timeConvFairly(const ConvVariant& row, Device& device, const FairTimingPlan& plan);
-
-// The GPU's peak SM and memory clocks in MHz as the runtime reports them (the clocks a result was
-// taken under are part of it); zeros when unknown or without CUDA.
-struct GpuClocks {
-  int smMHz = 0;
-  int memoryMHz = 0;
-};
-GpuClocks gpuPeakClocks();
 
 }  // namespace convscope::gpu

@@ -321,6 +321,8 @@ std::vector<TabRow> standardTabs() {
       // A class's graded results: its own folder, none of the window's changes.
       tab<ClassPanel>({"class"}, "Class", LeftColumn::NotNeeded,
                       [](const TabContext& c) { return new ClassPanel(c.window); })
+          // A grading started here stops with the window; what is finished is kept.
+          .atQuit(UnsavedWork::kResults, nullptr, [](ClassPanel& v) { v.cancelGrading(); })
           .opens({"/"},
                  [](ClassPanel& v, const QString& path, WindowLinks& w) {
                    w.selectTab("class");

@@ -24,7 +24,7 @@
 
 #include "app/core/conv/user_kernel_source.h"
 #include "app/core/device/gpu_platform.h"
-#include "app/core/engine/class_leaderboard.h"
+#include "app/core/grading/class_leaderboard.h"
 #include "gpu/user_kernel.h"
 #include "tests/core/test_support.h"
 

@@ -23,7 +23,8 @@
 #include <sstream>
 
 #include "app/core/device/gpu_platform.h"
-#include "app/core/engine/class_leaderboard.h"
+#include "app/core/grading/class_leaderboard.h"
+#include "app/core/util/hashing.h"
 #include "gpu/user_kernel.h"
 #include "tests/core/test_support.h"
 

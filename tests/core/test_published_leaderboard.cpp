@@ -9,7 +9,7 @@
 #include <random>
 #include <sstream>
 
-#include "app/core/engine/class_leaderboard.h"
+#include "app/core/grading/class_leaderboard.h"
 #include "app/core/util/error.h"
 #include "tests/core/test_support.h"
 

@@ -39,7 +39,7 @@ std::vector<std::string> linesOf(const fs::path& file) {
 }
 
 // The core's folders from the bottom up (docs/architecture.md, "Layers and their dependencies").
-const std::vector<std::string> kCoreStack = {"util", "data", "device", "conv", "model", "engine"};
+const std::vector<std::string> kCoreStack = {"util", "data", "device", "conv", "model", "engine", "grading"};
 
 int coreLevel(const std::string& folder) {
   const auto at = std::find(kCoreStack.begin(), kCoreStack.end(), folder);

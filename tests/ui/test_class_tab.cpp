@@ -3,13 +3,16 @@
 // results with op times, marked as made-up fixtures), its ranking table in the leaderboard's
 // order and sorted by a click on a column title, the distribution chart's dots and reference
 // lines, a result that arrives while the folder is open, a broken or oversized result named in the
-// banner, a row that opens its kernel and adds its times to the Timing tab, and the exports.
+// banner, a row that opens its kernel and adds its times to the Timing tab, the exports, and a
+// folder of submissions graded from the tab itself (progress, cancel, the same statuses as the CLI).
 #include <QAction>
+#include <QElapsedTimer>
 #include <QHeaderView>
 #include <QImage>
 #include <QMenu>
 #include <QMenuBar>
 #include <QProcess>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -23,11 +26,12 @@
 #include <sstream>
 
 #include "app/core/conv/user_kernel_compiler.h"
-#include "app/core/engine/class_leaderboard.h"
+#include "app/core/grading/class_leaderboard.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/class_distribution_chart.h"
 #include "ui/charts/timing_line_chart.h"
+#include "ui/class/class_grading_run.h"
 #include "ui/class/class_panel.h"
 #include "ui/kernel/user_kernel_panel.h"
 #include "ui/timing/timing_panel.h"
@@ -462,6 +466,151 @@ TEST(ClassTab, TheTableExportsAsCsvAndTheChartAsPngAndPdf) {
   ASSERT_EQ(panel->exportChart(pdf), "");
   EXPECT_TRUE(readText(pdf.toStdString()).rfind("%PDF", 0) == 0);
   EXPECT_FALSE(panel->exportCsv(out.filePath("no/such/folder/x.csv")).isEmpty());
+}
+
+// Five submissions as a class hands them in: two that compile, one that reads a file of the
+// machine through #include, one that does not compile, one that breaks the contract; and a link
+// that passes another student's file off as its own.
+fs::path fiveSubmissions(const fs::path& root) {
+  const fs::path dir = root / "class";
+  fs::create_directories(dir / "bob-tiled");
+  fs::copy_file(kExamples / "naive_conv.cu", dir / "alice-naive.cu");
+  fs::copy_file(kExamples / "tiled_conv.cu", dir / "bob-tiled/my_conv.cu");
+  writeText(dir / "carol-reads.cu", "#include \"/etc/passwd\"\n" + readText(kExamples / "naive_conv.cu"));
+  fs::copy_file(kTestKernels / "syntax_error.cu", dir / "dave-syntax.cu");
+  fs::copy_file(kTestKernels / "wrong_signature.cu", dir / "erin-signature.cu");
+  fs::create_symlink(dir / "alice-naive.cu", dir / "mallory.cu");
+  return dir;
+}
+
+std::map<std::string, std::string> statusesOf(const json& board) {
+  std::map<std::string, std::string> statuses;
+  for (const json& group : board["groups"])
+    for (const json& row : group["rows"]) statuses[row["id"]] = row["status"];
+  return statuses;
+}
+
+// The settings a test grades with: the CLI built beside the tests, compile-only on any machine.
+GradingSettings testGradingSettings() {
+  qputenv("CUDA_VISIBLE_DEVICES", "");  // the kernels' children: compile-only, also on a GPU machine
+  GradingSettings settings = ui::ClassGradingRun::defaultSettings();
+  settings.program = CONVSCOPE_CLI_PATH;
+  settings.timeLimitSeconds = 60;
+  return settings;
+}
+
+TEST(ClassTab, GradingAFolderFromTheTabFillsInTheRankingWithTheStatusesTheCliGives) {
+  QTemporaryDir temp;
+  const fs::path root = temp.path().toStdString();
+  const fs::path dir = fiveSubmissions(root);
+  auto window = classWindow();
+  window->selectTab("class");
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
+  QStringList buttons;
+  for (const QPushButton* button : panel->findChildren<QPushButton*>()) buttons << button->text();
+  EXPECT_TRUE(buttons.contains("Grade a folder…")) << buttons.join(" | ").toStdString();
+  panel->setGradingSettings(testGradingSettings());
+
+  // Bad input first: what is not a folder is refused, naming it.
+  const QString notAFolder = QString::fromStdString((dir / "alice-naive.cu").string());
+  EXPECT_TRUE(panel->gradeFolder(notAFolder).contains(notAFolder));
+  EXPECT_FALSE(panel->gradingRunning());
+
+  QSignalSpy finished(panel, &ClassPanel::gradingFinished);
+  std::vector<int> progress;
+  QObject::connect(panel->gradingProgress(), &QProgressBar::valueChanged,
+                   [&](int value) { progress.push_back(value); });
+  ASSERT_EQ(panel->gradeFolder(QString::fromStdString(dir.string())), QString());
+  EXPECT_TRUE(panel->gradingRunning());
+  EXPECT_TRUE(panel->gradingProgress()->isVisible());
+  EXPECT_EQ(panel->folder().toStdString(), dir.string() + "-results") << "the results folder beside it, opened";
+  EXPECT_FALSE(panel->gradeFolder(QString::fromStdString(dir.string())).isEmpty()) << "one grading at a time";
+  ASSERT_TRUE(finished.wait(300000));
+  EXPECT_FALSE(panel->gradingRunning());
+  EXPECT_FALSE(panel->gradingProgress()->isVisible());
+  EXPECT_TRUE(panel->gradingStatus().startsWith("Graded")) << panel->gradingStatus().toStdString();
+  EXPECT_TRUE(panel->bannerText().isEmpty()) << panel->bannerText().toStdString();
+  EXPECT_EQ(panel->gradingProgress()->maximum(), 5);
+  ASSERT_FALSE(progress.empty());
+  EXPECT_EQ(progress.back(), 5);
+  EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end())) << "the count only grows";
+
+  // The same folder graded by the CLI, independently: the same statuses, id by id.
+  const fs::path cliResults = root / "cli-results";
+  QProcess grade;
+  grade.setProcessChannelMode(QProcess::MergedChannels);
+  grade.start(CONVSCOPE_CLI_PATH, {"grade", QString::fromStdString(dir.string()), "--out",
+                                   QString::fromStdString(cliResults.string()), "--time-limit", "60"});
+  ASSERT_TRUE(grade.waitForFinished(300000));
+  ASSERT_EQ(grade.exitCode(), 0) << grade.readAll().toStdString();
+  const std::map<std::string, std::string> cli = statusesOf(json::parse(readText(cliResults / "leaderboard.json")));
+  const std::map<std::string, std::string> tab =
+      statusesOf(json::parse(readText(dir.string() + "-results/leaderboard.json")));
+  EXPECT_EQ(tab, cli);
+  ASSERT_EQ(tab.size(), 5u) << "the link is no submission";
+  const bool compiler = userKernelCompiler().unavailableReason().empty();
+  EXPECT_EQ(tab.at("alice-naive"), compiler ? kGradeNoGpu : kGradeNoCompiler);
+  EXPECT_EQ(tab.at("bob-tiled"), compiler ? kGradeNoGpu : kGradeNoCompiler);
+  EXPECT_EQ(tab.at("carol-reads"), kGradeBreaksContract) << "the #include filter stands before any compiler";
+  if (compiler) {
+    EXPECT_EQ(tab.at("dave-syntax"), kGradeDoesNotCompile);
+    EXPECT_EQ(tab.at("erin-signature"), kGradeBreaksContract);
+  }
+
+  // What the tab shows is that board: every row, its status; the link named as skipped.
+  ASSERT_EQ(panel->groupCount(), 1);
+  QTableWidget* table = panel->table(0);
+  ASSERT_EQ(table->rowCount(), 5);
+  for (const auto& [id, status] : tab) {
+    const int row = rowOf(*table, QString::fromStdString(id));
+    ASSERT_GE(row, 0) << id;
+    EXPECT_EQ(table->item(row, ClassPanel::Status)->text().toStdString(), status) << id;
+  }
+  const int carol = rowOf(*table, "carol-reads");
+  const QString message = table->item(carol, ClassPanel::Message)->text();
+  EXPECT_TRUE(message.contains("carol-reads.cu")) << "named as the student knows it: " << message.toStdString();
+  EXPECT_FALSE(message.contains(temp.path())) << "not by the grader's folders: " << message.toStdString();
+  ASSERT_EQ(panel->leaderboard().skipped.size(), 1u);
+  EXPECT_EQ(panel->leaderboard().skipped[0]["path"], "mallory.cu");
+}
+
+TEST(ClassTab, CancelStopsTheGradingKeepsWhatIsFinishedAndTheNextGradingKeepsIt) {
+  QTemporaryDir temp;
+  const fs::path root = temp.path().toStdString();
+  const fs::path dir = fiveSubmissions(root);
+  auto window = classWindow();
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
+  panel->setGradingSettings(testGradingSettings());
+  QSignalSpy finished(panel, &ClassPanel::gradingFinished);
+  ASSERT_EQ(panel->gradeFolder(QString::fromStdString(dir.string())), QString());
+  // Cancel once the first submission is done: the rest are stopped at once, not waited for.
+  ASSERT_TRUE(QTest::qWaitFor([&] { return panel->gradingProgress()->value() >= 1; }, 120000));
+  QElapsedTimer stopping;
+  stopping.start();
+  panel->cancelGrading();
+  ASSERT_TRUE(finished.wait(30000));
+  EXPECT_LT(stopping.elapsed(), 30000);
+  EXPECT_TRUE(panel->gradingStatus().contains("stopped")) << panel->gradingStatus().toStdString();
+  const fs::path results = dir.string() + "-results";
+  int graded = 0;
+  for (const auto& entry : fs::directory_iterator(results / "submissions"))
+    graded += entry.path().extension() == ".json";
+  EXPECT_GE(graded, 1);
+  EXPECT_LT(graded, 5) << "cancelled before the end";
+  ASSERT_EQ(panel->groupCount(), 1);
+  EXPECT_EQ(panel->table(0)->rowCount(), graded) << "what is finished is ranked";
+
+  // Graded again: the finished ones are kept (not graded twice), the rest graded now.
+  // Each grading draws a fresh seed from the secure random source: a kept result keeps its seed.
+  std::map<std::string, std::string> seeds;
+  for (const auto& entry : fs::directory_iterator(results / "submissions"))
+    seeds[entry.path().stem()] = json::parse(readText(entry.path()))["seed"];
+  ASSERT_EQ(panel->gradeFolder(QString::fromStdString(dir.string())), QString());
+  ASSERT_TRUE(finished.wait(300000));
+  EXPECT_TRUE(panel->gradingStatus().startsWith("Graded")) << panel->gradingStatus().toStdString();
+  EXPECT_EQ(panel->table(0)->rowCount(), 5);
+  for (const auto& [id, seed] : seeds)
+    EXPECT_EQ(json::parse(readText(results / "submissions" / (id + ".json")))["seed"], seed) << id << " kept";
 }
 
 }  // namespace

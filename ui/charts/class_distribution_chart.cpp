@@ -7,7 +7,7 @@
 #include <cmath>
 #include <iterator>
 
-#include "app/core/engine/class_leaderboard.h"
+#include "app/core/grading/class_leaderboard.h"
 #include "ui/charts/chart_style.h"
 
 namespace convscope::ui {

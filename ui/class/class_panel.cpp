@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTabWidget>
@@ -22,6 +23,7 @@
 
 #include "ui/charts/benchmark_series.h"
 #include "ui/charts/class_distribution_chart.h"
+#include "ui/class/class_grading_run.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
 
@@ -107,6 +109,12 @@ ClassPanel::ClassPanel(QWidget* parent)
       exportCsv_(new QPushButton(tr("Export table (CSV)…"), this)),
       exportChart_(new QPushButton(tr("Export chart…"), this)),
       groups_(new QTabWidget(this)),
+      grade_(new QPushButton(tr("Grade a folder…"), this)),
+      cancelGrading_(new QPushButton(tr("Cancel grading"), this)),
+      gradingProgress_(new QProgressBar(this)),
+      gradingStatus_(new QLabel(this)),
+      grading_(new ClassGradingRun(this)),
+      gradingSettings_(ClassGradingRun::defaultSettings()),
       watcher_(new QFileSystemWatcher(this)),
       debounce_(new QTimer(this)) {
   auto* open = new QPushButton(tr("Open results folder…"), this);
@@ -119,18 +127,63 @@ ClassPanel::ClassPanel(QWidget* parent)
   folderLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   folderLabel_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
 
+  grade_->setToolTip(
+      tr("Grade a folder of students' kernels here, as convscope-cli grade does: each is compiled, checked, "
+         "run on the test set and timed; the results go to the folder beside it named FOLDER-results"));
+  connect(grade_, &QPushButton::clicked, this, &ClassPanel::gradeFolderDialog);
+  connect(cancelGrading_, &QPushButton::clicked, this, &ClassPanel::cancelGrading);
+  cancelGrading_->setVisible(false);
+  gradingProgress_->setVisible(false);
+  gradingProgress_->setFormat(tr("%v of %m submissions"));
+  gradingProgress_->setMinimumWidth(gradingProgress_->fontMetrics().horizontalAdvance(tr("1000 of 1000 submissions")) +
+                                    40);
+  gradingStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  gradingStatus_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  connect(grading_, &ClassGradingRun::progressed, this, [this](int done, int submissions) {
+    gradingProgress_->setMaximum(std::max(1, submissions));
+    gradingProgress_->setValue(done);
+  });
+  connect(grading_, &ClassGradingRun::said, this, [this](const QString& line) { gradingStatus_->setText(line); });
+  connect(grading_, &ClassGradingRun::finished, this, [this](const QString& error, bool stopped) {
+    grade_->setEnabled(true);
+    cancelGrading_->setVisible(false);
+    gradingProgress_->setVisible(false);
+    reload();
+    if (!error.isEmpty()) {
+      gradingStatus_->setText(tr("Grading failed: %1").arg(error));
+      banner_->showError(tr("Grading failed: %1").arg(error));
+    } else {
+      gradingStatus_->setText(stopped ? tr("Grading stopped: the finished results are kept and ranked")
+                                      : tr("Graded: %1").arg(QDir::toNativeSeparators(folder_)));
+    }
+    emit gradingFinished();
+  });
+
+  // The grading's row: shown from a grading's start, its last line kept after its end.
+  auto* gradingRow = new QWidget(this);
+  auto* gradingBar = new QHBoxLayout(gradingRow);
+  gradingBar->setContentsMargins(0, 0, 0, 0);
+  gradingBar->addWidget(cancelGrading_);
+  gradingBar->addWidget(gradingProgress_);
+  gradingBar->addWidget(gradingStatus_, 1);
+  gradingRow->setVisible(false);
+  gradingRow_ = gradingRow;
+
   auto* bar = new QHBoxLayout;
   bar->addWidget(open);
+  bar->addWidget(grade_);
   bar->addWidget(folderLabel_, 1);
   bar->addWidget(exportCsv_);
   bar->addWidget(exportChart_);
 
   emptyNote_->setWordWrap(true);
   emptyNote_->setText(
-      tr("Open the results folder of convscope-cli grade (File ▸ Open class results folder…) to see the "
-         "class's ranking. It refreshes while grading runs."));
+      tr("Grade a folder of students' kernels here (Grade a folder…), or open the results folder of "
+         "convscope-cli grade (File ▸ Open class results folder…), to see the class's ranking. It refreshes "
+         "while grading runs."));
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
+  layout->addWidget(gradingRow);
   layout->addWidget(banner_);
   layout->addWidget(emptyNote_);
   layout->addWidget(groups_, 1);
@@ -172,6 +225,64 @@ QString ClassPanel::openFolder(const QString& folder) {
 void ClassPanel::openFolderDialog() {
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Open a class's results folder"), folder_);
   if (!folder.isEmpty()) openFolder(folder);
+}
+
+QString ClassPanel::gradeFolder(const QString& submissions, const QString& results) {
+  const QFileInfo dir(submissions);
+  QString problem;
+  if (!dir.isDir())
+    problem = tr("%1: not a folder of submissions (each a FILE.cu or a folder holding one)")
+                  .arg(QDir::toNativeSeparators(submissions));
+  else if (grading_->running())
+    problem = tr("a grading is already running: cancel it first");
+  const QString into = results.isEmpty() ? dir.absoluteFilePath() + "-results" : QFileInfo(results).absoluteFilePath();
+  if (problem.isEmpty() && !QDir().mkpath(into + "/submissions"))
+    problem = tr("%1: cannot create the results folder there").arg(QDir::toNativeSeparators(into));
+  if (problem.isEmpty()) problem = openFolder(into);
+  if (!problem.isEmpty()) {
+    banner_->showError(problem);
+    return problem;
+  }
+  ClassGrading request;
+  request.dir = dir.absoluteFilePath().toStdString();
+  request.results = into.toStdString();
+  request.settings = gradingSettings_;
+  try {
+    request.anonymize = publishAnonymized(request.results, std::nullopt);
+  } catch (const std::exception& e) {
+    banner_->showError(QString::fromStdString(e.what()));
+    return QString::fromStdString(e.what());
+  }
+  QString whyNot;
+  if (!grading_->start(request, &whyNot)) {
+    banner_->showError(whyNot);
+    return whyNot;
+  }
+  grade_->setEnabled(false);
+  gradingRow_->setVisible(true);
+  cancelGrading_->setVisible(true);
+  gradingProgress_->setRange(0, 0);  // busy until the kept results are counted
+  gradingProgress_->setVisible(true);
+  gradingStatus_->setText(tr("Grading %1…").arg(QDir::toNativeSeparators(dir.absoluteFilePath())));
+  return {};
+}
+
+void ClassPanel::gradeFolderDialog() {
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Grade a folder of students' kernels"));
+  if (!folder.isEmpty()) gradeFolder(folder);
+}
+
+void ClassPanel::cancelGrading() {
+  grading_->cancel();
+  if (grading_->running()) gradingStatus_->setText(tr("Stopping the grading…"));
+}
+
+bool ClassPanel::gradingRunning() const {
+  return grading_->running();
+}
+
+QString ClassPanel::gradingStatus() const {
+  return gradingStatus_->text();
 }
 
 void ClassPanel::watchFolder() {

@@ -4,7 +4,11 @@
 // before one re-read). Per GPU: the summary line, the class's op-time distribution with the
 // course's reference lines, and a sortable ranking table. Activating a row (double-click, Enter)
 // asks the window to open that submission's kernel and show its op times beside the course's.
-// A result file that cannot be read is named in the tab's banner and left out.
+// A result file that cannot be read is named in the tab's banner and left out. "Grade a folder…"
+// grades a folder of submissions from here (ClassGradingRun: the CLI's grading, a convscope-cli
+// child per submission) into the folder beside it named FOLDER-results, which is opened and fills
+// in as results arrive; a progress bar counts the submissions and Cancel stops the grading,
+// keeping what is finished.
 #pragma once
 
 #include <QString>
@@ -15,10 +19,12 @@
 #include <optional>
 
 #include "app/core/engine/benchmark.h"
-#include "app/core/engine/class_leaderboard.h"
+#include "app/core/grading/class_leaderboard.h"
+#include "app/core/grading/grading_settings.h"
 
 class QFileSystemWatcher;
 class QLabel;
+class QProgressBar;
 class QPushButton;
 class QTabWidget;
 class QTableWidget;
@@ -27,6 +33,7 @@ class QTimer;
 namespace convscope::ui {
 
 class ClassDistributionChart;
+class ClassGradingRun;
 class ErrorBanner;
 
 class ClassPanel : public QWidget {
@@ -41,6 +48,18 @@ class ClassPanel : public QWidget {
   QString folder() const { return folder_; }
   // Reads the folder again now (what the watcher does after its pause).
   void reload();
+
+  // Grades the submissions in `submissions` (each FILE.cu or a folder holding one) into `results`
+  // (empty: the folder beside it, SUBMISSIONS-results), which is opened at once. Empty when the
+  // grading started, else why not (also in the banner). gradingFinished() when it ends.
+  QString gradeFolder(const QString& submissions, const QString& results = {});
+  void gradeFolderDialog();
+  void cancelGrading();
+  bool gradingRunning() const;
+  // What grading uses: ClassGradingRun::defaultSettings() unless set (tests: a shorter time limit).
+  void setGradingSettings(const GradingSettings& settings) { gradingSettings_ = settings; }
+  QProgressBar* gradingProgress() const { return gradingProgress_; }
+  QString gradingStatus() const;  // the grading's last line, or how it ended
 
   // The columns of every ranking table.
   enum Column {
@@ -91,6 +110,7 @@ class ClassPanel : public QWidget {
                         std::shared_ptr<const BenchmarkReport> reference);
   void errorOccurred(const QString& message);
   void reloaded();  // after every read of the folder (tests wait for it)
+  void gradingFinished();
 
  private:
   void rebuildGroups();
@@ -110,6 +130,13 @@ class ClassPanel : public QWidget {
   QPushButton* exportCsv_;
   QPushButton* exportChart_;
   QTabWidget* groups_;
+  QPushButton* grade_;
+  QPushButton* cancelGrading_;
+  QWidget* gradingRow_ = nullptr;
+  QProgressBar* gradingProgress_;
+  QLabel* gradingStatus_;
+  ClassGradingRun* grading_;
+  GradingSettings gradingSettings_;
   QFileSystemWatcher* watcher_;
   QTimer* debounce_;
 };

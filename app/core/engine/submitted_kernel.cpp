@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/core/engine/class_leaderboard.h"
 #include "app/core/util/child_process.h"
 #include "app/core/util/error.h"
+#include "app/core/util/hashing.h"
 
 namespace convscope {
 namespace {

@@ -15,7 +15,6 @@
 
 #include "app/core/conv/conv_check.h"
 #include "app/core/data/image_set.h"
-#include "app/core/engine/class_leaderboard.h"
 #include "app/core/engine/conv_pixel.h"
 #include "app/core/engine/network_predictions.h"
 #include "app/core/model/model_card.h"
@@ -23,6 +22,7 @@
 #include "app/core/util/child_process.h"
 #include "app/core/util/data_dir.h"
 #include "app/core/util/error.h"
+#include "app/core/util/hashing.h"
 #include "app/core/util/memory_limit.h"
 
 namespace convscope {

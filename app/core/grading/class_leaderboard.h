@@ -46,11 +46,6 @@ inline const std::vector<int> kGradeBatches = {100, 1000, 10000};
 // review; the table says whether the second timing kept the order, and how far timings spread.
 inline constexpr const char* kRetimeFileName = "retime.json";
 
-// SipHash-2-4 of `data` under a 128-bit key: the keyed hash behind --anonymize's pseudonyms (a
-// student cannot recompute one without the results folder's secret) and the content hashes.
-uint64_t sipHash24(const std::string& data, uint64_t key0, uint64_t key1);
-std::string hex64(uint64_t value);
-
 // Rows of one GPU (or of "no GPU"), ranked: passed first by the op-time sum at the largest batch
 // (the first timing's), then the rest by status and id.
 struct LeaderboardGroup {
@@ -114,8 +109,5 @@ Leaderboard readPublishedLeaderboard(const std::filesystem::path& leaderboardJso
 nlohmann::json leaderboardToJson(const Leaderboard& board);
 std::string leaderboardCsv(const Leaderboard& board);
 std::string leaderboardHtml(const Leaderboard& board);
-
-// 8 bytes from the system's secure random source (/dev/urandom). Throws convscope::Error.
-uint64_t secureRandom64();
 
 }  // namespace convscope
