@@ -28,8 +28,8 @@ struct FairTimingPlan {
   double relativeTolerance = 0.0;
 };
 
-using FairTimer = std::function<std::vector<TimedRepetition>(const ConvVariant& row, Device& device,
-                                                             const FairTimingPlan& plan)>;
+using FairTimer =
+    std::function<std::vector<TimedRepetition>(const ConvVariant& row, Device& device, const FairTimingPlan& plan)>;
 
 // Installed before main() by gpu/; a second installation replaces the first.
 void installFairTimer(FairTimer timer);

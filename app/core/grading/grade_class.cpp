@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <atomic>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -101,9 +101,9 @@ ClassGradingOutcome gradeClassHere(const ClassGrading& request, const Submission
   const auto worker = [&] {
     for (size_t i = next++; i < pending.size() && keepGoing(); i = next++) {
       const Submission& s = pending[i];
-      std::vector<std::string> argv = {settings.program, "grade",          dir.string(),
-                                       "--out",       results.string(), "--only",
-                                       s.id,          "--gpu-slots",    std::to_string(gpuSlots)};
+      std::vector<std::string> argv = {settings.program,        "grade",  dir.string(), "--out",
+                                       results.string(),        "--only", s.id,         "--gpu-slots",
+                                       std::to_string(gpuSlots)};
       for (const std::string& o : settingsOptions(settings)) argv.push_back(o);
       // Compile, check (and network) and timing, each within the limit, and a margin for the
       // grader; a child may also wait for the GPU locks while the others' steps run (GpuLocks).

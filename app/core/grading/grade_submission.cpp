@@ -116,7 +116,6 @@ json sandboxJson(const SandboxReport& sandbox) {
           {"description", sandbox.describe()}};
 }
 
-
 // A seed nobody can predict, drawn when a submission's grading starts: its check's shapes and
 // values and its timing's inputs. It reaches the kernel's process in a private file, never on a
 // command line (user_kernel_job.h), and is published in the result once the grading is over.
@@ -401,7 +400,8 @@ void retimeTop(const fs::path& results, const GradingSettings& settings, int cou
     if (timing.result.passed && !timing.sums.count(kGradeBatches.back())) failure = "no time at batch " + batch;
     if (failure.empty()) {
       entry["seconds"] = timing.sums.at(kGradeBatches.back());
-      log.say(*id, "  re-timed: ", entry["seconds"].get<double>() * 1e3, " ms (first ", graded["opTimeSeconds"][batch].get<double>() * 1e3, " ms)");
+      log.say(*id, "  re-timed: ", entry["seconds"].get<double>() * 1e3, " ms (first ",
+              graded["opTimeSeconds"][batch].get<double>() * 1e3, " ms)");
     } else {
       for (size_t at = failure.find(source.file.string()); at != std::string::npos;
            at = failure.find(source.file.string(), at))

@@ -30,8 +30,8 @@ bool referencesCurrent(const std::filesystem::path& results, const GradingSettin
 // The top `count` passed submissions of this GPU's table timed a second time, once the whole
 // class is graded, in the reverse of their order (so that none is always timed first or last):
 // RESULTS/retime.json, which the merge reads (class_leaderboard.h).
-void retimeTop(const std::filesystem::path& results, const GradingSettings& settings, int count,
-               const GradingLog& log, const KeepGoing& keepGoing);
+void retimeTop(const std::filesystem::path& results, const GradingSettings& settings, int count, const GradingLog& log,
+               const KeepGoing& keepGoing);
 
 // The warning, once per grading, that the compiler's sandbox is missing on this machine.
 std::string sandboxWarning(const std::string& description);

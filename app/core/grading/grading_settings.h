@@ -34,7 +34,7 @@ struct GradingSettings {
 // What a grading says as it goes: lines for the course staff (the CLI's standard output) and
 // warnings (its standard error). Either may be unset.
 struct GradingLog {
-  std::function<void(const std::string& line)> out, err;
+  std::function<void(const std::string&line)> out, err;
 
   template <class... Parts>
   void say(const Parts&... parts) const {

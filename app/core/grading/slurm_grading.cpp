@@ -65,7 +65,6 @@ std::string submittedJobId(const std::string& output) {
   return m[2].str();
 }
 
-
 // Why the --time of a task is what it is: a task compiles (a time limit), checks, runs the test
 // set and times (a time limit each), and the three dominate; two minutes more for the CUDA
 // context, the model and the data; in minutes, rounded up. The merge job adds half an hour for
@@ -88,7 +87,6 @@ std::string prologLines(const SlurmOptions& o) {
   for (const std::string& line : o.prolog) lines += line + "\n";
   return lines;
 }
-
 
 // Which tasks failed (a manifest line without a result), each with its array index, its log and
 // the commands that grade it again here and merge; the logs' folder when none can be told.
@@ -175,17 +173,21 @@ void gradeOnSlurm(const fs::path& dir, const fs::path& results, const Submission
   };
   if (o.dryRun) {
     // Printed only: no file written, no seed drawn, nothing of an earlier run touched.
-    log.say("# ", (slurm / "manifest.txt").string(), " (not written: --dry-run; ", ids.size(), " of ", found.submissions.size(), " submissions new or changed)\n", manifest);
+    log.say("# ", (slurm / "manifest.txt").string(), " (not written: --dry-run; ", ids.size(), " of ",
+            found.submissions.size(), " submissions new or changed)\n", manifest);
     if (!ids.empty())
       log.say("\n# ", (slurm / "grade-array.sbatch").string(), " (not submitted: --dry-run)\n", arrayScript);
-    log.say("\n# ", (slurm / "grade-merge.sbatch").string(), " (not submitted: --dry-run", (ids.empty() ? "" : "; ARRAY_JOB_ID is the array's job id once submitted"), ")\n", mergeScript(ids.empty() ? "" : "ARRAY_JOB_ID"));
+    log.say("\n# ", (slurm / "grade-merge.sbatch").string(), " (not submitted: --dry-run",
+            (ids.empty() ? "" : "; ARRAY_JOB_ID is the array's job id once submitted"), ")\n",
+            mergeScript(ids.empty() ? "" : "ARRAY_JOB_ID"));
     return;
   }
   fs::create_directories(slurm / "logs");
   removeOldGradingRunRecord(results);
   writeFileAtomically(slurm / "manifest.txt", manifest);
   if (ids.empty()) {
-    log.say("all ", found.submissions.size(), " submissions are unchanged since their grading: no task to submit; merging here");
+    log.say("all ", found.submissions.size(),
+            " submissions are unchanged since their grading: no task to submit; merging here");
     mergeClass(results, anonymize, log);
     return;
   }
@@ -196,7 +198,8 @@ void gradeOnSlurm(const fs::path& dir, const fs::path& results, const Submission
   writeFileAtomically(slurm / "grade-merge.sbatch", mergeScript(arrayId));
   const std::string mergeId =
       submittedJobId(slurmCommand({"sbatch", "--parsable", (slurm / "grade-merge.sbatch").string()}));
-  log.say("submitted array job ", arrayId, " (", ids.size(), " tasks, at most ", o.maxParallel, " at once) and merge job ", mergeId, " (afterok:", arrayId, ")");
+  log.say("submitted array job ", arrayId, " (", ids.size(), " tasks, at most ", o.maxParallel,
+          " at once) and merge job ", mergeId, " (afterok:", arrayId, ")");
   if (!o.wait) return;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.waitTimeoutSeconds);
   std::chrono::seconds pause(1);

@@ -38,8 +38,7 @@ std::string scriptLine(const std::string& option, const std::string& value, bool
 // o.dryRun only says them in `log`. With o.wait, waits for the merge job and says the summary.
 // Throws convscope::Error with Slurm's own words when a command fails, and naming each failed
 // task with the commands that grade it again here.
-void gradeOnSlurm(const std::filesystem::path& dir, const std::filesystem::path& results,
-                  const SubmissionFolder& found, const GradingSettings& settings, const SlurmOptions& o,
-                  bool anonymize, const GradingLog& log);
+void gradeOnSlurm(const std::filesystem::path& dir, const std::filesystem::path& results, const SubmissionFolder& found,
+                  const GradingSettings& settings, const SlurmOptions& o, bool anonymize, const GradingLog& log);
 
 }  // namespace convscope

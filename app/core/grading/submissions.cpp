@@ -190,5 +190,4 @@ std::optional<std::string> submissionHash(const Submission& s) {
   }
 }
 
-
 }  // namespace convscope

@@ -13,9 +13,9 @@ namespace convscope {
 
 struct Submission {
   std::string id;
-  std::filesystem::path root;         // DIR
-  std::filesystem::path file;         // the .cu: root / relative
-  std::string relative;  // its path under DIR, as the student knows it: every message names it so
+  std::filesystem::path root;  // DIR
+  std::filesystem::path file;  // the .cu: root / relative
+  std::string relative;        // its path under DIR, as the student knows it: every message names it so
 };
 
 struct SubmissionFolder {
