@@ -116,8 +116,10 @@ KeepGoing stopOnCtrlC() {
 
 GradingLog standardOutputLog() {
   GradingLog log;
-  log.out = [](const std::string& line) { std::cout << line << "\n" << std::flush; };
-  log.err = [](const std::string& line) { std::cerr << line << "\n" << std::flush; };
+  // A line that is a whole text (a script, a manifest) already ends in its line break.
+  const auto endLine = [](const std::string& line) { return line.empty() || line.back() != '\n' ? "\n" : ""; };
+  log.out = [endLine](const std::string& line) { std::cout << line << endLine(line) << std::flush; };
+  log.err = [endLine](const std::string& line) { std::cerr << line << endLine(line) << std::flush; };
   return log;
 }
 
@@ -174,7 +176,8 @@ int runGrade(const std::vector<std::string>& tokens) {
                     {"anonymize", "no-anonymize", "time-references", "expect-gpu"});
     const bool anonymize = publishAnonymized(results, anonymizeAsked(args));
     if (const auto title = args.value("title")) recordLeaderboardTitle(results, *title);
-    const KeepGoing keepGoing = stopOnCtrlC();
+    // Ctrl+C ends it at once, writing nothing: a half-timed reference must not stand as current.
+    const KeepGoing keepGoing = [] { return true; };
     if (args.has("time-references")) timeReferences(results, readSettings(args), log, keepGoing);
     retimeTop(results, readSettings(args), args.intValue("retime-top", 0, 0), log, keepGoing);
     mergeClass(results, anonymize, log, args.has("expect-gpu"));
@@ -211,7 +214,9 @@ int runGrade(const std::vector<std::string>& tokens) {
       std::cout << it->id << "  " << kept->value("status", "") << "  unchanged, kept\n";
       return 0;
     }
-    const json r = gradeSubmission(results, *it, settings, args.intValue("gpu-slots", 0, 0), log, stopOnCtrlC());
+    // Ctrl+C (or its parent's cancel) ends it at once, writing nothing: a step cut short is no
+    // verdict, and its parent gives the submission its status.
+    const json r = gradeSubmission(results, *it, settings, args.intValue("gpu-slots", 0, 0), log, [] { return true; });
     std::cout << it->id << "  " << r["status"].get<std::string>() << "  " << seconds(r["gradingSeconds"]) << "\n";
     return 0;
   }

@@ -4,6 +4,8 @@
 // check finds an off-by-one halo (in a CPU twin of tests/data/kernels/off_by_one_halo.cu) at the
 // coordinates it must; the child process is stopped at its time limit; user rows join the table.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -510,6 +512,44 @@ TEST(UserKernelJob, AChildPastTheMemoryLimitIsStoppedAndTheStudentToldWhy) {
       << result.failure;
   EXPECT_EQ(result.childOutput.find("survived"), std::string::npos) << result.childOutput;
   std::filesystem::remove_all(folder);
+}
+
+// A grader's child starts the compiler and the kernel in process groups of their own; when that
+// child is killed (the window's Cancel, its time limit), what it started must not run on without
+// the parent that enforced its limits.
+TEST(ChildProcess, WhatAChildStartedDiesWithItEvenInAProcessGroupOfItsOwn) {
+  const std::filesystem::path pidFile =
+      std::filesystem::temp_directory_path() / ("convscope-test-grandchild-" + std::to_string(getpid()));
+  std::filesystem::remove(pidFile);
+  const pid_t middle = fork();
+  ASSERT_GE(middle, 0);
+  if (middle == 0) {  // the grader's child: a long "kernel" through runChildProcess, which waits for it
+    runChildProcess({"/bin/sh", "-c",
+                     "echo $$ > " + pidFile.string() + ".part; mv " + pidFile.string() + ".part " + pidFile.string() +
+                         "; exec sleep 120"},
+                    300.0);
+    _exit(0);
+  }
+  pid_t grandchild = 0;
+  for (int i = 0; i < 1000 && grandchild == 0; ++i) {
+    std::ifstream in(pidFile);
+    if (!(in >> grandchild)) usleep(10000);
+  }
+  ASSERT_GT(grandchild, 0);
+  // Running (not a zombie nobody reaped, as in a container without an init).
+  const auto alive = [&] {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string pid, name, state;
+    return static_cast<bool>(stat >> pid >> name >> state) && state != "Z" && state != "X";
+  };
+  ASSERT_TRUE(alive());
+  kill(middle, SIGKILL);
+  waitpid(middle, nullptr, 0);
+  for (int i = 0; i < 300 && alive(); ++i) usleep(10000);
+  const bool ranOn = alive();
+  if (ranOn) kill(grandchild, SIGKILL);
+  EXPECT_FALSE(ranOn) << "the grandchild ran on after its parent was killed";
+  std::filesystem::remove(pidFile);
 }
 
 TEST(ChildProcess, ReportsASignalAndAnExitCode) {

@@ -98,80 +98,80 @@ ClassGradingOutcome gradeClassHere(const ClassGrading& request, const Submission
   std::atomic<size_t> next{0};
   std::mutex printing;
   bool sandboxWarned = false;  // said once per grading run, not once per submission
+  // One submission in its child, its status said; what it wrote read back.
+  const auto gradeOne = [&](const Submission& s) {
+    std::vector<std::string> argv = {settings.program,        "grade",  dir.string(), "--out",
+                                     results.string(),        "--only", s.id,         "--gpu-slots",
+                                     std::to_string(gpuSlots)};
+    for (const std::string& o : settingsOptions(settings)) argv.push_back(o);
+    // Compile, check (and network) and timing, each within the limit, and a margin for the
+    // grader; a child may also wait for the GPU locks while the others' steps run (GpuLocks).
+    // This limit only catches a grader that hangs (the kernel's own steps have theirs).
+    const int waitingAhead = gpuSlots > 0 ? jobs : 0;
+    const double limit = (3.0 * settings.timeLimitSeconds + 120.0) * (1 + waitingAhead);
+    const ChildOutcome child = runChildProcess(argv, limit, keepGoing);
+    const std::lock_guard<std::mutex> lock(printing);
+    if (child.cancelled) {
+      log.say(s.id, "  stopped, not graded");
+      ++outcome.notGraded;
+      if (progress) progress(outcome);
+      return;
+    }
+    std::string status;
+    if (!child.succeeded()) {
+      // The grader's own child did not finish: the submission still gets a status.
+      json r = {{"schema", kClassResultsSchema},
+                {"kind", kSubmissionKind},
+                {"id", s.id},
+                {"file", s.relative},
+                {"path", fs::absolute(s.file).lexically_normal().string()},
+                {"contentHash", submissionHash(s).value_or("")},
+                {"settings", current},
+                {"gpu", gpuJson()},
+                {"status", child.timedOut ? kGradeTimeLimit : kGradeFaulted},
+                {"message", "grading this submission " + child.describe(limit)},
+                {"gradedAt", nowIso()},
+                {"accuracy", nullptr},
+                {"opTimeSeconds", json::object()},
+                {"registers", nullptr},
+                {"occupancy", nullptr}};
+      fs::create_directories(results / "submissions");
+      writeFileAtomically(resultFile(results, s.id), r.dump(2) + "\n");
+      status = r["status"];
+      // For the course staff: what the grader said before it ended (not in the student's message).
+      log.warn(s.id, ": the grading process ", child.describe(limit), "; its output:\n", child.output);
+    } else {
+      const json r = parseJsonText(readWholeFile(resultFile(results, s.id)), s.id);
+      status = r.value("status", std::string("(no status in its result)"));
+      const json sandbox = r.value("sandbox", json());
+      if (!sandboxWarned && sandbox.is_object() && !sandbox.value("enforced", true)) {
+        log.say(sandboxWarning(sandbox.value("description", std::string())));
+        sandboxWarned = true;
+      }
+    }
+    log.say(s.id, "  ", status, "  ", seconds(child.seconds));
+    ++outcome.graded;
+    if (progress) progress(outcome);
+  };
   const auto worker = [&] {
     for (size_t i = next++; i < pending.size() && keepGoing(); i = next++) {
       const Submission& s = pending[i];
-      std::vector<std::string> argv = {settings.program,        "grade",  dir.string(), "--out",
-                                       results.string(),        "--only", s.id,         "--gpu-slots",
-                                       std::to_string(gpuSlots)};
-      for (const std::string& o : settingsOptions(settings)) argv.push_back(o);
-      // Compile, check (and network) and timing, each within the limit, and a margin for the
-      // grader; a child may also wait for the GPU locks while the others' steps run (GpuLocks).
-      // This limit only catches a grader that hangs (the kernel's own steps have theirs).
-      const int waitingAhead = gpuSlots > 0 ? jobs : 0;
-      const double limit = (3.0 * settings.timeLimitSeconds + 120.0) * (1 + waitingAhead);
-      ChildOutcome child;
       try {
-        child = runChildProcess(argv, limit, keepGoing);
-      } catch (const std::exception& e) {  // the child could not be started: the grader's failure
+        gradeOne(s);
+      } catch (const std::exception& e) {  // the grader's own failure (a full disk): said, and the rest go on
         const std::lock_guard<std::mutex> lock(printing);
         log.warn(s.id, ": not graded: ", e.what());
         ++outcome.notGraded;
         if (progress) progress(outcome);
-        continue;
       }
-      const std::lock_guard<std::mutex> lock(printing);
-      if (child.cancelled) {
-        log.say(s.id, "  stopped, not graded");
-        ++outcome.notGraded;
-        if (progress) progress(outcome);
-        continue;
-      }
-      std::string status;
-      if (!child.succeeded()) {
-        // The grader's own child did not finish: the submission still gets a status.
-        json r = {{"schema", kClassResultsSchema},
-                  {"kind", kSubmissionKind},
-                  {"id", s.id},
-                  {"file", s.relative},
-                  {"path", fs::absolute(s.file).lexically_normal().string()},
-                  {"contentHash", submissionHash(s).value_or("")},
-                  {"settings", current},
-                  {"gpu", gpuJson()},
-                  {"status", child.timedOut ? kGradeTimeLimit : kGradeFaulted},
-                  {"message", "grading this submission " + child.describe(limit)},
-                  {"gradedAt", nowIso()},
-                  {"accuracy", nullptr},
-                  {"opTimeSeconds", json::object()},
-                  {"registers", nullptr},
-                  {"occupancy", nullptr}};
-        fs::create_directories(results / "submissions");
-        writeFileAtomically(resultFile(results, s.id), r.dump(2) + "\n");
-        status = r["status"];
-        // For the course staff: what the grader said before it ended (not in the student's message).
-        log.warn(s.id, ": the grading process ", child.describe(limit), "; its output:\n", child.output);
-      } else {
-        const json r = parseJsonText(readWholeFile(resultFile(results, s.id)), s.id);
-        status = r["status"];
-        const json sandbox = r.value("sandbox", json());
-        if (!sandboxWarned && sandbox.is_object() && !sandbox.value("enforced", true)) {
-          log.say(sandboxWarning(sandbox.value("description", std::string())));
-          sandboxWarned = true;
-        }
-      }
-      log.say(s.id, "  ", status, "  ", seconds(child.seconds));
-      ++outcome.graded;
-      if (progress) progress(outcome);
     }
   };
   std::vector<std::thread> workers;
   for (int j = 0; j < jobs; ++j) workers.emplace_back(worker);
   for (std::thread& t : workers) t.join();
-  outcome.stopped = !keepGoing();
-  if (outcome.stopped)
-    log.say("interrupted: the finished results are kept and merged");
-  else if (!pending.empty())
-    retimeTop(results, settings, request.retimeCount, log, keepGoing);
+  if (keepGoing() && !pending.empty()) retimeTop(results, settings, request.retimeCount, log, keepGoing);
+  outcome.stopped = !keepGoing();  // also while the top was re-timed: retime.json is then not written
+  if (outcome.stopped) log.say("interrupted: the finished results are kept and merged");
   mergeClass(results, request.anonymize, log);
   return outcome;
 }

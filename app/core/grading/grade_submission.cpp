@@ -301,7 +301,7 @@ void timeReferences(const fs::path& results, const GradingSettings& settings, co
     std::string declined;
     for (const auto& [batch, problems] : layers) {
       double sum = 0.0;
-      for (size_t l = 0; l < problems.size() && declined.empty(); ++l) {
+      for (size_t l = 0; l < problems.size() && declined.empty() && keepGoing(); ++l) {
         if (const std::string why = row.unsupportedReason ? row.unsupportedReason(problems[l]) : ""; !why.empty()) {
           declined = problems[l].describe() + ": " + why;
           break;
@@ -330,6 +330,9 @@ void timeReferences(const fs::path& results, const GradingSettings& settings, co
     if (!declined.empty()) entry["declined"] = declined;
     variants.push_back(entry);
   }
+  // Stopped part of the way: nothing written, so that the next grading times them all again
+  // (a reference.json with these settings stands as current).
+  if (!keepGoing()) return;
   writeFileAtomically(results / "reference.json", json({{"schema", kClassResultsSchema},
                                                         {"gpu", gpuJson()},
                                                         {"timedAt", nowIso()},

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ ChildOutcome runChildProcess(const std::vector<std::string>& argv, double timeLi
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const auto start = std::chrono::steady_clock::now();
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     outcome.output = std::string("fork: ") + std::strerror(errno);
@@ -55,6 +57,13 @@ ChildOutcome runChildProcess(const std::vector<std::string>& argv, double timeLi
   if (pid == 0) {
     // Its own process group, so that killing it also ends anything it started.
     setpgid(0, 0);
+    // And it dies with this process: what it starts in process groups of its own (a grader's
+    // compiler and kernel children) ends when it is killed, at a cancel or a time limit, instead
+    // of running on without the parent that enforced their limits. This thread waits for the
+    // child, so the signal never comes early; a parent already gone before the line above is
+    // caught by the second test.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     dup2(pipeFds[1], STDOUT_FILENO);
     dup2(pipeFds[1], STDERR_FILENO);
     execv(args[0], args.data());
