@@ -70,7 +70,8 @@ void runNetwork(const ConvVariant& row, const UserKernelTask& task, json& result
   writePredictions(networkPredictionsFile(task.outputs), predicted);
   json fallbacks = json::array();
   for (const ConvLayerTime& t : run.convTimes)
-    if (t.variant != row.id) fallbacks.push_back(t.problem.describe() + " ran on " + t.variant + ": " + t.fallbackReason);
+    if (t.variant != row.id)
+      fallbacks.push_back(t.problem.describe() + " ran on " + t.variant + ": " + t.fallbackReason);
   result["network"] = {{"model", task.model.filename().string()}, {"images", images.count()}, {"fallbacks", fallbacks}};
   result["stage"] = "done";
 }
