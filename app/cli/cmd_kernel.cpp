@@ -36,6 +36,7 @@
 #include "app/core/engine/network_predictions.h"
 #include "app/core/engine/submitted_kernel.h"
 #include "app/core/engine/user_kernel_job.h"
+#include "app/core/engine/user_kernel_task.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/data_dir.h"
@@ -504,130 +505,30 @@ int runIsolated(const std::filesystem::path& file, const Args& args) {
     const auto secretSeed = [&](const char* name) -> uint64_t {
       return std::stoull(secrets.value(name, std::string("1")));
     };
-    const std::string task = args.value("task").value_or("check");
+    UserKernelTask task;
+    task.kind = userKernelTaskKind(args.value("task").value_or("check"));
+    task.model = args.value("model").value_or(defaultModelPath());
+    task.data = args.value("data").value_or(defaultDataFolder().string());
     // The check and the network pass write the kernel's raw outputs into this folder, made by the
     // parent, which compares them: the expected values and the labels never enter this process.
-    const std::filesystem::path outputs = args.value("outputs").value_or("");
-    if ((task == "check" || task == "network") && outputs.empty())
-      throw Error("kernel run-isolated: --outputs FOLDER is required for --task " + task);
-    if (task == "check") {
-      result["stage"] = "check";
-      const uint64_t seed = secretSeed("seed");
-      const int count = args.intValue("shapes", 12, 1);
-      // The model's own layers beside the random shapes, as the parent computes them.
-      const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
-      const std::vector<ConvProblem> shapes = checkShapes(seed, count, modelConvProblems(*loadOnnxModel(model)));
-      std::cerr << "running the kernel on " << shapes.size() << " shapes (" << count << " random, "
-                << shapes.size() - static_cast<size_t>(count) << " of " << model.filename().string() << "'s layers)\n";
-      const auto backend = createConvBackend(row.id);
-      // The declined shapes first, and after each shape how far it got: when the kernel faults or
-      // never ends, the parent still compares the shapes before it (a wrong one is the first mistake).
-      std::vector<std::string> reasons(shapes.size());
-      json declined = json::array();
-      for (size_t i = 0; i < shapes.size(); ++i) {
-        reasons[i] = row.unsupportedReason ? row.unsupportedReason(shapes[i]) : std::string();
-        declined.push_back(reasons[i].empty() ? json(nullptr) : json(reasons[i]));
-      }
-      result["declined"] = declined;
-      result["reached"] = 0;
-      write();
-      runConvOnCheckShapes(
-          *backend, shapes, seed,
-          [&](const ConvProblem& p) { return reasons[&p - shapes.data()]; },  // p: an element of shapes
-          [&](size_t index, const std::vector<float>& output) {
-            writeCheckOutput(checkOutputFile(outputs, index), shapes[index], output);
-            result["reached"] = index + 1;
-            write();
-          });
-      result["ran"] = true;
-      write();
-      return 0;
+    task.outputs = args.value("outputs").value_or("");
+    if ((task.kind == UserKernelTask::Kind::Check || task.kind == UserKernelTask::Kind::Network) &&
+        task.outputs.empty())
+      throw Error("kernel run-isolated: --outputs FOLDER is required for --task " +
+                  args.value("task").value_or("check"));
+    task.benchJson = out.string() + ".bench.json";
+    task.seed = secretSeed("seed");
+    task.sampleSeed = secretSeed("sample_seed");
+    task.shapes = args.intValue("shapes", 12, 1);
+    task.samples = args.intValue("samples", 64, 1);
+    task.repeats = args.intValue("repeats", 10, 1);
+    task.warmups = args.intValue("warmups", 2, 0);
+    if (const std::vector<std::string> batches = args.values("batches"); !batches.empty()) {
+      task.batches.clear();
+      for (const std::string& b : batches) task.batches.push_back(std::stoi(b));
     }
-    if (task == "network") {
-      result["stage"] = "network";
-      std::cerr << "running the network with it on the test set\n";
-      const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
-      const ImageSet images = ImageSet::loadIdxImages(args.value("data").value_or(defaultDataFolder().string()));
-      Engine engine(loadOnnxModel(model), row.id);
-      const ClassificationRun run = classify(engine, images, 0, images.count(), 1000);
-      std::vector<int32_t> predicted(static_cast<size_t>(images.count()), -1);
-      for (const ImageClassification& c : run.images) predicted.at(static_cast<size_t>(c.index)) = c.predicted;
-      writePredictions(networkPredictionsFile(outputs), predicted);
-      json fallbacks = json::array();
-      for (const ConvLayerTime& t : run.convTimes)
-        if (t.variant != row.id)
-          fallbacks.push_back(t.problem.describe() + " ran on " + t.variant + ": " + t.fallbackReason);
-      result["network"] = {{"model", model.filename().string()}, {"images", images.count()}, {"fallbacks", fallbacks}};
-      result["stage"] = "done";
-      write();
-      return 0;
-    }
-    if (task == "timing") {
-      // The fair timing (gpu/fair_timing_harness.h): every layer the kernel runs, at every batch;
-      // the repetitions' sampled outputs go back to the parent, which checks them.
-      result["stage"] = "timing";
-      const std::filesystem::path model = args.value("model").value_or(defaultModelPath());
-      const ImageSet images = ImageSet::loadIdxImages(args.value("data").value_or(defaultDataFolder().string()));
-      gpu::FairTimingPlan plan;
-      plan.runSeed = secretSeed("seed");
-      plan.sampleSeed = secretSeed("sample_seed");
-      plan.sampleCount = args.intValue("samples", 64, 1);
-      plan.repetitions = args.intValue("repeats", 10, 1);
-      plan.warmups = args.intValue("warmups", 2, 0);
-      std::vector<int> batches;
-      for (const std::string& b : args.values("batches")) batches.push_back(std::stoi(b));
-      if (batches.empty()) batches = {100, 1000, 10000};
-      const std::unique_ptr<Device> device = createGpuDevice();
-      const DeviceFigures figures = localDeviceFigures();  // before any timing: it measures a copy
-      json layers = json::array();
-      for (const int batch : batches) {
-        // One pass of the network at this batch gives its conv layers' shapes and who runs them.
-        Engine engine(loadOnnxModel(model), row.id);
-        const std::vector<ConvLayerTime> convLayers = convLayersAtBatch(engine, images, batch);
-        for (size_t l = 0; l < convLayers.size(); ++l) {
-          const ConvLayerTime& t = convLayers[l];
-          json layer = {{"batch", batch}, {"layer", l}, {"node", t.node}, {"problem", convProblemToJson(t.problem)}};
-          if (t.variant != row.id) {
-            layer["declined"] = t.fallbackReason;
-          } else {
-            std::cerr << "timing " << t.node << " at batch " << batch << "\n";
-            plan.problem = t.problem;
-            plan.layer = static_cast<int>(l);
-            layer["repetitions"] = timedRepetitionsToJson(gpu::timeConvFairly(row, *device, plan));
-          }
-          layers.push_back(layer);
-        }
-      }
-      // The device's own figures (clocks, bus width, a measured copy): the parent's floors and
-      // peaks come from them, never from a table of GPU names.
-      result["device"] = deviceFiguresToJson(figures);
-      result["timing"] = {{"layers", layers}, {"samples", plan.sampleCount}};
-      result["stage"] = "done";
-      write();
-      return 0;
-    }
-    if (task == "bench") {
-      result["stage"] = "bench";
-      BenchmarkOptions options;
-      options.model = args.value("model").value_or(defaultModelPath());
-      options.variants = {row.id};
-      for (const std::string& b : args.values("batches")) options.batches.push_back(std::stoi(b));
-      if (options.batches.empty()) options.batches = {100, 1000, 10000};
-      options.repeats = args.intValue("repeats", 10, 1);
-      options.warmups = args.intValue("warmups", 2, 0);
-      const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
-      const BenchmarkReport report = runBenchmark(options, images, [](const std::string& message) {
-        std::cerr << "bench: " << message << "\n";
-        return true;
-      });
-      const std::filesystem::path benchJson = out.string() + ".bench.json";
-      writeBenchmarkJson(report, benchJson);
-      result["benchmark"] = benchJson.string();
-      result["stage"] = "done";
-      write();
-      return 0;
-    }
-    throw Error("kernel run-isolated: --task is check, network, timing or bench, not '" + task + "'");
+    runUserKernelTask(row, task, result, write, [](const std::string& line) { std::cerr << line << "\n"; });
+    return 0;
   } catch (const std::exception& e) {
     result["error"] = e.what();
     // What broke the GPU context, when the kernel did: the call that failed first may be a
