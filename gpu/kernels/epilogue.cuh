@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "gpu/kernels/epilogue.h"
 
 namespace convscope::gpu {
@@ -21,35 +23,52 @@ __device__ __forceinline__ float tanhApproximate(float x) {
 #endif
 }
 
-template <FusedActivation A, bool ApproximateTanh = false>
-__device__ __forceinline__ float activateAs(float x) {
-  if constexpr (A == FusedActivation::kRelu) {
-    return fmaxf(x, 0.0f);
-  } else if constexpr (A == FusedActivation::kTanh) {
+// The functions util/activations.h's formulas call on the device: CUDA's, or tanh's hardware
+// approximation.
+template <bool ApproximateTanh>
+struct DeviceMath {
+  __device__ __forceinline__ static float tanh(float x) {
     if constexpr (ApproximateTanh) return tanhApproximate(x);
     return tanhf(x);
-  } else if constexpr (A == FusedActivation::kSigmoid) {
-    return 1.0f / (1.0f + expf(-x));
-  } else {
+  }
+  __device__ __forceinline__ static float exp(float x) { return expf(x); }
+};
+
+// The activation known at compile time (kNone: x itself).
+template <FusedActivation A, bool ApproximateTanh = false>
+__device__ __forceinline__ float activateAs(float x) {
+#define CONVSCOPE_FUSED_ACTIVATION_VALUE(name, onednn, alpha, beta, value)    \
+  if constexpr (A == FusedActivation::k##name) {                              \
+    return activationValue<Activation::name, DeviceMath<ApproximateTanh>>(x); \
+  } else
+  CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_VALUE)
+#undef CONVSCOPE_FUSED_ACTIVATION_VALUE
+  {
     return x;
   }
+}
+
+// Calls f(std::integral_constant<FusedActivation, A>{}) for the kind given at run time, kNone
+// included: the one switch over the device's kinds.
+template <class F>
+__device__ __forceinline__ decltype(auto) withFusedActivation(FusedActivation kind, F&& f) {
+  switch (kind) {
+#define CONVSCOPE_FUSED_ACTIVATION_CASE(name, onednn, alpha, beta, value) \
+  case FusedActivation::k##name:                                          \
+    return f(std::integral_constant<FusedActivation, FusedActivation::k##name>{});
+    CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_CASE)
+#undef CONVSCOPE_FUSED_ACTIVATION_CASE
+    case FusedActivation::kNone:
+      break;
+  }
+  return f(std::integral_constant<FusedActivation, FusedActivation::kNone>{});
 }
 
 // The kind chosen at run time. Inside unrolled loops the compiler may compute every kind and
 // select (both tanh and sigmoid for each value): kernels whose epilogue runs per element take
 // the kind as a template argument instead (activateAs).
 __device__ __forceinline__ float activate(FusedActivation kind, float x) {
-  switch (kind) {
-    case FusedActivation::kRelu:
-      return activateAs<FusedActivation::kRelu>(x);
-    case FusedActivation::kTanh:
-      return activateAs<FusedActivation::kTanh>(x);
-    case FusedActivation::kSigmoid:
-      return activateAs<FusedActivation::kSigmoid>(x);
-    case FusedActivation::kNone:
-      break;
-  }
-  return x;
+  return withFusedActivation(kind, [x](auto a) { return activateAs<decltype(a)::value>(x); });
 }
 
 }  // namespace convscope::gpu

@@ -12,7 +12,13 @@
 
 namespace convscope::gpu {
 
-enum class FusedActivation : uint8_t { kNone, kRelu, kTanh, kSigmoid };
+// None, or one of util/activations.h's list (kRelu, kTanh, kSigmoid, ...).
+enum class FusedActivation : uint8_t {
+  kNone,
+#define CONVSCOPE_FUSED_ACTIVATION_ENUMERATOR(name, onednn, alpha, beta, value) k##name,
+  CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_ENUMERATOR)
+#undef CONVSCOPE_FUSED_ACTIVATION_ENUMERATOR
+};
 enum class FusedPooling : uint8_t { kNone, kMax, kAverage };
 
 // The part of an epilogue every fusing kernel shares; each kernel adds the pooling geometry it
@@ -25,12 +31,11 @@ struct FusedEpilogue {
 
 constexpr FusedActivation fusedActivationOf(Activation activation) {
   switch (activation) {
-    case Activation::Relu:
-      return FusedActivation::kRelu;
-    case Activation::Tanh:
-      return FusedActivation::kTanh;
-    case Activation::Sigmoid:
-      return FusedActivation::kSigmoid;
+#define CONVSCOPE_FUSED_ACTIVATION_OF(name, onednn, alpha, beta, value) \
+  case Activation::name:                                                \
+    return FusedActivation::k##name;
+    CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_OF)
+#undef CONVSCOPE_FUSED_ACTIVATION_OF
   }
   return FusedActivation::kNone;
 }

@@ -464,17 +464,7 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
 template <class F>
 __device__ __forceinline__ void withFusedEpilogue(const FusedEpilogue& epilogue, F f) {
   const auto withActivation = [&](auto pooling) {
-    using A = FusedActivation;
-    switch (epilogue.activation) {
-      case A::kRelu:
-        return f(pooling, std::integral_constant<A, A::kRelu>{});
-      case A::kTanh:
-        return f(pooling, std::integral_constant<A, A::kTanh>{});
-      case A::kSigmoid:
-        return f(pooling, std::integral_constant<A, A::kSigmoid>{});
-      case A::kNone:
-        return f(pooling, std::integral_constant<A, A::kNone>{});
-    }
+    return withFusedActivation(epilogue.activation, [&](auto activation) { return f(pooling, activation); });
   };
   switch (epilogue.pooling) {
     case FusedPooling::kNone:

@@ -203,9 +203,8 @@ TEST_P(FusedEpilogueCorrectness, MatchesDoublePrecisionEpilogueOnRandomChains) {
   // Some values far outside [-1, 1]: saturated activations, and maxima that win every window.
   const auto draw = [&] { return pick(0, 49) == 0 ? 40.0f * value(rng) : value(rng); };
   std::vector<Activation> activations;
-  if (variant.canFuse("Relu")) activations.push_back(Activation::Relu);
-  if (variant.canFuse("Tanh")) activations.push_back(Activation::Tanh);
-  if (variant.canFuse("Sigmoid")) activations.push_back(Activation::Sigmoid);
+  for (Activation a : kFusableActivations)
+    if (variant.canFuse(onnxTypeOf(a))) activations.push_back(a);
   std::vector<int> pools;  // 0 max, 1 average excluding the padding, 2 average counting it
   if (variant.canFuse("MaxPool")) pools.push_back(0);
   if (variant.canFuse("AveragePool")) pools.insert(pools.end(), {1, 2});

@@ -13,6 +13,7 @@
 
 #include "app/core/engine/engine.h"
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/epilogue_backend.h"
 #include "tests/core/model_builder.h"
 
 namespace {
@@ -62,6 +63,16 @@ ModelBuilder oneNode(const std::string& op) {
   b.input("x", {-1, 5, 7, 9}).output("y");
   b.node(op, {"x"}, {"y"}, "node");
   return b;
+}
+
+// Every activation a convolution can fuse (app/core/util/activations.h) is an ONNX operator of its
+// own too, computing its definition; the fused epilogue tests check the same formulas fused.
+TEST(OperatorArithmetic, EveryFusableActivationAgainstItsDefinition) {
+  for (convscope::Activation a : convscope::kFusableActivations) {
+    SCOPED_TRACE(convscope::onnxTypeOf(a));
+    expectElementwise(oneNode(convscope::onnxTypeOf(a)),
+                      [a](double v) { return convscope::testing::referenceActivation(a, v); });
+  }
 }
 
 TEST(OperatorArithmetic, GeluExactAndTanh) {

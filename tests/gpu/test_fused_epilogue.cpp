@@ -10,6 +10,9 @@
 
 #include <cmath>
 #include <random>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
@@ -90,7 +93,8 @@ TEST_P(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
   std::printf("fused-epilogue chains: seed %u\n", seed);
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const char* activations[] = {"", "Relu", "Tanh", "Sigmoid"};
+  std::vector<std::string> activations = {""};  // "": none
+  for (Activation a : kFusableActivations) activations.push_back(onnxTypeOf(a));
   const gpu::TensorCoreLaunches launchesBefore = gpu::tensorCoreLaunches();
   bool strideOne = false;  // a stride-1 conv ran on the GPU
   for (int trial = 0; trial < 24; ++trial) {
@@ -103,7 +107,7 @@ TEST_P(FusedEpilogue, RandomChainsAgreeWithTheLayerByLayerReference) {
     c.stride = pick(1, 2);
     c.pad = pick(0, c.kernel / 2);
     c.bias = pick(0, 1) == 1;
-    c.activation = activations[pick(0, 3)];
+    c.activation = activations[pick(0, static_cast<int>(activations.size()) - 1)];
     c.pool = pick(0, 1) ? "MaxPool" : "AveragePool";
     // A third of the poolings are the course's 2x2/2 unpadded, which every fusing variant takes.
     const bool coursePool = pick(0, 2) == 0;
@@ -174,6 +178,14 @@ TEST(FusedEpilogueDescription, CarriesTheCoreEpilogueOpByOp) {
                               {true, Activation::Relu, gpu::FusedActivation::kRelu},
                               {true, Activation::Tanh, gpu::FusedActivation::kTanh},
                               {true, Activation::Sigmoid, gpu::FusedActivation::kSigmoid}};
+  // Every other activation of the list has a kind of its own on the device, none of them kNone.
+  std::set<gpu::FusedActivation> kinds;
+  for (Activation a : kFusableActivations) {
+    EXPECT_NE(gpu::fusedActivationOf(true, a), gpu::FusedActivation::kNone) << onnxTypeOf(a);
+    EXPECT_EQ(gpu::fusedActivationOf(false, a), gpu::FusedActivation::kNone) << onnxTypeOf(a);
+    kinds.insert(gpu::fusedActivationOf(a));
+  }
+  EXPECT_EQ(kinds.size(), std::size(kFusableActivations));
   for (const Case& c : activations)
     for (int pool = 0; pool < 3; ++pool)
       for (const float* b : {static_cast<const float*>(nullptr), bias}) {

@@ -65,14 +65,19 @@ class OneDnnThreads {
   int previous_;
 };
 
-dnnl::algorithm eltwiseOf(Activation activation) {
+// The post-op that computes an activation (util/activations.h's oneDNN columns).
+struct Eltwise {
+  dnnl::algorithm algorithm;
+  float alpha, beta;
+};
+
+Eltwise eltwiseOf(Activation activation) {
   switch (activation) {
-    case Activation::Relu:
-      return dnnl::algorithm::eltwise_relu;
-    case Activation::Tanh:
-      return dnnl::algorithm::eltwise_tanh;
-    case Activation::Sigmoid:
-      return dnnl::algorithm::eltwise_logistic;
+#define CONVSCOPE_ONEDNN_ELTWISE(name, onednn, alpha, beta, value) \
+  case Activation::name:                                           \
+    return {dnnl::algorithm::onednn, alpha, beta};
+    CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ONEDNN_ELTWISE)
+#undef CONVSCOPE_ONEDNN_ELTWISE
   }
   throw Error("internal: an activation without a oneDNN counterpart");
 }
@@ -211,7 +216,8 @@ class CpuOneDnnConv final : public ConvBackend {
     attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one scratch buffer per thread, ours
     if (e.hasActivation) {
       dnnl::post_ops ops;
-      ops.append_eltwise(1.0f, eltwiseOf(e.activation), 0.0f, 0.0f);
+      const Eltwise eltwise = eltwiseOf(e.activation);
+      ops.append_eltwise(1.0f, eltwise.algorithm, eltwise.alpha, eltwise.beta);
       attributes.set_post_ops(ops);
     }
     // The output and weights in layouts of oneDNN's choice (format_tag::any: for its direct

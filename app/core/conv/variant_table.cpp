@@ -7,6 +7,7 @@
 
 #include "app/core/conv/cpu_backends.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/util/activations.h"
 #include "app/core/util/error.h"
 
 namespace convscope {
@@ -150,7 +151,12 @@ const ConvVariant* variantWithRole(VariantRole role) {
 }
 
 const std::vector<std::string>& everyEpilogueOp() {
-  static const std::vector<std::string> ops = {"Relu", "Tanh", "Sigmoid", "MaxPool", "AveragePool"};
+  static const std::vector<std::string> ops = [] {
+    std::vector<std::string> names;
+    for (Activation a : kFusableActivations) names.push_back(onnxTypeOf(a));
+    names.insert(names.end(), {"MaxPool", "AveragePool"});
+    return names;
+  }();
   return ops;
 }
 

@@ -1,13 +1,14 @@
 // What may follow a convolution in one pass: an activation and a 2-D pooling window. Plain data,
 // below everything that uses it: the host arithmetic (host_epilogue.h), the Device interface
-// (device/device.h) and the operators all name the same kinds.
+// (device/device.h) and the operators all name the same kinds. The activations are listed in
+// activations.h.
 #pragma once
 
 #include <cstdint>
 
-namespace convscope {
+#include "app/core/util/activations.h"
 
-enum class Activation { Relu, Tanh, Sigmoid };
+namespace convscope {
 
 struct PoolGeometry {
   int64_t planes = 0;  // images x channels

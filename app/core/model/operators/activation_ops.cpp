@@ -1,11 +1,13 @@
-// The one-input activations, value by value. The course's three (Relu, Tanh, Sigmoid) and Identity
-// have GPU kernels and fuse into a conv's epilogue; their arithmetic is applyActivation()
-// (util/host_epilogue.h), shared with the CPU variants' fused epilogues. The ones students' CNNs
+// The one-input activations, value by value. The fusable ones (util/activations.h: the course's
+// Relu, Tanh, Sigmoid) and Identity have GPU kernels, and the fusable ones fuse into a conv's
+// epilogue; their arithmetic is applyActivation() (util/host_epilogue.h), shared with the CPU
+// variants' fused epilogues. The ones students' CNNs
 // bring beyond those -- LeakyRelu, Elu, Gelu (both of its forms) and Erf (the older exporter writes
 // Gelu as x * 0.5 * (1 + erf(x / sqrt 2))) -- and Dropout, which at inference passes its input
 // through, have no GPU kernel: on a GPU plan they are host round trips, which the plan shows.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "app/core/model/operators/operator_families.h"
 #include "app/core/util/error.h"
@@ -14,11 +16,10 @@
 namespace convscope::ops {
 namespace {
 
-enum class Kind { Relu, Tanh, Sigmoid, Identity };
-
+// A fusable activation, or (nullopt) Identity.
 class ElementwiseOp final : public Operator {
  public:
-  explicit ElementwiseOp(Kind kind) : kind_(kind) {}
+  explicit ElementwiseOp(std::optional<Activation> activation) : activation_(activation) {}
 
   Shape outputShape(const std::vector<Shape>& in) const override { return in[0]; }
 
@@ -28,7 +29,7 @@ class ElementwiseOp final : public Operator {
     const float* src = x.data();
     float* dst = out.data();
     const int64_t n = x.size();
-    if (kind_ == Kind::Identity) {
+    if (!activation_) {
       std::copy(src, src + n, dst);
       return out;
     }
@@ -36,7 +37,7 @@ class ElementwiseOp final : public Operator {
     // One block (a dense layer of one image) stays on this thread: waking the others would cost
     // more than the work.
     constexpr int64_t kBlock = 16384;
-    const Activation kind = activation();
+    const Activation kind = *activation_;
 #pragma omp parallel for schedule(static) if (n > kBlock)
     for (int64_t first = 0; first < n; first += kBlock)
       applyActivation(kind, src + first, dst + first, std::min(kBlock, n - first));
@@ -48,29 +49,25 @@ class ElementwiseOp final : public Operator {
   }
 
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
-    if (kind_ == Kind::Identity) return *in[0];  // device tensors are never written after creation
+    if (!activation_) return *in[0];  // device tensors are never written after creation
     DeviceTensor out = run.device.allocate(in[0]->shape);
-    run.device.activation(activation(), in[0]->data(), out.data(), out.size());
+    run.device.activation(*activation_, in[0]->data(), out.data(), out.size());
     return out;
   }
 
   std::optional<EpilogueStep> asEpilogueStep(const Shape&) const override {
-    if (kind_ == Kind::Identity) return std::nullopt;
+    if (!activation_) return std::nullopt;
     EpilogueStep step;
-    step.activation = activation();
+    step.activation = *activation_;
     return step;
   }
 
   int64_t flops(const std::vector<Shape>&, const Shape& out) const override {
-    return kind_ == Kind::Identity ? 0 : elementCount(out);
+    return activation_ ? elementCount(out) : 0;
   }
 
  private:
-  Activation activation() const {
-    return kind_ == Kind::Relu ? Activation::Relu : kind_ == Kind::Tanh ? Activation::Tanh : Activation::Sigmoid;
-  }
-
-  Kind kind_;
+  std::optional<Activation> activation_;
 };
 
 enum class Function { LeakyRelu, Elu, GeluErf, GeluTanh, Erf };
@@ -144,9 +141,9 @@ void requireFinite(float value, const std::string& name) {
 
 namespace {
 
-std::unique_ptr<Operator> makeElementwise(OperatorRequest& request, Kind kind) {
+std::unique_ptr<Operator> makeElementwise(OperatorRequest& request, std::optional<Activation> activation) {
   requireInputCount(request, 1, 1);
-  return std::make_unique<ElementwiseOp>(kind);
+  return std::make_unique<ElementwiseOp>(activation);
 }
 
 // LeakyRelu and Elu: alpha, with ONNX's default for each.
@@ -159,20 +156,17 @@ std::unique_ptr<Operator> makeWithAlpha(OperatorRequest& request, Function funct
 
 }  // namespace
 
-std::unique_ptr<Operator> makeRelu(OperatorRequest& request) {
-  return makeElementwise(request, Kind::Relu);
+template <Activation A>
+std::unique_ptr<Operator> makeFusableActivation(OperatorRequest& request) {
+  return makeElementwise(request, A);
 }
-
-std::unique_ptr<Operator> makeTanh(OperatorRequest& request) {
-  return makeElementwise(request, Kind::Tanh);
-}
-
-std::unique_ptr<Operator> makeSigmoid(OperatorRequest& request) {
-  return makeElementwise(request, Kind::Sigmoid);
-}
+#define CONVSCOPE_ACTIVATION_FACTORY(name, onednn, alpha, beta, value) \
+  template std::unique_ptr<Operator> makeFusableActivation<Activation::name>(OperatorRequest&);
+CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_FACTORY)
+#undef CONVSCOPE_ACTIVATION_FACTORY
 
 std::unique_ptr<Operator> makeIdentity(OperatorRequest& request) {
-  return makeElementwise(request, Kind::Identity);
+  return makeElementwise(request, std::nullopt);
 }
 
 std::unique_ptr<Operator> makeLeakyRelu(OperatorRequest& request) {

@@ -33,6 +33,11 @@ struct OperatorRow {
   LayerDescription description;
 };
 
+std::string lowerCase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
 const std::map<std::string, OperatorRow>& operatorTable() {
   using enum LayerRole;
   static const std::map<std::string, OperatorRow> table = {
@@ -57,10 +62,12 @@ const std::map<std::string, OperatorRow>& operatorTable() {
       {"Concat", {ops::makeConcat, {"concat", Concatenation}}},
       {"Resize", {ops::makeResize, {"resize", Reshaping}}},
       {"Upsample", {ops::makeUpsample, {"upsample", Reshaping}}},
-      {"Relu", {ops::makeRelu, {"relu", Other}}},
-      {"Tanh", {ops::makeTanh, {"tanh", Other}}},
-      {"Sigmoid", {ops::makeSigmoid, {"sigmoid", Other}}},
-      {"Identity", {ops::makeIdentity, {"identity", PassThrough}}},
+  // Relu, Tanh, Sigmoid: every row of util/activations.h, its kind the name in lower case.
+#define CONVSCOPE_ACTIVATION_ROW(name, onednn, alpha, beta, value) \
+  {#name, {ops::makeFusableActivation<Activation::name>, {lowerCase(#name), Other}}},
+      CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_ROW)
+#undef CONVSCOPE_ACTIVATION_ROW
+          {"Identity", {ops::makeIdentity, {"identity", PassThrough}}},
       {"Softmax", {ops::makeSoftmax, {"softmax", Softmax}}},
       {"Flatten", {ops::makeFlatten, {"flatten", Flattening}}},
       {"Reshape", {ops::makeReshape, {"reshape", Flattening}}},
@@ -88,9 +95,7 @@ std::unique_ptr<Operator> createOperator(OperatorRequest& request) {
 
 LayerDescription describeOperator(const std::string& opType) {
   if (const auto it = operatorTable().find(opType); it != operatorTable().end()) return it->second.description;
-  std::string lower = opType;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  return {lower, LayerRole::Other};
+  return {lowerCase(opType), LayerRole::Other};
 }
 
 const std::vector<std::string>& supportedOperators() {

@@ -23,9 +23,10 @@ std::unique_ptr<Operator> makeMul(OperatorRequest& request);
 std::unique_ptr<Operator> makeDiv(OperatorRequest& request);
 std::unique_ptr<Operator> makePow(OperatorRequest& request);
 // activation_ops.cpp
-std::unique_ptr<Operator> makeRelu(OperatorRequest& request);
-std::unique_ptr<Operator> makeTanh(OperatorRequest& request);
-std::unique_ptr<Operator> makeSigmoid(OperatorRequest& request);
+// Every fusable activation of util/activations.h (Relu, Tanh, Sigmoid): one factory, made for
+// each row of that list (the operator table's rows are made from it too).
+template <Activation A>
+std::unique_ptr<Operator> makeFusableActivation(OperatorRequest& request);
 std::unique_ptr<Operator> makeIdentity(OperatorRequest& request);
 std::unique_ptr<Operator> makeLeakyRelu(OperatorRequest& request);
 std::unique_ptr<Operator> makeElu(OperatorRequest& request);
