@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/core/conv/variant_table.h"
+#include "app/core/model/operator.h"
 
 namespace convscope {
 namespace {
@@ -96,6 +97,24 @@ TEST(Structure, NoCodeOutsideTheTableAndARowsOwnFilesNamesAVariant) {
       }
     }
   EXPECT_GT(files, 200) << "the sources were not read";
+}
+
+// README.md lists the ONNX operators a model may use, by hand; every operator the loader takes
+// (a new one, or a row added to util/activations.h) must be named there.
+TEST(Structure, TheReadmeNamesEveryOperatorTheLoaderTakes) {
+  std::ifstream in(kSource / "README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const size_t from = readme.find("loads if it uses only these operators:");
+  ASSERT_NE(from, std::string::npos) << "README.md no longer has its list of operators";
+  const size_t to = readme.find("Anything", from);
+  ASSERT_NE(to, std::string::npos);
+  const std::string list = readme.substr(from, to - from);
+  ASSERT_GT(supportedOperators().size(), 20u);
+  for (const std::string& op : supportedOperators())
+    EXPECT_TRUE(std::regex_search(list, std::regex("\\b" + op + "\\b")))
+        << "README.md's list of operators does not name " << op;
 }
 
 }  // namespace

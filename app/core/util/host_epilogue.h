@@ -1,5 +1,5 @@
 // The CPU arithmetic of the layers that can follow a convolution: activations and 2-D pooling on
-// host memory. The operators (Relu, Tanh, Sigmoid, MaxPool, AveragePool) and the CPU conv variants
+// host memory. The operators (the activations of activations.h, MaxPool, AveragePool) and the CPU conv variants
 // that fuse them into their own pass call the same functions, so a fused epilogue computes
 // exactly what the separate layers compute.
 #pragma once

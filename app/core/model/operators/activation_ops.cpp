@@ -1,6 +1,6 @@
 // The one-input activations, value by value. The fusable ones (util/activations.h: the course's
-// Relu, Tanh, Sigmoid) and Identity have GPU kernels, and the fusable ones fuse into a conv's
-// epilogue; their arithmetic is applyActivation() (util/host_epilogue.h), shared with the CPU
+// Relu, Tanh, Sigmoid, and HardSwish) and Identity have GPU kernels, and the fusable ones fuse
+// into a conv's epilogue; their arithmetic is applyActivation() (util/host_epilogue.h), shared with the CPU
 // variants' fused epilogues. The ones students' CNNs
 // bring beyond those -- LeakyRelu, Elu, Gelu (both of its forms) and Erf (the older exporter writes
 // Gelu as x * 0.5 * (1 + erf(x / sqrt 2))) -- and Dropout, which at inference passes its input
