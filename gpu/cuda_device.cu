@@ -289,6 +289,12 @@ class CudaDevice final : public Device {
     launchActivation(kind, input, output, count, context_.stream());
   }
 
+  void arithmetic(BinaryArithmetic op, const BroadcastOperands& operands, const float* a, const float* b,
+                  float* out) override {
+    TracedScope scope(context_, "arithmeticKernel");
+    launchArithmetic(op, operands, a, b, out, context_.stream());
+  }
+
   void maxPool(const PoolGeometry& g, const float* input, float* output) override {
     TracedScope scope(context_, "poolKernel<max>");
     launchMaxPool(g, input, output, context_.stream());

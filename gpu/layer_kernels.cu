@@ -30,6 +30,34 @@ __global__ void activationKernel(FusedActivation kind, const float* __restrict__
   out[i] = activate(kind, in[i]);
 }
 
+template <BinaryArithmetic Op>
+__device__ __forceinline__ float arithmeticOf(float a, float b) {
+  if constexpr (Op == BinaryArithmetic::Add) return a + b;
+  if constexpr (Op == BinaryArithmetic::Sub) return a - b;
+  if constexpr (Op == BinaryArithmetic::Mul) return a * b;
+  if constexpr (Op == BinaryArithmetic::Div) return a / b;  // IEEE division, as the host's
+}
+
+// kFlat: a, b and out have one shape (a residual sum): no index arithmetic.
+template <BinaryArithmetic Op, bool kFlat>
+__global__ void arithmeticKernel(BroadcastOperands g, const float* __restrict__ a, const float* __restrict__ b,
+                                 float* __restrict__ out, int64_t total) {
+  const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (i >= total) return;
+  if constexpr (kFlat) {
+    out[i] = arithmeticOf<Op>(a[i], b[i]);
+  } else {
+    int64_t rest = i, ia = 0, ib = 0;
+    for (int axis = g.rank - 1; axis >= 0; --axis) {
+      const int64_t coordinate = rest % g.outDims[axis];
+      rest /= g.outDims[axis];
+      ia += coordinate * g.aStrides[axis];
+      ib += coordinate * g.bStrides[axis];
+    }
+    out[i] = arithmeticOf<Op>(a[ia], b[ib]);
+  }
+}
+
 template <bool kMax>
 __global__ void poolKernel(PoolGeometry g, const float* __restrict__ in, float* __restrict__ out) {
   const int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
@@ -110,6 +138,52 @@ void launchAddChannelBias(float* data, const float* bias, int64_t images, int ch
 
 void launchActivation(Activation kind, const float* input, float* output, int64_t count, cudaStream_t stream) {
   activationKernel<<<blocksFor(count), kThreads, 0, stream>>>(fusedActivationOf(kind), input, output, count);
+  CONVSCOPE_CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+
+// Whether a and b are both laid out as out is (every stride the contiguous one).
+bool isFlat(const BroadcastOperands& g) {
+  int64_t stride = 1;
+  for (int axis = g.rank - 1; axis >= 0; --axis) {
+    if (g.aStrides[axis] != stride && g.outDims[axis] != 1) return false;
+    if (g.bStrides[axis] != stride && g.outDims[axis] != 1) return false;
+    stride *= g.outDims[axis];
+  }
+  return true;
+}
+
+template <BinaryArithmetic Op>
+void launchArithmeticAs(const BroadcastOperands& g, const float* a, const float* b, float* out, int64_t total,
+                        cudaStream_t stream) {
+  if (isFlat(g))
+    arithmeticKernel<Op, true><<<blocksFor(total), kThreads, 0, stream>>>(g, a, b, out, total);
+  else
+    arithmeticKernel<Op, false><<<blocksFor(total), kThreads, 0, stream>>>(g, a, b, out, total);
+}
+
+}  // namespace
+
+void launchArithmetic(BinaryArithmetic op, const BroadcastOperands& g, const float* a, const float* b, float* out,
+                      cudaStream_t stream) {
+  int64_t total = 1;
+  for (int axis = 0; axis < g.rank; ++axis) total *= g.outDims[axis];
+  if (total == 0) return;  // an empty tensor: nothing to compute, and a grid of no blocks is refused
+  switch (op) {
+    case BinaryArithmetic::Add:
+      launchArithmeticAs<BinaryArithmetic::Add>(g, a, b, out, total, stream);
+      break;
+    case BinaryArithmetic::Sub:
+      launchArithmeticAs<BinaryArithmetic::Sub>(g, a, b, out, total, stream);
+      break;
+    case BinaryArithmetic::Mul:
+      launchArithmeticAs<BinaryArithmetic::Mul>(g, a, b, out, total, stream);
+      break;
+    case BinaryArithmetic::Div:
+      launchArithmeticAs<BinaryArithmetic::Div>(g, a, b, out, total, stream);
+      break;
+  }
   CONVSCOPE_CUDA_CHECK_LAUNCH();
 }
 

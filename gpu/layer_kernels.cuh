@@ -1,5 +1,5 @@
-// The kernels of the layers around the convolutions (bias, activations, pooling, Gemm's
-// broadcast, softmax): one thread per output element, simple rather than fast, since the
+// The kernels of the layers around the convolutions (bias, activations, arithmetic, pooling,
+// Gemm's broadcast, softmax): one thread per output element, simple rather than fast, since the
 // convolutions are what the course times. Each launcher enqueues its kernel on `stream`, checks
 // the launch and never synchronises.
 #pragma once
@@ -17,6 +17,9 @@ namespace convscope::gpu {
 void launchAddChannelBias(float* data, const float* bias, int64_t images, int channels, int64_t plane,
                           cudaStream_t stream);
 void launchActivation(Activation kind, const float* input, float* output, int64_t count, cudaStream_t stream);
+// out = a (op) b over operands.outDims, a and b read through their broadcast strides.
+void launchArithmetic(BinaryArithmetic op, const BroadcastOperands& operands, const float* a, const float* b,
+                      float* out, cudaStream_t stream);
 void launchMaxPool(const PoolGeometry& geometry, const float* input, float* output, cudaStream_t stream);
 void launchAveragePool(const PoolGeometry& geometry, const float* input, float* output, cudaStream_t stream);
 // out[i][j] = c[i or 0][j or 0], see Device::broadcast2d.

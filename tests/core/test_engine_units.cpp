@@ -242,6 +242,7 @@ class RecordingOnlyDevice final : public Device {
   int timed(const std::function<void()>&) override { unused(); }
   void addChannelBias(float*, const float*, int64_t, int, int64_t) override { unused(); }
   void activation(Activation, const float*, float*, int64_t) override { unused(); }
+  void arithmetic(BinaryArithmetic, const BroadcastOperands&, const float*, const float*, float*) override { unused(); }
   void maxPool(const PoolGeometry&, const float*, float*) override { unused(); }
   void averagePool(const PoolGeometry&, const float*, float*) override { unused(); }
   void gemm(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int) override {

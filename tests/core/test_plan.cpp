@@ -273,4 +273,24 @@ TEST(Plan, OnTheGpuAnOpWithoutAGpuKernelIsARecordedRoundTrip) {
 }
 
 }  // namespace
+// Add, Sub, Mul and Div have GPU kernels (a residual sum stays on the GPU); Pow does not, and
+// its stage is the plan's one round trip to the host.
+TEST(Plan, OnTheGpuArithmeticRunsOnTheDeviceButPowIsARoundTrip) {
+  ModelBuilder b;
+  b.input("x", {-1, 3, 5, 7}).output("y");
+  b.weights("c", {3, 1, 1});
+  b.node("Add", {"x", "x"}, {"add"}, "residual");
+  b.node("Sub", {"add", "c"}, {"sub"}, "sub");
+  b.node("Mul", {"sub", "c"}, {"mul"}, "mul");
+  b.node("Div", {"mul", "c"}, {"div"}, "div");
+  b.node("Pow", {"div", "c"}, {"y"}, "pow");
+  const auto model = b.load();
+  const Plan plan = makePlan(*model, "test-gpu-plan", {{"x", {2, 3, 5, 7}}});
+  ASSERT_EQ(plan.stages.size(), 5u);
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(plan.stages[i].hostRoundTrip) << "stage " << i;
+  EXPECT_TRUE(plan.stages[4].hostRoundTrip);
+  EXPECT_EQ(plan.fallbackCount(), 1);
+  EXPECT_NE(plan.describe(*model)[4].find("no GPU kernel for Pow"), std::string::npos);
+}
+
 }  // namespace convscope

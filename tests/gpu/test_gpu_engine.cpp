@@ -3,7 +3,10 @@
 // engine's, and per-layer op times. Skips, saying why, where no GPU can be used.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_set.h"
@@ -11,6 +14,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
+#include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"
 
 namespace convscope {
@@ -89,6 +93,68 @@ TEST_P(GpuEngine, CapturedLayersMatchTheCpuEngine) {
     EXPECT_LE(std::sqrt(error / std::max(norm, 1e-30)), findConvVariant(GetParam()).relativeTolerance);
   }
   EXPECT_GE(a.uploadSeconds, 0.0);
+}
+
+// Add, Sub, Mul and Div on the GPU (Device::arithmetic) give the host's float bits for every way
+// two tensors broadcast: the same shape (a residual sum), a channel vector, a scalar, a row, both
+// sides broadcast, a lower rank; odd sizes, negatives, zeros (so Div makes infinities and NaN).
+// The expected values come from the test's own walk over the indices; the host's engine is held
+// to them too (so the walk is checked where there is no GPU).
+TEST(GpuArithmetic, EveryBroadcastGivesTheHostsBits) {
+  std::vector<std::string> variants = {"cpu-reference"};
+  const std::string noGpu = findConvVariant("gpu-baseline").unavailableReason();
+  if (noGpu.empty()) variants.push_back("gpu-baseline");
+  struct Case {
+    Shape a, b;
+  };
+  const Case cases[] = {{{3, 5, 7, 9}, {3, 5, 7, 9}}, {{3, 5, 7, 9}, {1, 5, 1, 1}}, {{3, 5, 7, 9}, {}},
+                        {{3, 5, 7, 9}, {9}},          {{1, 5, 1, 9}, {3, 1, 7, 1}}, {{2, 1, 3}, {4, 1, 5, 1}},
+                        {{5, 1}, {1, 1, 3, 1, 7}}};
+  std::mt19937 rng(20261129);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  for (const std::string& variant : variants)
+    for (const char* op : {"Add", "Sub", "Mul", "Div"})
+      for (const Case& c : cases) {
+        SCOPED_TRACE(variant + ": " + op + " " + shapeToString(c.a) + " " + shapeToString(c.b));
+        testing::ModelBuilder b;
+        b.input("a", c.a).input("b", c.b).output("y");
+        b.node(op, {"a", "b"}, {"y"}, "arithmetic");
+        const auto model = loadOnnxModelFromBytes(b.bytes(), "arithmetic.onnx");
+        Tensor x(c.a), y(c.b);
+        for (int64_t i = 0; i < x.size(); ++i) x[i] = i % 7 == 0 ? 0.0f : value(rng);
+        for (int64_t i = 0; i < y.size(); ++i) y[i] = i % 5 == 0 ? 0.0f : value(rng);
+        Engine engine(model, variant);
+        const Tensor got = engine.evaluate({{"a", x}, {"b", y}}).at("y");
+        // The output shape and each input's index of an output element, by NumPy's rule.
+        const size_t rank = std::max(c.a.size(), c.b.size());
+        Shape out(rank);
+        const auto dim = [rank](const Shape& s, size_t axis) {
+          return axis < rank - s.size() ? int64_t{1} : s[axis - (rank - s.size())];
+        };
+        for (size_t axis = 0; axis < rank; ++axis) out[axis] = std::max(dim(c.a, axis), dim(c.b, axis));
+        ASSERT_EQ(got.shape(), out);
+        const auto indexIn = [&](const Shape& s, const std::vector<int64_t>& at) {
+          int64_t index = 0;
+          for (size_t axis = rank - s.size(); axis < rank; ++axis)
+            index = index * dim(s, axis) + (dim(s, axis) == 1 ? 0 : at[axis]);
+          return index;
+        };
+        std::vector<int64_t> at(rank, 0);
+        for (int64_t i = 0; i < got.size(); ++i) {
+          const float p = x[indexIn(c.a, at)], q = y[indexIn(c.b, at)];
+          const float want = op[0] == 'A' ? p + q : op[0] == 'S' ? p - q : op[0] == 'M' ? p * q : p / q;
+          if (std::isnan(want))
+            ASSERT_TRUE(std::isnan(got[i])) << "element " << i;
+          else
+            ASSERT_EQ(std::memcmp(&want, &got[i], sizeof(float)), 0)
+                << "element " << i << ": " << got[i] << ", not " << want;
+          for (size_t axis = rank; axis-- > 0;) {
+            if (++at[axis] < out[axis]) break;
+            at[axis] = 0;
+          }
+        }
+      }
+  if (!noGpu.empty()) GPU_TEST_SKIP() << "the host's engine agreed; no GPU here: " << noGpu;
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, GpuEngine, ::testing::ValuesIn(gpuVariants()), [](const auto& info) {

@@ -25,6 +25,21 @@ class DeviceMemory {
 
 // A tensor in device memory. Copies share the memory (a reshape is a new shape on the same
 // memory); the memory is released when the last copy goes.
+// The element-wise arithmetic of two tensors that a device computes (ONNX's Add, Sub, Mul, Div),
+// in FP32 with IEEE rounding, as the host does.
+enum class BinaryArithmetic { Add, Sub, Mul, Div };
+
+// Two tensors broadcast to one output shape (NumPy's rules), as strides: the element of a at the
+// output index (i_0 .. i_rank-1) is a[sum of i_k * aStrides[k]], stride 0 along an axis a is
+// broadcast over; the same for b.
+struct BroadcastOperands {
+  static constexpr int kMaxRank = 8;
+  int rank = 0;
+  int64_t outDims[kMaxRank] = {};
+  int64_t aStrides[kMaxRank] = {};
+  int64_t bStrides[kMaxRank] = {};
+};
+
 struct DeviceTensor {
   Shape shape;
   std::shared_ptr<DeviceMemory> memory;
@@ -124,6 +139,9 @@ class Device {
   virtual int timed(const std::function<void()>& work) = 0;
   virtual void addChannelBias(float* data, const float* bias, int64_t images, int channels, int64_t plane) = 0;
   virtual void activation(Activation kind, const float* input, float* output, int64_t count) = 0;
+  // out = a (op) b, element by element, a and b broadcast to out's shape (BroadcastOperands).
+  virtual void arithmetic(BinaryArithmetic op, const BroadcastOperands& operands, const float* a, const float* b,
+                          float* out) = 0;
   virtual void maxPool(const PoolGeometry& geometry, const float* input, float* output) = 0;
   virtual void averagePool(const PoolGeometry& geometry, const float* input, float* output) = 0;
   // Row-major C = alpha * op(A) op(B) + beta * C, in strict FP32.

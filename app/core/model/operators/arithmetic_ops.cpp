@@ -1,6 +1,8 @@
 // Two-input arithmetic with NumPy broadcasting: Add (a bias after MatMul, residual sums) and the
 // Sub, Mul, Div and Pow that students' models bring (Gelu written out by the exporters, scaling).
+// All but Pow run on the GPU too (Device::arithmetic), so a residual sum is no host round trip.
 #include <cmath>
+#include <optional>
 
 #include "app/core/model/operators/broadcast.h"
 #include "app/core/model/operators/operator_families.h"
@@ -15,6 +17,29 @@ class BinaryArithmeticOp final : public Operator {
   explicit BinaryArithmeticOp(Arithmetic kind) : kind_(kind) {}
 
   Shape outputShape(const std::vector<Shape>& in) const override { return broadcastShape(in[0], in[1]); }
+
+  // Add, Sub, Mul and Div have a GPU kernel (Device::arithmetic); Pow, which the host computes in
+  // double, does not.
+  bool hasDeviceKernel() const override { return deviceArithmetic().has_value(); }
+
+  DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
+    const Shape shape = broadcastShape(in[0]->shape, in[1]->shape);
+    const std::optional<BinaryArithmetic> op = deviceArithmetic();
+    if (!op || shape.size() > BroadcastOperands::kMaxRank) return Operator::runOnDevice(in, run);
+    BroadcastOperands operands;
+    operands.rank = static_cast<int>(shape.size());
+    const std::vector<int64_t> aStrides = broadcastStrides(in[0]->shape, shape);
+    const std::vector<int64_t> bStrides = broadcastStrides(in[1]->shape, shape);
+    for (size_t axis = 0; axis < shape.size(); ++axis) {
+      operands.outDims[axis] = shape[axis];
+      operands.aStrides[axis] = aStrides[axis];
+      operands.bStrides[axis] = bStrides[axis];
+    }
+    DeviceTensor out = run.device.allocate(shape);
+    if (elementCount(shape) == 0) return out;
+    run.device.arithmetic(*op, operands, in[0]->data(), in[1]->data(), out.data());
+    return out;
+  }
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Shape shape = outputShape({in[0]->shape(), in[1]->shape()});
@@ -47,6 +72,22 @@ class BinaryArithmeticOp final : public Operator {
         return static_cast<float>(std::pow(double{a}, double{b}));
     }
     return a;
+  }
+
+  std::optional<BinaryArithmetic> deviceArithmetic() const {
+    switch (kind_) {
+      case Arithmetic::Add:
+        return BinaryArithmetic::Add;
+      case Arithmetic::Sub:
+        return BinaryArithmetic::Sub;
+      case Arithmetic::Mul:
+        return BinaryArithmetic::Mul;
+      case Arithmetic::Div:
+        return BinaryArithmetic::Div;
+      case Arithmetic::Pow:
+        break;
+    }
+    return std::nullopt;
   }
 
   Arithmetic kind_;

@@ -19,20 +19,25 @@ Shape broadcastShape(const Shape& a, const Shape& b) {
   return out;
 }
 
-Tensor broadcastTo(const Tensor& source, const Shape& target) {
-  if (source.shape() == target) return source;
-  if (broadcastShape(source.shape(), target) != target)
-    throw Error("shape " + shapeToString(source.shape()) + " does not broadcast to " + shapeToString(target));
+std::vector<int64_t> broadcastStrides(const Shape& source, const Shape& target) {
+  if (source.size() > target.size() || broadcastShape(source, target) != target)
+    throw Error("shape " + shapeToString(source) + " does not broadcast to " + shapeToString(target));
   const size_t rank = target.size();
-  // Strides of the source in target coordinates; 0 along broadcast axes.
   std::vector<int64_t> strides(rank, 0);
   int64_t stride = 1;
-  for (size_t i = 0; i < source.shape().size(); ++i) {
-    const size_t axis = source.shape().size() - 1 - i;
+  for (size_t i = 0; i < source.size(); ++i) {
+    const size_t axis = source.size() - 1 - i;
     const size_t targetAxis = rank - 1 - i;
-    strides[targetAxis] = source.shape()[axis] == 1 ? 0 : stride;
-    stride *= source.shape()[axis];
+    strides[targetAxis] = source[axis] == 1 ? 0 : stride;
+    stride *= source[axis];
   }
+  return strides;
+}
+
+Tensor broadcastTo(const Tensor& source, const Shape& target) {
+  if (source.shape() == target) return source;
+  const size_t rank = target.size();
+  const std::vector<int64_t> strides = broadcastStrides(source.shape(), target);
   Tensor out(target);
   std::vector<int64_t> index(rank, 0);
   for (int64_t i = 0; i < out.size(); ++i) {
