@@ -14,14 +14,23 @@
 #                                GPU's tests; not the window and its tests): about half the size,
 #                                for calls that also carry a large working tree. Their tests are
 #                                chosen with TESTS there; the window's would not run.
+#   scripts/device-bundle.sh --only REGEX
+#                                only the programs whose names match REGEX (an extended regular
+#                                expression), and the CLI, with the libraries they load: the window's
+#                                tests with Qt beside a whole working tree (--only 'test_ui_class_tab').
+#                                The other tests there are Not Run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 without_qt=0
-case "${1:-}" in
-  --without-qt) without_qt=1 ;;
-  "") ;;
-  *) echo "usage: scripts/device-bundle.sh [--without-qt]" >&2; exit 2 ;;
-esac
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --without-qt) without_qt=1 ;;
+    --only) only="${2:?--only needs a regular expression}"; shift ;;
+    *) echo "usage: scripts/device-bundle.sh [--without-qt] [--only REGEX]" >&2; exit 2 ;;
+  esac
+  shift
+done
 repo="$PWD"
 build="$repo/build-device"
 stage="$repo/.deps/device-bundle"
@@ -44,6 +53,9 @@ mkdir -p "$stage/lib" "$stage/plugins/platforms" "$stage/fonts"
 # leaves them out, and the call carries 64 MiB.
 programs=$(find "$build" -type f -perm -u+x ! -path '*/CMakeFiles/*' ! -name test_onnx_conformance \
   -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
+if [ -n "$only" ]; then
+  programs=$(for p in $programs; do name=$(basename "$p"); [[ "$name" == convscope-cli || "$name" =~ $only ]] && echo "$p"; done)
+fi
 if [ "$without_qt" -eq 1 ]; then
   # A program ldd cannot read is left out too (it would bring an unknown set of libraries).
   programs=$(for p in $programs; do deps=$(ldd "$p" 2>&1) && ! grep -q 'libQt6' <<<"$deps" && echo "$p"; done)

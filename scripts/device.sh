@@ -100,7 +100,7 @@ fi
 
 if stage sanitize; then
   # Four compute-sanitizer tools over every GPU variant (the tensor-core, fused-epilogue and
-  # whole-network kernels included) and over the student-kernel path (a template checked through
+  # whole-network kernels included), the arithmetic kernels, and over the student-kernel path (a template checked through
   # the CLI, whose kernel runs in a child process: the sanitizer follows it). The tools run side by
   # side, one process each, so the stage fits one device call; each tool's error count is reported.
   every_gpu_variant='Registry/ConvVariantCorrectness.*/gpu_*:Registry/ConvVariantCorrectness.*/cudnn:Registry/GpuEngine.CapturedLayers*'
@@ -116,7 +116,7 @@ if stage sanitize; then
     : >"$log"
     run() { compute-sanitizer --tool "$tool" --error-exitcode 9 --target-processes all "$@" >>"$log" 2>&1; exits="$exits $?"; }
     run "$build/tests/test_conv_backends" --gtest_filter="$every_gpu_variant"
-    run "$build/tests/test_gpu_engine" --gtest_filter="$every_gpu_variant"
+    run "$build/tests/test_gpu_engine" --gtest_filter="$every_gpu_variant:GpuArithmetic.*"
     run "$build/tests/test_fused_epilogue" ${narrowed:+--gtest_filter="*/$narrowed"}
     [ -n "$narrowed" ] || run "$build/tests/test_whole_network"
     # The queue gate's test holds the stream with a host function; initcheck (CUDA 13, H100) runs

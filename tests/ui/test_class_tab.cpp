@@ -23,9 +23,11 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "app/core/conv/user_kernel_compiler.h"
+#include "app/core/conv/variant_table.h"
 #include "app/core/grading/class_leaderboard.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/benchmark_series.h"
@@ -611,6 +613,51 @@ TEST(ClassTab, CancelStopsTheGradingKeepsWhatIsFinishedAndTheNextGradingKeepsIt)
   EXPECT_EQ(panel->table(0)->rowCount(), 5);
   for (const auto& [id, seed] : seeds)
     EXPECT_EQ(json::parse(readText(results / "submissions" / (id + ".json")))["seed"], seed) << id << " kept";
+}
+
+// On a GPU machine (scripts/device.sh runs it there) the tab's grading times the kernels that pass
+// on that GPU, ranks them with the course's reference lines timed beside them, and shows the
+// ranks and times; the ones that fail keep their statuses.
+TEST(ClassTab, OnAGpuGradingFromTheTabRanksThePassingKernelsWithTheirTimes) {
+  if (const std::string reason = findConvVariant("gpu-baseline").unavailableReason(); !reason.empty())
+    GPU_TEST_SKIP() << "no GPU here: " << reason;
+  QTemporaryDir temp;
+  const fs::path root = temp.path().toStdString();
+  const fs::path dir = fiveSubmissions(root);
+  auto window = classWindow();
+  window->selectTab("class");
+  ClassPanel* panel = window->view<ui::ClassPanel>("class");
+  GradingSettings settings = ui::ClassGradingRun::defaultSettings();
+  settings.program = CONVSCOPE_CLI_PATH;
+  settings.timeLimitSeconds = 120;
+  panel->setGradingSettings(settings);
+  QSignalSpy finished(panel, &ClassPanel::gradingFinished);
+  ASSERT_EQ(panel->gradeFolder(QString::fromStdString(dir.string())), QString());
+  ASSERT_TRUE(finished.wait(540000));
+  EXPECT_TRUE(panel->gradingStatus().startsWith("Graded")) << panel->gradingStatus().toStdString();
+
+  ASSERT_EQ(panel->groupCount(), 1);
+  const LeaderboardGroup& group = panel->leaderboard().groups[0];
+  EXPECT_FALSE(group.gpu.empty()) << "the table is this GPU's";
+  EXPECT_FALSE(group.reference.is_null()) << "the course's reference lines were timed on it";
+  ASSERT_EQ(group.rows.size(), 5u);
+  std::set<std::string> ranked;
+  for (int i = 0; i < 2; ++i) {
+    const nlohmann::json& row = group.rows[static_cast<size_t>(i)];
+    EXPECT_EQ(row["status"], kGradePassed) << row.dump();
+    EXPECT_EQ(row["rank"], i + 1) << row.dump();
+    ranked.insert(row["id"].get<std::string>());
+  }
+  EXPECT_EQ(ranked, (std::set<std::string>{"alice-naive", "bob-tiled"})) << "the two correct kernels, first";
+  QTableWidget* table = panel->table(0);
+  for (const std::string& id : ranked) {
+    const int row = rowOf(*table, QString::fromStdString(id));
+    ASSERT_GE(row, 0) << id;
+    EXPECT_FALSE(table->item(row, ClassPanel::Rank)->text().isEmpty()) << id;
+    EXPECT_FALSE(table->item(row, ClassPanel::OpTime10000)->text().isEmpty()) << id << " shows its time";
+  }
+  EXPECT_EQ(table->item(rowOf(*table, "dave-syntax"), ClassPanel::Status)->text().toStdString(), kGradeDoesNotCompile);
+  EXPECT_EQ(table->item(rowOf(*table, "carol-reads"), ClassPanel::Status)->text().toStdString(), kGradeBreaksContract);
 }
 
 }  // namespace
