@@ -30,12 +30,7 @@
 
 #include "app/core/conv/conv_problem.h"
 #include "app/core/util/checked_math.h"
-
-#if defined(__CUDACC__)
-#define CONVSCOPE_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define CONVSCOPE_HOST_DEVICE inline
-#endif
+#include "app/core/util/host_device.h"
 
 namespace convscope::gpu::implicit_gemm {
 

@@ -143,11 +143,12 @@ TEST(GpuArithmetic, EveryBroadcastGivesTheHostsBits) {
         for (int64_t i = 0; i < got.size(); ++i) {
           const float p = x[indexIn(c.a, at)], q = y[indexIn(c.b, at)];
           const float want = op[0] == 'A' ? p + q : op[0] == 'S' ? p - q : op[0] == 'M' ? p * q : p / q;
+          const float value = got[i];
           if (std::isnan(want))
-            ASSERT_TRUE(std::isnan(got[i])) << "element " << i;
+            ASSERT_TRUE(std::isnan(value)) << "element " << i;
           else
-            ASSERT_EQ(std::memcmp(&want, &got[i], sizeof(float)), 0)
-                << "element " << i << ": " << got[i] << ", not " << want;
+            ASSERT_EQ(std::memcmp(&want, &value, sizeof(float)), 0)
+                << "element " << i << ": " << value << ", not " << want;
           for (size_t axis = rank; axis-- > 0;) {
             if (++at[axis] < out[axis]) break;
             at[axis] = 0;

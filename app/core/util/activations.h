@@ -14,11 +14,7 @@
 #include <cmath>
 #include <type_traits>
 
-#if defined(__CUDACC__)
-#define CONVSCOPE_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define CONVSCOPE_HOST_DEVICE inline
-#endif
+#include "app/core/util/host_device.h"
 
 // HardSwish (ONNX opset 14; MobileNetV3's activation): x * clamp(x / 6 + 1/2, 0, 1).
 // Sigmoid's argument is clamped so that exp stays finite: under -ffast-math (the host's loops) an
