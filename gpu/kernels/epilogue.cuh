@@ -37,9 +37,9 @@ struct DeviceMath {
 // The activation known at compile time (kNone: x itself).
 template <FusedActivation A, bool ApproximateTanh = false>
 __device__ __forceinline__ float activateAs(float x) {
-#define CONVSCOPE_FUSED_ACTIVATION_VALUE(name, onednn, alpha, beta, value)    \
-  if constexpr (A == FusedActivation::k##name) {                              \
-    return activationValue<Activation::name, DeviceMath<ApproximateTanh>>(x); \
+#define CONVSCOPE_FUSED_ACTIVATION_VALUE(name, onednn, alpha, beta, nondecreasing, value) \
+  if constexpr (A == FusedActivation::k##name) {                                          \
+    return activationValue<Activation::name, DeviceMath<ApproximateTanh>>(x);             \
   } else
   CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_VALUE)
 #undef CONVSCOPE_FUSED_ACTIVATION_VALUE
@@ -53,8 +53,8 @@ __device__ __forceinline__ float activateAs(float x) {
 template <class F>
 __device__ __forceinline__ decltype(auto) withFusedActivation(FusedActivation kind, F&& f) {
   switch (kind) {
-#define CONVSCOPE_FUSED_ACTIVATION_CASE(name, onednn, alpha, beta, value) \
-  case FusedActivation::k##name:                                          \
+#define CONVSCOPE_FUSED_ACTIVATION_CASE(name, onednn, alpha, beta, nondecreasing, value) \
+  case FusedActivation::k##name:                                                         \
     return f(std::integral_constant<FusedActivation, FusedActivation::k##name>{});
     CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_CASE)
 #undef CONVSCOPE_FUSED_ACTIVATION_CASE

@@ -15,7 +15,7 @@ namespace convscope::gpu {
 // None, or one of util/activations.h's list (kRelu, kTanh, kSigmoid, ...).
 enum class FusedActivation : uint8_t {
   kNone,
-#define CONVSCOPE_FUSED_ACTIVATION_ENUMERATOR(name, onednn, alpha, beta, value) k##name,
+#define CONVSCOPE_FUSED_ACTIVATION_ENUMERATOR(name, onednn, alpha, beta, nondecreasing, value) k##name,
   CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_ENUMERATOR)
 #undef CONVSCOPE_FUSED_ACTIVATION_ENUMERATOR
 };
@@ -31,13 +31,29 @@ struct FusedEpilogue {
 
 constexpr FusedActivation fusedActivationOf(Activation activation) {
   switch (activation) {
-#define CONVSCOPE_FUSED_ACTIVATION_OF(name, onednn, alpha, beta, value) \
-  case Activation::name:                                                \
+#define CONVSCOPE_FUSED_ACTIVATION_OF(name, onednn, alpha, beta, nondecreasing, value) \
+  case Activation::name:                                                               \
     return FusedActivation::k##name;
     CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_OF)
 #undef CONVSCOPE_FUSED_ACTIVATION_OF
   }
   return FusedActivation::kNone;
+}
+
+// Whether the maximum of the activation over a pooling window is the activation of the maximum
+// (kNone, and every nondecreasing activation of the list): the tensor-core kernels then pool
+// first and activate once a window; otherwise (HardSwish) they activate every value first.
+constexpr bool maxPoolCommutesWith(FusedActivation activation) {
+  switch (activation) {
+#define CONVSCOPE_FUSED_ACTIVATION_MONOTONIC(name, onednn, alpha, beta, nondecreasing, value) \
+  case FusedActivation::k##name:                                                              \
+    return nondecreasing;
+    CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_FUSED_ACTIVATION_MONOTONIC)
+#undef CONVSCOPE_FUSED_ACTIVATION_MONOTONIC
+    case FusedActivation::kNone:
+      break;
+  }
+  return true;
 }
 
 constexpr FusedActivation fusedActivationOf(bool hasActivation, Activation activation) {

@@ -411,8 +411,9 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
     // partner 4 lanes away a lane swaps the half of its values that the partner keeps (pairs
     // differing in bit 0), then with the one 8 away the half of those (bit 1), so each shuffle
     // carries a value someone needs: 3 shuffles a set of four pairs, not 8.
-    // Max pooling comes before the bias and the activation: both are monotonic, as is rounding,
-    // so the maximum of f(x + b) is f(max(x) + b). Average pooling needs them first.
+    // Max pooling comes before the bias and a nondecreasing activation: with rounding, which is
+    // monotonic too, the maximum of f(x + b) is f(max(x) + b). Average pooling, and max pooling
+    // after an activation that dips (HardSwish), need them first.
     const int outPlane = a.pooledHeight * a.pooledWidth;
     const int r = group % kWindowPixels;
     constexpr int kSets = 2 * MTiles / kWindowPixels;
@@ -423,6 +424,7 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
       base[set] = outputBase(a, rowOutput, m0 + 16 * (p / 2) + (group - r) + 8 * (p % 2), stepRows, step, outPlane);
     }
     constexpr bool maxPool = Pooling == FusedPooling::kMax;
+    constexpr bool activateFirst = !maxPool || !maxPoolCommutesWith(Activation);
     const auto combine = [](float x, float y) { return maxPool ? fmaxf(x, y) : x + y; };
     const bool bit0 = r & 1, bit1 = r & 2;
 #pragma unroll
@@ -435,7 +437,7 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
 #pragma unroll
         for (int p = 0; p < 2 * MTiles; ++p) {
           v[p] = acc[p / 2][nt][2 * (p % 2) + j];
-          if constexpr (!maxPool) v[p] = activateAs<Activation, ApproximateTanh>(v[p] + bias);
+          if constexpr (activateFirst) v[p] = activateAs<Activation, ApproximateTanh>(v[p] + bias);
         }
         float half[MTiles];  // pair 2q + bit0, with the partner 4 lanes away
 #pragma unroll
@@ -449,8 +451,9 @@ __device__ __forceinline__ void storeTile(const MmaConvArgs& a, const float (&ac
           const float keep = bit1 ? half[2 * set + 1] : half[2 * set];
           const float send = bit1 ? half[2 * set] : half[2 * set + 1];
           const float window = combine(keep, __shfl_xor_sync(0xffffffffu, send, 8));
-          const float pooled =
-              maxPool ? activateAs<Activation, ApproximateTanh>(window + bias) : window * (1.0f / kWindowPixels);
+          const float pooled = !maxPool        ? window * (1.0f / kWindowPixels)
+                               : activateFirst ? window
+                                               : activateAs<Activation, ApproximateTanh>(window + bias);
           if (base[set] < 0 || map >= maps) continue;
           a.output[base[set] + int64_t{map} * outPlane] = pooled;
         }

@@ -171,8 +171,10 @@ __device__ __forceinline__ void storeSharedOperandTile(const SharedOperandArgs& 
         out[map * oh * ow + i / 2 * ow] = activateAs<Activation, true>(value);
       }
   } else {
-    // Max pooling before the bias and the activation (both monotonic); average pooling after.
+    // Max pooling before the bias and a nondecreasing activation; average pooling, and max
+    // pooling after an activation that dips (HardSwish), after them.
     constexpr bool maxPool = Pooling == FusedPooling::kMax;
+    constexpr bool activateFirst = !maxPool || !maxPoolCommutesWith(Activation);
     const int ph = oy0 / 2 + w, pw = (ox0 + group) / 2;
     const bool stores = group % 2 == 0 && ph < a.pooledHeight && pw < a.pooledWidth;
     const int plane = a.pooledHeight * a.pooledWidth;
@@ -184,7 +186,7 @@ __device__ __forceinline__ void storeSharedOperandTile(const SharedOperandArgs& 
         const int map = 8 * (nt0 + nt) + 2 * tig + j;
         const float b = bias && map < maps ? bias[map] : 0.0f;
         float top = acc[nt][j], bottom = acc[nt][2 + j];
-        if constexpr (!maxPool) {
+        if constexpr (activateFirst) {
           top = activateAs<Activation, true>(top + b);
           bottom = activateAs<Activation, true>(bottom + b);
         }
@@ -192,7 +194,9 @@ __device__ __forceinline__ void storeSharedOperandTile(const SharedOperandArgs& 
         const float other = __shfl_xor_sync(0xffffffffu, column, 4);
         const float window = maxPool ? fmaxf(column, other) : column + other;
         if (!stores || map >= maps) continue;
-        const float pooled = maxPool ? activateAs<Activation, true>(window + b) : window * (1.0f / kWindowPixels);
+        const float pooled = !maxPool        ? window * (1.0f / kWindowPixels)
+                             : activateFirst ? window
+                                             : activateAs<Activation, true>(window + b);
         out[map * plane] = pooled;
       }
   }

@@ -18,6 +18,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/engine/plan.h"
 #include "gpu/kernels/epilogue.h"
+#include "tests/core/epilogue_backend.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/tensor_core_path_check.h"
 #include "tests/core/test_support.h"
@@ -202,6 +203,24 @@ TEST(FusedEpilogueDescription, CarriesTheCoreEpilogueOpByOp) {
                                  : pool == 1 ? gpu::FusedPooling::kMax
                                              : gpu::FusedPooling::kAverage);
       }
+}
+
+// The tensor-core kernels pool before they activate only where that gives the same maximum: the
+// list's "nondecreasing" must be true of the function, which the definition (in double) shows on
+// a fine grid; an activation that dips (HardSwish) must say so.
+TEST(FusedEpilogueDescription, PoolingFirstOnlyForActivationsThatNeverDecrease) {
+  EXPECT_TRUE(gpu::maxPoolCommutesWith(gpu::FusedActivation::kNone));
+  for (Activation a : kFusableActivations) {
+    bool rises = true;
+    double previous = testing::referenceActivation(a, -20.0);
+    for (double x = -20.0; x <= 20.0; x += 1.0 / 64.0) {
+      const double y = testing::referenceActivation(a, x);
+      rises = rises && y >= previous;
+      previous = y;
+    }
+    EXPECT_EQ(gpu::maxPoolCommutesWith(gpu::fusedActivationOf(a)), rises) << onnxTypeOf(a);
+  }
+  EXPECT_FALSE(gpu::maxPoolCommutesWith(gpu::FusedActivation::kHardSwish));
 }
 
 // The tensor-core kernels pool only whole 2x2 windows of stride 2, and at least one. Checked

@@ -73,8 +73,8 @@ struct Eltwise {
 
 Eltwise eltwiseOf(Activation activation) {
   switch (activation) {
-#define CONVSCOPE_ONEDNN_ELTWISE(name, onednn, alpha, beta, value) \
-  case Activation::name:                                           \
+#define CONVSCOPE_ONEDNN_ELTWISE(name, onednn, alpha, beta, nondecreasing, value) \
+  case Activation::name:                                                          \
     return {dnnl::algorithm::onednn, alpha, beta};
     CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ONEDNN_ELTWISE)
 #undef CONVSCOPE_ONEDNN_ELTWISE

@@ -1,8 +1,11 @@
 // Every activation a convolution can fuse into its epilogue, listed once. A row is
-//   X(Name, oneDnnAlgorithm, oneDnnAlpha, oneDnnBeta, value)
+//   X(Name, oneDnnAlgorithm, oneDnnAlpha, oneDnnBeta, nondecreasing, value)
 // Name: the ONNX operator's type (the enumerator, and the word in a variant's fusableOps);
 // oneDnnAlgorithm, oneDnnAlpha, oneDnnBeta: the dnnl::algorithm and its two parameters that the
-// oneDNN variant appends as a post-op to compute the same function; value: the arithmetic, an expression of the float
+// oneDNN variant appends as a post-op to compute the same function; nondecreasing: whether
+// x <= y implies f(x) <= f(y), so that the maximum of f over a pooling window is f of the
+// maximum (the tensor-core kernels then pool before they activate: one activation a window, not
+// four); value: the arithmetic, an expression of the float
 // `x` in which transcendental functions are Math's, so that the host (SIMD loops, glibc's vector maths) and the device
 // (CUDA's, or the hardware's approximation in the TF32 kernels) compute the same formula with their own functions. The
 // enum, the names, the host loops (host_activation.cpp), the device kinds and their compile-time dispatch
@@ -16,25 +19,26 @@
 
 #include "app/core/util/host_device.h"
 
-// HardSwish (ONNX opset 14; MobileNetV3's activation): x * clamp(x / 6 + 1/2, 0, 1).
+// HardSwish (ONNX opset 14; MobileNetV3's activation): x * clamp(x / 6 + 1/2, 0, 1), which dips
+// to -3/8 at x = -3/2 before it rises: not nondecreasing.
 // Sigmoid's argument is clamped so that exp stays finite: under -ffast-math (the host's loops) an
 // infinite exp gives NaN, not 0; beyond 88 the sigmoid is 0 or 1 to float precision anyway.
-#define CONVSCOPE_FUSABLE_ACTIVATIONS(X)                                                                 \
-  X(Relu, eltwise_relu, 0.0f, 0.0f, (x > 0.0f ? x : 0.0f))                                               \
-  X(Tanh, eltwise_tanh, 0.0f, 0.0f, (Math::tanh(x)))                                                     \
-  X(Sigmoid, eltwise_logistic, 0.0f, 0.0f, (1.0f / (1.0f + Math::exp(fminf(fmaxf(-x, -88.0f), 88.0f))))) \
-  X(HardSwish, eltwise_hardswish, 1.0f / 6.0f, 0.5f, (x * fminf(fmaxf(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f)))
+#define CONVSCOPE_FUSABLE_ACTIVATIONS(X)                                                                       \
+  X(Relu, eltwise_relu, 0.0f, 0.0f, true, (x > 0.0f ? x : 0.0f))                                               \
+  X(Tanh, eltwise_tanh, 0.0f, 0.0f, true, (Math::tanh(x)))                                                     \
+  X(Sigmoid, eltwise_logistic, 0.0f, 0.0f, true, (1.0f / (1.0f + Math::exp(fminf(fmaxf(-x, -88.0f), 88.0f))))) \
+  X(HardSwish, eltwise_hardswish, 1.0f / 6.0f, 0.5f, false, (x * fminf(fmaxf(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f)))
 
 namespace convscope {
 
 enum class Activation {
-#define CONVSCOPE_ACTIVATION_ENUMERATOR(name, onednn, alpha, beta, value) name,
+#define CONVSCOPE_ACTIVATION_ENUMERATOR(name, onednn, alpha, beta, nondecreasing, value) name,
   CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_ENUMERATOR)
 #undef CONVSCOPE_ACTIVATION_ENUMERATOR
 };
 
 inline constexpr Activation kFusableActivations[] = {
-#define CONVSCOPE_ACTIVATION_ITEM(name, onednn, alpha, beta, value) Activation::name,
+#define CONVSCOPE_ACTIVATION_ITEM(name, onednn, alpha, beta, nondecreasing, value) Activation::name,
     CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_ITEM)
 #undef CONVSCOPE_ACTIVATION_ITEM
 };
@@ -42,8 +46,8 @@ inline constexpr Activation kFusableActivations[] = {
 // The ONNX operator type of an activation ("Relu").
 constexpr const char* onnxTypeOf(Activation activation) {
   switch (activation) {
-#define CONVSCOPE_ACTIVATION_NAME(name, onednn, alpha, beta, value) \
-  case Activation::name:                                            \
+#define CONVSCOPE_ACTIVATION_NAME(name, onednn, alpha, beta, nondecreasing, value) \
+  case Activation::name:                                                           \
     return #name;
     CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_NAME)
 #undef CONVSCOPE_ACTIVATION_NAME
@@ -60,9 +64,9 @@ constexpr const char* onnxTypeOf(Activation activation) {
 #endif
 template <Activation A, class Math>
 CONVSCOPE_HOST_DEVICE float activationValue(float x) {
-#define CONVSCOPE_ACTIVATION_VALUE(name, onednn, alpha, beta, value) \
-  if constexpr (A == Activation::name) {                             \
-    return value;                                                    \
+#define CONVSCOPE_ACTIVATION_VALUE(name, onednn, alpha, beta, nondecreasing, value) \
+  if constexpr (A == Activation::name) {                                            \
+    return value;                                                                   \
   } else
   CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_VALUE)
 #undef CONVSCOPE_ACTIVATION_VALUE
@@ -77,8 +81,8 @@ CONVSCOPE_HOST_DEVICE float activationValue(float x) {
 template <class F>
 CONVSCOPE_HOST_DEVICE decltype(auto) withActivation(Activation activation, F&& f) {
   switch (activation) {
-#define CONVSCOPE_ACTIVATION_CASE(name, onednn, alpha, beta, value) \
-  case Activation::name:                                            \
+#define CONVSCOPE_ACTIVATION_CASE(name, onednn, alpha, beta, nondecreasing, value) \
+  case Activation::name:                                                           \
     return f(std::integral_constant<Activation, Activation::name>{});
     CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_CASE)
 #undef CONVSCOPE_ACTIVATION_CASE

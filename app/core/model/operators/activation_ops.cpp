@@ -160,7 +160,7 @@ template <Activation A>
 std::unique_ptr<Operator> makeFusableActivation(OperatorRequest& request) {
   return makeElementwise(request, A);
 }
-#define CONVSCOPE_ACTIVATION_FACTORY(name, onednn, alpha, beta, value) \
+#define CONVSCOPE_ACTIVATION_FACTORY(name, onednn, alpha, beta, nondecreasing, value) \
   template std::unique_ptr<Operator> makeFusableActivation<Activation::name>(OperatorRequest&);
 CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_FACTORY)
 #undef CONVSCOPE_ACTIVATION_FACTORY

@@ -63,7 +63,7 @@ const std::map<std::string, OperatorRow>& operatorTable() {
       {"Resize", {ops::makeResize, {"resize", Reshaping}}},
       {"Upsample", {ops::makeUpsample, {"upsample", Reshaping}}},
   // Relu, Tanh, Sigmoid, HardSwish: every row of util/activations.h, its kind the name in lower case.
-#define CONVSCOPE_ACTIVATION_ROW(name, onednn, alpha, beta, value) \
+#define CONVSCOPE_ACTIVATION_ROW(name, onednn, alpha, beta, nondecreasing, value) \
   {#name, {ops::makeFusableActivation<Activation::name>, {lowerCase(#name), Other}}},
       CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_ROW)
 #undef CONVSCOPE_ACTIVATION_ROW
