@@ -25,8 +25,6 @@ inline double referenceActivation(Activation activation, double v) {
       return std::tanh(v);
     case Activation::Sigmoid:
       return 1.0 / (1.0 + std::exp(-v));
-    case Activation::HardSwish:  // ONNX: alpha 1/6, beta 1/2
-      return v * std::clamp(v / 6.0 + 0.5, 0.0, 1.0);
   }
   throw std::logic_error(std::string("no reference for the activation ") + onnxTypeOf(activation));
 }

@@ -19,15 +19,12 @@
 
 #include "app/core/util/host_device.h"
 
-// HardSwish (ONNX opset 14; MobileNetV3's activation): x * clamp(x / 6 + 1/2, 0, 1), which dips
-// to -3/8 at x = -3/2 before it rises: not nondecreasing.
 // Sigmoid's argument is clamped so that exp stays finite: under -ffast-math (the host's loops) an
 // infinite exp gives NaN, not 0; beyond 88 the sigmoid is 0 or 1 to float precision anyway.
-#define CONVSCOPE_FUSABLE_ACTIVATIONS(X)                                                                       \
-  X(Relu, eltwise_relu, 0.0f, 0.0f, true, (x > 0.0f ? x : 0.0f))                                               \
-  X(Tanh, eltwise_tanh, 0.0f, 0.0f, true, (Math::tanh(x)))                                                     \
-  X(Sigmoid, eltwise_logistic, 0.0f, 0.0f, true, (1.0f / (1.0f + Math::exp(fminf(fmaxf(-x, -88.0f), 88.0f))))) \
-  X(HardSwish, eltwise_hardswish, 1.0f / 6.0f, 0.5f, false, (x * fminf(fmaxf(x * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f)))
+#define CONVSCOPE_FUSABLE_ACTIVATIONS(X)                         \
+  X(Relu, eltwise_relu, 0.0f, 0.0f, true, (x > 0.0f ? x : 0.0f)) \
+  X(Tanh, eltwise_tanh, 0.0f, 0.0f, true, (Math::tanh(x)))       \
+  X(Sigmoid, eltwise_logistic, 0.0f, 0.0f, true, (1.0f / (1.0f + Math::exp(fminf(fmaxf(-x, -88.0f), 88.0f)))))
 
 namespace convscope {
 

@@ -62,7 +62,7 @@ const std::map<std::string, OperatorRow>& operatorTable() {
       {"Concat", {ops::makeConcat, {"concat", Concatenation}}},
       {"Resize", {ops::makeResize, {"resize", Reshaping}}},
       {"Upsample", {ops::makeUpsample, {"upsample", Reshaping}}},
-  // Relu, Tanh, Sigmoid, HardSwish: every row of util/activations.h, its kind the name in lower case.
+  // Relu, Tanh, Sigmoid: every row of util/activations.h, its kind the name in lower case.
 #define CONVSCOPE_ACTIVATION_ROW(name, onednn, alpha, beta, nondecreasing, value) \
   {#name, {ops::makeFusableActivation<Activation::name>, {lowerCase(#name), Other}}},
       CONVSCOPE_FUSABLE_ACTIVATIONS(CONVSCOPE_ACTIVATION_ROW)

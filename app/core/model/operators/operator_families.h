@@ -23,7 +23,7 @@ std::unique_ptr<Operator> makeMul(OperatorRequest& request);
 std::unique_ptr<Operator> makeDiv(OperatorRequest& request);
 std::unique_ptr<Operator> makePow(OperatorRequest& request);
 // activation_ops.cpp
-// Every fusable activation of util/activations.h (Relu, Tanh, Sigmoid, HardSwish): one factory, made for
+// Every fusable activation of util/activations.h (Relu, Tanh, Sigmoid): one factory, made for
 // each row of that list (the operator table's rows are made from it too).
 template <Activation A>
 std::unique_ptr<Operator> makeFusableActivation(OperatorRequest& request);
