@@ -32,10 +32,15 @@ __global__ void activationKernel(FusedActivation kind, const float* __restrict__
 
 template <BinaryArithmetic Op>
 __device__ __forceinline__ float arithmeticOf(float a, float b) {
-  if constexpr (Op == BinaryArithmetic::Add) return a + b;
-  if constexpr (Op == BinaryArithmetic::Sub) return a - b;
-  if constexpr (Op == BinaryArithmetic::Mul) return a * b;
-  if constexpr (Op == BinaryArithmetic::Div) return a / b;  // IEEE division, as the host's
+  if constexpr (Op == BinaryArithmetic::Add) {
+    return a + b;
+  } else if constexpr (Op == BinaryArithmetic::Sub) {
+    return a - b;
+  } else if constexpr (Op == BinaryArithmetic::Mul) {
+    return a * b;
+  } else {
+    return a / b;  // IEEE division, as the host's
+  }
 }
 
 // kFlat: a, b and out have one shape (a residual sum): no index arithmetic.

@@ -54,11 +54,17 @@ mkdir -p "$stage/lib" "$stage/plugins/platforms" "$stage/fonts"
 programs=$(find "$build" -type f -perm -u+x ! -path '*/CMakeFiles/*' ! -name test_onnx_conformance \
   -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
 if [ -n "$only" ]; then
-  programs=$(for p in $programs; do name=$(basename "$p"); [[ "$name" == convscope-cli || "$name" =~ $only ]] && echo "$p"; done)
+  programs=$(for p in $programs; do
+    name=$(basename "$p")
+    if [[ "$name" == convscope-cli || "$name" =~ $only ]]; then echo "$p"; fi
+  done)
 fi
 if [ "$without_qt" -eq 1 ]; then
   # A program ldd cannot read is left out too (it would bring an unknown set of libraries).
-  programs=$(for p in $programs; do deps=$(ldd "$p" 2>&1) && ! grep -q 'libQt6' <<<"$deps" && echo "$p"; done)
+  # (An if, not a chain of &&: under set -e a loop whose last test fails would end the script.)
+  programs=$(for p in $programs; do
+    if deps=$(ldd "$p" 2>&1) && ! grep -q 'libQt6' <<<"$deps"; then echo "$p"; fi
+  done)
 fi
 (cd "$repo" && find build-device ! -path '*/CMakeFiles/*' \( -name 'CTestTestfile.cmake' -o -name '*_tests.cmake' -o -name '*_include.cmake' \) \
   -print; for p in $programs; do echo "${p#"$repo"/}"; done) >"$stage/files.txt"

@@ -14,6 +14,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"
 
@@ -107,9 +108,19 @@ TEST(GpuArithmetic, EveryBroadcastGivesTheHostsBits) {
   struct Case {
     Shape a, b;
   };
-  const Case cases[] = {{{3, 5, 7, 9}, {3, 5, 7, 9}}, {{3, 5, 7, 9}, {1, 5, 1, 1}}, {{3, 5, 7, 9}, {}},
-                        {{3, 5, 7, 9}, {9}},          {{1, 5, 1, 9}, {3, 1, 7, 1}}, {{2, 1, 3}, {4, 1, 5, 1}},
-                        {{5, 1}, {1, 1, 3, 1, 7}}};
+  const Case cases[] = {{{3, 5, 7, 9}, {3, 5, 7, 9}},
+                        {{3, 5, 7, 9}, {1, 5, 1, 1}},
+                        {{3, 5, 7, 9}, {}},
+                        {{3, 5, 7, 9}, {9}},
+                        {{1, 5, 1, 9}, {3, 1, 7, 1}},
+                        {{2, 1, 3}, {4, 1, 5, 1}},
+                        {{5, 1}, {1, 1, 3, 1, 7}},
+                        {{9}, {3, 5, 7, 9}},
+                        {{}, {}},
+                        {{}, {2, 3}},
+                        {{3, 1, 7}, {3, 1, 7}},
+                        {{2, 1, 2, 1, 3, 1, 2, 2, 3}, {2, 1, 2, 1, 3, 1, 2, 2, 3}},  // rank 9: merged
+                        {{2, 3, 2, 3, 2, 1, 1, 1, 1}, {1, 3, 1, 3, 2, 2, 2, 2, 2}}};
   std::mt19937 rng(20261129);
   std::uniform_real_distribution<float> value(-3.0f, 3.0f);
   for (const std::string& variant : variants)
@@ -155,6 +166,30 @@ TEST(GpuArithmetic, EveryBroadcastGivesTheHostsBits) {
           }
         }
       }
+  // A broadcast that alternates over more axes than the kernel takes is refused on the GPU,
+  // naming the shapes (the host computes it), never handed to the host behind the plan's back.
+  {
+    testing::ModelBuilder b;
+    b.input("a", {2, 3, 2, 3, 2, 3, 2, 3, 2}).input("b", {2, 1, 2, 1, 2, 1, 2, 1, 2}).output("y");
+    b.node("Add", {"a", "b"}, {"y"}, "alternating");
+    const auto model = loadOnnxModelFromBytes(b.bytes(), "alternating.onnx");
+    Tensor x({2, 3, 2, 3, 2, 3, 2, 3, 2}), y({2, 1, 2, 1, 2, 1, 2, 1, 2});
+    for (int64_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+    for (int64_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(-i);
+    for (const std::string& variant : variants) {
+      Engine engine(model, variant);
+      if (variant == "cpu-reference") {
+        EXPECT_EQ(engine.evaluate({{"a", x}, {"b", y}}).at("y").size(), x.size());
+        continue;
+      }
+      try {
+        engine.evaluate({{"a", x}, {"b", y}});
+        ADD_FAILURE() << "an alternating broadcast of 9 axes ran on the GPU";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("[2x1x2x1x2x1x2x1x2]"), std::string::npos) << e.what();
+      }
+    }
+  }
   if (!noGpu.empty()) GPU_TEST_SKIP() << "the host's engine agreed; no GPU here: " << noGpu;
 }
 

@@ -621,6 +621,7 @@ TEST(ClassTab, CancelStopsTheGradingKeepsWhatIsFinishedAndTheNextGradingKeepsIt)
 TEST(ClassTab, OnAGpuGradingFromTheTabRanksThePassingKernelsWithTheirTimes) {
   if (const std::string reason = findConvVariant("gpu-baseline").unavailableReason(); !reason.empty())
     GPU_TEST_SKIP() << "no GPU here: " << reason;
+  qunsetenv("CUDA_VISIBLE_DEVICES");  // another test of this program may have hidden the GPU
   QTemporaryDir temp;
   const fs::path root = temp.path().toStdString();
   const fs::path dir = fiveSubmissions(root);

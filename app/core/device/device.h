@@ -23,8 +23,6 @@ class DeviceMemory {
   virtual float* data() = 0;
 };
 
-// A tensor in device memory. Copies share the memory (a reshape is a new shape on the same
-// memory); the memory is released when the last copy goes.
 // The element-wise arithmetic of two tensors that a device computes (ONNX's Add, Sub, Mul, Div),
 // in FP32 with IEEE rounding, as the host does.
 enum class BinaryArithmetic { Add, Sub, Mul, Div };
@@ -40,6 +38,8 @@ struct BroadcastOperands {
   int64_t bStrides[kMaxRank] = {};
 };
 
+// A tensor in device memory. Copies share the memory (a reshape is a new shape on the same
+// memory); the memory is released when the last copy goes.
 struct DeviceTensor {
   Shape shape;
   std::shared_ptr<DeviceMemory> memory;

@@ -50,7 +50,7 @@ class ChainReader {
   size_t next_ = 0;
 };
 
-// The activation a node applies, if it is one (Relu, Tanh, Sigmoid).
+// The activation a node applies, if it is one (a fusable one: util/activations.h).
 std::optional<Activation> activationOf(const Node& node, const Shape& input) {
   const std::optional<EpilogueStep> step = node.op->asEpilogueStep(input);
   if (!step || step->isPool) return std::nullopt;

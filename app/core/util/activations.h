@@ -20,11 +20,15 @@
 #include "app/core/util/host_device.h"
 
 // Sigmoid's argument is clamped so that exp stays finite: under -ffast-math (the host's loops) an
-// infinite exp gives NaN, not 0; beyond 88 the sigmoid is 0 or 1 to float precision anyway.
+// infinite exp gives NaN, not 0; beyond 88 the sigmoid is 0 or 1 to float precision anyway. The
+// clamp compares (fminf/fmaxf would turn a NaN into a bound, hiding a kernel's NaN as 0 or 1).
 #define CONVSCOPE_FUSABLE_ACTIVATIONS(X)                         \
   X(Relu, eltwise_relu, 0.0f, 0.0f, true, (x > 0.0f ? x : 0.0f)) \
   X(Tanh, eltwise_tanh, 0.0f, 0.0f, true, (Math::tanh(x)))       \
-  X(Sigmoid, eltwise_logistic, 0.0f, 0.0f, true, (1.0f / (1.0f + Math::exp(fminf(fmaxf(-x, -88.0f), 88.0f)))))
+  X(Sigmoid, eltwise_logistic, 0.0f, 0.0f, true,                 \
+    (1.0f / (1.0f + Math::exp(x > 88.0f    ? -88.0f              \
+                              : x < -88.0f ? 88.0f               \
+                                           : -x))))
 
 namespace convscope {
 

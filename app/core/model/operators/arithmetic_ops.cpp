@@ -3,14 +3,51 @@
 // All but Pow run on the GPU too (Device::arithmetic), so a residual sum is no host round trip.
 #include <cmath>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "app/core/model/operators/broadcast.h"
 #include "app/core/model/operators/operator_families.h"
+#include "app/core/util/error.h"
 
 namespace convscope::ops {
 namespace {
 
 enum class Arithmetic { Add, Sub, Mul, Div, Pow };
+
+// out = a (op) b as the device takes it: the axes of size 1 dropped and neighbours merged where
+// both inputs step over them alike (a residual sum of any rank is one axis, a channel vector
+// three), so that any broadcast a CNN writes fits BroadcastOperands::kMaxRank. A host round trip
+// cannot stand in for the rest (the plan counts this stage on the device, and a recording or a
+// held queue cannot wait for the host): those are refused, naming the shapes.
+BroadcastOperands deviceOperands(const Shape& a, const Shape& b, const Shape& out) {
+  const std::vector<int64_t> aStrides = broadcastStrides(a, out), bStrides = broadcastStrides(b, out);
+  std::vector<int64_t> dims, aSteps, bSteps;
+  for (size_t axis = 0; axis < out.size(); ++axis) {
+    if (out[axis] == 1) continue;
+    if (!dims.empty() && aSteps.back() == aStrides[axis] * out[axis] && bSteps.back() == bStrides[axis] * out[axis]) {
+      dims.back() *= out[axis];  // index i * n + j of the two axes steps as they did
+      aSteps.back() = aStrides[axis];
+      bSteps.back() = bStrides[axis];
+      continue;
+    }
+    dims.push_back(out[axis]);
+    aSteps.push_back(aStrides[axis]);
+    bSteps.push_back(bStrides[axis]);
+  }
+  if (dims.size() > static_cast<size_t>(BroadcastOperands::kMaxRank))
+    throw Error("shapes " + shapeToString(a) + " and " + shapeToString(b) + " broadcast over " +
+                std::to_string(dims.size()) + " alternating axes; the GPU's arithmetic takes " +
+                std::to_string(BroadcastOperands::kMaxRank));
+  BroadcastOperands operands;
+  operands.rank = static_cast<int>(dims.size());
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    operands.outDims[axis] = dims[axis];
+    operands.aStrides[axis] = aSteps[axis];
+    operands.bStrides[axis] = bSteps[axis];
+  }
+  return operands;
+}
 
 class BinaryArithmeticOp final : public Operator {
  public:
@@ -23,21 +60,13 @@ class BinaryArithmeticOp final : public Operator {
   bool hasDeviceKernel() const override { return deviceArithmetic().has_value(); }
 
   DeviceTensor runOnDevice(const std::vector<const DeviceTensor*>& in, DeviceRun& run) const override {
-    const Shape shape = broadcastShape(in[0]->shape, in[1]->shape);
     const std::optional<BinaryArithmetic> op = deviceArithmetic();
-    if (!op || shape.size() > BroadcastOperands::kMaxRank) return Operator::runOnDevice(in, run);
-    BroadcastOperands operands;
-    operands.rank = static_cast<int>(shape.size());
-    const std::vector<int64_t> aStrides = broadcastStrides(in[0]->shape, shape);
-    const std::vector<int64_t> bStrides = broadcastStrides(in[1]->shape, shape);
-    for (size_t axis = 0; axis < shape.size(); ++axis) {
-      operands.outDims[axis] = shape[axis];
-      operands.aStrides[axis] = aStrides[axis];
-      operands.bStrides[axis] = bStrides[axis];
-    }
+    if (!op) return Operator::runOnDevice(in, run);
+    const Shape shape = broadcastShape(in[0]->shape, in[1]->shape);
     DeviceTensor out = run.device.allocate(shape);
     if (elementCount(shape) == 0) return out;
-    run.device.arithmetic(*op, operands, in[0]->data(), in[1]->data(), out.data());
+    run.device.arithmetic(*op, deviceOperands(in[0]->shape, in[1]->shape, shape), in[0]->data(), in[1]->data(),
+                          out.data());
     return out;
   }
 
