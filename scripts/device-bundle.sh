@@ -88,8 +88,11 @@ echo "$repo" >"$stage/source-dir.txt"
 
 # Symbol tables are of no use there and a third of the programs' size: the call carries 64 MiB.
 strip --strip-unneeded $programs 2>/dev/null || true
-XZ_OPT="-9 -T2" tar -C "$repo" -cJf "$repo/.deps/device-bundle.tar.xz" -T "$stage/files.txt" \
-  -C "$repo/.deps" device-bundle/lib device-bundle/plugins device-bundle/fonts device-bundle/source-dir.txt
+# xz's x86 filter first: machine code packs 4 % smaller (one window test with Qt, no fonts: 35.4 MB,
+# not 37.0), which is what let that bundle travel beside the working tree and the test set.
+tar -C "$repo" -cf - -T "$stage/files.txt" \
+  -C "$repo/.deps" device-bundle/lib device-bundle/plugins device-bundle/fonts device-bundle/source-dir.txt |
+  xz --x86 --lzma2=preset=9e -T2 >"$repo/.deps/device-bundle.tar.xz"
 
 # The Fashion-MNIST test set (the Debian package is not there either).
 grep -qx '/.data/' "$exclude" || echo '/.data/' >>"$exclude"
