@@ -215,9 +215,11 @@ TEST(JobRunner, ACancelledWaitingJobIsDroppedAtOnceAndTheJobsAfterItGoOn) {
   waiting.dropped = [&] { dropped = true; };
   const JobRunner::JobId id = runner.submit(&receiver, std::move(waiting));
   bool sweepDelivered = false, sweepSawCancel = false;
+  std::atomic<bool> sweepBegan{false};
   const JobRunner::JobId sweep = runner.submit(&receiver, job(
                                                               JobKind::Sweep,
                                                               [&](JobContext& context) {
+                                                                sweepBegan = true;
                                                                 // Steps until it is told to stop.
                                                                 for (int i = 0; i < 30000 && context.yieldTurn(); ++i)
                                                                   std::this_thread::sleep_for(1ms);
@@ -230,6 +232,9 @@ TEST(JobRunner, ACancelledWaitingJobIsDroppedAtOnceAndTheJobsAfterItGoOn) {
   EXPECT_EQ(runner.jobsInProgress(), (std::vector<JobKind>{JobKind::Profile, JobKind::Sweep}));
   release = true;
   ASSERT_TRUE(eventually([&] { return runner.jobsInProgress() == std::vector<JobKind>{JobKind::Sweep}; }));
+  // The sweep counts as in progress while it still waits for the worker; cancelled then, it would
+  // be dropped, not told. Wait until it runs.
+  ASSERT_TRUE(eventually([&] { return sweepBegan.load(); }));
 
   // A running job is told, and stops at its next step.
   runner.cancel(sweep);
