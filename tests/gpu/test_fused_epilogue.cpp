@@ -207,7 +207,7 @@ TEST(FusedEpilogueDescription, CarriesTheCoreEpilogueOpByOp) {
 
 // The tensor-core kernels pool before they activate only where that gives the same maximum: the
 // list's "nondecreasing" must be true of the function, which the definition (in double) shows on
-// a fine grid; an activation that dips (HardSwish, on the branch wip-hardswish) must say so.
+// a fine grid; an activation that dips (HardSwish) must say so.
 TEST(FusedEpilogueDescription, PoolingFirstOnlyForActivationsThatNeverDecrease) {
   EXPECT_TRUE(gpu::maxPoolCommutesWith(gpu::FusedActivation::kNone));
   for (Activation a : kFusableActivations) {

@@ -1,5 +1,5 @@
 // The one-input activations, value by value. The fusable ones (util/activations.h: the course's
-// Relu, Tanh and Sigmoid) and Identity have GPU kernels, and the fusable ones fuse
+// Relu, Tanh and Sigmoid, and HardSwish) and Identity have GPU kernels, and the fusable ones fuse
 // into a conv's epilogue; their arithmetic is applyActivation() (util/host_epilogue.h), shared with the CPU
 // variants' fused epilogues. The ones students' CNNs
 // bring beyond those -- LeakyRelu, Elu, Gelu (both of its forms) and Erf (the older exporter writes
