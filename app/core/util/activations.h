@@ -28,7 +28,7 @@
   X(Sigmoid, eltwise_logistic, 0.0f, 0.0f, true,                 \
     (1.0f / (1.0f + Math::exp(x > 88.0f    ? -88.0f              \
                               : x < -88.0f ? 88.0f               \
-                                           : -x))))    \
+                                           : -x))))              \
   X(HardSwish, eltwise_hardswish, 1.0f / 6.0f, 0.5f, false,      \
     (x * (x < -3.0f  ? 0.0f                                      \
           : x > 3.0f ? 1.0f                                      \
