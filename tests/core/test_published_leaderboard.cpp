@@ -51,6 +51,19 @@ std::vector<std::vector<std::string>> csvRows(const fs::path& file) {
   return rows;
 }
 
+// The one rule of which statuses are correct (ranked, compared with cuDNN, re-timed): "passed" only,
+// and a result file's status that is not a string (damaged, hand-edited) is never passed.
+TEST(GradeStatus, OnlyPassedCountsAsPassedAndAStatusThatIsNoStringNever) {
+  EXPECT_TRUE(countsAsPassed(json(kGradePassed)));
+  for (const char* other : {kGradeFlagged, kGradeWrong, kGradeDoesNotCompile, kGradeBreaksContract, kGradeFaulted,
+                            kGradeTimeLimit, kGradeMemoryLimit, kGradeNoGpu, kGradeNoCompiler})
+    EXPECT_FALSE(countsAsPassed(json(other))) << other;
+  EXPECT_FALSE(countsAsPassed(json("Passed")));
+  EXPECT_FALSE(countsAsPassed(json(nullptr)));
+  EXPECT_FALSE(countsAsPassed(json(1)));
+  EXPECT_FALSE(countsAsPassed(json::array({kGradePassed})));
+}
+
 TEST(PublishedLeaderboard, TheCommittedBoardsReadWholeAndAgreeWithTheirCsv) {
   for (const fs::path& folder : {kClassOf20, kClassOf200}) {
     SCOPED_TRACE(folder.string());

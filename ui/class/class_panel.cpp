@@ -380,7 +380,7 @@ void ClassPanel::fillTable(QTableWidget* table, const LeaderboardGroup& group) {
     // Only a correct submission has a rank; the others keep the board's order (sorting by the
     // column still gives it) but show none: a kernel that never ran is not "1st".
     const QString status = text("status");
-    const bool ranked = status == kGradePassed;
+    const bool ranked = countsAsPassed(row.value("status", json()));
     auto* rank = new NumberItem(row["rank"], ranked ? QString::number(row["rank"].get<int>()) : QString("—"));
     if (!ranked) rank->setToolTip(tr("not ranked by time: %1").arg(status));
     table->setItem(r, Rank, rank);

@@ -117,7 +117,7 @@ std::string millisecondsText(double seconds) {
 std::string retimeSummaryOf(const std::vector<json>& rows) {
   std::vector<const json*> retimed;
   for (const json& row : rows)
-    if (row["status"] == kGradePassed && firstTime(row) && retimedTime(row)) retimed.push_back(&row);
+    if (countsAsPassed(row["status"]) && firstTime(row) && retimedTime(row)) retimed.push_back(&row);
   if (retimed.empty()) return "";
   std::vector<const json*> byFirst = retimed, bySecond = retimed;
   std::stable_sort(byFirst.begin(), byFirst.end(),
@@ -458,7 +458,7 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
                 {"retimedSeconds", nullptr}};
     // Its re-timing counts when taken on this table's GPU on the file as graded.
     if (const auto found = retimings.byId.find(s["id"]);
-        !gpu.empty() && gpu == retimings.gpu && found != retimings.byId.end() && s["status"] == kGradePassed &&
+        !gpu.empty() && gpu == retimings.gpu && found != retimings.byId.end() && countsAsPassed(s["status"]) &&
         found->second["contentHash"] == s.value("contentHash", json())) {
       const json& entry = found->second;
       if (entry.contains("seconds") && entry["seconds"].is_number()) {
@@ -477,8 +477,12 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
     const bool referenceHere = !gpu.empty() && reference.is_object() && reference.contains("gpu") &&
                                reference["gpu"].is_object() && reference["gpu"].value("name", "") == gpu;
     group.reference = referenceHere ? reference : json(nullptr);
-    std::stable_sort(group.rows.begin(), group.rows.end(), [](const json& a, const json& b) {
-      const int sa = statusOrder(a["status"]), sb = statusOrder(b["status"]);
+    // The statuses that count as passed rank together, by time; the others follow in statusOrder.
+    const auto standing = [](const json& row) {
+      return countsAsPassed(row["status"]) ? -1 : statusOrder(row["status"]);
+    };
+    std::stable_sort(group.rows.begin(), group.rows.end(), [&](const json& a, const json& b) {
+      const int sa = standing(a), sb = standing(b);
       if (sa != sb) return sa < sb;
       const auto ta = rankingTime(a), tb = rankingTime(b);
       if (ta && tb && *ta != *tb) return *ta < *tb;
@@ -493,7 +497,7 @@ Leaderboard buildLeaderboard(const std::filesystem::path& results, bool anonymiz
       const auto time = rankingTime(row);
       row["speedupOverGpuBaseline"] = time && baseline && *time > 0 ? json(*baseline / *time) : json(nullptr);
       row["speedupOverCudnn"] = time && cudnn && *time > 0 ? json(*cudnn / *time) : json(nullptr);
-      if (row["status"] == kGradePassed) {
+      if (countsAsPassed(row["status"])) {
         ++group.correct;
         if (time && cudnn && *time < *cudnn) ++group.correctAndFasterThanCudnn;
       }
@@ -649,10 +653,10 @@ Leaderboard readPublishedLeaderboard(const std::filesystem::path& file) {
     for (size_t r = 0; r < group["rows"].size(); ++r)
       read.rows.push_back(checkedBoardRow(group["rows"][r], where + ", row " + std::to_string(r + 1), false));
     for (const json& row : read.rows) {
-      read.correct += row["status"] == kGradePassed;
+      read.correct += countsAsPassed(row["status"]);
       const json& speedup = row["speedupOverCudnn"];
       read.correctAndFasterThanCudnn +=
-          row["status"] == kGradePassed && speedup.is_number() && speedup.get<double>() > 1.0;
+          countsAsPassed(row["status"]) && speedup.is_number() && speedup.get<double>() > 1.0;
     }
     const json reference = group.value("reference", json());
     if (reference.is_object()) {

@@ -34,6 +34,13 @@ inline constexpr const char* kGradeNoGpu = "compiled, not run: no GPU";
 // of the kernel, whose file was read and whose contract macros were checked.
 inline constexpr const char* kGradeNoCompiler = "not graded: no CUDA compiler here";
 
+// Whether a submission with this status counts as correct: counted so, ranked by its time, compared
+// with cuDNN and re-timed (a new status that should be goes here, nowhere else). `status` is a
+// result's "status" (a JSON string; anything else is not passed).
+inline bool countsAsPassed(const nlohmann::json& status) {
+  return status.is_string() && status == kGradePassed;
+}
+
 // The op-time batches every submission is timed at; the ranking uses the last one.
 inline const std::vector<int> kGradeBatches = {100, 1000, 10000};
 

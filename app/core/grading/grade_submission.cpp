@@ -366,7 +366,7 @@ void retimeTop(const fs::path& results, const GradingSettings& settings, int cou
   for (const LeaderboardGroup& g : buildLeaderboard(results, false).groups)
     if (g.gpu == gpu.name)
       for (const json& row : g.rows)
-        if (int(top.size()) < count && row["status"] == kGradePassed && row["opTimeSeconds"].contains(batch))
+        if (int(top.size()) < count && countsAsPassed(row["status"]) && row["opTimeSeconds"].contains(batch))
           top.push_back(row["id"]);
   if (top.empty()) return;
   if (settings.memoryLimitMb) ::setenv("CONVSCOPE_MEMORY_LIMIT_MB", std::to_string(*settings.memoryLimitMb).c_str(), 1);
