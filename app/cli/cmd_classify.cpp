@@ -1,11 +1,13 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "app/cli/cli_args.h"
 #include "app/cli/commands.h"
 #include "app/core/conv/variant_table.h"
+#include "app/core/data/class_labels.h"
 #include "app/core/data/image_file.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/picture_input.h"
@@ -18,6 +20,7 @@ namespace {
 
 constexpr const char* kHelp = R"(usage: convscope-cli classify [--model FILE.onnx] [--data DIR | --images FILE...]
                              [--count N] [--variant ID] [--csv OUT.csv] [--invert | --no-invert]
+                             [--labels FILE] [--top K]
 
 Classifies images and reports, in the course's format, the op time of every conv layer and the
 accuracy. Without --data or --images the Fashion-MNIST test set is used.
@@ -31,36 +34,49 @@ accuracy. Without --data or --images the Fashion-MNIST test set is used.
   --count N        classify the first N images (default: all)
   --variant ID     convolution kernel variant (see 'convscope-cli variants')
   --csv OUT        write per-image predictions: index, label, predicted class, probabilities
+  --labels FILE    the model's class names, one a line in the order of its outputs (ImageNet's
+                   1,000, say), instead of the data set's
+  --top K          each image's K most probable classes with their names and probabilities, the
+                   true class marked where it is known
 )";
 
-// The data set names its 10 classes; a model may have more (or fewer) outputs. Those beyond the
-// data set's names are "class 10", "class 11", ...
+// The data set (or --labels) names the classes; a model may have more outputs than names. Those
+// beyond the names are "class 10", "class 11", ...
 std::string className(const std::vector<std::string>& names, int64_t index) {
   return index >= 0 && index < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(index)]
                                                                   : "class " + std::to_string(index);
 }
 
-void writeCsv(const std::string& path, const ClassificationRun& run, const ImageSet& images,
+// A CSV field in quotes, its quotes doubled.
+std::string quotedField(const std::string& text) {
+  std::string quoted = "\"";
+  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return quoted + "\"";
+}
+
+// A CSV field, quoted only where it holds a comma, a quote or a line end, as ImageNet's names do
+// ("tench, Tinca tinca").
+std::string csvField(const std::string& text) {
+  return text.find_first_of(",\"\r\n") == std::string::npos ? text : quotedField(text);
+}
+
+void writeCsv(const std::string& path, const ClassificationRun& run, const std::vector<std::string>& names,
               const std::vector<std::string>& fileNames) {
   std::ostringstream out;
-  const std::vector<std::string>& names = images.classNames();
   // One probability column per model output, whatever the data set's class count.
   const size_t classes = run.images.empty() ? names.size() : run.images.front().probabilities.size();
   out << "index,source,label,label_name,predicted,predicted_name";
-  for (size_t k = 0; k < classes; ++k) out << ",p_" << className(names, static_cast<int64_t>(k));
+  for (size_t k = 0; k < classes; ++k) out << "," << csvField("p_" + className(names, static_cast<int64_t>(k)));
   out << "\n";
-  // Class names may hold '/', never commas or quotes; quote file names, which may.
+  // File names are always quoted (as before); class names where they must be.
   for (const ImageClassification& c : run.images) {
-    std::string source = fileNames.empty() ? "" : fileNames[static_cast<size_t>(c.index)];
-    std::string quoted = "\"";
-    for (char ch : source) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    quoted += "\"";
-    out << c.index << "," << (fileNames.empty() ? std::string() : quoted) << ",";
+    out << c.index << "," << (fileNames.empty() ? std::string() : quotedField(fileNames[static_cast<size_t>(c.index)]))
+        << ",";
     if (c.label != ImageSet::kNoLabel)
-      out << c.label << "," << className(names, c.label);
+      out << c.label << "," << csvField(className(names, c.label));
     else
       out << ",";
-    out << "," << c.predicted << "," << className(names, c.predicted);
+    out << "," << c.predicted << "," << csvField(className(names, c.predicted));
     char buffer[32];
     for (float p : c.probabilities) {
       std::snprintf(buffer, sizeof buffer, ",%.7g", p);
@@ -78,7 +94,8 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << kHelp;
     return 0;
   }
-  const Args args(tokens, {"model", "data", "images", "count", "variant", "csv"}, {"invert", "no-invert"});
+  const Args args(tokens, {"model", "data", "images", "count", "variant", "csv", "labels", "top"},
+                  {"invert", "no-invert"});
   if (args.has("data") && args.has("images")) throw Error("give either --data or --images, not both");
   if (args.has("invert") && args.has("no-invert")) throw Error("give either --invert or --no-invert, not both");
   const PictureInversion inversion = args.has("invert")      ? PictureInversion::Always
@@ -87,6 +104,11 @@ int runClassify(const std::vector<std::string>& tokens) {
   const std::string modelPath = args.value("model").value_or(defaultModelPath());
   const std::string variant = args.value("variant").value_or(defaultConvVariant());
   findConvVariant(variant);  // an unknown id fails before any loading
+  const int top = args.has("top") ? args.intValue("top", 1, 1) : 0;
+  // Read before the data and the model: a wrong path fails at once.
+  const std::optional<std::string> labelsPath = args.value("labels");
+  const std::optional<std::vector<std::string>> labels =
+      labelsPath ? std::optional(readLabelsFile(*labelsPath)) : std::nullopt;
 
   const std::vector<std::string> files = args.values("images");
   std::vector<bool> inverted;  // per file: whether the inversion rule inverted it
@@ -122,6 +144,13 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << " done\n";
   }
   model->imageInput();  // refuses a model that is not a gray-image classifier, with the reason
+  // The names must be the model's: one too few or too many shifts every name after it.
+  const int64_t outputs =
+      model->outputs.empty() || model->outputs.front().shape.empty() ? -1 : model->outputs.front().shape.back();
+  if (labels && outputs > 0 && static_cast<int64_t>(labels->size()) != outputs)
+    throw Error(*labelsPath + " names " + std::to_string(labels->size()) + " classes, but the model " + model->name +
+                " gives " + std::to_string(outputs) + ": a labels file names each of its outputs, in order");
+  const std::vector<std::string>& names = labels ? *labels : images.classNames();
 
   const int count = args.intValue("count", images.count(), 1);
   if (count > images.count())
@@ -146,16 +175,29 @@ int runClassify(const std::vector<std::string>& tokens) {
   std::fflush(stdout);
   std::fprintf(stderr, "variant %s, %.2f s in all\n", variant.c_str(), run.seconds);
 
-  if (!files.empty())
+  if (labels && !run.images.empty() && run.images.front().probabilities.size() != labels->size())
+    throw Error(*labelsPath + " names " + std::to_string(labels->size()) + " classes, but the model " + model->name +
+                " gives " + std::to_string(run.images.front().probabilities.size()));
+  if (top > 0)
+    for (const ImageClassification& c : run.images) {
+      const std::string source =
+          files.empty() ? images.source() + ", image " + std::to_string(c.index) : files[static_cast<size_t>(c.index)];
+      std::printf("%s%s:\n", source.c_str(),
+                  c.label == ImageSet::kNoLabel ? "" : (" (true class: " + className(names, c.label) + ")").c_str());
+      int place = 0;
+      for (int k : topClasses(c.probabilities, top))
+        std::printf("  %d. %s %.2f%%%s\n", ++place, className(names, k).c_str(),
+                    100.0 * c.probabilities[static_cast<size_t>(k)], k == c.label ? "  <- true class" : "");
+    }
+  else if (!files.empty())
     for (const ImageClassification& c : run.images)
       std::printf("%s: %s (%.1f%%)%s\n", files[static_cast<size_t>(c.index)].c_str(),
-                  className(images.classNames(), c.predicted).c_str(),
-                  100.0 * c.probabilities[static_cast<size_t>(c.predicted)],
+                  className(names, c.predicted).c_str(), 100.0 * c.probabilities[static_cast<size_t>(c.predicted)],
                   !inverted[static_cast<size_t>(c.index)]    ? ""
                   : inversion == PictureInversion::Automatic ? " (inverted: light background)"
                                                              : " (inverted: --invert)");
   if (const auto csv = args.value("csv")) {
-    writeCsv(*csv, run, images, files);
+    writeCsv(*csv, run, names, files);
     std::fprintf(stderr, "wrote %zu predictions to %s\n", run.images.size(), csv->c_str());
   }
   return 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -457,6 +458,66 @@ TEST(CliMalformed, ModelWithTwelveClassesNamesThePredictionOfAnImageFile) {
   const Outcome r = runCli("classify --model '" + model + "' --variant cpu-reference --images '" + image + "'");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_TRUE(std::regex_search(r.output, std::regex("pic\\.pgm: class 11 \\([0-9.]+%\\)"))) << r.output;
+}
+
+// --labels names a model's many classes and --top K lists each image's K most probable. The
+// model's scores are 0 but for the last class's 5, so its softmax is known here: e^5 / (e^5 + 11)
+// for the last class and 1 / (e^5 + 11) for each other (a tie, which the lower class wins).
+TEST(CliMalformed, TopKListsTheMostProbableClassesByTheLabelsFilesNamesWithTheTrueClassMarked) {
+  TempDir dir;
+  const std::string model = (dir.path() / "twelve.onnx").string();
+  writeClassifier(model, 12);
+  std::string names;
+  for (int c = 0; c < 11; ++c) names += "kind " + std::to_string(c) + (c == 0 ? ", the first" : "") + "\n";
+  names += "tabby \"cat\"";  // the last line without its line end
+  const std::string labels = dir.write("labels.txt", std::vector<uint8_t>(names.begin(), names.end())).string();
+  const std::string csv = (dir.path() / "out.csv").string();
+  const Outcome r = runCli("classify --model '" + model + "' --count 2 --variant cpu-reference --top 3 --labels '" +
+                           labels + "' --csv '" + csv + "'");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const convscope::ImageSet images = convscope::ImageSet::loadIdxFolder(convscope::defaultDataFolder());
+  const double e5 = std::exp(5.0), winner = 100.0 * e5 / (e5 + 11.0), other = 100.0 / (e5 + 11.0);
+  char expected[512];
+  for (int i = 0; i < 2; ++i) {
+    const int label = images.label(i);
+    std::snprintf(expected, sizeof expected,
+                  "image %d (true class: kind %d%s):\n  1. tabby \"cat\" %.2f%%\n  2. kind 0, the first %.2f%%%s\n"
+                  "  3. kind 1 %.2f%%%s\n",
+                  i, label, label == 0 ? ", the first" : "", winner, other, label == 0 ? "  <- true class" : "", other,
+                  label == 1 ? "  <- true class" : "");
+    EXPECT_NE(r.output.find(expected), std::string::npos) << expected << "\nin:\n" << r.output;
+  }
+  // The CSV quotes the names that hold a comma or a quote, so its columns stay whole.
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_NE(header.find(",\"p_kind 0, the first\",p_kind 1,"), std::string::npos) << header;
+  EXPECT_NE(header.find(",\"p_tabby \"\"cat\"\"\""), std::string::npos) << header;
+}
+
+TEST(CliMalformed, ALabelsFileThatIsNotTheModelsIsRefusedBeforeAnyImageIsClassified) {
+  TempDir dir;
+  const std::string model = (dir.path() / "twelve.onnx").string();
+  writeClassifier(model, 12);
+  const std::string ten = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n", blank = "a\n\nb\n";
+  const struct {
+    std::string arguments;
+    std::string says;
+  } cases[] = {
+      {"--labels '" + dir.write("ten.txt", {ten.begin(), ten.end()}).string() + "'",
+       "ten.txt names 10 classes, but the model twelve gives 12"},
+      {"--labels '" + dir.write("blank.txt", {blank.begin(), blank.end()}).string() + "'",
+       "blank.txt, line 2 is empty"},
+      {"--labels '" + (dir.path() / "absent.txt").string() + "'", "absent.txt"},
+      {"--top 0", "option '--top' needs a whole number of at least 1, got '0'"},
+      {"--top many", "option '--top' needs a whole number of at least 1, got 'many'"},
+  };
+  for (const auto& c : cases) {
+    const Outcome r = runCli("classify --model '" + model + "' --count 2 --variant cpu-reference " + c.arguments);
+    EXPECT_EQ(r.exitCode, 1) << c.arguments << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.arguments << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Op Time"), std::string::npos) << "refused before the run: " << r.output;
+  }
 }
 
 TEST(CliMalformed, FoldersDevicesAndFifosNamedAsFilesAreSaidToBeSo) {

@@ -2,10 +2,27 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
 
 #include "app/core/util/error.h"
 
 namespace convscope {
+
+std::vector<int> topClasses(const std::vector<float>& probabilities, int k) {
+  std::vector<int> order(probabilities.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto before = [&](int a, int b) {
+    const float pa = probabilities[static_cast<size_t>(a)], pb = probabilities[static_cast<size_t>(b)];
+    if (std::isnan(pa) != std::isnan(pb)) return std::isnan(pb);
+    if (!std::isnan(pa) && pa != pb) return pa > pb;
+    return a < b;
+  };
+  const size_t kept = std::min(order.size(), static_cast<size_t>(std::max(k, 0)));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(kept), order.end(), before);
+  order.resize(kept);
+  return order;
+}
 
 ClassificationRun classify(Engine& engine, const ImageSet& images, int first, int count, int chunk,
                            const std::function<bool(int, int)>& progress) {

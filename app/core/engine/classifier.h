@@ -34,6 +34,12 @@ struct ClassificationRun {
 ClassificationRun classify(Engine& engine, const ImageSet& images, int first, int count, int chunk = 256,
                            const std::function<bool(int, int)>& progress = {});
 
+// The `k` most probable classes of one image, most probable first (all of them when k is larger):
+// what a model with many classes shows instead of every bar. Equal probabilities keep the lower
+// class first, and a NaN (a broken kernel's output) ranks below every number, so the order is the
+// same wherever it is computed.
+std::vector<int> topClasses(const std::vector<float>& probabilities, int k);
+
 // The conv layers of one pass of `engine`'s network over the first `batch` images of `images` (as
 // many as there are), in execution order: their shapes at that batch and who ran each (the
 // variant, or the one it fell back to, and why). What a timer needs before it times the layers.
