@@ -86,6 +86,47 @@ TEST(MainWindow, TopClassShownForTestImagesIsTheEngines) {
   }
 }
 
+// A model of 1,000 classes shows its five likeliest, most likely first, and the true class below
+// them when it is not among them, framed; one of ten shows every class in its order. Checked
+// against a sort of the probabilities done here, on values with ties.
+TEST(PredictionChart, ManyClassesShowTheFiveLikeliestAndTheTrueClassFewShowEvery) {
+  ui::PredictionChart chart;
+  chart.resize(500, 300);
+  std::vector<float> p(1000);
+  QStringList names;
+  for (int c = 0; c < 1000; ++c) {
+    p[static_cast<size_t>(c)] = static_cast<float>((c * 7919) % 997) / 997.0f / 500.0f;
+    names << QString("name %1").arg(c);
+  }
+  p[640] = 0.4f, p[3] = 0.2f, p[999] = 0.2f, p[12] = 0.1f, p[500] = 0.05f;
+  const int trueLabel = 7;  // outside the five
+  chart.setPrediction(p, names, trueLabel);
+  EXPECT_EQ(chart.shownClasses(), (std::vector<int>{640, 3, 999, 12, 500, 7}));
+  ASSERT_EQ(chart.shownProbabilities().size(), 6u);
+  EXPECT_DOUBLE_EQ(chart.shownProbabilities()[0], 0.4f);
+  EXPECT_DOUBLE_EQ(chart.shownProbabilities()[5], p[7]);
+  EXPECT_EQ(chart.topClass(), 640);
+  EXPECT_EQ(chart.topBarColour(), ui::PredictionChart::wrongColour());
+  EXPECT_EQ(chart.xAxis->label(), "probability: the 5 likeliest of 1000 classes");
+  auto* ticker = dynamic_cast<QCPAxisTickerText*>(chart.yAxis->ticker().data());
+  ASSERT_NE(ticker, nullptr);
+  EXPECT_EQ(ticker->ticks().value(0), "name 640");
+  EXPECT_EQ(ticker->ticks().value(5), QString::fromUtf8("name 7 ✓"));
+  // The dashed frame is on the true class's row, the sixth.
+  bool framed = false;
+  for (int i = 0; i < chart.plottableCount(); ++i)
+    if (auto* bars = qobject_cast<QCPBars*>(chart.plottable(i)); bars && bars->brush().style() == Qt::NoBrush)
+      framed = bars->data()->size() == 1 && bars->data()->at(0)->key == 5.0;
+  EXPECT_TRUE(framed);
+
+  chart.setPrediction(p, names, 3);  // among the five: no extra row
+  EXPECT_EQ(chart.shownClasses(), (std::vector<int>{640, 3, 999, 12, 500}));
+  chart.setPrediction({0.1f, 0.6f, 0.3f}, {"a", "b", "c"}, 2);
+  EXPECT_EQ(chart.shownClasses(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(chart.topClass(), 1);
+  EXPECT_EQ(chart.xAxis->label(), "probability");
+}
+
 TEST(MainWindow, ShowsTheLayerOpTimesOfThisInference) {
   auto window = openWindow();
   const auto outcome = window->inference()->lastOutcome();

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <numeric>
+
+#include "app/core/engine/classifier.h"
 #include "ui/charts/chart_style.h"
 
 namespace convscope::ui {
@@ -52,28 +55,43 @@ QColor PredictionChart::topBarColour() const {
 
 void PredictionChart::setPrediction(const std::vector<float>& probabilities, const QStringList& classNames,
                                     int trueLabel) {
-  probabilities_.assign(probabilities.begin(), probabilities.end());
   classNames_ = classNames;
   trueLabel_ = trueLabel;
-  topClass_ =
-      probabilities_.empty()
-          ? -1
-          : static_cast<int>(std::max_element(probabilities_.begin(), probabilities_.end()) - probabilities_.begin());
-  const int count = static_cast<int>(probabilities_.size());
+  const int classes = static_cast<int>(probabilities.size());
+  // The same order as `classify --top` (ties to the lower class, a NaN last).
+  const std::vector<int> likeliest = topClasses(probabilities, classes <= kAllClassesUpTo ? 1 : kLikeliestShown);
+  topClass_ = likeliest.empty() ? -1 : likeliest.front();
+  if (classes <= kAllClassesUpTo) {
+    shownClasses_.resize(static_cast<size_t>(classes));
+    std::iota(shownClasses_.begin(), shownClasses_.end(), 0);
+  } else {
+    shownClasses_ = likeliest;
+    if (trueLabel_ >= 0 && trueLabel_ < classes &&
+        std::find(shownClasses_.begin(), shownClasses_.end(), trueLabel_) == shownClasses_.end())
+      shownClasses_.push_back(trueLabel_);
+  }
+  probabilities_.clear();
+  for (int c : shownClasses_) probabilities_.push_back(probabilities[static_cast<size_t>(c)]);
+  xAxis->setLabel(classes <= kAllClassesUpTo
+                      ? tr("probability")
+                      : tr("probability: the %1 likeliest of %2 classes").arg(likeliest.size()).arg(classes));
+  const int count = static_cast<int>(shownClasses_.size());
 
   QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
   QVector<double> keys, values, topKeys, topValues;
-  for (int i = 0; i < count; ++i) {
-    names->addTick(i, className(i) + (i == trueLabel_ ? QString::fromUtf8(" ✓") : QString()));
-    (i == topClass_ ? topKeys : keys).push_back(i);
-    (i == topClass_ ? topValues : values).push_back(probabilities_[static_cast<size_t>(i)]);
+  for (int row = 0; row < count; ++row) {
+    const int c = shownClasses_[static_cast<size_t>(row)];
+    names->addTick(row, className(c) + (c == trueLabel_ ? QString::fromUtf8(" ✓") : QString()));
+    (c == topClass_ ? topKeys : keys).push_back(row);
+    (c == topClass_ ? topValues : values).push_back(probabilities_[static_cast<size_t>(row)]);
   }
   yAxis->setTicker(names);
   yAxis->setRange(-0.6, count - 0.4);
   bars_->setData(keys, values, true);
   topBar_->setData(topKeys, topValues, true);
-  if (trueLabel_ >= 0 && trueLabel_ < count)
-    truthBox_->setData({static_cast<double>(trueLabel_)}, {1.0}, true);
+  const auto truthRow = std::find(shownClasses_.begin(), shownClasses_.end(), trueLabel_);
+  if (trueLabel_ >= 0 && truthRow != shownClasses_.end())
+    truthBox_->setData({static_cast<double>(truthRow - shownClasses_.begin())}, {1.0}, true);
   else
     truthBox_->data()->clear();
 
@@ -125,7 +143,7 @@ void PredictionChart::restyle() {
     const QColor onBar = topBarColour().lightness() > 150 ? QColor(Qt::black) : QColor(Qt::white);
     valueLabels_[i]->setColor(inside ? onBar : text);
     QFont f = small;
-    f.setBold(static_cast<int>(i) == topClass_);
+    f.setBold(shownClasses_[i] == topClass_);
     valueLabels_[i]->setFont(f);
   }
   yAxis->setTickLabelFont(scaled(font(), 1.0));

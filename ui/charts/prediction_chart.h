@@ -1,6 +1,8 @@
-// The ten class probabilities as horizontal bars with the class names beside them. The top-1
-// bar stands out: green when it is the true label, red when it is not, the highlight colour when
-// the truth is unknown (drawings, files); the true class's row is framed with a dashed box.
+// The class probabilities as horizontal bars with the class names beside them: every class of a
+// model with up to ten, else the five likeliest, most likely first, and the true class below them
+// when it is not among them (1,000 bars of ImageNet would be unreadable). The top-1 bar stands
+// out: green when it is the true label, red when it is not, the highlight colour when the truth
+// is unknown (drawings, files); the true class's row is framed with a dashed box.
 #pragma once
 
 #include <qcustomplot.h>
@@ -18,6 +20,10 @@ class PredictionChart : public StyledPlot {
   static QColor correctColour() { return QColor(0x2e, 0x9e, 0x44); }
   static QColor wrongColour() { return QColor(0xd0, 0x34, 0x2c); }
 
+  // A model with more classes than kAllClassesUpTo shows its kLikeliestShown likeliest.
+  static constexpr int kAllClassesUpTo = 10;
+  static constexpr int kLikeliestShown = 5;
+
   explicit PredictionChart(QWidget* parent = nullptr);
 
   // `trueLabel` < 0 when unknown.
@@ -26,6 +32,8 @@ class PredictionChart : public StyledPlot {
 
   int topClass() const { return topClass_; }
   int trueLabel() const { return trueLabel_; }
+  // The rows, top to bottom: the class each shows and its probability.
+  const std::vector<int>& shownClasses() const { return shownClasses_; }
   const std::vector<double>& shownProbabilities() const { return probabilities_; }
   QString className(int index) const;
   QColor topBarColour() const;
@@ -44,7 +52,8 @@ class PredictionChart : public StyledPlot {
   QCPBars* topBar_;
   QCPBars* truthBox_;
   std::vector<QCPItemText*> valueLabels_;
-  std::vector<double> probabilities_;
+  std::vector<int> shownClasses_;
+  std::vector<double> probabilities_;  // of the shown classes, row by row
   QStringList classNames_;
   int topClass_ = -1;
   int trueLabel_ = -1;
