@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "app/core/data/image_file.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/picture_input.h"
+#include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
@@ -35,7 +37,7 @@ accuracy. Without --data or --images the Fashion-MNIST test set is used.
   --variant ID     convolution kernel variant (see 'convscope-cli variants')
   --csv OUT        write per-image predictions: index, label, predicted class, probabilities
   --labels FILE    the model's class names, one a line in the order of its outputs (ImageNet's
-                   1,000, say), instead of the data set's
+                   1,000, say), instead of its card's "class_names" or the data set's
   --top K          each image's K most probable classes with their names and probabilities, the
                    true class marked where it is known
 )";
@@ -144,13 +146,23 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << " done\n";
   }
   model->imageInput();  // refuses a model that is not a gray-image classifier, with the reason
-  // The names must be the model's: one too few or too many shifts every name after it.
-  const int64_t outputs =
-      model->outputs.empty() || model->outputs.front().shape.empty() ? -1 : model->outputs.front().shape.back();
-  if (labels && outputs > 0 && static_cast<int64_t>(labels->size()) != outputs)
-    throw Error(*labelsPath + " names " + std::to_string(labels->size()) + " classes, but the model " + model->name +
-                " gives " + std::to_string(outputs) + ": a labels file names each of its outputs, in order");
-  const std::vector<std::string>& names = labels ? *labels : images.classNames();
+  // The class names: --labels, else the model card's, else the data set's. The first two must be
+  // the model's: one too few or too many shifts every name after it.
+  const std::optional<ModelCard> card = readModelCard(modelPath);
+  std::optional<std::vector<std::string>> modelNames = labels;
+  std::string namesFile = labelsPath.value_or("");
+  if (!labels && card && !card->classNames.empty()) {
+    modelNames = card->classNames;
+    namesFile = std::filesystem::path(modelPath).replace_extension(".json").string();
+  }
+  const auto checkNameCount = [&](int64_t outputs) {
+    if (modelNames && outputs > 0 && static_cast<int64_t>(modelNames->size()) != outputs)
+      throw Error(namesFile + " names " + std::to_string(modelNames->size()) + " classes, but the model " +
+                  model->name + " gives " + std::to_string(outputs) + ": the names are its outputs', in order");
+  };
+  checkNameCount(model->outputs.empty() || model->outputs.front().shape.empty() ? -1
+                                                                                : model->outputs.front().shape.back());
+  const std::vector<std::string>& names = modelNames ? *modelNames : images.classNames();
 
   const int count = args.intValue("count", images.count(), 1);
   if (count > images.count())
@@ -175,9 +187,7 @@ int runClassify(const std::vector<std::string>& tokens) {
   std::fflush(stdout);
   std::fprintf(stderr, "variant %s, %.2f s in all\n", variant.c_str(), run.seconds);
 
-  if (labels && !run.images.empty() && run.images.front().probabilities.size() != labels->size())
-    throw Error(*labelsPath + " names " + std::to_string(labels->size()) + " classes, but the model " + model->name +
-                " gives " + std::to_string(run.images.front().probabilities.size()));
+  if (!run.images.empty()) checkNameCount(static_cast<int64_t>(run.images.front().probabilities.size()));
   if (top > 0)
     for (const ImageClassification& c : run.images) {
       const std::string source =

@@ -495,6 +495,29 @@ TEST(CliMalformed, TopKListsTheMostProbableClassesByTheLabelsFilesNamesWithTheTr
   EXPECT_NE(header.find(",\"p_tabby \"\"cat\"\"\""), std::string::npos) << header;
 }
 
+// A model card's "class_names" name the outputs where no --labels is given; a card whose names are
+// not the model's is refused naming the card.
+TEST(CliMalformed, TheModelCardsClassNamesNameThePredictionsAndAWrongCountIsRefused) {
+  TempDir dir;
+  const std::string model = (dir.path() / "twelve.onnx").string();
+  writeClassifier(model, 12);
+  std::string card = R"({"test_accuracy": 0.1, "class_names": [)";
+  for (int c = 0; c < 12; ++c) card += (c ? ", \"card " : "\"card ") + std::to_string(c) + "\"";
+  card += "]}";
+  dir.write("twelve.json", {card.begin(), card.end()});
+  const Outcome named = runCli("classify --model '" + model + "' --count 1 --variant cpu-reference --top 2");
+  ASSERT_EQ(named.exitCode, 0) << named.output;
+  EXPECT_NE(named.output.find("  1. card 11 "), std::string::npos) << named.output;
+  EXPECT_NE(named.output.find("  2. card 0 "), std::string::npos) << named.output;
+  EXPECT_TRUE(std::regex_search(named.output, std::regex("\\(true class: card [0-9]\\)"))) << named.output;
+  const std::string three = R"({"test_accuracy": 0.1, "class_names": ["a", "b", "c"]})";
+  dir.write("twelve.json", {three.begin(), three.end()});
+  const Outcome refused = runCli("classify --model '" + model + "' --count 1 --variant cpu-reference");
+  EXPECT_EQ(refused.exitCode, 1) << refused.output;
+  EXPECT_NE(refused.output.find("twelve.json names 3 classes, but the model twelve gives 12"), std::string::npos)
+      << refused.output;
+}
+
 TEST(CliMalformed, ALabelsFileThatIsNotTheModelsIsRefusedBeforeAnyImageIsClassified) {
   TempDir dir;
   const std::string model = (dir.path() / "twelve.onnx").string();

@@ -219,6 +219,12 @@ TEST(JsonFiles, MissingOrMistypedFieldIsNamedWithoutTheLibrarysWords) {
        ": \"batch\" is 1e+300, not a whole number from 1 to 1073741824"},
       {"model.json", R"({"description": "no accuracy"})", ": malformed model card: field \"test_accuracy\" missing"},
       {"model.json", R"([0.9])", ": a model card is a JSON object"},
+      {"model.json", R"({"test_accuracy": 0.9, "class_names": "cat"})",
+       ": malformed model card: \"class_names\" is not a list of names"},
+      {"model.json", R"({"test_accuracy": 0.9, "class_names": ["cat", " ", "dog"]})",
+       ": malformed model card: class_names[1] is not a name (a string that is not blank)"},
+      {"model.json", R"({"test_accuracy": 0.9, "class_names": ["cat", 7]})",
+       ": malformed model card: class_names[1] is not a name (a string that is not blank)"},
   };
   for (const auto& c : cases) {
     const fs::path file = dir.write(c.name, std::vector<uint8_t>(c.content.begin(), c.content.end()));

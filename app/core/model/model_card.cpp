@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/core/data/class_labels.h"
 #include "app/core/util/error.h"
 #include "app/core/util/input_file.h"
 #include "app/core/util/json_file.h"
@@ -11,6 +12,22 @@ namespace {
 
 // The shipped cards are about 20 kB (10,000 predictions); nothing near this is a model card.
 constexpr uint64_t kMaxModelCardBytes = uint64_t{64} << 20;
+
+// A card's "class_names": strings, none blank (a blank one would leave its output unnamed), at
+// most kMaxClassNames of them.
+std::vector<std::string> classNamesOf(const nlohmann::json& names, const std::string& card) {
+  const std::string problem = card + ": malformed model card: ";
+  if (!names.is_array()) throw Error(problem + "\"class_names\" is not a list of names");
+  if (names.size() > kMaxClassNames)
+    throw Error(problem + "\"class_names\" names more than " + std::to_string(kMaxClassNames) + " classes");
+  std::vector<std::string> read;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!names[i].is_string() || names[i].get<std::string>().find_first_not_of(" \t") == std::string::npos)
+      throw Error(problem + "class_names[" + std::to_string(i) + "] is not a name (a string that is not blank)");
+    read.push_back(names[i].get<std::string>());
+  }
+  return read;
+}
 
 }  // namespace
 
@@ -33,6 +50,7 @@ std::optional<ModelCard> readModelCard(const std::filesystem::path& modelPath) {
     card.sampleProbabilities = j.value("sample_probabilities", std::vector<std::vector<float>>{});
     card.exporter = j.value("exporter", "");
     card.trainedOn = j.value("trained_on", "");
+    if (j.contains("class_names")) card.classNames = classNamesOf(j.at("class_names"), path.string());
     return card;
   } catch (const nlohmann::json::exception& e) {
     throw Error(path.string() + ": malformed model card: " + describeJsonFieldError(e));

@@ -19,6 +19,9 @@ struct ModelCard {
   std::vector<std::vector<float>> sampleProbabilities;  // first test images, PyTorch's output
   std::string exporter;
   std::string trainedOn;
+  // "class_names": the name of each of the model's outputs, in order (ImageNet's 1,000 for a
+  // pretrained CNN); empty when the card names none (the data set's names serve).
+  std::vector<std::string> classNames;
 };
 
 // The card next to `modelPath` (same name, .json), or nullopt when there is none.
