@@ -380,7 +380,11 @@ void MainWindow::updateBusy() {
 
 QStringList MainWindow::classNames() const {
   QStringList names;
-  for (const std::string& name : testSet_ ? testSet_->classNames() : fashionMnistClassNames())
+  // The model card's names of the model's outputs (a pretrained model's), else the test set's.
+  const bool cardNames = card_ && !card_->classNames.empty();
+  for (const std::string& name : cardNames  ? card_->classNames
+                                 : testSet_ ? testSet_->classNames()
+                                            : fashionMnistClassNames())
     names << QString::fromStdString(name);
   return names;
 }

@@ -116,6 +116,8 @@ std::vector<TabRow> standardTabs() {
                          return view;
                        })
           .presentedAs("Maps")
+          // The names come from the model's card where it has them, else from the test set.
+          .on(Change::Model, [](ExploreView& v, const WindowState& s) { v.prediction()->setClassNames(s.classNames); })
           .on(Change::TestSet,
               [](ExploreView& v, const WindowState& s) { v.prediction()->setClassNames(s.classNames); })
           .on(Change::Outcome,

@@ -11,10 +11,13 @@
 #include <QStandardItemModel>
 #include <QStatusBar>
 
+#include <filesystem>
+
 #include "app/core/data/image_file.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/gui/explore_view.h"
+#include "tests/core/test_support.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/charts/prediction_chart.h"
 #include "ui/charts/prediction_panel.h"
@@ -125,6 +128,29 @@ TEST(PredictionChart, ManyClassesShowTheFiveLikeliestAndTheTrueClassFewShowEvery
   EXPECT_EQ(chart.shownClasses(), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(chart.topClass(), 1);
   EXPECT_EQ(chart.xAxis->label(), "probability");
+}
+
+// A model whose card names its classes is shown with those names: the headline and the bars.
+TEST(MainWindow, AModelCardsClassNamesNameThePrediction) {
+  TempDir dir;
+  const std::filesystem::path model = dir.path() / "named.onnx";
+  std::filesystem::copy_file(modelPath("lenet5").toStdString(), model);
+  std::string card = R"({"test_accuracy": 0.9, "class_names": [)";
+  for (int c = 0; c < 10; ++c) card += (c ? ", \"card " : "\"card ") + std::to_string(c) + "\"";
+  card += "]}";
+  dir.write("named.json", {card.begin(), card.end()});
+  auto window = openWindow();
+  ASSERT_TRUE(loadModelAndWait(*window, QString::fromStdString(model.string())));
+  ASSERT_TRUE(window->inputPanel()->browser()->selectImage(0));
+  ASSERT_TRUE(waitForInference(*window));
+  ui::PredictionPanel* prediction = window->view<gui::ExploreView>("explore")->prediction();
+  const int top = prediction->chart()->topClass();
+  EXPECT_EQ(prediction->chart()->className(top), QString("card %1").arg(top));
+  EXPECT_EQ(prediction->shownTopClassName(), QString("card %1").arg(top));
+  // Back to a model without names: the test set's again.
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("lenet5")));
+  ASSERT_TRUE(waitForInference(*window));  // the picture again, through this model
+  EXPECT_EQ(prediction->chart()->className(0), "T-shirt/top");
 }
 
 TEST(MainWindow, ShowsTheLayerOpTimesOfThisInference) {
