@@ -15,6 +15,7 @@
 #include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/atomic_file.h"
+#include "app/core/util/csv_field.h"
 #include "app/core/util/error.h"
 
 namespace convscope::cli {
@@ -49,19 +50,6 @@ std::string className(const std::vector<std::string>& names, int64_t index) {
                                                                   : "class " + std::to_string(index);
 }
 
-// A CSV field in quotes, its quotes doubled.
-std::string quotedField(const std::string& text) {
-  std::string quoted = "\"";
-  for (char ch : text) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return quoted + "\"";
-}
-
-// A CSV field, quoted only where it holds a comma, a quote or a line end, as ImageNet's names do
-// ("tench, Tinca tinca").
-std::string csvField(const std::string& text) {
-  return text.find_first_of(",\"\r\n") == std::string::npos ? text : quotedField(text);
-}
-
 void writeCsv(const std::string& path, const ClassificationRun& run, const std::vector<std::string>& names,
               const std::vector<std::string>& fileNames) {
   std::ostringstream out;
@@ -72,8 +60,8 @@ void writeCsv(const std::string& path, const ClassificationRun& run, const std::
   out << "\n";
   // File names are always quoted (as before); class names where they must be.
   for (const ImageClassification& c : run.images) {
-    out << c.index << "," << (fileNames.empty() ? std::string() : quotedField(fileNames[static_cast<size_t>(c.index)]))
-        << ",";
+    out << c.index << ","
+        << (fileNames.empty() ? std::string() : quotedCsvField(fileNames[static_cast<size_t>(c.index)])) << ",";
     if (c.label != ImageSet::kNoLabel)
       out << c.label << "," << csvField(className(names, c.label));
     else

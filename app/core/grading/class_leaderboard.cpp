@@ -14,6 +14,7 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/util/atomic_file.h"
+#include "app/core/util/csv_field.h"
 #include "app/core/util/error.h"
 #include "app/core/util/hashing.h"
 #include "app/core/util/json_file.h"
@@ -237,13 +238,6 @@ std::map<std::string, std::string> pseudonyms(const std::filesystem::path& resul
   }
   writeFileAtomically(mappingFile, mapping, 0600);
   return names;
-}
-
-std::string csvField(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 std::string numberText(const json& value, int digits = 6) {
