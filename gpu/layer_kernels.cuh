@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 #include "app/core/device/device.h"
 
 namespace convscope::gpu {

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 
 namespace convscope::gpu {
 

@@ -52,6 +52,7 @@ except Exception:  # pragma: no cover - optional
 
 
 NUM_TEST = 10000
+FASHION_PREPROCESSING = {"resize": "fit", "invert": "automatic", "value_range": 1, "mean": [0], "std": [1]}
 NUM_SAMPLE_PROBS = 8
 COURSE_SIZE = 48
 INPUT_NAME = "input"
@@ -610,6 +611,9 @@ def main():
                 "description": sp["description"],
                 "input_shape": in_shape,
                 "resize": "bilinear-half-pixel" if sp["resize"] else "none",
+                # How ConvScope brings a picture to this model (docs/own-model.md): the data
+                # set's garments are light on black, so a photo on a light background is inverted.
+                "preprocessing": FASHION_PREPROCESSING,
                 "test_accuracy": acc,
                 "test_correct": correct,
                 "test_count": NUM_TEST,

@@ -1,4 +1,6 @@
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -23,7 +25,9 @@ namespace {
 
 constexpr const char* kHelp = R"(usage: convscope-cli classify [--model FILE.onnx] [--data DIR | --images FILE...]
                              [--count N] [--variant ID] [--csv OUT.csv] [--invert | --no-invert]
-                             [--labels FILE] [--top K]
+                             [--labels FILE] [--top K] [--resize fit|centre-crop|stretch]
+                             [--crop-fraction F] [--mean M] [--std S] [--value-range R]
+                             [--channel-order rgb|bgr]
 
 Classifies images and reports, in the course's format, the op time of every conv layer and the
 accuracy. Without --data or --images the Fashion-MNIST test set is used.
@@ -32,8 +36,19 @@ accuracy. Without --data or --images the Fashion-MNIST test set is used.
                    (default: $CONVSCOPE_DATA or /usr/share/datasets/fashion-mnist)
   --images F...    image files (PNG, JPEG, BMP ...) instead of the data set
   --invert         invert every image file; --no-invert: none. By default, as in the window, a
-                   picture whose border is mostly light (a dark object on a light background) is
-                   inverted into the data set's light-on-dark form, and the output says so
+                   gray model's picture whose border is mostly light (a dark object on a light
+                   background) is inverted into the data set's light-on-dark form, and the output
+                   says so; a colour model's are not (unless its card says "invert")
+How image files become the model's input: its card's "preprocessing", else the default for its
+input (gray: fit, values 0 to 1; colour: ImageNet's centre crop 0.875, RGB, ImageNet's mean and
+std); each option below sets one part of it, and the rule used is printed:
+  --resize R       fit (whole picture, aspect kept, padded), centre-crop or stretch
+  --crop-fraction F  centre-crop: the shorter side is resized to input / F (0 < F <= 1)
+  --mean M         subtracted per channel after the values are scaled to --value-range:
+                   one number, or three separated by commas (in the model's channel order)
+  --std S          divided by per channel, after the mean: one number or three, each above 0
+  --value-range R  the pixel values' range before mean and std: 1 (0..1) or 255 (0..255) ...
+  --channel-order  rgb or bgr: the order of the model's three input channels
   --count N        classify the first N images (default: all)
   --variant ID     convolution kernel variant (see 'convscope-cli variants')
   --csv OUT        write per-image predictions: index, label, predicted class, probabilities
@@ -77,6 +92,54 @@ void writeCsv(const std::string& path, const ClassificationRun& run, const std::
   writeFileAtomically(path, out.str());
 }
 
+double numberOption(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+    throw Error("--" + option + " " + text + ": not a number");
+  return value;
+}
+
+// The rule from the model's card (or its default), with each option given on the command line
+// put in its place.
+Preprocessing preprocessingFromOptions(const Args& args, Preprocessing rule) {
+  if (const auto resize = args.value("resize"); resize && !parseFraming(*resize, rule.framing))
+    throw Error("--resize " + *resize + ": it is fit, centre-crop or stretch");
+  if (const auto order = args.value("channel-order"); order && !parseChannelOrder(*order, rule.channelOrder))
+    throw Error("--channel-order " + *order + ": it is rgb or bgr");
+  if (const auto fraction = args.value("crop-fraction")) {
+    rule.cropFraction = numberOption("crop-fraction", *fraction);
+    if (!(rule.cropFraction > 0.0 && rule.cropFraction <= 1.0))
+      throw Error("--crop-fraction " + *fraction + ": the part of the resized picture kept, above 0 and at most 1");
+  }
+  if (const auto range = args.value("value-range")) {
+    rule.valueRange = static_cast<float>(numberOption("value-range", *range));
+    if (!(rule.valueRange > 0.0f)) throw Error("--value-range " + *range + ": it must be above 0");
+  }
+  for (const auto& [option, values, positive] :
+       {std::tuple{"mean", &rule.mean, false}, std::tuple{"std", &rule.deviation, true}}) {
+    const auto text = args.value(option);
+    if (!text) continue;
+    std::vector<float> numbers;
+    std::stringstream parts(*text);
+    for (std::string part; std::getline(parts, part, ',');) {
+      char* end = nullptr;
+      const double value = std::strtod(part.c_str(), &end);
+      if (part.empty() || end != part.c_str() + part.size() || !std::isfinite(value))
+        throw Error("--" + std::string(option) + " " + *text + ": \"" + part + "\" is not a number");
+      numbers.push_back(static_cast<float>(value));
+      if (positive && !(numbers.back() > 0.0f))
+        throw Error("--" + std::string(option) + " " + *text + ": each value must be above 0");
+    }
+    if (numbers.size() != 1 && numbers.size() != 3)
+      throw Error("--" + std::string(option) + " " + *text + ": one number, or three separated by commas");
+    for (size_t c = 0; c < 3; ++c) (*values)[c] = numbers[numbers.size() == 1 ? 0 : c];
+  }
+  if (args.has("invert")) rule.inversion = PictureInversion::Always;
+  if (args.has("no-invert")) rule.inversion = PictureInversion::Never;
+  return rule;
+}
+
 }  // namespace
 
 int runClassify(const std::vector<std::string>& tokens) {
@@ -84,13 +147,13 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << kHelp;
     return 0;
   }
-  const Args args(tokens, {"model", "data", "images", "count", "variant", "csv", "labels", "top"},
+  const Args args(tokens,
+                  {"model", "data", "images", "count", "variant", "csv", "labels", "top", "resize", "crop-fraction",
+                   "mean", "std", "value-range", "channel-order"},
                   {"invert", "no-invert"});
   if (args.has("data") && args.has("images")) throw Error("give either --data or --images, not both");
   if (args.has("invert") && args.has("no-invert")) throw Error("give either --invert or --no-invert, not both");
-  const PictureInversion inversion = args.has("invert")      ? PictureInversion::Always
-                                     : args.has("no-invert") ? PictureInversion::Never
-                                                             : PictureInversion::Automatic;
+  preprocessingFromOptions(args, Preprocessing{});  // a malformed option fails before any loading
   const std::string modelPath = args.value("model").value_or(defaultModelPath());
   const std::string variant = args.value("variant").value_or(defaultConvVariant());
   findConvVariant(variant);  // an unknown id fails before any loading
@@ -118,22 +181,24 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << "Loading model..." << std::flush;
     model = loadOnnxModel(modelPath);
     std::cout << " done\n";
-    model->imageInput();  // refuses a model that is not a gray-image classifier, with the reason
+    model->imageInput();  // refuses a model that is not a picture classifier, with the reason
     engine = std::make_unique<Engine>(model, variant);
+    engine->setPreprocessing(preprocessingFromOptions(args, preprocessingFor(*model, readModelCard(modelPath))));
+    std::cout << "Preprocessing: " << describePreprocessing(engine->preprocessing(), model->inputChannels()) << "\n";
     // Before any picture is decoded: a model whose input is 2^24 x 2^24 is refused with its
     // figures here, not by std::bad_alloc in the resize.
     checkPicturesFit(*engine, static_cast<int64_t>(files.size()));
     std::cout << "Loading images..." << std::flush;
-    std::vector<GrayImage> pictures;
+    std::vector<Picture> pictures;
     for (const std::string& file : files) {
-      DataSetPicture picture = loadPictureForDataSet(file, inversion);
+      DataSetPicture picture = loadPictureForModel(*engine, file);
       inverted.push_back(picture.inverted);
       pictures.push_back(pictureAtModelInput(*engine, std::move(picture.image)));
     }
     images = ImageSet::fromImages("image files", pictures, fashionMnistClassNames());
     std::cout << " done\n";
   }
-  model->imageInput();  // refuses a model that is not a gray-image classifier, with the reason
+  model->imageInput();  // refuses a model that is not a picture classifier, with the reason
   // The class names: --labels, else the model card's, else the data set's. The first two must be
   // the model's: one too few or too many shifts every name after it.
   const std::optional<ModelCard> card = readModelCard(modelPath);
@@ -157,7 +222,10 @@ int runClassify(const std::vector<std::string>& tokens) {
     throw Error("--count " + std::to_string(count) + " but " + images.source() + " holds " +
                 std::to_string(images.count()) + " images");
 
-  if (!engine) engine = std::make_unique<Engine>(model, variant);
+  if (!engine) {
+    engine = std::make_unique<Engine>(model, variant);
+    engine->setPreprocessing(preprocessingFromOptions(args, preprocessingFor(*model, card)));
+  }
   std::cout << "New Inference\n";
   // On the GPU the whole request is one batch, as in the course; on the CPU chunks keep memory low.
   const int chunk = findConvVariant(variant).runsOnGpu() ? count : 256;
@@ -191,9 +259,9 @@ int runClassify(const std::vector<std::string>& tokens) {
     for (const ImageClassification& c : run.images)
       std::printf("%s: %s (%.1f%%)%s\n", files[static_cast<size_t>(c.index)].c_str(),
                   className(names, c.predicted).c_str(), 100.0 * c.probabilities[static_cast<size_t>(c.predicted)],
-                  !inverted[static_cast<size_t>(c.index)]    ? ""
-                  : inversion == PictureInversion::Automatic ? " (inverted: light background)"
-                                                             : " (inverted: --invert)");
+                  !inverted[static_cast<size_t>(c.index)]                         ? ""
+                  : engine->preprocessing().inversion == PictureInversion::Automatic ? " (inverted: light background)"
+                                                                                      : " (inverted: --invert)");
   if (const auto csv = args.value("csv")) {
     writeCsv(*csv, run, names, files);
     std::fprintf(stderr, "wrote %zu predictions to %s\n", run.images.size(), csv->c_str());

@@ -54,8 +54,9 @@ int runInfo(const std::vector<std::string>& tokens) {
     std::cout << "Input:    " << input.name << " " << shapeToString(input.shape) << " (-1 = any)\n";
   if (const auto card = readModelCard(path)) {
     if (!card->description.empty()) std::cout << "About:    " << card->description << "\n";
-    std::printf("Recorded test accuracy: %.4f (%d of %d, PyTorch)\n", card->testAccuracy, card->testCorrect,
-                card->testCount);
+    if (card->testAccuracy)
+      std::printf("Recorded test accuracy: %.4f (%d of %d, PyTorch)\n", *card->testAccuracy, card->testCorrect,
+                  card->testCount);
   }
   std::printf("\n%-3s %-28s %-12s %-18s %12s %16s\n", "#", "Layer", "Type", "Output shape", "Parameters",
               "FLOPs/image");

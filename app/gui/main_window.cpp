@@ -46,6 +46,7 @@
 #include "ui/jobs/model_load_job.h"
 #include "ui/jobs/test_set_load_job.h"
 #include "ui/model/model_picker.h"
+#include "ui/model/preprocessing_dialog.h"
 #include "ui/model/variant_selector.h"
 
 namespace convscope::gui {
@@ -222,6 +223,7 @@ void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("Open &model…"), QKeySequence::Open, modelPicker_, &ui::ModelPicker::openFileDialog);
   file->addAction(tr("Open &image…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::openImageDialog);
+  file->addAction(tr("Picture &preprocessing…"), this, &MainWindow::editPreprocessing);
   // The tabs' own entries, in the tabs' order: opening what each shows, exporting what it drew.
   const auto addRowActions = [this, file](FileAction::Kind kind) {
     for (size_t i = 0; i < options_.tabs.size(); ++i)
@@ -412,7 +414,7 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   modelPath_ = QFileInfo(path).absoluteFilePath();
   modelPicker_->setCurrentModel(modelPath_, *model_, card_);
   notify(Change::Model);
-  inference_->setModel(model_);
+  inference_->setModel(model_, preprocessingFor(*model_, card_));
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
   dismissProblem(Problem::Model);
   statusBar()->showMessage(tr("Model %1 loaded").arg(QString::fromStdString(model_->name)), 4000);
@@ -748,6 +750,36 @@ void MainWindow::showShortcuts() {
          "<tr><td>Ctrl+O / Ctrl+I / Ctrl+B</td><td>open a model / an image / a benchmark JSON</td></tr>"
          "<tr><td>Ctrl+E</td><td>export the feature maps</td></tr>"
          "</table>"));
+}
+
+void MainWindow::setPreprocessing(const Preprocessing& rule) {
+  if (!model_) return;
+  inference_->setModel(model_, rule);
+  statusBar()->showMessage(
+      tr("Pictures now reach %1 as: %2")
+          .arg(QString::fromStdString(model_->name),
+               QString::fromStdString(describePreprocessing(rule, model_->inputChannels()))),
+      6000);
+}
+
+const Preprocessing& MainWindow::preprocessing() const {
+  return inference_->preprocessing();
+}
+
+ui::PreprocessingDialog* MainWindow::makePreprocessingDialog() {
+  if (!model_) return nullptr;
+  return new ui::PreprocessingDialog(preprocessing(), preprocessingFor(*model_, card_), model_->inputChannels(), this);
+}
+
+void MainWindow::editPreprocessing() {
+  ui::PreprocessingDialog* dialog = makePreprocessingDialog();
+  if (!dialog) {
+    statusBar()->showMessage(tr("No model is loaded yet"), 4000);
+    return;
+  }
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  connect(dialog, &QDialog::accepted, this, [this, dialog] { setPreprocessing(dialog->preprocessing()); });
+  dialog->open();
 }
 
 void MainWindow::openImageDialog() {

@@ -36,6 +36,7 @@ class ModelLoadJob;
 class TestSetLoadJob;
 class PictureFileLoader;
 class ModelPicker;
+class PreprocessingDialog;
 class RecentFiles;
 class VariantSelector;
 }  // namespace convscope::ui
@@ -111,6 +112,14 @@ class MainWindow : public QMainWindow, private WindowLinks {
   QWidget* leftColumn() const { return left_; }
   void setPresentation(bool on);
   bool presentation() const;
+
+  // How pictures become the model's input (preprocessing.h): the model card's rule (or the
+  // default for its channels) when a model is loaded; File > Picture preprocessing… changes it
+  // for this model, and the picture is classified again.
+  void setPreprocessing(const Preprocessing& rule);
+  const Preprocessing& preprocessing() const;
+  // The dialog of File > Picture preprocessing…, not yet shown (tests fill it in and accept it).
+  ui::PreprocessingDialog* makePreprocessingDialog();
 
   QString lastError() const { return lastError_; }
   std::shared_ptr<const Model> model() const { return model_; }
@@ -189,6 +198,7 @@ class MainWindow : public QMainWindow, private WindowLinks {
   void showLeftColumnFor(QWidget* tab);
   void showShortcuts();
   void openImageDialog();
+  void editPreprocessing();
 
   Options options_;
   std::shared_ptr<const Model> model_;

@@ -1,6 +1,8 @@
 // convscope-cli as a user runs it: the course's output format, CSV export, help, and a clear
 // message with a non-zero exit code for every bad input.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -86,7 +88,7 @@ TEST(Cli, ClassifiesImageFilesLikeTheDataSetImagesTheyShow) {
   TempDir dir;
   std::string files, invertedFiles;
   for (int index : {0, 2}) {
-    const convscope::GrayImage image = set.image(index);
+    const convscope::Picture image = set.image(index);
     std::vector<uint8_t> plain, inverted;
     const std::string header = "P5\n28 28\n255\n";
     plain.assign(header.begin(), header.end());
@@ -683,6 +685,82 @@ TEST(CliMalformed, PngAndJpegHeadersClaimingHugePicturesAreRefusedBeforeDecoding
     EXPECT_NE(r.output.find(picture + ": the "), std::string::npos) << c.name << "\n" << r.output;
     EXPECT_NE(r.output.find(c.size + " (" + c.megapixels + ")"), std::string::npos) << c.name << "\n" << r.output;
     EXPECT_EQ(r.output.find("internal error"), std::string::npos) << c.name << "\n" << r.output;
+  }
+}
+
+
+// A real photo through a real network, as a teacher would type it: the card's preprocessing is
+// used and printed, and the top 5 are PyTorch's (recorded in the card, to the two decimals shown).
+TEST(CliPhotos, ChelseaThroughEfficientNetLite0IsACatWithPyTorchsTop5) {
+  const char* folder = std::getenv("CONVSCOPE_PHOTOS_DIR");
+  const std::string photos = folder && *folder ? folder : "/usr/lib/python3/dist-packages/skimage/data";
+  const std::string model = kModels + "/efficientnet-lite0.onnx";
+  const Outcome r = runCli("classify --model '" + model + "' --variant cpu-onednn --top 5 --images '" + photos +
+                           "/chelsea.png' '" + photos + "/coffee.png'");
+  if (r.output.find("no OpenCV") != std::string::npos) GTEST_SKIP() << "this build cannot read image files";
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("Preprocessing: centre crop 0.875, RGB, (x * 255 - 127) / 128\n"), std::string::npos)
+      << r.output;
+  std::ifstream in(kModels + "/efficientnet-lite0.json");
+  const nlohmann::json card = nlohmann::json::parse(in);
+  for (const nlohmann::json& photo : card.at("photos")) {
+    const std::string file = photo.at("file").get<std::string>();
+    if (file != "chelsea.png" && file != "coffee.png") continue;
+    std::string expected = photos + "/" + file + ":\n";
+    int place = 0;
+    for (const nlohmann::json& entry : photo.at("top5")) {
+      char line[256];
+      std::snprintf(line, sizeof line, "  %d. %s %.2f%%\n", ++place,
+                    card.at("class_names").at(entry.at(0).get<size_t>()).get<std::string>().c_str(),
+                    100.0 * entry.at(1).get<double>());
+      expected += line;
+    }
+    EXPECT_NE(r.output.find(expected), std::string::npos) << "expected:\n" << expected << "in:\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("chelsea.png:\n  1. tiger cat"), std::string::npos) << r.output;
+}
+
+TEST(CliMalformed, EveryPreprocessingOptionIsCheckedAndAColourModelRefusesTheGrayDataSet) {
+  const std::string model = kModels + "/efficientnet-lite0.onnx";
+  const std::string pictures = std::string(CONVSCOPE_SOURCE_DIR) + "/tests/data/pictures/";
+  const struct {
+    std::string options, says;
+  } cases[] = {
+      {"--resize crop", "--resize crop: it is fit, centre-crop or stretch"},
+      {"--channel-order rbg", "--channel-order rbg: it is rgb or bgr"},
+      {"--crop-fraction 1.5", "--crop-fraction 1.5: the part of the resized picture kept, above 0 and at most 1"},
+      {"--crop-fraction half", "--crop-fraction half: not a number"},
+      {"--mean 1,2", "--mean 1,2: one number, or three separated by commas"},
+      {"--std 1,0,1", "--std 1,0,1: each value must be above 0"},
+      {"--value-range -255", "--value-range -255: it must be above 0"},
+      {"--mean 0.5,nan,1", "--mean 0.5,nan,1: \"nan\" is not a number"},
+  };
+  for (const auto& c : cases) {
+    const Outcome r = runCli("classify --model '" + model + "' --images '" + pictures + "rgb.png' " + c.options);
+    EXPECT_NE(r.exitCode, 0) << c.options;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.options << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Loading model"), std::string::npos) << "checked before anything is loaded";
+  }
+  const Outcome gray = runCli("classify --model '" + model + "' --count 2 --variant cpu-im2col-gemm");
+  EXPECT_NE(gray.exitCode, 0);
+  EXPECT_NE(gray.output.find("holds gray pictures, but " + model + " takes 3-channel ones"), std::string::npos)
+      << gray.output;
+}
+
+// Each kind of picture file a photo comes as reaches a colour model and a gray one: 16 bits,
+// alpha, gray, CMYK. Each gets a prediction, none a crash.
+TEST(CliPhotos, SixteenBitAlphaGrayAndCmykFilesAreClassifiedByColourAndGrayModels) {
+  const std::string pictures = std::string(CONVSCOPE_SOURCE_DIR) + "/tests/data/pictures/";
+  std::string files;
+  for (const char* name : {"rgb.png", "rgb16.png", "rgba.png", "gray.png", "cmyk.jpg"})
+    files += " '" + pictures + name + "'";
+  for (const std::string model : {"efficientnet-lite0", "lenet5"}) {
+    const Outcome r =
+        runCli("classify --model '" + kModels + "/" + model + ".onnx' --variant cpu-im2col-gemm --images" + files);
+    if (r.output.find("no OpenCV") != std::string::npos) GTEST_SKIP() << "this build cannot read image files";
+    ASSERT_EQ(r.exitCode, 0) << model << "\n" << r.output;
+    for (const char* name : {"rgb.png: ", "rgb16.png: ", "rgba.png: ", "gray.png: ", "cmyk.jpg: "})
+      EXPECT_NE(r.output.find(pictures + name), std::string::npos) << model << " " << name << "\n" << r.output;
   }
 }
 

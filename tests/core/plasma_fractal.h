@@ -8,12 +8,12 @@
 #include <utility>
 #include <vector>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 
 namespace convscope {
 
 // `size` is 2^k + 1; values are stretched to [0, 1].
-inline GrayImage plasmaFractal(int size, unsigned seed) {
+inline Picture plasmaFractal(int size, unsigned seed) {
   std::mt19937 random(seed);
   std::uniform_real_distribution<float> jitter(-1.0f, 1.0f);
   std::vector<float> v(static_cast<size_t>(size * size), 0.0f);
@@ -40,7 +40,7 @@ inline GrayImage plasmaFractal(int size, unsigned seed) {
   const auto [low, high] = std::minmax_element(v.begin(), v.end());
   const float lo = *low, range = *high - *low;
   for (float& value : v) value = (value - lo) / range;
-  return GrayImage{size, size, v};
+  return Picture{size, size, v};
 }
 
 }  // namespace convscope

@@ -50,7 +50,7 @@ TEST(DataSetDistance, IsTheRmsDifferenceToTheNearestReferenceImageToldAsAShare) 
     std::vector<float> picture(static_cast<size_t>(size));
     for (float& v : picture) v = value(random) * (trial % 2 ? 1.0f : 3.0f);
     const double want = expected(picture.data(), &label);
-    const DataSetDistance::Result got = distance.of(GrayImage{height, width, picture});
+    const DataSetDistance::Result got = distance.of(Picture{height, width, picture});
     EXPECT_NEAR(got.distance, want, 1e-5);
     EXPECT_EQ(got.nearestLabel, label);
     int closer = 0;
@@ -64,8 +64,8 @@ TEST(DataSetDistance, IsTheRmsDifferenceToTheNearestReferenceImageToldAsAShare) 
   EXPECT_EQ(own.nearestLabel, labels[5]);
 
   // A picture of another size is resized to the set's first (as every input is), not refused.
-  const GrayImage big{6, 10, std::vector<float>(60, 0.25f)};
-  const GrayImage sized = resizedToFit(big, height, width);
+  const Picture big{6, 10, std::vector<float>(60, 0.25f)};
+  const Picture sized = resizedToFit(big, height, width);
   EXPECT_NEAR(distance.of(big).distance, expected(sized.pixels.data(), &label), 1e-6);
 
   EXPECT_THROW(DataSetDistance(ImageSet("one", 3, 5, std::vector<float>(15, 0.0f), {0}, {"a"})), Error);
@@ -93,10 +93,10 @@ TEST(DataSetDistance, TheTestSetsOwnPicturesAreTypicalAndPlasmaAndNoiseAreNot) {
   // Uniform noise and a white page: unlike any garment.
   std::mt19937 random(7);
   std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-  GrayImage noise{28, 28, std::vector<float>(784)};
+  Picture noise{28, 28, std::vector<float>(784)};
   for (float& v : noise.pixels) v = uniform(random);
   EXPECT_TRUE(distance.of(noise).unlike());
-  EXPECT_TRUE(distance.of(GrayImage{28, 28, std::vector<float>(784, 1.0f)}).unlike());
+  EXPECT_TRUE(distance.of(Picture{28, 28, std::vector<float>(784, 1.0f)}).unlike());
   // Plasma fractals: every one far out, most of them unlike the data set.
   int plasmaUnlike = 0;
   for (unsigned seed = 1; seed <= 20; ++seed) {

@@ -31,7 +31,7 @@ TEST(ImageBytes, AreTheStoredPixelsOfEveryImage) {
   ASSERT_TRUE(set.hasBytes());
   const uint8_t* bytes = set.bytes(0);
   for (int i = 0; i < set.count(); ++i) {
-    const GrayImage image = set.image(i);
+    const Picture image = set.image(i);
     for (size_t p = 0; p < image.pixels.size(); ++p)
       ASSERT_TRUE(sameBits(image.pixels[p], static_cast<float>(bytes[static_cast<size_t>(i) * 784 + p]) / 255.0f))
           << "image " << i << " pixel " << p;
@@ -51,7 +51,7 @@ TEST(ImageBytes, BatchFromBytesEqualsTheFloatBatchBitForBit) {
 }
 
 TEST(ImageBytes, SetsWithoutBytesAndBadBatchesAreRefusedSayingWhy) {
-  const ImageSet drawn = ImageSet::fromImages("drawing", {GrayImage{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}}}, {});
+  const ImageSet drawn = ImageSet::fromImages("drawing", {Picture{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}}}, {});
   EXPECT_FALSE(drawn.hasBytes());
   testing::expectError([&] { drawn.bytes(0); }, {"drawing", "8-bit"});
   testing::expectError([&] { testSet().bytes(10000); }, {"10000", "outside"});

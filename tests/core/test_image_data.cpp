@@ -41,8 +41,8 @@ TEST(BilinearResize, HalvingAveragesPixelPairsAndSameSizeCopies) {
 
 // A wide picture: 28 rows x 56 columns, a bright garment with a gradient and dark edges on a
 // background of 0.1, one outlier pixel on the border that must not change the padding.
-GrayImage widePicture() {
-  GrayImage image{28, 56, std::vector<float>(28 * 56, 0.1f)};
+Picture widePicture() {
+  Picture image{28, 56, std::vector<float>(28 * 56, 0.1f)};
   for (int y = 3; y < 25; ++y)
     for (int x = 5; x < 51; ++x)
       image.pixels[static_cast<size_t>(y) * 56 + x] = 0.3f + 0.7f * static_cast<float>(x) / 56.0f;
@@ -51,14 +51,14 @@ GrayImage widePicture() {
 }
 
 TEST(ResizeToFit, AWidePictureIsPaddedWithItsBackgroundNotSquashed) {
-  const GrayImage wide = widePicture();
+  const Picture wide = widePicture();
   EXPECT_FLOAT_EQ(backgroundValue(wide), 0.1f);
   // Independently: the 56 x 56 canvas (14 background rows above and below the picture), then a
   // halving, which for half-pixel bilinear resampling is the mean of each 2 x 2 block.
   std::vector<float> canvas(56 * 56, 0.1f);
   for (int y = 0; y < 28; ++y)
     for (int x = 0; x < 56; ++x) canvas[static_cast<size_t>(y + 14) * 56 + x] = wide.at(y, x);
-  const GrayImage fitted = resizedToFit(wide, 28, 28);
+  const Picture fitted = resizedToFit(wide, 28, 28);
   ASSERT_EQ(fitted.height, 28);
   ASSERT_EQ(fitted.width, 28);
   for (int y = 0; y < 28; ++y)
@@ -76,26 +76,26 @@ TEST(ResizeToFit, AWidePictureIsPaddedWithItsBackgroundNotSquashed) {
 
 TEST(ResizeToFit, ATallPictureIsPaddedLeftAndRightAndASquareOneIsOnlyResized) {
   // 9 rows x 3 columns (odd sizes) into 6 x 6: a 9 x 9 canvas, the picture in columns 3..5.
-  GrayImage tall{9, 3, {}};
+  Picture tall{9, 3, {}};
   for (int i = 0; i < 27; ++i) tall.pixels.push_back(i % 4 == 0 ? -0.5f : 0.25f * static_cast<float>(i % 5));
-  GrayImage canvas{9, 9, std::vector<float>(81, 0.7f)};
+  Picture canvas{9, 9, std::vector<float>(81, 0.7f)};
   for (int y = 0; y < 9; ++y)
     for (int x = 0; x < 3; ++x) canvas.pixels[static_cast<size_t>(y) * 9 + x + 3] = tall.at(y, x);
   EXPECT_EQ(resizedToFit(tall, 6, 6, 0.7f).pixels, resized(canvas, 6, 6).pixels);
-  const GrayImage square{4, 4, std::vector<float>(16, 0.5f)};
+  const Picture square{4, 4, std::vector<float>(16, 0.5f)};
   EXPECT_EQ(resizedToFit(square, 7, 7).pixels, resized(square, 7, 7).pixels);
 }
 
 // resizedToFit as it was first written: the picture pasted on a canvas of the target's aspect
 // ratio, then the whole canvas resized. The function now reads the canvas without building it.
-GrayImage fitOnABuiltCanvas(const GrayImage& image, int height, int width, float background) {
+Picture fitOnABuiltCanvas(const Picture& image, int height, int width, float background) {
   const int64_t tall = int64_t{image.height} * width, wide = int64_t{image.width} * height;
   int canvasHeight = image.height, canvasWidth = image.width;
   if (wide > tall)
     canvasHeight = static_cast<int>((int64_t{image.width} * height + width - 1) / width);
   else if (tall > wide)
     canvasWidth = static_cast<int>((int64_t{image.height} * width + height - 1) / height);
-  GrayImage canvas{canvasHeight, canvasWidth,
+  Picture canvas{canvasHeight, canvasWidth,
                    std::vector<float>(static_cast<size_t>(canvasHeight) * canvasWidth, background)};
   const int top = (canvasHeight - image.height) / 2, left = (canvasWidth - image.width) / 2;
   for (int y = 0; y < image.height; ++y)
@@ -112,7 +112,7 @@ TEST(ResizeToFit, GivesTheBuiltCanvasResultToTheBitForPicturesOfManyShapes) {
                                                    {49, 48}, {48, 49}, {1, 1},   {40, 2000}, {2000, 40}};
   const std::vector<std::pair<int, int>> targets = {{48, 48}, {28, 28}, {28, 48}, {48, 28}, {6, 6}, {7, 12}};
   for (const auto& [h, w] : shapes) {
-    GrayImage image{h, w, {}};
+    Picture image{h, w, {}};
     for (int i = 0; i < h * w; ++i) image.pixels.push_back(next());
     for (const auto& [th, tw] : targets) {
       SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w) + " into " + std::to_string(th) + "x" +
@@ -127,8 +127,8 @@ TEST(ResizeToFit, APanoramaIsFittedWithoutACanvasAsWideAsItIs) {
   // more than a process can address, so building it throws std::bad_alloc. Only the result is
   // allocated now. The row itself lies between the two canvas rows that bilinear resampling
   // reads for the middle of the result, so every pixel is the background.
-  const GrayImage panorama{1, 8'000'000, std::vector<float>(8'000'000, 0.9f)};
-  const GrayImage fitted = resizedToFit(panorama, 48, 48, 0.25f);
+  const Picture panorama{1, 8'000'000, std::vector<float>(8'000'000, 0.9f)};
+  const Picture fitted = resizedToFit(panorama, 48, 48, 0.25f);
   ASSERT_EQ(fitted.height, 48);
   ASSERT_EQ(fitted.width, 48);
   for (const float pixel : fitted.pixels) ASSERT_NEAR(pixel, 0.25f, 1e-6f);
@@ -139,8 +139,8 @@ TEST(ResizeToFit, AWidePanoramaShowsAsABandAcrossTheMiddleRows) {
   // rows high. The rows resampling reads, scale * (i + 0.5) - 0.5 with scale 20000 / 48, are in
   // the picture (canvas rows 9500..10499) for i = 23 and 24 only.
   const int height = 1000, width = 20000;
-  GrayImage panorama{height, width, std::vector<float>(static_cast<size_t>(height) * width, 0.9f)};
-  const GrayImage fitted = resizedToFit(panorama, 48, 48, 0.1f);
+  Picture panorama{height, width, std::vector<float>(static_cast<size_t>(height) * width, 0.9f)};
+  const Picture fitted = resizedToFit(panorama, 48, 48, 0.1f);
   ASSERT_EQ(fitted.pixels.size(), 48u * 48u);
   for (int y = 0; y < 48; ++y)
     for (int x = 0; x < 48; ++x)
@@ -151,23 +151,23 @@ TEST(ResizeToFit, AGarmentTheFullHeightOfAWidePictureDoesNotBecomeTheBackground)
   // 20 x 40, background 0.1, a garment of 0.8 over the full height in columns 4..35: it covers 64
   // of the 80 pixels of the top and bottom rows, so the median of the whole border would be the
   // garment. The short sides, the left and right columns, are background.
-  GrayImage picture{20, 40, std::vector<float>(20 * 40, 0.1f)};
+  Picture picture{20, 40, std::vector<float>(20 * 40, 0.1f)};
   for (int y = 0; y < 20; ++y)
     for (int x = 4; x < 36; ++x) picture.pixels[static_cast<size_t>(y) * 40 + x] = 0.8f;
   EXPECT_FLOAT_EQ(backgroundValue(picture), 0.1f);
   // The same, standing: a garment the full width of a tall picture.
-  GrayImage standing{40, 20, std::vector<float>(40 * 20, 0.1f)};
+  Picture standing{40, 20, std::vector<float>(40 * 20, 0.1f)};
   for (int y = 4; y < 36; ++y)
     for (int x = 0; x < 20; ++x) standing.pixels[static_cast<size_t>(y) * 20 + x] = 0.8f;
   EXPECT_FLOAT_EQ(backgroundValue(standing), 0.1f);
   // The padding above and below is the background, not the garment.
-  const GrayImage fitted = resizedToFit(picture, 48, 48);
+  const Picture fitted = resizedToFit(picture, 48, 48);
   EXPECT_NEAR(fitted.at(2, 24), 0.1f, 1e-6f);
   EXPECT_NEAR(fitted.at(24, 24), 0.8f, 1e-6f);
 }
 
 TEST(ImageSetBatch, UpsamplesToTheModelInputAndChecksRanges) {
-  std::vector<GrayImage> images = {{2, 2, {0.0f, 0.25f, 0.5f, 1.0f}}, {2, 2, {1.0f, 1.0f, 1.0f, 1.0f}}};
+  std::vector<Picture> images = {{2, 2, {0.0f, 0.25f, 0.5f, 1.0f}}, {2, 2, {1.0f, 1.0f, 1.0f, 1.0f}}};
   const ImageSet set = ImageSet::fromImages("two pictures", images, fashionMnistClassNames());
   EXPECT_FALSE(set.hasLabels());
   const Tensor batch = set.batch(0, 2, 4, 4);
@@ -194,12 +194,12 @@ TEST(ImageFile, DecodesToGrayInUnitRangeAndInvertsOnRequest) {
     expectError([&] { loadImageFile(file, false); }, {"sample.pgm", "no OpenCV"});
     return;
   }
-  const GrayImage image = loadImageFile(file, false);
+  const Picture image = loadImageFile(file, false);
   ASSERT_EQ(image.height, 2);
   ASSERT_EQ(image.width, 3);
   EXPECT_FLOAT_EQ(image.at(0, 1), 0.2f);
   EXPECT_FLOAT_EQ(image.at(1, 0), 1.0f);
-  const GrayImage inverted = loadImageFile(file, true);
+  const Picture inverted = loadImageFile(file, true);
   EXPECT_FLOAT_EQ(inverted.at(1, 0), 0.0f);
   EXPECT_FLOAT_EQ(inverted.at(0, 0), 1.0f);
 }
@@ -232,8 +232,8 @@ TEST(ImageFile, APictureWithALightBorderIsInvertedForTheDataSet) {
   EXPECT_TRUE(always.inverted);
   EXPECT_NEAR(always.image.at(1, 1), 20.0f / 255.0f, 1e-6);
   // A border of exactly one half is not "mostly light".
-  EXPECT_FALSE(hasLightBackground(GrayImage{2, 2, {0.5f, 0.5f, 0.5f, 0.5f}}));
-  EXPECT_FALSE(hasLightBackground(GrayImage{}));
+  EXPECT_FALSE(hasLightBackground(Picture{2, 2, {0.5f, 0.5f, 0.5f, 0.5f}}));
+  EXPECT_FALSE(hasLightBackground(Picture{}));
 }
 
 TEST(ImageFile, RefusesMissingAndNonImageFilesNamingThem) {

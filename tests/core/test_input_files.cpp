@@ -217,7 +217,23 @@ TEST(JsonFiles, MissingOrMistypedFieldIsNamedWithoutTheLibrarysWords) {
       {"profile.json",
        R"({"schema": "convscope-profile/1", "variant": "v", "model": "m", "device": "d", "batch": 1e300, "rows": []})",
        ": \"batch\" is 1e+300, not a whole number from 1 to 1073741824"},
-      {"model.json", R"({"description": "no accuracy"})", ": malformed model card: field \"test_accuracy\" missing"},
+      {"model.json", R"({"test_accuracy": "high"})",
+       ": malformed model card: a field of the wrong type (type must be number, but is string)"},
+      {"model.json", R"({"preprocessing": [1, 2]})",
+       ": malformed \"preprocessing\": it is not an object of fields (\"resize\", \"mean\", ...)"},
+      {"model.json", R"({"preprocessing": {"resize": "crop"}})",
+       ": malformed \"preprocessing\": \"resize\" is \"crop\"; it is one of \"fit\", \"centre-crop\" or \"stretch\""},
+      {"model.json", R"({"preprocessing": {"std": [0.2, 0, 0.2]}})",
+       ": malformed \"preprocessing\": \"std[1]\" is 0; it must be a number above 0"},
+      {"model.json", R"({"preprocessing": {"mean": [0.5, 0.5]}})",
+       ": malformed \"preprocessing\": \"mean\" is [0.5,0.5]; it is a list of 1 or 3 numbers (one per channel)"},
+      {"model.json", R"({"preprocessing": {"crop_fraction": 1.5}})",
+       ": malformed \"preprocessing\": \"crop_fraction\" is 1.5; it is the part of the resized picture kept, at most 1"},
+      {"model.json", R"({"preprocessing": {"channel-order": "bgr"}})",
+       ": malformed \"preprocessing\": unknown field \"channel-order\" (the fields are resize, crop_fraction, invert, "
+       "channel_order, value_range, mean, std)"},
+      {"model.json", R"({"preprocessing": {"value_range": "255"}})",
+       ": malformed \"preprocessing\": \"value_range\" is \"255\"; it must be a number above 0"},
       {"model.json", R"([0.9])", ": a model card is a JSON object"},
       {"model.json", R"({"test_accuracy": 0.9, "class_names": "cat"})",
        ": malformed model card: \"class_names\" is not a list of names"},
@@ -465,7 +481,7 @@ std::vector<uint8_t> grayPng(uint32_t width, uint32_t height, uint8_t value = 0)
 TEST(ImageLimits, SmallPngStillDecodes) {
   if (!imageFilesSupported()) GTEST_SKIP() << "this build has no OpenCV";
   TempDir dir;
-  const GrayImage image = loadImageFile(dir.write("small.png", grayPng(7, 5, 51)), false);
+  const Picture image = loadImageFile(dir.write("small.png", grayPng(7, 5, 51)), false);
   ASSERT_EQ(image.width, 7);
   ASSERT_EQ(image.height, 5);
   EXPECT_FLOAT_EQ(image.at(4, 6), 0.2f);

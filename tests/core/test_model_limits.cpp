@@ -180,7 +180,7 @@ std::shared_ptr<const Model> bigConvModel(int64_t side, int64_t kernel, int64_t 
 }
 
 ImageSet smallImages(int count) {
-  std::vector<GrayImage> images(static_cast<size_t>(count), GrayImage{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}});
+  std::vector<Picture> images(static_cast<size_t>(count), Picture{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}});
   return ImageSet::fromImages("pictures", images, fashionMnistClassNames());
 }
 
@@ -252,7 +252,7 @@ TEST(MemoryLimits, PictureForAnInputOf2To24SquaredIsRefusedBeforeTheResize) {
   // 2^48 floats, std::bad_alloc. Now the model's file, the layer and the figures are named.
   const auto model = bigConvModel(int64_t{1} << 24, 3, 0);
   Engine engine(model, "cpu-im2col-gemm");
-  const GrayImage picture{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}};
+  const Picture picture{2, 2, {0.1f, 0.2f, 0.3f, 0.4f}};
   expectError([&] { pictureAtModelInput(engine, picture); }, {"big.onnx: ", "needs", "TB", "limit"});
   expectError([&] { pictureAtModelInput(engine, picture, true); }, {"big.onnx: ", "needs", "TB", "limit"});
   expectError([&] { checkPicturesFit(engine, 1); }, {"big.onnx: ", "needs", "TB", "limit"});
@@ -307,14 +307,14 @@ TEST(MemoryLimits, AnEngineThatRanABatchRefusesItAgainUnderALowerLimit) {
 TEST(MemoryLimits, PictureAtModelInputIsTheAspectKeepingResizeOrThePictureItself) {
   const auto model = bigConvModel(6, 3, 0);
   Engine engine(model, "cpu-reference");
-  GrayImage wide{2, 4, {}};
+  Picture wide{2, 4, {}};
   for (int i = 0; i < 8; ++i) wide.pixels.push_back(0.1f * static_cast<float>(i));
-  const GrayImage sized = pictureAtModelInput(engine, wide);
-  const GrayImage expected = resizedToFit(wide, 6, 6);
+  const Picture sized = pictureAtModelInput(engine, wide);
+  const Picture expected = resizedToFit(wide, 6, 6);
   EXPECT_EQ(sized.height, 6);
   EXPECT_EQ(sized.width, 6);
   EXPECT_EQ(sized.pixels, expected.pixels);
-  GrayImage exact{6, 6, std::vector<float>(36)};
+  Picture exact{6, 6, std::vector<float>(36)};
   for (int i = 0; i < 36; ++i) exact.pixels[static_cast<size_t>(i)] = static_cast<float>(i) / 36.0f;
   EXPECT_EQ(pictureAtModelInput(engine, exact).pixels, exact.pixels);
 }

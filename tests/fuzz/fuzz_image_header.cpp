@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) std::abort();
   try {
     const std::string path = "/proc/self/fd/" + std::to_string(fd);
-    const convscope::GrayImage image = convscope::loadImageFile(path, false);
+    const convscope::Picture image = convscope::loadImageFile(path, false);
     if (static_cast<uint64_t>(image.width) * image.height > convscope::kMaxImagePixels) std::abort();
     const convscope::DataSetPicture picture =
         convscope::loadPictureForDataSet(path, convscope::PictureInversion::Automatic);

@@ -74,7 +74,7 @@ TEST(Drawing, StrokesOnTheCanvasAreClassifiedAsTheyAreDrawn) {
   ASSERT_NE(second, first);
   EXPECT_NE(second->probabilities, first->probabilities) << "the prediction follows the drawing";
   // The picture the model saw is the canvas, framed: a 28x28 data-set frame, resized to 48x48.
-  const GrayImage framed = window->inputPanel()->drawing()->framedPicture();
+  const Picture framed = window->inputPanel()->drawing()->framedPicture();
   EXPECT_EQ(second->input.image.pixels, framed.pixels);
   EXPECT_EQ(second->layers[0].value.shape(), (Shape{1, 1, 48, 48}));
   saveShotIfAsked(*window, "drawing.png");
@@ -270,7 +270,7 @@ TEST(InferenceController, CoalescesRequestsThatArriveWhileOneRuns) {
   constexpr int kRequests = 200;
   for (int i = 0; i < kRequests; ++i) {
     ui::InputImage input;
-    input.image = GrayImage{28, 28, std::vector<float>(28 * 28, static_cast<float>(i) / kRequests)};
+    input.image = Picture{28, 28, std::vector<float>(28 * 28, static_cast<float>(i) / kRequests)};
     input.testIndex = i;
     controller.classify(input);  // far faster than an inference: most replace a waiting request
   }
@@ -296,7 +296,7 @@ TEST(DrawingPreprocessing, CentresTheStrokesAndScalesThemToFillTheFrame) {
   for (int y = 10; y < 30; ++y)
     for (int x = 20; x < 60; ++x) drawing.setPixel(x, y, qRgb(255, 255, 255));
   EXPECT_EQ(ui::inkBounds(drawing.convertToFormat(QImage::Format_Grayscale8)), QRect(20, 10, 40, 20));
-  const GrayImage framed = ui::frameDrawing(drawing, 28);
+  const Picture framed = ui::frameDrawing(drawing, 28);
   ASSERT_EQ(framed.height, 28);
   ASSERT_EQ(framed.width, 28);
   // The longer side spans the whole frame; the shorter one is centred: rows 7..20 lit.
@@ -312,7 +312,7 @@ TEST(DrawingPreprocessing, CentresTheStrokesAndScalesThemToFillTheFrame) {
 
   QImage empty(100, 100, QImage::Format_RGB32);
   empty.fill(Qt::black);
-  const GrayImage blank = ui::frameDrawing(empty, 28);
+  const Picture blank = ui::frameDrawing(empty, 28);
   EXPECT_TRUE(std::all_of(blank.pixels.begin(), blank.pixels.end(), [](float v) { return v == 0.0f; }));
 }
 

@@ -28,6 +28,7 @@
 #include "ui/maps/feature_map_view.h"
 #include "ui/maps/layer_maps_widget.h"
 #include "ui/model/model_picker.h"
+#include "ui/model/preprocessing_dialog.h"
 #include "ui/model/variant_selector.h"
 
 namespace convscope::testing {
@@ -449,6 +450,54 @@ TEST(MainWindow, RemembersModelVariantAndImageBetweenRuns) {
   EXPECT_EQ(second.variantSelector()->currentVariant(), "cpu-reference");
   EXPECT_EQ(second.inputPanel()->browser()->currentImage(), 321);
   EXPECT_EQ(second.inference()->lastOutcome()->input.testIndex, 321);
+}
+
+
+// A teacher's demo: a colour photo through a real pretrained network. The card's preprocessing is
+// used, the prediction is named by ImageNet's classes, and the input is drawn as the model sees
+// it, in colour; the preprocessing can be changed in the window.
+TEST(MainWindow, ChelseaThroughEfficientNetLite0IsACatAndItsInputIsShownInColour) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
+  const char* folder = std::getenv("CONVSCOPE_PHOTOS_DIR");
+  const QString chelsea =
+      QString(folder && *folder ? folder : "/usr/lib/python3/dist-packages/skimage/data") + "/chelsea.png";
+  auto window = openWindow();
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("efficientnet-lite0"))) << window->lastError().toStdString();
+  EXPECT_EQ(window->preprocessing().framing, PictureFraming::CentreCrop);
+  EXPECT_EQ(window->preprocessing().valueRange, 255.0f);
+  ASSERT_TRUE(window->openImage(chelsea)) << window->lastError().toStdString();
+  ASSERT_TRUE(waitForInference(*window, 120000));
+  auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ui::PredictionPanel* prediction = window->view<gui::ExploreView>("explore")->prediction();
+  EXPECT_EQ(prediction->shownTopClassName(), "tiger cat");
+  ASSERT_FALSE(outcome->layers.empty());
+  EXPECT_EQ(outcome->layers[0].value.shape(), (Shape{1, 3, 224, 224}));
+  // (x * 255 - 127) / 128: the input's values lie in [-127/128, 1].
+  for (int i = 0; i < 3 * 224 * 224; i += 97) {
+    EXPECT_GE(outcome->layers[0].value.data()[i], -127.0f / 128.0f);
+    EXPECT_LE(outcome->layers[0].value.data()[i], 1.0f);
+  }
+  ui::LayerMapsWidget* input = window->view<gui::ExploreView>("explore")->maps()->layer(0);
+  ASSERT_EQ(input->mapsShown(), 1) << "one colour picture, not three gray maps";
+  input->resize(input->sizeHint());
+  const QImage drawn = input->grab().toImage();
+  // Chelsea's fur left of her face is ginger: red above blue, as no gray map can be.
+  const QRgb fur = drawn.pixel(input->pointOf(0, 112, 40));
+  EXPECT_GT(qRed(fur), qBlue(fur) + 20) << qRed(fur) << " " << qGreen(fur) << " " << qBlue(fur);
+
+  // The dialog starts from the rule in use; a stretched photo is classified again.
+  std::unique_ptr<ui::PreprocessingDialog> dialog(window->makePreprocessingDialog());
+  ASSERT_NE(dialog, nullptr);
+  Preprocessing stretched = dialog->preprocessing();
+  EXPECT_EQ(stretched.mean, window->preprocessing().mean);
+  stretched.framing = PictureFraming::Stretch;
+  dialog->setPreprocessing(stretched);
+  window->setPreprocessing(dialog->preprocessing());
+  ASSERT_TRUE(waitForInference(*window, 120000));
+  ASSERT_NE(window->inference()->lastOutcome(), outcome);
+  EXPECT_EQ(window->preprocessing().framing, PictureFraming::Stretch);
+  EXPECT_NE(window->inference()->lastOutcome()->layers[0].value.data()[0], outcome->layers[0].value.data()[0]);
 }
 
 }  // namespace

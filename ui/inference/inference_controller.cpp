@@ -10,6 +10,7 @@
 #include "app/core/engine/engine.h"
 #include "app/core/engine/picture_input.h"
 #include "app/core/model/layer_titles.h"
+#include "app/core/model/model_card.h"
 
 namespace convscope::ui {
 
@@ -31,7 +32,8 @@ namespace {
 // One picture on the runner's thread: the captured inference, then the timed warm runs.
 std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& live,
                                               const std::shared_ptr<const Model>& modelPointer,
-                                              const std::string& variant, InputImage picture,
+                                              const Preprocessing& preprocessing, const std::string& variant,
+                                              InputImage picture,
                                               const std::shared_ptr<const ImageSet>& dataSet) {
   const auto start = std::chrono::steady_clock::now();
   if (!live.engine || &live.engine->model() != modelPointer.get() || live.engine->variantId() != variant) {
@@ -40,14 +42,23 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
     live.titles = layerTitles(*modelPointer);
   }
   Engine& engine = *live.engine;
+  engine.setPreprocessing(preprocessing);
   const Model& model = *modelPointer;
   const int height = model.inputHeight(), width = model.inputWidth();
   const auto pictureStart = std::chrono::steady_clock::now();  // after the engine is ready
-  const GrayImage& source = picture.image;
-  // Aspect ratio kept: a wide photo is padded with its background, not squashed. Refused with
-  // the model's figures before the resize when one picture at its input does not fit in memory.
-  GrayImage sized = pictureAtModelInput(engine, source, true);
-  const Tensor input({1, 1, height, width}, std::move(sized.pixels));
+  // A colour model sees an opened photo in colour, decoded from its file by the model's rule (its
+  // inversion too: none for ImageNet's); a gray one sees the gray picture as the window shows it.
+  // Drawings and test images are gray: a colour model gets them in three equal channels.
+  const bool colour = model.inputChannels() == 3 && !picture.file.isEmpty();
+  if (colour) checkPicturesFit(engine, 1, true);  // the model's figures before a photo is decoded
+  const Picture source = colour ? loadPictureForModel(engine, picture.file.toStdString()).image : picture.image;
+  // Framed by the model's rule (a gray model's: aspect kept, a wide photo padded with its
+  // background, not squashed). Refused with the model's figures before the resize when one
+  // picture at its input does not fit in memory.
+  const Picture sized = pictureAtModelInput(engine, source, true);
+  // The values mapped by the rule (mean, deviation, channel order) as classify's batches are.
+  const Tensor input = ImageSet::fromImages(picture.description.toStdString(), {sized}, {})
+                           .batch(0, 1, height, width, engine.preprocessing());
   InferenceResult result = engine.infer(input, true);
   // What one picture costs: the resize and the captured run, not the timed runs that follow.
   const double pictureSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pictureStart).count();
@@ -86,6 +97,7 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
   if (double load[1]; getloadavg(load, 1) == 1) outcome->loadAverage = load[0];
   outcome->cores = static_cast<int>(std::thread::hardware_concurrency());
   outcome->input = std::move(picture);
+  outcome->inputIsBgr = engine.preprocessing().channelOrder == ChannelOrder::Bgr;
   outcome->modelName = model.name;
   outcome->variant = variant;
   outcome->deviceName = engine.deviceName();
@@ -113,7 +125,13 @@ InferenceController::~InferenceController() {
 }
 
 void InferenceController::setModel(std::shared_ptr<const Model> model) {
+  const Preprocessing preprocessing = preprocessingFor(*model, std::nullopt);
+  setModel(std::move(model), preprocessing);
+}
+
+void InferenceController::setModel(std::shared_ptr<const Model> model, const Preprocessing& preprocessing) {
   model_ = std::move(model);
+  preprocessing_ = preprocessing;
   submit();
 }
 
@@ -140,15 +158,15 @@ void InferenceController::submit() {
   const quint64 sequence = ++requested_;
   JobRunner::Job job;
   job.kind = JobKind::LiveInference;  // replaces a request the runner has not started yet
-  job.work = [this, sequence, engine = engine_, model = model_, variant = variant_, input = *lastInput_,
-              dataSet = dataSet_](JobContext& context) mutable -> std::function<void()> {
+  job.work = [this, sequence, engine = engine_, model = model_, preprocessing = preprocessing_, variant = variant_,
+              input = *lastInput_, dataSet = dataSet_](JobContext& context) mutable -> std::function<void()> {
     // `this` is used only in what runs on the GUI thread (the runner checks it is still there).
     const QString picture = input.description;  // for the error: the input moves on success
     const int height = input.image.height, width = input.image.width;
     QString error;
     std::shared_ptr<const InferenceOutcome> outcome;
     try {
-      outcome = infer(context, *engine, model, variant, std::move(input), dataSet);
+      outcome = infer(context, *engine, model, preprocessing, variant, std::move(input), dataSet);
     } catch (const std::bad_alloc&) {  // what() says only "std::bad_alloc"
       engine->engine.reset();
       error = tr("%1: not enough memory to run the model on %2 (%3×%4)")

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "app/core/data/image_set.h"
+#include "app/core/data/preprocessing.h"
 #include "app/core/model/model.h"
 #include "ui/inference/inference_outcome.h"
 #include "ui/jobs/job_runner.h"
@@ -33,8 +34,12 @@ class InferenceController : public QObject {
   explicit InferenceController(JobRunner* jobs, QObject* parent = nullptr);
   ~InferenceController() override;  // cancels its job
 
-  // Later requests use this model / variant; the last input is classified again with it.
+  // Later requests use this model / variant; the last input is classified again with it. The
+  // model's pictures are brought to its input by `preprocessing` (its card's rule, or the
+  // default for its input channels when none is given).
   void setModel(std::shared_ptr<const Model> model);
+  void setModel(std::shared_ptr<const Model> model, const Preprocessing& preprocessing);
+  const Preprocessing& preprocessing() const { return preprocessing_; }
   void setVariant(const std::string& variantId);
   const std::string& variant() const { return variant_; }
   // The test set: a user's picture is told how far it lies from it (InferenceOutcome::
@@ -63,6 +68,7 @@ class InferenceController : public QObject {
   // The engine and its model's layer titles: used by the runner's thread only, one job at a time.
   std::shared_ptr<LiveEngine> engine_;
   std::shared_ptr<const Model> model_;
+  Preprocessing preprocessing_;
   std::string variant_;
   std::shared_ptr<const ImageSet> dataSet_;
   std::optional<InputImage> lastInput_;

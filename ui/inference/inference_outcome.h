@@ -19,6 +19,8 @@ struct InferenceOutcome {
   std::string deviceName;  // "CPU" or the GPU's name
   std::vector<float> probabilities;
   std::vector<LayerOutput> layers;
+  // The order of a colour model's input channels: the input is drawn in colour, R, G, B.
+  bool inputIsBgr = false;
   // What a student reads above each layer (layerTitles() of the core), parallel to `layers`;
   // empty for the input.
   std::vector<std::string> layerTitles;

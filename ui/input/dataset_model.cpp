@@ -50,7 +50,7 @@ int DatasetModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
 
-QImage DatasetModel::toQImage(const GrayImage& image) {
+QImage DatasetModel::toQImage(const Picture& image) {
   QImage result(image.width, image.height, QImage::Format_Grayscale8);
   for (int y = 0; y < image.height; ++y) {
     uchar* row = result.scanLine(y);

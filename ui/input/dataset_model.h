@@ -40,7 +40,7 @@ class DatasetModel : public QAbstractListModel {
   int rowCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
 
-  static QImage toQImage(const GrayImage& image);
+  static QImage toQImage(const Picture& image);
 
  private:
   void rebuildRows();

@@ -54,14 +54,14 @@ DrawingPanel::DrawingPanel(QWidget* parent)
   layout->addLayout(previewRow);
 
   connect(canvas_, &DrawingCanvas::pictureChanged, this, [this] {
-    const GrayImage framed = framedPicture();
+    const Picture framed = framedPicture();
     updatePreview(framed);
     emit pictureChanged(framed);
   });
   updatePreview(framedPicture());
 }
 
-GrayImage DrawingPanel::framedPicture() const {
+Picture DrawingPanel::framedPicture() const {
   return frameDrawing(canvas_->picture());
 }
 
@@ -73,7 +73,7 @@ void DrawingPanel::setBrushSize(int canvasPixels) {
   brush_->setValue(canvasPixels);
 }
 
-void DrawingPanel::updatePreview(const GrayImage& framed) {
+void DrawingPanel::updatePreview(const Picture& framed) {
   QImage image(framed.width, framed.height, QImage::Format_Grayscale8);
   for (int y = 0; y < framed.height; ++y)
     for (int x = 0; x < framed.width; ++x)

@@ -4,7 +4,7 @@
 
 #include <QWidget>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 
 class QLabel;
 class QSlider;
@@ -20,15 +20,15 @@ class DrawingPanel : public QWidget {
   explicit DrawingPanel(QWidget* parent = nullptr);
 
   DrawingCanvas* canvas() const { return canvas_; }
-  GrayImage framedPicture() const;  // what pictureChanged() hands out
+  Picture framedPicture() const;  // what pictureChanged() hands out
   int brushSize() const;
   void setBrushSize(int canvasPixels);
 
  signals:
-  void pictureChanged(const convscope::GrayImage& framed);
+  void pictureChanged(const convscope::Picture& framed);
 
  private:
-  void updatePreview(const GrayImage& framed);
+  void updatePreview(const Picture& framed);
 
   DrawingCanvas* canvas_;
   QSlider* brush_;

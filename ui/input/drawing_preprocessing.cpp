@@ -20,8 +20,8 @@ QRect inkBounds(const QImage& gray8, int threshold) {
   return QRect(QPoint(left, top), QPoint(right, bottom));
 }
 
-GrayImage frameDrawing(const QImage& drawing, int frame) {
-  GrayImage result{frame, frame, std::vector<float>(static_cast<size_t>(frame) * frame, 0.0f)};
+Picture frameDrawing(const QImage& drawing, int frame) {
+  Picture result{frame, frame, std::vector<float>(static_cast<size_t>(frame) * frame, 0.0f)};
   const QImage gray = drawing.convertToFormat(QImage::Format_Grayscale8);
   const QRect box = inkBounds(gray);
   if (box.isNull()) return result;

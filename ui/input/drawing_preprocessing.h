@@ -7,12 +7,12 @@
 
 #include <QImage>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 
 namespace convscope::ui {
 
 // `drawing`: light strokes on black, any size and format. An empty drawing gives a black frame.
-GrayImage frameDrawing(const QImage& drawing, int frame = 28);
+Picture frameDrawing(const QImage& drawing, int frame = 28);
 
 // The bounding box of the pixels brighter than `threshold` (0..255); null when there are none.
 QRect inkBounds(const QImage& gray8, int threshold = 8);

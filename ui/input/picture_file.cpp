@@ -11,6 +11,7 @@ InputImage loadPictureFile(const QString& path) {
   const DataSetPicture loaded = loadPictureForDataSet(path.toStdString(), PictureInversion::Automatic);
   InputImage picture;
   picture.image = loaded.image;
+  picture.file = path;
   picture.description =
       QFileInfo(path).fileName() + (loaded.inverted ? QObject::tr(" (inverted: light background)") : QString());
   return picture;

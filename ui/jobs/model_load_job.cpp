@@ -26,10 +26,11 @@ void ModelLoadJob::load(const QString& path) {
     QString error;
     try {
       model = loadOnnxModel(path.toStdString());
-      model->imageInput();  // the window needs a classifier of 1-channel pictures; say so now, not at inference
+      model->imageInput();  // the window needs a classifier of pictures; say so now, not at inference
       model->layers();      // every node's shape for one image: the summary, the picker and the titles need them
       layerTitles(*model);
       card = readModelCard(path.toStdString());
+      preprocessingFor(*model, card);  // a card whose rule does not fit the model is refused now
     } catch (const std::exception& e) {
       error = QString::fromStdString(e.what());
       if (error.isEmpty()) error = tr("the model could not be read");

@@ -70,7 +70,8 @@ QString ModelPicker::summary(const Model& model, const std::optional<ModelCard>&
                      .arg(model.nodes.size())
                      .arg(compactCount(static_cast<double>(model.parameterCount())))
                      .arg(compactCount(static_cast<double>(flops)));
-  if (card) text += tr(" · PyTorch test accuracy %1 %").arg(100.0 * card->testAccuracy, 0, 'f', 2);
+  if (card && card->testAccuracy)
+    text += tr(" · PyTorch test accuracy %1 %").arg(100.0 * *card->testAccuracy, 0, 'f', 2);
   return text;
 }
 

@@ -166,13 +166,18 @@ void ModelSummaryView::setModel(const Model& model, const std::optional<ModelCar
           .arg(model.opset)
           .arg(QLocale().toString(static_cast<qlonglong>(model.parameterCount())))
           .arg(io);
-  if (card)
+  if (card && card->testAccuracy)
     text += tr("<p>%1<br>PyTorch test accuracy: <b>%2 %</b> (%3 of %4) · exported with %5 · trained on %6</p>")
                 .arg(QString::fromStdString(card->description).toHtmlEscaped())
-                .arg(100.0 * card->testAccuracy, 0, 'f', 2)
+                .arg(100.0 * *card->testAccuracy, 0, 'f', 2)
                 .arg(card->testCorrect)
                 .arg(card->testCount)
                 .arg(QString::fromStdString(card->exporter).toHtmlEscaped(),
+                     QString::fromStdString(card->trainedOn).toHtmlEscaped());
+  else if (card)
+    text += tr("<p>%1<br>exported with %2 · %3</p>")
+                .arg(QString::fromStdString(card->description).toHtmlEscaped(),
+                     QString::fromStdString(card->exporter).toHtmlEscaped(),
                      QString::fromStdString(card->trainedOn).toHtmlEscaped());
   header_->setText(text);
 

@@ -24,7 +24,7 @@
 
 #include "app/core/conv/conv_backend.h"
 #include "app/core/conv/conv_problem.h"
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 #include "app/core/device/kernel_handle.h"
 
 namespace convscope {

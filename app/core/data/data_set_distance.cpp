@@ -19,7 +19,7 @@ DataSetDistance::DataSetDistance(const ImageSet& set) : height_(set.height()), w
   const size_t pixels = static_cast<size_t>(height_) * static_cast<size_t>(width_);
   reference_.reserve(static_cast<size_t>(reference) * pixels);
   for (int i = 0; i < reference; ++i) {
-    const GrayImage image = set.image(i);
+    const Picture image = set.image(i);
     reference_.insert(reference_.end(), image.pixels.begin(), image.pixels.end());
     referenceLabels_.push_back(set.hasLabels() ? set.label(i) : -1);
   }
@@ -51,8 +51,8 @@ std::pair<double, int> DataSetDistance::nearest(const float* pixels) const {
   return {best, bestLabel};
 }
 
-DataSetDistance::Result DataSetDistance::of(const GrayImage& picture) const {
-  const GrayImage sized =
+DataSetDistance::Result DataSetDistance::of(const Picture& picture) const {
+  const Picture sized =
       picture.height == height_ && picture.width == width_ ? picture : resizedToFit(picture, height_, width_);
   const auto [squares, label] = nearest(sized.pixels.data());
   Result result;

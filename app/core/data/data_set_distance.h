@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 
 namespace convscope {
 
@@ -38,7 +38,7 @@ class DataSetDistance {
     bool unusual() const { return shareCloser >= kUnusualShare; }
     bool unlike() const { return shareCloser >= kUnlikeShare; }
   };
-  Result of(const GrayImage& picture) const;
+  Result of(const Picture& picture) const;
 
   int referenceSize() const { return static_cast<int>(referenceLabels_.size()); }
   int yardstickSize() const { return static_cast<int>(yardstick_.size()); }

@@ -222,7 +222,9 @@ bool imageFilesSupported() {
   return true;
 }
 
-GrayImage loadImageFile(const std::filesystem::path& path, bool invert) {
+Picture loadImageFile(const std::filesystem::path& path, bool invert, int channels) {
+  if (channels != 1 && channels != 3)
+    throw Error(path.string() + ": pictures are decoded to 1 or 3 channels, not " + std::to_string(channels));
   InputFile file(path, "an image file", kMaxImageFileBytes);
   const std::string data = file.readAll();
   const std::string& name = file.name();
@@ -239,25 +241,35 @@ GrayImage loadImageFile(const std::filesystem::path& path, bool invert) {
   cv::Mat decoded;
   try {
     const cv::Mat buffer(1, static_cast<int>(data.size()), CV_8U, const_cast<char*>(data.data()));
-    decoded = cv::imdecode(buffer, cv::IMREAD_GRAYSCALE | cv::IMREAD_ANYDEPTH);
+    // IMREAD_COLOR gives B, G, R: from gray by repeating it, from CMYK JPEGs by libjpeg's
+    // conversion, from RGBA by dropping the alpha.
+    decoded = cv::imdecode(buffer, (channels == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR) | cv::IMREAD_ANYDEPTH);
   } catch (const cv::Exception& e) {
     throw Error(name + ": cannot decode image (" + e.what() + ")");
   }
   if (decoded.empty()) throw Error(name + ": a " + size.format + " file OpenCV cannot decode (truncated or corrupt)");
   // The header was checked; the decoder must agree (EXIF rotation may swap the sides).
   if (decoded.total() > kMaxImagePixels) throw Error(name + ": decodes to more pixels than its header says");
+  if (decoded.channels() != channels)
+    throw Error(name + ": decodes to " + std::to_string(decoded.channels()) + " channels, not " +
+                std::to_string(channels));
   if (decoded.depth() != CV_8U && decoded.depth() != CV_16U && decoded.depth() != CV_32F)
     decoded.convertTo(decoded, CV_32F);
   const double scale = decoded.depth() == CV_16U ? 1.0 / 65535.0 : decoded.depth() == CV_8U ? 1.0 / 255.0 : 1.0;
-  GrayImage image{decoded.rows, decoded.cols, std::vector<float>(decoded.total())};
+  Picture image = blankPicture(decoded.rows, decoded.cols, channels);
   for (int y = 0; y < decoded.rows; ++y)
-    for (int x = 0; x < decoded.cols; ++x) {
-      const double raw = decoded.depth() == CV_8U    ? decoded.at<uint8_t>(y, x)
-                         : decoded.depth() == CV_16U ? decoded.at<uint16_t>(y, x)
-                                                     : decoded.at<float>(y, x);
-      const float v = std::min(1.0f, std::max(0.0f, static_cast<float>(raw * scale)));
-      image.pixels[static_cast<size_t>(y) * decoded.cols + x] = invert ? 1.0f - v : v;
-    }
+    for (int x = 0; x < decoded.cols; ++x)
+      for (int c = 0; c < channels; ++c) {
+        // OpenCV's channel 0 is blue: R, G, B planes take its channels 2, 1, 0.
+        const int from = channels == 3 ? 2 - c : 0;
+        const double raw = decoded.depth() == CV_8U    ? decoded.ptr<uint8_t>(y)[x * channels + from]
+                           : decoded.depth() == CV_16U ? decoded.ptr<uint16_t>(y)[x * channels + from]
+                                                       : decoded.ptr<float>(y)[x * channels + from];
+        // 8-bit values as the data set's x / 255 in float, so a picture equals its IDX bytes.
+        const float v = decoded.depth() == CV_8U ? static_cast<float>(raw) / 255.0f
+                                                 : std::min(1.0f, std::max(0.0f, static_cast<float>(raw * scale)));
+        image.plane(c)[static_cast<size_t>(y) * decoded.cols + x] = invert ? 1.0f - v : v;
+      }
   return image;
 }
 
@@ -267,7 +279,7 @@ bool imageFilesSupported() {
   return false;
 }
 
-GrayImage loadImageFile(const std::filesystem::path& path, bool) {
+Picture loadImageFile(const std::filesystem::path& path, bool, int) {
   // What is at the path comes first: a folder named x.png is a folder, here too.
   const InputFile file(path, "an image file", kMaxImageFileBytes);
   throw Error(file.name() +
@@ -277,23 +289,29 @@ GrayImage loadImageFile(const std::filesystem::path& path, bool) {
 
 #endif
 
-bool hasLightBackground(const GrayImage& image) {
+bool hasLightBackground(const Picture& image) {
   if (image.width == 0 || image.height == 0) return false;
   double border = 0.0;
   int count = 0;
-  for (int x = 0; x < image.width; ++x) border += image.at(0, x) + image.at(image.height - 1, x), count += 2;
-  for (int y = 0; y < image.height; ++y) border += image.at(y, 0) + image.at(y, image.width - 1), count += 2;
+  for (int c = 0; c < image.channels; ++c) {
+    for (int x = 0; x < image.width; ++x) border += image.at(c, 0, x) + image.at(c, image.height - 1, x), count += 2;
+    for (int y = 0; y < image.height; ++y) border += image.at(c, y, 0) + image.at(c, y, image.width - 1), count += 2;
+  }
   return border / count > 0.5;
 }
 
-DataSetPicture loadPictureForDataSet(const std::filesystem::path& path, PictureInversion inversion) {
-  DataSetPicture picture;
-  picture.image = loadImageFile(path, false);
-  picture.inverted = inversion == PictureInversion::Always ||
-                     (inversion == PictureInversion::Automatic && hasLightBackground(picture.image));
-  if (picture.inverted)
-    for (float& v : picture.image.pixels) v = 1.0f - v;
-  return picture;
+DataSetPicture invertedByRule(Picture picture, PictureInversion inversion) {
+  DataSetPicture result;
+  result.image = std::move(picture);
+  result.inverted = inversion == PictureInversion::Always ||
+                    (inversion == PictureInversion::Automatic && hasLightBackground(result.image));
+  if (result.inverted)
+    for (float& v : result.image.pixels) v = 1.0f - v;
+  return result;
+}
+
+DataSetPicture loadPictureForDataSet(const std::filesystem::path& path, PictureInversion inversion, int channels) {
+  return invertedByRule(loadImageFile(path, false, channels), inversion);
 }
 
 }  // namespace convscope

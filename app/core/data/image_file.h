@@ -1,5 +1,8 @@
 // Picture files (PNG, JPEG, BMP, PNM, TIFF, WebP) decoded through OpenCV when the build has it,
-// converted to one gray channel in [0, 1]. Resizing to the model's input happens later, through
+// to one gray channel or to R, G, B, with values in [0, 1]: 8- and 16-bit files alike, CMYK
+// JPEGs converted to RGB, an alpha channel dropped (as torchvision's loader, Pillow's
+// convert("RGB"), drops it), a gray file given as three equal channels where colour is asked for.
+// Resizing to the model's input happens later, through
 // the same bilinear code as the data set, so every input path is preprocessed identically.
 // The picture's size is read from the file's own header before anything is decoded, and one
 // larger than kMaxImagePixels is refused: a PNG of under 1 MB can decode to 30000 x 30000.
@@ -8,12 +11,13 @@
 #include <cstdint>
 #include <filesystem>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
+#include "app/core/data/preprocessing.h"
 
 namespace convscope {
 
-// 50 megapixels: more than any camera picture needs for a 28 x 28 or 48 x 48 model, and small
-// enough that decoding one (gray, then float) stays well under 1 GB of memory.
+// 50 megapixels: more than any camera picture needs for a 224 x 224 model, and small enough that
+// decoding one (8-bit colour, then float) stays under 1 GB of memory.
 constexpr uint64_t kMaxImagePixels = 50'000'000;
 // Image files larger than this are refused before they are read (50 MP of uncompressed RGBA).
 constexpr uint64_t kMaxImageFileBytes = uint64_t{256} << 20;
@@ -23,28 +27,24 @@ bool imageFilesSupported();
 
 // Throws convscope::Error naming the file when it is missing or no regular file, not an image,
 // of a format ConvScope does not read, or larger than kMaxImagePixels.
-// `invert` turns dark-on-light pictures into the light-on-dark form of the data set.
-GrayImage loadImageFile(const std::filesystem::path& path, bool invert);
+// `channels` is 1 (gray, decoded as OpenCV's IMREAD_GRAYSCALE does: the course's models always
+// saw that) or 3 (R, G, B planes). `invert` turns dark-on-light pictures into the light-on-dark
+// form of the data set.
+Picture loadImageFile(const std::filesystem::path& path, bool invert, int channels = 1);
 
-// The data set's garments are light on black; photos and scans are mostly dark on light. One rule
-// decides, for the window and the command line alike, whether a picture is inverted before a
-// Fashion-MNIST model sees it.
-enum class PictureInversion {
-  Automatic,  // inverted when its border is mostly light (hasLightBackground): the default
-  Always,     // classify --invert
-  Never,      // classify --no-invert
-};
-
-// True when the border of the picture (its outermost rows and columns) averages above 0.5: a dark
-// object on a light background.
-bool hasLightBackground(const GrayImage& image);
+// True when the border of the picture (its outermost rows and columns, all channels) averages
+// above 0.5: a dark object on a light background.
+bool hasLightBackground(const Picture& image);
 
 struct DataSetPicture {
-  GrayImage image;        // light on dark, as the model was trained on
+  Picture image;        // light on dark, as the model was trained on
   bool inverted = false;  // whether it was inverted to get there
 };
 
 // loadImageFile, then inverted by `inversion`'s rule. Throws as loadImageFile does.
-DataSetPicture loadPictureForDataSet(const std::filesystem::path& path, PictureInversion inversion);
+DataSetPicture loadPictureForDataSet(const std::filesystem::path& path, PictureInversion inversion, int channels = 1);
+
+// `picture` inverted by `inversion`'s rule.
+DataSetPicture invertedByRule(Picture picture, PictureInversion inversion);
 
 }  // namespace convscope

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/picture.h"
 #include "app/core/util/epilogue.h"
 #include "app/core/util/tensor.h"
 

@@ -35,6 +35,9 @@ ClassificationRun classify(Engine& engine, const ImageSet& images, int first, in
   const int width = model.inputWidth();
   const auto start = std::chrono::steady_clock::now();
 
+  if (images.channels() != model.inputChannels())
+    throw Error(images.source() + " holds " + (images.channels() == 1 ? "gray" : "colour") + " pictures, but " +
+                model.sourcePath + " takes " + std::to_string(model.inputChannels()) + "-channel ones");
   // The chunk shrinks to what fits in memory; when not even one image does, the refusal names
   // the layer and the figures.
   const int fits = engine.largestBatchThatFits();
@@ -45,7 +48,7 @@ ClassificationRun classify(Engine& engine, const ImageSet& images, int first, in
   run.images.reserve(static_cast<size_t>(count));
   for (int done = 0; done < count;) {
     const int n = std::min(chunk, count - done);
-    const InferenceResult result = engine.infer(images.batch(first + done, n, height, width));
+    const InferenceResult result = engine.infer(images.batch(first + done, n, height, width, engine.preprocessing()));
     const int64_t classes = result.probabilities.dim(1);
     for (int i = 0; i < n; ++i) {
       ImageClassification c;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "app/core/conv/conv_backend.h"
+#include "app/core/data/preprocessing.h"
 #include "app/core/device/device.h"
 #include "app/core/engine/evaluation.h"
 #include "app/core/engine/memory_estimate.h"
@@ -49,10 +50,16 @@ class Engine {
   std::string deviceName() const;
   // The GPU behind a GPU variant (for the profiler's trace), else nullptr.
   Device* device() const { return device_.get(); }
+  // How pictures become this model's input (preprocessing.h): the default rule for the model's
+  // input channels until the model's card or the user sets one. classify() and the window's
+  // inference make their batches with it.
+  const Preprocessing& preprocessing() const { return preprocessing_; }
+  void setPreprocessing(const Preprocessing& preprocessing) { preprocessing_ = preprocessing; }
+
   // The plan for a batch of `batch` images (fuse = false: what a capturing inference runs).
   Plan plan(int64_t batch = 1, bool fuse = true) const;
 
-  // Classifies images (N x 1 x H x W at the model's input size). When the model does not end in
+  // Classifies images (N x C x H x W at the model's input size, values as the model takes them). When the model does not end in
   // Softmax, one is applied so the result is always probabilities.
   InferenceResult infer(const Tensor& images, bool captureLayers = false);
 
@@ -117,6 +124,7 @@ class Engine {
 
   std::shared_ptr<const Model> model_;
   std::string variantId_;
+  Preprocessing preprocessing_;
   bool onGpu_ = false;
   // The CPU variants' backends, made on first use: the memory estimate (a const query) asks
   // them for their workspace.

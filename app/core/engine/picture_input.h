@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 
-#include "app/core/data/gray_image.h"
+#include "app/core/data/image_file.h"
+#include "app/core/data/picture.h"
 #include "app/core/engine/engine.h"
 
 namespace convscope {
@@ -17,8 +19,13 @@ namespace convscope {
 // and the `pictures` resized pictures held at once (named with the model's file and the figures).
 void checkPicturesFit(const Engine& engine, int64_t pictures, bool captureLayers = false);
 
-// `picture` at the engine's model input size, its aspect ratio kept (resizedToFit), once
-// checkPicturesFit(engine, 1, captureLayers) has passed.
-GrayImage pictureAtModelInput(const Engine& engine, const GrayImage& picture, bool captureLayers = false);
+// `picture` at the engine's model input size and channels, framed by the engine's preprocessing
+// (fit, centre crop or stretch), once checkPicturesFit(engine, 1, captureLayers) has passed. A
+// colour picture for a gray model becomes gray (grayOf); a gray one for a colour model is
+// repeated in R, G and B, as a gray file decoded in colour is.
+Picture pictureAtModelInput(const Engine& engine, const Picture& picture, bool captureLayers = false);
+
+// The image file decoded in the engine's model's channels and inverted by its preprocessing's rule.
+DataSetPicture loadPictureForModel(const Engine& engine, const std::filesystem::path& path);
 
 }  // namespace convscope

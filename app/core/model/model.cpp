@@ -64,9 +64,9 @@ const ValueInfo& Model::imageInput() const {
   if (s.size() != 4 || s[2] < 1 || s[3] < 1)
     throw Error(sourcePath + ": input '" + input.name + "' has shape " + shapeToString(s) +
                 "; an image classifier takes N x C x H x W with fixed H and W");
-  if (s[1] != 1)
+  if (s[1] != 1 && s[1] != 3)
     throw Error(sourcePath + ": input '" + input.name + "' has " + std::to_string(s[1]) +
-                " channels; ConvScope's images are single-channel (gray)");
+                " channels; ConvScope's pictures are gray (1 channel) or colour (3: R, G, B or B, G, R)");
   if (outputs.size() != 1)
     throw Error(sourcePath + ": the model has " + std::to_string(outputs.size()) + " outputs; a classifier has one");
   return input;

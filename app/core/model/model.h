@@ -53,9 +53,10 @@ class Model {
   // The graph inputs' shapes with every free dimension (the batch) set to `batch`.
   std::map<std::string, Shape> inputShapesFor(int64_t batch) const;
 
-  // The model as a classifier of single-channel images: one input N x 1 x H x W, one output.
-  // Throws convscope::Error saying why the model is not one.
+  // The model as a classifier of pictures: one input N x C x H x W with C 1 (gray) or 3 (colour),
+  // one output. Throws convscope::Error saying why the model is not one.
   const ValueInfo& imageInput() const;
+  int inputChannels() const { return static_cast<int>(imageInput().shape[1]); }
   int inputHeight() const { return static_cast<int>(imageInput().shape[2]); }
   int inputWidth() const { return static_cast<int>(imageInput().shape[3]); }
   bool endsWithSoftmax() const;

@@ -43,7 +43,7 @@ std::optional<ModelCard> readModelCard(const std::filesystem::path& modelPath) {
     if (!j.is_object()) throw Error(path.string() + ": a model card is a JSON object");
     ModelCard card;
     card.description = j.value("description", "");
-    card.testAccuracy = j.at("test_accuracy").get<double>();
+    if (j.contains("test_accuracy")) card.testAccuracy = j.at("test_accuracy").get<double>();
     card.testCorrect = j.value("test_correct", 0);
     card.testCount = j.value("test_count", 0);
     card.predictions = j.value("predictions", "");
@@ -51,10 +51,21 @@ std::optional<ModelCard> readModelCard(const std::filesystem::path& modelPath) {
     card.exporter = j.value("exporter", "");
     card.trainedOn = j.value("trained_on", "");
     if (j.contains("class_names")) card.classNames = classNamesOf(j.at("class_names"), path.string());
+    if (j.contains("preprocessing")) {
+      card.preprocessing = j.at("preprocessing");
+      card.sourcePath = path.string();
+      preprocessingFromJson(card.preprocessing, defaultPreprocessing(1), path.string());  // refused here if malformed
+    }
     return card;
   } catch (const nlohmann::json::exception& e) {
     throw Error(path.string() + ": malformed model card: " + describeJsonFieldError(e));
   }
+}
+
+Preprocessing preprocessingFor(const Model& model, const std::optional<ModelCard>& card) {
+  const Preprocessing defaults = defaultPreprocessing(model.inputChannels());
+  if (!card || card->preprocessing.is_null()) return defaults;
+  return preprocessingFromJson(card->preprocessing, defaults, card->sourcePath);
 }
 
 }  // namespace convscope

@@ -8,11 +8,18 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "app/core/data/preprocessing.h"
+#include "app/core/model/model.h"
+
 namespace convscope {
 
 struct ModelCard {
   std::string description;
-  double testAccuracy = 0.0;
+  // PyTorch's accuracy on the data set's test set; absent for a pretrained model shipped
+  // without one (ImageNet's validation set is not a package).
+  std::optional<double> testAccuracy;
   int testCorrect = 0;
   int testCount = 0;
   std::string predictions;                              // one digit per test image: PyTorch's argmax
@@ -22,7 +29,16 @@ struct ModelCard {
   // "class_names": the name of each of the model's outputs, in order (ImageNet's 1,000 for a
   // pretrained CNN); empty when the card names none (the data set's names serve).
   std::vector<std::string> classNames;
+  // "preprocessing": how pictures become this model's input (preprocessing.h), applied over the
+  // default rule for the model's channels by preprocessingFor; null when the card sets none.
+  // Checked when the card is read.
+  nlohmann::json preprocessing;
+  std::string sourcePath;  // the card's file, for messages
 };
+
+// The rule pictures are brought to `model`'s input by: its card's "preprocessing" over the
+// default for its input channels. Throws convscope::Error naming the card when malformed.
+Preprocessing preprocessingFor(const Model& model, const std::optional<ModelCard>& card);
 
 // The card next to `modelPath` (same name, .json), or nullopt when there is none.
 // Throws convscope::Error naming the file when it exists but is malformed.
