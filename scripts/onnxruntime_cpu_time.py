@@ -4,13 +4,13 @@
   python3 scripts/onnxruntime_cpu_time.py --model data/models/efficientnet-lite0.onnx --batch 1
   python3 scripts/onnxruntime_cpu_time.py --model data/models/efficientnet-lite0.onnx --batch 64
 
-Needs numpy and onnxruntime (pip install onnxruntime, e.g. in the venv that
-scripts/export_efficientnet_lite0.py describes). The input is a batch of --batch copies of one
-picture: with --image FILE (and a model card beside the model or --card) that picture
-preprocessed by the card's centre-crop rule, with neither the shipped card's first photo when the
-card names one that python3-skimage-lib provides, otherwise a fixed pseudo-random input (the time
-of a dense CNN does not depend on the values). --warmup runs (default 20) are not timed, then
---runs (default 50) are, each one session.run of the whole batch; the median is printed in ms.
+Needs numpy, Pillow and onnxruntime (pip install onnxruntime, e.g. in the venv that
+scripts/export_efficientnet_lite0.py describes; torch, where present, does the resize). The input is a batch of --batch copies of one
+picture: --image FILE, or else the card's first photo where python3-skimage-lib provides it,
+preprocessed by the card's centre-crop rule (the card is the model's path with .json, or --card);
+without a card or picture, a fixed pseudo-random input (a dense CNN's time does not depend on the
+values). --warmup runs (default 20) are not timed, then --runs (default 50) are, each one
+session.run of the whole batch; the median is printed in ms.
 --threads sets intra_op_num_threads (default 0: ONNX Runtime's choice, one per physical core).
 """
 
@@ -52,7 +52,8 @@ def centre_crop_input(path, card):
 
 
 def bilinear_half_pixel(x, rh, rw):
-    """Bilinear resize, half-pixel centres, no antialias (PyTorch's align_corners=False)."""
+    """Bilinear resize, half-pixel centres, no antialias: PyTorch's align_corners=False to about 1e-5
+    (the coordinates are computed in float64 here); good enough for timing, not for references."""
 
     def axis(n_in, n_out):
         src = np.maximum((np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5, 0)

@@ -1,5 +1,6 @@
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "app/cli/cli_args.h"
@@ -7,6 +8,9 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/engine/benchmark.h"
+#include "app/core/engine/picture_input.h"
+#include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
 #include "app/core/engine/submitted_kernel.h"
 #include "app/core/engine/user_kernel_job.h"
 #include "app/core/util/error.h"
@@ -111,7 +115,19 @@ int runBench(const std::vector<std::string>& tokens) {
   options.repeats = args.intValue("repeats", 10, 1);
   options.warmups = args.intValue("warmups", 2, 0);
 
-  const ImageSet images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
+  // The test set's IDX files, or photos in class subfolders brought to the model's input by its
+  // card's rule (a CPU engine frames them; each variant's batches then map the values alike).
+  const std::string data = args.value("data").value_or(defaultDataFolder().string());
+  ImageSet images;
+  if (isImageFolder(data)) {
+    const auto model = loadOnnxModel(options.model);
+    const std::optional<ModelCard> card = readModelCard(options.model);
+    Engine framing(model, "cpu-reference");
+    framing.setPreprocessing(preprocessingFor(*model, card));
+    images = loadImageFolder(framing, data, card ? card->classNames : std::vector<std::string>{});
+  } else {
+    images = ImageSet::loadIdxFolder(data);
+  }
   const auto progress = [](const std::string& message) {
     std::cerr << "bench: " << message << "\n";
     return true;

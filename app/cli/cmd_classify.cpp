@@ -33,7 +33,9 @@ Classifies images and reports, in the course's format, the op time of every conv
 accuracy. Without --data or --images the Fashion-MNIST test set is used.
   --model FILE     ONNX model (default: the shipped course-high model)
   --data DIR       folder with t10k-images/labels IDX files, gzipped or not
-                   (default: $CONVSCOPE_DATA or /usr/share/datasets/fashion-mnist)
+                   (default: $CONVSCOPE_DATA or /usr/share/datasets/fashion-mnist), or of
+                   pictures in class subfolders (DIR/tabby/1.jpg, as PyTorch's ImageFolder):
+                   a subfolder is the model's class of that name, else they are numbered in order
   --images F...    image files (PNG, JPEG, BMP ...) instead of the data set
   --invert         invert every image file; --no-invert: none. By default, as in the window, a
                    gray model's picture whose border is mostly light (a dark object on a light
@@ -168,9 +170,25 @@ int runClassify(const std::vector<std::string>& tokens) {
   ImageSet images;
   std::shared_ptr<const Model> model;
   std::unique_ptr<Engine> engine;
-  if (files.empty()) {
+  const std::string dataFolder = args.value("data").value_or(defaultDataFolder().string());
+  if (files.empty() && isImageFolder(dataFolder)) {
+    // Photos in class subfolders (PyTorch's ImageFolder): each brought to the model's input by
+    // its rule, so the model comes first; the classes are named by the model where it can.
+    std::cout << "Loading model..." << std::flush;
+    model = loadOnnxModel(modelPath);
+    std::cout << " done\n";
+    model->imageInput();
+    engine = std::make_unique<Engine>(model, variant);
+    const std::optional<ModelCard> modelCard = readModelCard(modelPath);
+    engine->setPreprocessing(preprocessingFromOptions(args, preprocessingFor(*model, modelCard)));
+    std::cout << "Preprocessing: " << describePreprocessing(engine->preprocessing(), model->inputChannels()) << "\n";
+    std::cout << "Loading pictures..." << std::flush;
+    images = loadImageFolder(*engine, dataFolder,
+                             labels ? *labels : modelCard ? modelCard->classNames : std::vector<std::string>{});
+    std::cout << " done (" << images.count() << " in " << images.classNames().size() << " classes)\n";
+  } else if (files.empty()) {
     std::cout << "Loading fashion-mnist data..." << std::flush;
-    images = ImageSet::loadIdxFolder(args.value("data").value_or(defaultDataFolder().string()));
+    images = ImageSet::loadIdxFolder(dataFolder);
     std::cout << " done\n";
     std::cout << "Loading model..." << std::flush;
     model = loadOnnxModel(modelPath);

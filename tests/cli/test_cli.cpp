@@ -764,4 +764,41 @@ TEST(CliPhotos, SixteenBitAlphaGrayAndCmykFilesAreClassifiedByColourAndGrayModel
   }
 }
 
+
+// Photos in class subfolders are a data set: the subfolders are the model's classes by name
+// (ImageNet's "tiger cat"), or numbered in sorted order for a model without names; a subfolder
+// that names no class is refused, naming it.
+TEST(CliPhotos, AFolderOfPhotosInClassSubfoldersIsADataSetWithAccuracy) {
+  const char* folder = std::getenv("CONVSCOPE_PHOTOS_DIR");
+  const std::filesystem::path photos = folder && *folder ? folder : "/usr/lib/python3/dist-packages/skimage/data";
+  TempDir dir;
+  for (const auto& [kind, photo] : {std::pair{"tiger cat", "chelsea.png"}, std::pair{"espresso", "coffee.png"},
+                                    std::pair{"espresso", "astronaut.png"}}) {
+    std::filesystem::create_directories(dir.path() / "photos" / kind);
+    std::filesystem::copy_file(photos / photo, dir.path() / "photos" / kind / photo);
+  }
+  dir.write("photos/README.txt", {'n', 'o', 't', 'e'});  // not a picture: skipped
+  const std::string data = (dir.path() / "photos").string();
+  const std::string model = kModels + "/efficientnet-lite0.onnx";
+  const Outcome r = runCli("classify --model '" + model + "' --variant cpu-onednn --data '" + data + "'");
+  if (r.output.find("no OpenCV") != std::string::npos) GTEST_SKIP() << "this build cannot read image files";
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("done (3 in 1000 classes)"), std::string::npos) << r.output;
+  // chelsea is a tiger cat and coffee an espresso; the astronaut is no espresso.
+  EXPECT_NE(r.output.find("Correctness: 0.6667 Model: efficientnet-lite0 Batch: 3"), std::string::npos) << r.output;
+
+  std::filesystem::create_directories(dir.path() / "photos" / "teapots");
+  dir.write("photos/teapots/empty.txt", {'x'});
+  const Outcome wrong = runCli("classify --model '" + model + "' --variant cpu-onednn --data '" + data + "'");
+  EXPECT_NE(wrong.exitCode, 0);
+  EXPECT_NE(wrong.output.find(data + "/teapots: the subfolder names no class of the model"), std::string::npos)
+      << wrong.output;
+
+  // A model without names numbers the subfolders in order: espresso 0, teapots 1, tiger cat 2.
+  const Outcome numbered =
+      runCli("classify --model '" + kModels + "/lenet5.onnx' --variant cpu-im2col-gemm --data '" + data + "'");
+  ASSERT_EQ(numbered.exitCode, 0) << numbered.output;
+  EXPECT_NE(numbered.output.find("done (3 in 3 classes)"), std::string::npos) << numbered.output;
+}
+
 }  // namespace malformed

@@ -471,6 +471,13 @@ TEST(MainWindow, ChelseaThroughEfficientNetLite0IsACatAndItsInputIsShownInColour
   ASSERT_NE(outcome, nullptr);
   ui::PredictionPanel* prediction = window->view<gui::ExploreView>("explore")->prediction();
   EXPECT_EQ(prediction->shownTopClassName(), "tiger cat");
+  // Fashion-MNIST is not what this model learnt from: no "unlike the test set" verdict.
+  EXPECT_FALSE(outcome->dataSetDistance.has_value());
+  // 49 conv layers: the slowest listed, the others in one row, so the window fits a laptop.
+  const QString times = prediction->timesText();
+  EXPECT_TRUE(times.contains(QString("%1 other conv layers").arg(49 - ui::PredictionPanel::kSlowestListed)))
+      << times.toStdString();
+  EXPECT_LE(times.count("ms"), ui::PredictionPanel::kSlowestListed + 4) << times.toStdString();
   ASSERT_FALSE(outcome->layers.empty());
   EXPECT_EQ(outcome->layers[0].value.shape(), (Shape{1, 3, 224, 224}));
   // (x * 255 - 127) / 128: the input's values lie in [-127/128, 1].

@@ -1,6 +1,7 @@
 #include "ui/charts/prediction_panel.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include <QEvent>
@@ -134,8 +135,24 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
     }
   QString rows;
   double convTotal = 0.0;
+  // A real network has dozens of conv layers (EfficientNet-Lite0: 49): listed whole they would
+  // push the window past a laptop's screen. Then the slowest ones are listed, in network order,
+  // and the rest summed in one row; the Profile tab has every one.
+  std::vector<double> byTime;
+  for (const ConvLayerTime& t : o.convTimes) byTime.push_back(t.seconds);
+  std::sort(byTime.begin(), byTime.end(), std::greater<>());
+  const bool shortened = byTime.size() > kAllLayersUpTo;
+  const double slowEnough = shortened ? byTime[kSlowestListed - 1] : 0.0;
+  int listed = 0, others = 0;
+  double othersTotal = 0.0;
   for (const ConvLayerTime& t : o.convTimes) {
     convTotal += t.seconds;
+    if (shortened && (t.seconds < slowEnough || listed == kSlowestListed)) {
+      ++others;
+      othersTotal += t.seconds;
+      continue;
+    }
+    ++listed;
     QString ran = t.variant == o.variant ? QString() : tr(" (ran %1)").arg(QString::fromStdString(t.variant));
     if (!t.fallbackReason.empty()) ran += tr(": %1").arg(QString::fromStdString(t.fallbackReason).toHtmlEscaped());
     if (!t.fusedNodes.empty()) {
@@ -151,6 +168,11 @@ void PredictionPanel::setOutcome(std::shared_ptr<const InferenceOutcome> outcome
                 .arg(QString::fromStdString(titleOf.count(t.node) ? titleOf.at(t.node) : t.node).toHtmlEscaped(),
                      milliseconds(t.seconds), ran.trimmed());
   }
+  if (others > 0)
+    rows += tr("<tr><td>%1 other conv layers</td><td align='right'>&nbsp;%2</td><td>&nbsp;(each in the Profile "
+               "tab)</td></tr>")
+                .arg(others)
+                .arg(milliseconds(othersTotal));
   const QString busy = loadNote(o, convTotal);
   const QString runs = o.timedRuns == 1 ? tr("1 run") : tr("%1 runs").arg(o.timedRuns);
   times_->setText(tr("<b>Op time of this picture</b> · median of %1 · %2 on %3")

@@ -22,6 +22,11 @@ class PredictionPanel : public QWidget {
   Q_OBJECT
 
  public:
+  // The op-time table lists every conv layer of a network of up to kAllLayersUpTo, else its
+  // kSlowestListed slowest (in network order) and the others summed in one row.
+  static constexpr size_t kAllLayersUpTo = 10;
+  static constexpr int kSlowestListed = 6;
+
   explicit PredictionPanel(QWidget* parent = nullptr);
 
   void setClassNames(const QStringList& names) { classNames_ = names; }

@@ -87,7 +87,9 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
 
   auto outcome = std::make_shared<InferenceOutcome>();
   // A picture of the user's (drawn, opened, dropped): how far from the test set it lies.
-  if (picture.label < 0 && dataSet && dataSet->count() >= 2 && !context.cancelled()) {
+  // Only where the test set is what the model learnt from: a colour model's is not Fashion-MNIST.
+  if (picture.label < 0 && dataSet && dataSet->count() >= 2 && dataSet->channels() == model.inputChannels() &&
+      !context.cancelled()) {
     if (live.distanceSet != dataSet) {
       live.distance = std::make_unique<DataSetDistance>(*dataSet);
       live.distanceSet = dataSet;

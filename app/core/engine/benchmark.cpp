@@ -13,6 +13,7 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
 #include "app/core/engine/engine.h"
+#include "app/core/model/model_card.h"
 #include "app/core/model/onnx_loader.h"
 #include "app/core/util/atomic_file.h"
 #include "app/core/util/error.h"
@@ -196,6 +197,9 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
                   " images of " + images.source());
   if (!images.hasLabels()) throw Error(images.source() + ": the benchmark needs labelled images to report accuracy");
   const auto model = loadOnnxModel(options.model);
+  // The model's own preprocessing (its card's), as classify uses it: a colour model's mean and
+  // deviation change every value of the batch.
+  const Preprocessing preprocessing = preprocessingFor(*model, readModelCard(options.model));
 
   BenchmarkReport report;
   report.model = model->name;
@@ -212,6 +216,7 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
   const auto say = [&](const std::string& message) { return !progress || progress(message); };
   for (const std::string& variant : options.variants) {
     Engine engine(model, variant);
+    engine.setPreprocessing(preprocessing);
     // The end-to-end runs copy the set's bytes at full speed, as from any pinned host buffer.
     const auto pinned =
         options.endToEnd && images.hasBytes()
@@ -221,7 +226,7 @@ BenchmarkReport runBenchmark(const BenchmarkOptions& options, const ImageSet& im
     for (int batch : options.batches) {
       if (!say(variant + ", batch " + std::to_string(batch) + ": warming up")) return report;
       engine.checkMemory(batch);  // before the batch itself is built
-      const Tensor input = images.batch(0, batch, model->inputHeight(), model->inputWidth());
+      const Tensor input = images.batch(0, batch, model->inputHeight(), model->inputWidth(), preprocessing);
       for (int w = 0; w < options.warmups; ++w) engine.infer(input);
 
       BenchmarkRun run;

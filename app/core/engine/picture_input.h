@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "app/core/data/image_file.h"
+#include "app/core/data/image_set.h"
 #include "app/core/data/picture.h"
 #include "app/core/engine/engine.h"
 
@@ -27,5 +30,19 @@ Picture pictureAtModelInput(const Engine& engine, const Picture& picture, bool c
 
 // The image file decoded in the engine's model's channels and inverted by its preprocessing's rule.
 DataSetPicture loadPictureForModel(const Engine& engine, const std::filesystem::path& path);
+
+// True when `folder` holds pictures in class subfolders (PyTorch's ImageFolder layout:
+// folder/tabby/1.jpg, folder/espresso/cup.png): at least one subfolder and no IDX file.
+bool isImageFolder(const std::filesystem::path& folder);
+
+// The pictures of an ImageFolder-style data set, each brought to the engine's model input by its
+// preprocessing, labelled by its subfolder. With `modelClassNames` (a card's or --labels), a
+// subfolder is the class of that name (ImageNet's "tabby" is class 281); a subfolder that names
+// no class is refused, naming it. Without, the classes are the subfolders in sorted order, as
+// ImageFolder numbers them. Files of other kinds (a README, .DS_Store) are skipped; a picture that
+// cannot be decoded is refused naming it. The memory of the pictures at the model's input is
+// checked (checkPicturesFit) before any is decoded.
+ImageSet loadImageFolder(const Engine& engine, const std::filesystem::path& folder,
+                         const std::vector<std::string>& modelClassNames = {});
 
 }  // namespace convscope
