@@ -9,10 +9,10 @@
 #include "app/core/device/gpu_platform.h"
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/picture_input.h"
-#include "app/core/model/model_card.h"
-#include "app/core/model/onnx_loader.h"
 #include "app/core/engine/submitted_kernel.h"
 #include "app/core/engine/user_kernel_job.h"
+#include "app/core/model/model_card.h"
+#include "app/core/model/onnx_loader.h"
 #include "app/core/util/error.h"
 
 namespace convscope::cli {

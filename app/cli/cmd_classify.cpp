@@ -184,7 +184,9 @@ int runClassify(const std::vector<std::string>& tokens) {
     std::cout << "Preprocessing: " << describePreprocessing(engine->preprocessing(), model->inputChannels()) << "\n";
     std::cout << "Loading pictures..." << std::flush;
     images = loadImageFolder(*engine, dataFolder,
-                             labels ? *labels : modelCard ? modelCard->classNames : std::vector<std::string>{});
+                             labels      ? *labels
+                             : modelCard ? modelCard->classNames
+                                         : std::vector<std::string>{});
     std::cout << " done (" << images.count() << " in " << images.classNames().size() << " classes)\n";
   } else if (files.empty()) {
     std::cout << "Loading fashion-mnist data..." << std::flush;
@@ -277,9 +279,9 @@ int runClassify(const std::vector<std::string>& tokens) {
     for (const ImageClassification& c : run.images)
       std::printf("%s: %s (%.1f%%)%s\n", files[static_cast<size_t>(c.index)].c_str(),
                   className(names, c.predicted).c_str(), 100.0 * c.probabilities[static_cast<size_t>(c.predicted)],
-                  !inverted[static_cast<size_t>(c.index)]                         ? ""
+                  !inverted[static_cast<size_t>(c.index)]                            ? ""
                   : engine->preprocessing().inversion == PictureInversion::Automatic ? " (inverted: light background)"
-                                                                                      : " (inverted: --invert)");
+                                                                                     : " (inverted: --invert)");
   if (const auto csv = args.value("csv")) {
     writeCsv(*csv, run, names, files);
     std::fprintf(stderr, "wrote %zu predictions to %s\n", run.images.size(), csv->c_str());

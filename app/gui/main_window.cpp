@@ -755,11 +755,10 @@ void MainWindow::showShortcuts() {
 void MainWindow::setPreprocessing(const Preprocessing& rule) {
   if (!model_) return;
   inference_->setModel(model_, rule);
-  statusBar()->showMessage(
-      tr("Pictures now reach %1 as: %2")
-          .arg(QString::fromStdString(model_->name),
-               QString::fromStdString(describePreprocessing(rule, model_->inputChannels()))),
-      6000);
+  statusBar()->showMessage(tr("Pictures now reach %1 as: %2")
+                               .arg(QString::fromStdString(model_->name),
+                                    QString::fromStdString(describePreprocessing(rule, model_->inputChannels()))),
+                           6000);
 }
 
 const Preprocessing& MainWindow::preprocessing() const {

@@ -2,9 +2,9 @@
 // message with a non-zero exit code for every bad input.
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -688,7 +688,6 @@ TEST(CliMalformed, PngAndJpegHeadersClaimingHugePicturesAreRefusedBeforeDecoding
   }
 }
 
-
 // A real photo through a real network, as a teacher would type it: the card's preprocessing is
 // used and printed, and the top 5 are PyTorch's (recorded in the card, to the two decimals shown).
 TEST(CliPhotos, ChelseaThroughEfficientNetLite0IsACatWithPyTorchsTop5) {
@@ -763,7 +762,6 @@ TEST(CliPhotos, SixteenBitAlphaGrayAndCmykFilesAreClassifiedByColourAndGrayModel
       EXPECT_NE(r.output.find(pictures + name), std::string::npos) << model << " " << name << "\n" << r.output;
   }
 }
-
 
 // Photos in class subfolders are a data set: the subfolders are the model's classes by name
 // (ImageNet's "tiger cat"), or numbered in sorted order for a model without names; a subfolder

@@ -47,14 +47,13 @@ Picture cropOfFullResize(const Picture& picture, int height, int width, double f
   Picture out = blankPicture(height, width, picture.channels);
   for (int c = 0; c < picture.channels; ++c)
     for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x)
-        out.plane(c)[static_cast<size_t>(y) * width + x] = whole.at(c, top + y, left + x);
+      for (int x = 0; x < width; ++x) out.plane(c)[static_cast<size_t>(y) * width + x] = whole.at(c, top + y, left + x);
   return out;
 }
 
 TEST(CentreCrop, IsTheCentreOfTheWholeResizeToTheBitForPicturesOfManyShapes) {
   // Odd sizes, portrait and landscape, smaller and larger than the input, non-square inputs.
-  const int shapes[][4] = {{300, 451, 224, 224}, {451, 300, 224, 224}, {17, 5, 224, 224}, {224, 224, 224, 224},
+  const int shapes[][4] = {{300, 451, 224, 224}, {451, 300, 224, 224}, {17, 5, 224, 224},    {224, 224, 224, 224},
                            {1000, 999, 31, 47},  {3, 2000, 13, 13},    {255, 256, 224, 224}, {7, 7, 5, 9}};
   unsigned seed = 1;
   for (const auto& s : shapes)
@@ -132,7 +131,8 @@ TEST(Preprocessing, TheBatchMapsEveryValueByTheRuleInTheModelsChannelOrder) {
         const int from = order == ChannelOrder::Bgr ? 2 - c : c;
         for (int i = 0; i < 15; ++i) {
           const double v = pictures[static_cast<size_t>(n)].pixels[static_cast<size_t>(from * 15 + i)];
-          const double expected = (v * 255.0 - rule.mean[static_cast<size_t>(c)]) / rule.deviation[static_cast<size_t>(c)];
+          const double expected =
+              (v * 255.0 - rule.mean[static_cast<size_t>(c)]) / rule.deviation[static_cast<size_t>(c)];
           EXPECT_NEAR(batch.data()[(n * 3 + c) * 15 + i], expected, 1e-5 * std::max(1.0, std::abs(expected)))
               << "image " << n << " channel " << c << " value " << i;
         }
@@ -181,8 +181,8 @@ TEST(ColourImageFile, EightAndSixteenBitPngsDecodeToTheirRgbValues) {
         for (int c = 0; c < 3; ++c) {
           const int v = kColours[y][x][c];
           // 16 bits: 257 v + 1 below 255 (the file's values), so not the 8-bit value widened.
-          const float expected = sixteen ? static_cast<float>((257.0 * v + (v < 255 ? 1 : 0)) / 65535.0)
-                                         : static_cast<float>(v) / 255.0f;
+          const float expected =
+              sixteen ? static_cast<float>((257.0 * v + (v < 255 ? 1 : 0)) / 65535.0) : static_cast<float>(v) / 255.0f;
           EXPECT_NEAR(picture.at(c, y, x), expected, sixteen ? 1e-7 : 0.0) << name << " " << y << "," << x << " c" << c;
         }
   }

@@ -96,7 +96,7 @@ Picture fitOnABuiltCanvas(const Picture& image, int height, int width, float bac
   else if (tall > wide)
     canvasWidth = static_cast<int>((int64_t{image.height} * width + height - 1) / height);
   Picture canvas{canvasHeight, canvasWidth,
-                   std::vector<float>(static_cast<size_t>(canvasHeight) * canvasWidth, background)};
+                 std::vector<float>(static_cast<size_t>(canvasHeight) * canvasWidth, background)};
   const int top = (canvasHeight - image.height) / 2, left = (canvasWidth - image.width) / 2;
   for (int y = 0; y < image.height; ++y)
     for (int x = 0; x < image.width; ++x)

@@ -228,7 +228,8 @@ TEST(JsonFiles, MissingOrMistypedFieldIsNamedWithoutTheLibrarysWords) {
       {"model.json", R"({"preprocessing": {"mean": [0.5, 0.5]}})",
        ": malformed \"preprocessing\": \"mean\" is [0.5,0.5]; it is a list of 1 or 3 numbers (one per channel)"},
       {"model.json", R"({"preprocessing": {"crop_fraction": 1.5}})",
-       ": malformed \"preprocessing\": \"crop_fraction\" is 1.5; it is the part of the resized picture kept, at most 1"},
+       ": malformed \"preprocessing\": \"crop_fraction\" is 1.5; it is the part of the resized picture kept, at most "
+       "1"},
       {"model.json", R"({"preprocessing": {"channel-order": "bgr"}})",
        ": malformed \"preprocessing\": unknown field \"channel-order\" (the fields are resize, crop_fraction, invert, "
        "channel_order, value_range, mean, std)"},

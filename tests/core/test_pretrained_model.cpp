@@ -50,7 +50,8 @@ std::optional<Picture> readPpmCopy(const std::string& path) {
   if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()))) return std::nullopt;
   Picture picture = blankPicture(height, width, 3);
   for (size_t i = 0; i < picture.planeSize(); ++i)
-    for (int c = 0; c < 3; ++c) picture.plane(c)[i] = static_cast<float>(bytes[i * 3 + static_cast<size_t>(c)]) / 255.0f;
+    for (int c = 0; c < 3; ++c)
+      picture.plane(c)[i] = static_cast<float>(bytes[i * 3 + static_cast<size_t>(c)]) / 255.0f;
   return picture;
 }
 
@@ -110,7 +111,8 @@ TEST(PretrainedModel, EfficientNetLite0GivesPyTorchsProbabilitiesOnRealPhotosWit
       const std::vector<float>& ours = run.images[i].probabilities;
       ASSERT_EQ(ours.size(), 1000u);
       double worst = 0.0;
-      for (size_t k = 0; k < ours.size(); ++k) worst = std::max(worst, std::abs(double{ours[k]} - photos[i].probabilities[k]));
+      for (size_t k = 0; k < ours.size(); ++k)
+        worst = std::max(worst, std::abs(double{ours[k]} - photos[i].probabilities[k]));
       EXPECT_LE(worst, 1e-4) << photos[i].file << ": largest difference from PyTorch's probabilities";
       EXPECT_EQ(topClasses(ours, 5), photos[i].top5) << photos[i].file;
     }

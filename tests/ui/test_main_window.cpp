@@ -452,7 +452,6 @@ TEST(MainWindow, RemembersModelVariantAndImageBetweenRuns) {
   EXPECT_EQ(second.inference()->lastOutcome()->input.testIndex, 321);
 }
 
-
 // A teacher's demo: a colour photo through a real pretrained network. The card's preprocessing is
 // used, the prediction is named by ImageNet's classes, and the input is drawn as the model sees
 // it, in colour; the preprocessing can be changed in the window.

@@ -33,8 +33,7 @@ namespace {
 std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& live,
                                               const std::shared_ptr<const Model>& modelPointer,
                                               const Preprocessing& preprocessing, const std::string& variant,
-                                              InputImage picture,
-                                              const std::shared_ptr<const ImageSet>& dataSet) {
+                                              InputImage picture, const std::shared_ptr<const ImageSet>& dataSet) {
   const auto start = std::chrono::steady_clock::now();
   if (!live.engine || &live.engine->model() != modelPointer.get() || live.engine->variantId() != variant) {
     live.engine.reset();  // a GPU engine frees its device memory before the next one allocates

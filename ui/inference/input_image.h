@@ -5,13 +5,13 @@
 
 #include <QString>
 
-#include "app/core/data/picture.h"
 #include "app/core/data/image_set.h"
+#include "app/core/data/picture.h"
 
 namespace convscope::ui {
 
 struct InputImage {
-  Picture image;                 // values in [0, 1], light object on a dark background
+  Picture image;                   // values in [0, 1], light object on a dark background
   int label = ImageSet::kNoLabel;  // the true class when known
   int testIndex = -1;              // position in the test set, or -1
   QString description;             // "Test image #17", "shirt.png", "Drawing"

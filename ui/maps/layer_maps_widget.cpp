@@ -86,7 +86,8 @@ void LayerMapsWidget::render() {
     QImage picture(mapWidth_, mapHeight_, QImage::Format_RGB32);
     const float span = range_.high > range_.low ? range_.high - range_.low : 1.0f;
     const auto level = [&](int channel, size_t i) {
-      return std::clamp(static_cast<int>(std::lround(255.0f * (data[plane * channel + i] - range_.low) / span)), 0, 255);
+      return std::clamp(static_cast<int>(std::lround(255.0f * (data[plane * channel + i] - range_.low) / span)), 0,
+                        255);
     };
     const int red = outcome_->inputIsBgr ? 2 : 0, blue = 2 - red;
     for (int y = 0; y < mapHeight_; ++y) {

@@ -39,7 +39,8 @@ PreprocessingDialog::PreprocessingDialog(const Preprocessing& current, const Pre
   cropFraction_->setToolTip(tr("The shorter side is resized to the input divided by this, then the centre is cut out"));
   form->addRow(tr("Crop &fraction"), cropFraction_);
   inversion_ = new QComboBox(this);
-  inversion_->addItem(tr("When the background is light (Fashion-MNIST)"), static_cast<int>(PictureInversion::Automatic));
+  inversion_->addItem(tr("When the background is light (Fashion-MNIST)"),
+                      static_cast<int>(PictureInversion::Automatic));
   inversion_->addItem(tr("Always"), static_cast<int>(PictureInversion::Always));
   inversion_->addItem(tr("Never"), static_cast<int>(PictureInversion::Never));
   form->addRow(tr("&Invert"), inversion_);
@@ -51,7 +52,8 @@ PreprocessingDialog::PreprocessingDialog(const Preprocessing& current, const Pre
   valueRange_ = numberBox(0.001, 65535.0, 3, this);
   valueRange_->setToolTip(tr("The range the mean and deviation are written for: 1 (0 to 1) or 255 (0 to 255)"));
   form->addRow(tr("&Value range"), valueRange_);
-  for (auto [boxes, label, low] : {std::tuple{&mean_, tr("&Mean"), -65535.0}, std::tuple{&deviation_, tr("&Std"), 1e-4}}) {
+  for (auto [boxes, label, low] :
+       {std::tuple{&mean_, tr("&Mean"), -65535.0}, std::tuple{&deviation_, tr("&Std"), 1e-4}}) {
     auto* row = new QHBoxLayout;
     for (int c = 0; c < 3; ++c) {
       (*boxes)[static_cast<size_t>(c)] = numberBox(low, 65535.0, 4, this);
@@ -75,8 +77,8 @@ PreprocessingDialog::PreprocessingDialog(const Preprocessing& current, const Pre
   setPreprocessing(current);
   for (QComboBox* box : {framing_, inversion_, channelOrder_})
     connect(box, &QComboBox::currentIndexChanged, this, &PreprocessingDialog::updateSummary);
-  for (QDoubleSpinBox* box : {cropFraction_, valueRange_, mean_[0], mean_[1], mean_[2], deviation_[0], deviation_[1],
-                              deviation_[2]})
+  for (QDoubleSpinBox* box :
+       {cropFraction_, valueRange_, mean_[0], mean_[1], mean_[2], deviation_[0], deviation_[1], deviation_[2]})
     connect(box, &QDoubleSpinBox::valueChanged, this, &PreprocessingDialog::updateSummary);
 }
 

@@ -37,7 +37,7 @@ Picture loadImageFile(const std::filesystem::path& path, bool invert, int channe
 bool hasLightBackground(const Picture& image);
 
 struct DataSetPicture {
-  Picture image;        // light on dark, as the model was trained on
+  Picture image;          // light on dark, as the model was trained on
   bool inverted = false;  // whether it was inverted to get there
 };
 

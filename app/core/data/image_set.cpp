@@ -90,7 +90,8 @@ ImageSet::ImageSet(std::string source, int height, int width, std::vector<float>
       pixels_(std::move(pixels)),
       labels_(std::move(labels)),
       classNames_(std::move(classNames)) {
-  if (channels_ != 1 && channels_ != 3) throw Error(source_ + ": pictures have 1 or 3 channels, not " + std::to_string(channels_));
+  if (channels_ != 1 && channels_ != 3)
+    throw Error(source_ + ": pictures have 1 or 3 channels, not " + std::to_string(channels_));
   if (pixels_.size() != labels_.size() * static_cast<size_t>(height_) * width_ * channels_)
     throw Error(source_ + ": image data does not match " + std::to_string(labels_.size()) + " images of " +
                 std::to_string(height_) + "x" + std::to_string(width_) + "x" + std::to_string(channels_));
@@ -172,12 +173,13 @@ Tensor batchFromBytes(const uint8_t* pixels, int count, int height, int width, i
     throw Error("8-bit images: " + std::to_string(count) + " of " + std::to_string(height) + "x" +
                 std::to_string(width) + " cannot form a batch");
   const size_t inPerImage = static_cast<size_t>(height) * width;
-  return resizedBatch(count, 1, height, width, outHeight, outWidth, Preprocessing{}, [&](int i, std::vector<float>& image) {
-    image.resize(inPerImage);
-    const uint8_t* src = pixels + inPerImage * static_cast<size_t>(i);
-    for (size_t p = 0; p < inPerImage; ++p) image[p] = static_cast<float>(src[p]) / 255.0f;
-    return image.data();
-  });
+  return resizedBatch(count, 1, height, width, outHeight, outWidth, Preprocessing{},
+                      [&](int i, std::vector<float>& image) {
+                        image.resize(inPerImage);
+                        const uint8_t* src = pixels + inPerImage * static_cast<size_t>(i);
+                        for (size_t p = 0; p < inPerImage; ++p) image[p] = static_cast<float>(src[p]) / 255.0f;
+                        return image.data();
+                      });
 }
 
 ImageSet ImageSet::fromImages(std::string source, const std::vector<Picture>& images,

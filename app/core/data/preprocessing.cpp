@@ -20,8 +20,9 @@ struct Named {
 constexpr Named<PictureFraming> kFramings[] = {
     {"fit", PictureFraming::Fit}, {"centre-crop", PictureFraming::CentreCrop}, {"stretch", PictureFraming::Stretch}};
 constexpr Named<ChannelOrder> kOrders[] = {{"rgb", ChannelOrder::Rgb}, {"bgr", ChannelOrder::Bgr}};
-constexpr Named<PictureInversion> kInversions[] = {
-    {"automatic", PictureInversion::Automatic}, {"always", PictureInversion::Always}, {"never", PictureInversion::Never}};
+constexpr Named<PictureInversion> kInversions[] = {{"automatic", PictureInversion::Automatic},
+                                                   {"always", PictureInversion::Always},
+                                                   {"never", PictureInversion::Never}};
 
 template <typename Enum, size_t N>
 bool parseNamed(const Named<Enum> (&names)[N], const std::string& text, Enum& value) {
@@ -40,7 +41,8 @@ std::string nameOf(const Named<Enum> (&names)[N], Enum value) {
 template <typename Enum, size_t N>
 std::string choices(const Named<Enum> (&names)[N]) {
   std::string text;
-  for (size_t i = 0; i < N; ++i) text += (i == 0 ? "\"" : i + 1 == N ? " or \"" : ", \"") + std::string(names[i].name) + "\"";
+  for (size_t i = 0; i < N; ++i)
+    text += (i == 0 ? "\"" : i + 1 == N ? " or \"" : ", \"") + std::string(names[i].name) + "\"";
   return text;
 }
 
@@ -79,8 +81,8 @@ bool parseInversion(const std::string& name, PictureInversion& inversion) {
 Preprocessing preprocessingFromJson(const nlohmann::json& json, const Preprocessing& base, const std::string& where) {
   const std::string problem = where + ": malformed \"preprocessing\": ";
   if (!json.is_object()) throw Error(problem + "it is not an object of fields (\"resize\", \"mean\", ...)");
-  static const std::set<std::string> kFields = {"resize", "crop_fraction", "invert", "channel_order",
-                                                "value_range", "mean", "std"};
+  static const std::set<std::string> kFields = {"resize",      "crop_fraction", "invert", "channel_order",
+                                                "value_range", "mean",          "std"};
   for (const auto& [key, value] : json.items())
     if (!kFields.count(key))
       throw Error(problem + "unknown field \"" + key +
@@ -114,7 +116,8 @@ Preprocessing preprocessingFromJson(const nlohmann::json& json, const Preprocess
     if (!json.contains(field)) continue;
     const nlohmann::json& list = json.at(field);
     if (!list.is_array() || (list.size() != 1 && list.size() != 3))
-      throw Error(problem + "\"" + field + "\" is " + list.dump() + "; it is a list of 1 or 3 numbers (one per channel)");
+      throw Error(problem + "\"" + field + "\" is " + list.dump() +
+                  "; it is a list of 1 or 3 numbers (one per channel)");
     for (size_t c = 0; c < 3; ++c) {
       const nlohmann::json& v = list.at(list.size() == 1 ? 0 : c);
       if (mustBePositive)
@@ -139,8 +142,8 @@ nlohmann::json preprocessingToJson(const Preprocessing& p) {
 }
 
 std::string describePreprocessing(const Preprocessing& p, int channels) {
-  std::string text = p.framing == PictureFraming::CentreCrop ? "centre crop " + number(p.cropFraction)
-                                                             : framingName(p.framing);
+  std::string text =
+      p.framing == PictureFraming::CentreCrop ? "centre crop " + number(p.cropFraction) : framingName(p.framing);
   if (p.inversion == PictureInversion::Automatic) text += ", inverted when the background is light";
   if (p.inversion == PictureInversion::Always) text += ", inverted";
   if (channels == 3) text += p.channelOrder == ChannelOrder::Bgr ? ", BGR" : ", RGB";
@@ -148,8 +151,7 @@ std::string describePreprocessing(const Preprocessing& p, int channels) {
     if (channels == 1 || (v[0] == v[1] && v[1] == v[2])) return number(v[0]);
     return "(" + number(v[0]) + " " + number(v[1]) + " " + number(v[2]) + ")";
   };
-  if (p.leavesValuesAsTheyAre())
-    return text + ", values as they are (0 to 1)";
+  if (p.leavesValuesAsTheyAre()) return text + ", values as they are (0 to 1)";
   const std::string x = p.valueRange == 1.0f ? "x" : "x * " + number(p.valueRange);
   return text + ", (" + x + " - " + perChannel(p.mean) + ") / " + perChannel(p.deviation);
 }

@@ -36,7 +36,7 @@ struct Preprocessing {
   double cropFraction = 0.875;  // CentreCrop only: ImageNet's 224 of 256
   PictureInversion inversion = PictureInversion::Automatic;
   ChannelOrder channelOrder = ChannelOrder::Rgb;
-  float valueRange = 1.0f;  // 255: the pixel values the mean and deviation are in are 0..255
+  float valueRange = 1.0f;                           // 255: the pixel values the mean and deviation are in are 0..255
   std::array<float, 3> mean{0.0f, 0.0f, 0.0f};       // per input channel, in the model's order
   std::array<float, 3> deviation{1.0f, 1.0f, 1.0f};  // per input channel, in the model's order
 

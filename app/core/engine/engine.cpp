@@ -20,8 +20,8 @@ namespace convscope {
 Engine::Engine(std::shared_ptr<const Model> model, const std::string& variantId)
     : model_(std::move(model)), variantId_(variantId), plans_(*model_, variantId) {
   // Any graph can be evaluated; a picture classifier's pictures get its channels' default rule.
-  const bool colour = model_->inputs.size() == 1 && model_->inputs.front().shape.size() == 4 &&
-                      model_->inputs.front().shape[1] == 3;
+  const bool colour =
+      model_->inputs.size() == 1 && model_->inputs.front().shape.size() == 4 && model_->inputs.front().shape[1] == 3;
   preprocessing_ = defaultPreprocessing(colour ? 3 : 1);
   const ConvVariant& variant = findConvVariant(variantId);
   if (const std::string reason = variant.unavailableReason(); !reason.empty())
@@ -205,7 +205,8 @@ InferenceResult Engine::inferBytes(const ByteImages& images) {
   if (model_->inputChannels() != 1 || !preprocessing_.leavesValuesAsTheyAre())
     throw Error(model_->sourcePath +
                 ": the 8-bit end-to-end path takes gray pictures whose values the model uses as they are (x / 255); "
-                "this model's input is " + std::to_string(model_->inputChannels()) + " channel(s), " +
+                "this model's input is " +
+                std::to_string(model_->inputChannels()) + " channel(s), " +
                 describePreprocessing(preprocessing_, model_->inputChannels()));
   const int height = model_->inputHeight(), width = model_->inputWidth();
   if (!device_) return infer(batchFromBytes(images.pixels, images.count, images.height, images.width, height, width));

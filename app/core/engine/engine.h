@@ -59,8 +59,8 @@ class Engine {
   // The plan for a batch of `batch` images (fuse = false: what a capturing inference runs).
   Plan plan(int64_t batch = 1, bool fuse = true) const;
 
-  // Classifies images (N x C x H x W at the model's input size, values as the model takes them). When the model does not end in
-  // Softmax, one is applied so the result is always probabilities.
+  // Classifies images (N x C x H x W at the model's input size, values as the model takes them). When the model does
+  // not end in Softmax, one is applied so the result is always probabilities.
   InferenceResult infer(const Tensor& images, bool captureLayers = false);
 
   // The end-to-end path: 8-bit images in host memory to probabilities in host memory, equal to

@@ -20,9 +20,8 @@ void checkPicturesFit(const Engine& engine, int64_t pictures, bool captureLayers
   const int64_t height = model.inputHeight(), width = model.inputWidth(), channels = model.inputChannels();
   const MemoryLimit limit = memoryLimit();
   // Saturating: a product beyond int64 is above any limit and still reads as a figure.
-  const int64_t bytes =
-      saturatingMul(saturatingMul(saturatingMul(saturatingMul(height, width), channels), int64_t{sizeof(float)}),
-                    pictures);
+  const int64_t bytes = saturatingMul(
+      saturatingMul(saturatingMul(saturatingMul(height, width), channels), int64_t{sizeof(float)}), pictures);
   if (bytes <= limit.bytes) return;
   throw Error(model.sourcePath + ": " + std::to_string(pictures) + " pictures at the model's input of " +
               std::to_string(channels) + " x " + std::to_string(height) + " x " + std::to_string(width) + " take " +
@@ -110,8 +109,10 @@ ImageSet loadImageFolder(const Engine& engine, const fs::path& folder,
     if (!modelClassNames.empty()) {
       const auto found = std::find(modelClassNames.begin(), modelClassNames.end(), name);
       if (found == modelClassNames.end())
-        throw Error(classFolders[c].string() + ": the subfolder names no class of the model (its names are its "
-                    "card's or the --labels file's; \"" + modelClassNames.front() + "\" is one)");
+        throw Error(classFolders[c].string() +
+                    ": the subfolder names no class of the model (its names are its "
+                    "card's or the --labels file's; \"" +
+                    modelClassNames.front() + "\" is one)");
       label = static_cast<int>(found - modelClassNames.begin());
     } else {
       classNames.push_back(name);
