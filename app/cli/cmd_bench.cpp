@@ -116,13 +116,13 @@ int runBench(const std::vector<std::string>& tokens) {
   options.warmups = args.intValue("warmups", 2, 0);
 
   // The test set's IDX files, or photos in class subfolders brought to the model's input by its
-  // card's rule (a CPU engine frames them; each variant's batches then map the values alike).
+  // card's rule (the first variant's engine frames them; each variant's batches then map the values alike).
   const std::string data = args.value("data").value_or(defaultDataFolder().string());
   ImageSet images;
   if (isImageFolder(data)) {
     const auto model = loadOnnxModel(options.model);
     const std::optional<ModelCard> card = readModelCard(options.model);
-    Engine framing(model, "cpu-reference");
+    Engine framing(model, options.variants.empty() ? defaultConvVariant() : options.variants.front());
     framing.setPreprocessing(preprocessingFor(*model, card));
     images = loadImageFolder(framing, data, card ? card->classNames : std::vector<std::string>{});
   } else {

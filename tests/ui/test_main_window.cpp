@@ -48,18 +48,21 @@ TEST(MainWindow, StartsWithTheCourseModelAndShowsAPredictionForTheFirstTestImage
 TEST(MainWindow, LoadsEachShippedModelAndShowsItsSummaryAndPrediction) {
   auto window = openWindow();
   const QStringList shipped = ui::ModelPicker::shippedModels();
-  ASSERT_EQ(shipped.size(), 3) << "course-high, course-low and lenet5";
+  ASSERT_EQ(shipped.size(), 4) << "course-high, course-low, efficientnet-lite0 and lenet5";
   for (const QString& path : shipped) {
     SCOPED_TRACE(path.toStdString());
     ASSERT_TRUE(loadModelAndWait(*window, path)) << window->lastError().toStdString();
     ASSERT_TRUE(waitForInference(*window));
     EXPECT_EQ(window->modelPicker()->currentPath(), path);
     EXPECT_TRUE(window->modelPicker()->summaryText().contains(
-        QString("1×%1×%2").arg(window->model()->inputHeight()).arg(window->model()->inputWidth())));
+        QString("%1×%2×%3")
+            .arg(window->model()->inputChannels())
+            .arg(window->model()->inputHeight())
+            .arg(window->model()->inputWidth())));
     const auto outcome = window->inference()->lastOutcome();
     ASSERT_NE(outcome, nullptr);
     EXPECT_EQ(outcome->modelName, window->model()->name);
-    EXPECT_EQ(outcome->probabilities.size(), 10u);
+    EXPECT_EQ(outcome->probabilities.size(), window->model()->name == "efficientnet-lite0" ? 1000u : 10u);
     // The input the maps show first has the model's input size (28x28 for lenet5, 48x48 others).
     EXPECT_EQ(window->view<gui::ExploreView>("explore")->maps()->layer(0)->mapHeight(), window->model()->inputHeight());
   }

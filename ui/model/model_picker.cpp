@@ -61,7 +61,7 @@ QString ModelPicker::summary(const Model& model, const std::optional<ModelCard>&
   for (const LayerInfo& layer : model.layers()) flops += layer.flops;
   QString input;
   try {
-    input = QString("1×%1×%2").arg(model.inputHeight()).arg(model.inputWidth());
+    input = QString("%1×%2×%3").arg(model.inputChannels()).arg(model.inputHeight()).arg(model.inputWidth());
   } catch (const std::exception&) {
     input = tr("?");
   }
