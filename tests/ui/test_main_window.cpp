@@ -54,11 +54,10 @@ TEST(MainWindow, LoadsEachShippedModelAndShowsItsSummaryAndPrediction) {
     ASSERT_TRUE(loadModelAndWait(*window, path)) << window->lastError().toStdString();
     ASSERT_TRUE(waitForInference(*window));
     EXPECT_EQ(window->modelPicker()->currentPath(), path);
-    EXPECT_TRUE(window->modelPicker()->summaryText().contains(
-        QString("%1×%2×%3")
-            .arg(window->model()->inputChannels())
-            .arg(window->model()->inputHeight())
-            .arg(window->model()->inputWidth())));
+    EXPECT_TRUE(window->modelPicker()->summaryText().contains(QString("%1×%2×%3")
+                                                                  .arg(window->model()->inputChannels())
+                                                                  .arg(window->model()->inputHeight())
+                                                                  .arg(window->model()->inputWidth())));
     const auto outcome = window->inference()->lastOutcome();
     ASSERT_NE(outcome, nullptr);
     EXPECT_EQ(outcome->modelName, window->model()->name);
