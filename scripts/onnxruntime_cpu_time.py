@@ -6,7 +6,7 @@
 
 Needs numpy, Pillow and onnxruntime (pip install onnxruntime, e.g. in the venv that
 scripts/export_efficientnet_lite0.py describes; torch, where present, does the resize). The input is a batch of --batch copies of one
-picture: --image FILE, or else the card's first photo where python3-skimage-lib provides it,
+picture: --image FILE, or else the card's first photo where python3-skimage provides it,
 preprocessed by the card's centre-crop rule (the card is the model's path with .json, or --card);
 without a card or picture, a fixed pseudo-random input (a dense CNN's time does not depend on the
 values). --warmup runs (default 20) are not timed, then --runs (default 50) are, each one

@@ -1,6 +1,6 @@
 // A real pretrained CNN on real photos: EfficientNet-Lite0 with its ImageNet weights (exported by
 // scripts/export_efficientnet_lite0.py) classifies scikit-image's photos (Debian's
-// python3-skimage-lib) with every variant that runs here, and gives the probabilities PyTorch gave
+// python3-skimage) with every variant that runs here, and gives the probabilities PyTorch gave
 // on the same preprocessed photos (recorded in its card) to 1e-4, hence the same top 5.
 #include <gtest/gtest.h>
 
@@ -85,7 +85,7 @@ TEST(PretrainedModel, EfficientNetLite0GivesPyTorchsProbabilitiesOnRealPhotosWit
   ASSERT_GE(photos.size(), 3u);
   for (const RecordedPhoto& photo : photos)
     ASSERT_TRUE(std::ifstream(photosFolder() + "/" + photo.file + (imageFilesSupported() ? "" : ".ppm")).good())
-        << photosFolder() << "/" << photo.file << " is missing: scripts/install-deps.sh installs python3-skimage-lib";
+        << photosFolder() << "/" << photo.file << " is missing: scripts/install-deps.sh installs python3-skimage";
   const auto model = loadOnnxModel(kModel);
   const auto card = readModelCard(kModel);
   ASSERT_TRUE(card);
