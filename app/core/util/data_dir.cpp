@@ -8,7 +8,8 @@
 //   CONVSCOPE_INSTALLED_DATA_FROM_BIN  the installed data folder relative to the installed
 //                                      programs' folder ("../share/convscope" for GNU dirs)
 //   CONVSCOPE_TEMPLATES_DIR            the source tree's examples/kernels
-// (CONVSCOPE_MODELS_DIR, the source tree's data/models, comes with convscope_core.)
+// (CONVSCOPE_MODELS_DIR, the source tree's data/models, is given to this file alone: see
+// app/core/CMakeLists.txt.)
 
 namespace convscope {
 namespace {
