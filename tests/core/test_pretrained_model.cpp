@@ -16,6 +16,7 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/image_file.h"
 #include "app/core/data/image_set.h"
+#include "app/core/engine/class_evidence.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/picture_input.h"
 #include "app/core/model/model_card.h"
@@ -121,6 +122,34 @@ TEST(PretrainedModel, EfficientNetLite0GivesPyTorchsProbabilitiesOnRealPhotosWit
     ++variantsRun;
   }
   EXPECT_GE(variantsRun, 2);
+}
+
+// EfficientNet-Lite0 ends in global average pooling and one linear layer: its class activation map
+// is exact, so the map of chelsea's top class, averaged, plus the class's bias, is the logit its
+// classifier computed.
+TEST(PretrainedModel, EfficientNetLite0sClassActivationMapAddsUpToItsLogit) {
+  const auto model = loadOnnxModel(kModel);
+  const auto card = readModelCard(kModel);
+  ASSERT_TRUE(card);
+  std::string whyNot;
+  const std::optional<ActivationMapHead> head = findActivationMapHead(*model, &whyNot);
+  ASSERT_TRUE(head) << whyNot;
+  EXPECT_EQ(head->features, 1280);
+  EXPECT_EQ(head->classes, 1000);
+  Engine engine(model, "cpu-onednn");
+  engine.setPreprocessing(preprocessingFor(*model, card));
+  const Picture picture = pictureAtModelInput(engine, readPhoto(engine, photosFolder() + "/chelsea.png"), true);
+  const Tensor input =
+      ImageSet::fromImages("chelsea", {picture}, {}).batch(0, 1, picture.height, picture.width, engine.preprocessing());
+  const InferenceResult result = engine.infer(input, true);
+  const std::vector<float> probabilities(result.probabilities.data(), result.probabilities.data() + 1000);
+  const int top = topClasses(probabilities, 1).front();
+  EXPECT_NE(card->classNames[static_cast<size_t>(top)].find("cat"), std::string::npos);
+  const ActivationMap map = classActivationMap(*model, *head, headFeatures(*head, result.layers), 0, top);
+  EXPECT_EQ(map.height, 7);
+  EXPECT_EQ(map.width, 7);
+  for (const LayerOutput& layer : result.layers)
+    if (layer.node == head->denseNode) EXPECT_NEAR(map.logit, layer.value.data()[top], 1e-3);
 }
 
 }  // namespace
