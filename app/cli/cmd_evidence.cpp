@@ -46,8 +46,8 @@ The picture becomes the model's input by the model's card's preprocessing, as in
   --class K        the class to explain: its number or its name (default: the top class)
   --patch P        occlusion patch side in input pixels (default: a seventh of the input's side)
   --stride S       pixels between patch positions (default: half the patch)
-  --batch B        occluded pictures per inference (default: as many as memory allows on a GPU,
-                   16 on the CPU)
+  --batch B        occluded pictures per inference (default: as many as memory allows on a GPU;
+                   on the CPU about 2 GFLOP's worth, at least 16)
   --no-occlusion   the class activation map only
   --out PREFIX     also write PREFIX-cam.csv and PREFIX-occlusion.csv (one row per input pixel
                    row, at the model's input size) and PREFIX.json (the class, the grids and the

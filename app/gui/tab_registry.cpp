@@ -9,6 +9,7 @@
 #include "ui/charts/prediction_panel.h"
 #include "ui/class/class_panel.h"
 #include "ui/common/export.h"
+#include "ui/evidence/class_evidence_view.h"
 #include "ui/explain/conv_arithmetic_view.h"
 #include "ui/explain/kernel_weights_view.h"
 #include "ui/failures/confusion_view.h"
@@ -104,8 +105,9 @@ QStringList tabNamesOf(const std::vector<TabRow>& rows) {
 }
 
 std::vector<TabRow> standardTabs() {
-  using ui::ClassPanel, ui::ConfusionView, ui::ConvArithmeticView, ui::GpuMappingPanel, ui::KernelWeightsView,
-      ui::ModelSummaryView, ui::ProfilePanel, ui::RooflinePanel, ui::TimingPanel, ui::UserKernelPanel;
+  using ui::ClassEvidenceView, ui::ClassPanel, ui::ConfusionView, ui::ConvArithmeticView, ui::GpuMappingPanel,
+      ui::KernelWeightsView, ui::ModelSummaryView, ui::ProfilePanel, ui::RooflinePanel, ui::TimingPanel,
+      ui::UserKernelPanel;
   // The parent is the window; QTabWidget::addTab moves each view into its page.
   return {
       // "draw": the same tab, with the drawing canvas in the left column.
@@ -303,6 +305,20 @@ std::vector<TabRow> standardTabs() {
               if (w.selectTestImage(index)) w.selectTab("explore");
             });
           }),
+      // Why this class: the picture's evidence, from the same outcome as the maps and the prediction.
+      tab<ClassEvidenceView>({"evidence"}, "Why this class", LeftColumn::Needed,
+                             [](const TabContext& c) { return new ClassEvidenceView(c.jobs, c.window); })
+          .presentedAs("Why")
+          .on(Change::Model, [](ClassEvidenceView& v, const WindowState& s) { v.setClassNames(s.classNames); })
+          .on(Change::TestSet, [](ClassEvidenceView& v, const WindowState& s) { v.setClassNames(s.classNames); })
+          .on(Change::Outcome, [](ClassEvidenceView& v, const WindowState& s) { v.setOutcome(s.outcome); })
+          .links([](ClassEvidenceView& v, WindowLinks& w) { v.setClassNames(w.state().classNames); })
+          .fileAction(FileAction::Kind::Export, "Export class &evidence…", QKeySequence(),
+                      [](ClassEvidenceView& v, WindowLinks& w) {
+                        const QString path = ui::askExportPath(w.window(), "class-evidence");
+                        if (!path.isEmpty())
+                          if (const QString error = v.exportTo(path); !error.isEmpty()) w.showError(error);
+                      }),
       // The mapping's left side follows a GPU variant (setVariant ignores the others). setModel
       // throws for inconsistent shapes: the window shows the message.
       tab<GpuMappingPanel>({"gpu-mapping"}, "GPU mapping", LeftColumn::NotNeeded,

@@ -100,6 +100,8 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
   outcome->input = std::move(picture);
   outcome->inputIsBgr = engine.preprocessing().channelOrder == ChannelOrder::Bgr;
   outcome->modelName = model.name;
+  outcome->model = modelPointer;
+  outcome->preprocessing = engine.preprocessing();
   outcome->variant = variant;
   outcome->deviceName = engine.deviceName();
   outcome->probabilities = result.probabilities.values();

@@ -2,11 +2,13 @@
 // probabilities, every layer's output (the input as the model saw it first) and the op times.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "app/core/data/data_set_distance.h"
+#include "app/core/data/preprocessing.h"
 #include "app/core/engine/engine.h"
 #include "ui/inference/input_image.h"
 
@@ -15,6 +17,10 @@ namespace convscope::ui {
 struct InferenceOutcome {
   InputImage input;
   std::string modelName;
+  // The model and the rule that made its input: what a later job on the same picture (the
+  // occlusion map) needs to run the same network on the same values.
+  std::shared_ptr<const Model> model;
+  Preprocessing preprocessing;
   std::string variant;     // the selected variant (a layer may have fallen back: see convTimes)
   std::string deviceName;  // "CPU" or the GPU's name
   std::vector<float> probabilities;

@@ -43,6 +43,8 @@ std::string jobKindName(JobKind kind) {
       return "your kernel";
     case JobKind::TestSetEvaluation:
       return "test-set evaluation";
+    case JobKind::Occlusion:
+      return "occlusion map";
   }
   return "job";
 }

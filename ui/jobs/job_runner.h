@@ -34,9 +34,10 @@ class QThread;
 
 namespace convscope::ui {
 
-enum class JobKind { LiveInference, Sweep, Profile, TestSetLoad, UserKernel, TestSetEvaluation };
+enum class JobKind { LiveInference, Sweep, Profile, TestSetLoad, UserKernel, TestSetEvaluation, Occlusion };
 
-// "live inference", "sweep", "profile", "test-set load", "your kernel", "test-set evaluation".
+// "live inference", "sweep", "profile", "test-set load", "your kernel", "test-set evaluation",
+// "occlusion map".
 std::string jobKindName(JobKind kind);
 
 class JobRunner;

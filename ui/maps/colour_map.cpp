@@ -95,4 +95,25 @@ QImage mapImage(const float* values, int height, int width, ValueRange range, Co
   return image;
 }
 
+QImage pictureImage(const float* values, int channels, int height, int width, bool bgr) {
+  const size_t plane = static_cast<size_t>(height) * width;
+  const ValueRange range = displayRange(values, plane * static_cast<size_t>(channels), ColourMap::Gray);
+  if (channels != 3)
+    return mapImage(values, height, width, range, ColourMap::Gray).convertToFormat(QImage::Format_RGB32);
+  QImage picture(width, height, QImage::Format_RGB32);
+  const float span = range.high - range.low;
+  const auto level = [&](int channel, size_t i) {
+    return std::clamp(static_cast<int>(std::lround(255.0f * (values[plane * channel + i] - range.low) / span)), 0, 255);
+  };
+  const int red = bgr ? 2 : 0, blue = 2 - red;
+  for (int y = 0; y < height; ++y) {
+    auto* row = reinterpret_cast<QRgb*>(picture.scanLine(y));
+    for (int x = 0; x < width; ++x) {
+      const size_t i = static_cast<size_t>(y) * width + x;
+      row[x] = qRgb(level(red, i), level(1, i), level(blue, i));
+    }
+  }
+  return picture;
+}
+
 }  // namespace convscope::ui

@@ -30,4 +30,9 @@ ValueRange displayRange(const float* values, std::size_t count, ColourMap map);
 // A height x width plane of values as an indexed image with the map's colour table.
 QImage mapImage(const float* values, int height, int width, ValueRange range, ColourMap map);
 
+// A model's input (channels planes of height x width, as the model takes them) as a picture: one
+// gray plane, or three in colour (put back to R, G, B from B, G, R where `bgr`). All planes share
+// one display range (displayRange over every value, Gray), so the colours keep their balance.
+QImage pictureImage(const float* values, int channels, int height, int width, bool bgr);
+
 }  // namespace convscope::ui

@@ -81,22 +81,8 @@ void LayerMapsWidget::render() {
     images_.push_back(mapImage(cells.data(), mapHeight_, mapWidth_, range_, shownMap));
     scale_ = std::clamp(tileTarget_ * 4 / mapWidth_, 6, 28);
   } else if (output.node == "input" && channels_ == 3) {
-    // A colour picture as one picture in colour: each channel through the shared range, the
-    // model's channel order (R, G, B or B, G, R) put back to R, G, B.
-    QImage picture(mapWidth_, mapHeight_, QImage::Format_RGB32);
-    const float span = range_.high > range_.low ? range_.high - range_.low : 1.0f;
-    const auto level = [&](int channel, size_t i) {
-      return std::clamp(static_cast<int>(std::lround(255.0f * (data[plane * channel + i] - range_.low) / span)), 0,
-                        255);
-    };
-    const int red = outcome_->inputIsBgr ? 2 : 0, blue = 2 - red;
-    for (int y = 0; y < mapHeight_; ++y) {
-      auto* row = reinterpret_cast<QRgb*>(picture.scanLine(y));
-      for (int x = 0; x < mapWidth_; ++x) {
-        const size_t i = static_cast<size_t>(y) * mapWidth_ + x;
-        row[x] = qRgb(level(red, i), level(1, i), level(blue, i));
-      }
-    }
+    // A colour picture as one picture in colour, R, G, B whatever the model's channel order.
+    const QImage picture = pictureImage(data, 3, mapHeight_, mapWidth_, outcome_->inputIsBgr);
     images_.push_back(picture);
     channels_ = 1;  // one tile
     scale_ = std::clamp(tileTarget_ / std::max(mapHeight_, mapWidth_), 1, 32);

@@ -24,13 +24,16 @@ bool isGraphOutput(const Model& model, const std::string& value) {
                      [&](const ValueInfo& output) { return output.name == value; });
 }
 
-std::string describe(const Node& node) { return node.opType + " '" + node.name + "'"; }
+std::string describe(const Node& node) {
+  return node.opType + " '" + node.name + "'";
+}
 
 // The one node that reads `value`, or null with `whyNot` set.
 const Node* onlyReader(const Model& model, const std::string& value, const std::string& what, std::string& whyNot) {
   const std::vector<const Node*> readers = readersOf(model, value);
   if (readers.size() != 1) {
-    whyNot = what + (readers.empty() ? " is read by no node" : " is read by " + std::to_string(readers.size()) + " nodes");
+    whyNot =
+        what + (readers.empty() ? " is read by no node" : " is read by " + std::to_string(readers.size()) + " nodes");
     return nullptr;
   }
   return readers.front();
@@ -152,7 +155,9 @@ ActivationMap classActivationMap(const Model& model, const ActivationMapHead& he
   return map;
 }
 
-int defaultPatch(int height, int width) { return std::max(1, std::min(height, width) / 7); }
+int defaultPatch(int height, int width) {
+  return std::max(1, std::min(height, width) / 7);
+}
 
 std::vector<int> patchStarts(int size, int patch, int stride) {
   if (patch < 1 || patch > size)
@@ -187,24 +192,30 @@ OcclusionMap occlusionSensitivity(Engine& engine, const Tensor& input, const Occ
   const InferenceResult unoccluded = engine.infer(input);
   const int classes = static_cast<int>(unoccluded.probabilities.dim(1));
   const float* base = unoccluded.probabilities.data();
-  map.classIndex = request.classIndex >= 0 ? request.classIndex
-                                           : static_cast<int>(std::max_element(base, base + classes) - base);
+  map.classIndex =
+      request.classIndex >= 0 ? request.classIndex : static_cast<int>(std::max_element(base, base + classes) - base);
   if (map.classIndex >= classes)
     throw Error("class " + std::to_string(map.classIndex) + " is not one of the model's " + std::to_string(classes) +
                 " classes (0 to " + std::to_string(classes - 1) + ")");
   map.baseline = base[map.classIndex];
 
   std::array<float, 3> fill{};
-  for (int c = 0; c < channels; ++c) fill[c] = request.fill ? (*request.fill)[c] : engine.preprocessing().scaled(0.5f, c);
+  for (int c = 0; c < channels; ++c)
+    fill[c] = request.fill ? (*request.fill)[c] : engine.preprocessing().scaled(0.5f, c);
 
   const int rows = static_cast<int>(map.rowStarts.size()), columns = static_cast<int>(map.columnStarts.size());
   const int total = rows * columns;
   map.drop.assign(static_cast<size_t>(total), std::numeric_limits<float>::quiet_NaN());
-  // On the GPU as many as memory allows (usually all of them: one launch sequence); on the CPU,
-  // where a batch takes seconds, batches of kCpuBatch so that progress and cancel come often.
-  constexpr int kCpuBatch = 16;
+  // On the GPU as many as memory allows (usually all of them: one launch sequence). On the CPU
+  // batches of about kCpuBatchFlops (a second or two on a laptop's cores), at least 16 pictures,
+  // so that progress and cancel come often for a large network and a small one runs in one batch.
+  constexpr double kCpuBatchFlops = 2e9;
   int fits = request.batch > 0 ? request.batch : std::max(1, engine.largestBatchThatFits());
-  if (request.batch <= 0 && !engine.device()) fits = std::min(fits, kCpuBatch);
+  if (request.batch <= 0 && !engine.device()) {
+    int64_t flops = 0;
+    for (const LayerInfo& layer : model.layers()) flops += layer.flops;
+    fits = std::min(fits, static_cast<int>(std::clamp(kCpuBatchFlops / std::max<int64_t>(flops, 1), 16.0, 1e6)));
+  }
   const size_t picture = static_cast<size_t>(channels) * height * width;
   for (int first = 0; first < total;) {
     const int count = std::min(fits, total - first);
@@ -222,7 +233,8 @@ OcclusionMap occlusionSensitivity(Engine& engine, const Tensor& input, const Occ
     const InferenceResult result = engine.infer(batch);
     map.inferenceSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     for (int i = 0; i < count; ++i)
-      map.drop[static_cast<size_t>(first + i)] = map.baseline - result.probabilities.data()[i * classes + map.classIndex];
+      map.drop[static_cast<size_t>(first + i)] =
+          map.baseline - result.probabilities.data()[i * classes + map.classIndex];
     map.batches.push_back(count);
     map.pictures += count;
     first += count;

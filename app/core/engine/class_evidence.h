@@ -26,10 +26,10 @@ struct ActivationMapHead {
   std::string featureNode;  // the node whose output the global average pooling reads
   std::string poolNode;
   std::string denseNode;
-  std::string weights;              // the linear layer's weight matrix (a model weight)
-  std::string bias;                 // its bias, "" when it has none
-  bool weightsTransposed = true;    // W is [classes][K] (PyTorch's Linear), else [K][classes]
-  int64_t features = 0;             // K
+  std::string weights;            // the linear layer's weight matrix (a model weight)
+  std::string bias;               // its bias, "" when it has none
+  bool weightsTransposed = true;  // W is [classes][K] (PyTorch's Linear), else [K][classes]
+  int64_t features = 0;           // K
   int64_t classes = 0;
 };
 
@@ -67,7 +67,9 @@ struct OcclusionRequest {
   // engine's preprocessing, so the patch is a grey square on the photo, whatever the model's
   // mean and deviation.
   std::optional<std::array<float, 3>> fill;
-  int batch = 0;  // pictures per inference; 0: as many as memory allows (Engine::largestBatchThatFits)
+  // Pictures per inference; 0: as many as memory allows (Engine::largestBatchThatFits) on a GPU,
+  // about 2 GFLOP's worth (at least 16) on the CPU.
+  int batch = 0;
 };
 
 struct OcclusionMap {
