@@ -160,5 +160,32 @@ TEST(LayerTitles, KindsAreNamedForStudentsAndUnknownOnesLowercased) {
   EXPECT_EQ(layerKind("HardSwish"), "hardswish");  // not one ConvScope runs: lowercased
 }
 
+// A real network's layers say what kind of conv they are: depthwise (a filter per channel) and
+// pointwise (1x1, channels mixed at one position), counted here from the weights' shapes.
+TEST(LayerTitles, EfficientNetLite0sDepthwiseAndPointwiseConvsAreNamedSo) {
+  const auto model = loadOnnxModel(std::string(CONVSCOPE_MODELS_DIR) + "/efficientnet-lite0.onnx");
+  const std::vector<std::string> titles = layerTitles(*model);
+  int depthwise = 0, pointwise = 0, namedDepthwise = 0, namedPointwise = 0;
+  for (size_t i = 0; i < model->nodes.size(); ++i) {
+    const Node& node = model->nodes[i];
+    if (node.opType != "Conv") continue;
+    const Shape& w = model->weights.at(node.inputs[1]).shape();  // filters x channels per group x kh x kw
+    const bool isDepthwise = w[1] == 1 && w[0] > 1;
+    const bool isPointwise = !isDepthwise && w[2] == 1 && w[3] == 1;
+    depthwise += isDepthwise;
+    pointwise += isPointwise;
+    const bool saysDepthwise = titles[i].find(", depthwise") != std::string::npos;
+    const bool saysPointwise = titles[i].find(", pointwise") != std::string::npos;
+    EXPECT_EQ(saysDepthwise, isDepthwise) << titles[i];
+    EXPECT_EQ(saysPointwise, isPointwise) << titles[i];
+    namedDepthwise += saysDepthwise;
+    namedPointwise += saysPointwise;
+  }
+  EXPECT_EQ(depthwise, 16);  // one per MBConv block
+  EXPECT_EQ(namedDepthwise, depthwise);
+  EXPECT_EQ(namedPointwise, pointwise);
+  EXPECT_GT(pointwise, 16);
+}
+
 }  // namespace
 }  // namespace convscope

@@ -63,6 +63,8 @@ std::vector<std::string> layerTitles(const Model& model) {
                                         : std::to_string(p->dilationHeight) + "×" + std::to_string(p->dilationWidth));
         if (p->isGrouped())
           title += p->group == p->inChannels ? ", depthwise" : ", " + std::to_string(p->group) + " groups";
+        else if (w[2] == 1 && w[3] == 1)
+          title += ", pointwise";  // each output a weighted sum of the channels at one position
       }
       title += " → " + imageShape(out);
     } else if (layer.role == LayerRole::Dense && in && in->size() == 2 && out.size() == 2 && out[0] > 0) {
