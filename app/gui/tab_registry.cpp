@@ -169,10 +169,16 @@ std::vector<TabRow> standardTabs() {
               [](ExploreView& v, const QSettings& settings) {
                 if (settings.contains("window/explore")) v.restoreState(settings.value("window/explore").toByteArray());
                 v.maps()->setColourMap(static_cast<ui::ColourMap>(settings.value("maps/colourMap", 0).toInt()));
+                v.maps()->setArrangement(
+                    static_cast<ui::MapOrder>(
+                        settings.value("maps/order", static_cast<int>(ui::MapOrder::MeanFirst)).toInt()),
+                    settings.value("maps/perLayer", ui::FeatureMapView::kDefaultMapLimit).toInt());
               },
               [](ExploreView& v, QSettings& settings) {
                 settings.setValue("window/explore", v.saveState());
                 settings.setValue("maps/colourMap", static_cast<int>(v.maps()->colourMap()));
+                settings.setValue("maps/order", static_cast<int>(v.maps()->mapOrder()));
+                settings.setValue("maps/perLayer", v.maps()->mapLimit());
               })
           .whenSelected([](ExploreView&, const QString& name, const TabContext& c) {
             if (name == "draw") c.window->inputPanel()->showSource(ui::InputPanel::Source::Drawing);

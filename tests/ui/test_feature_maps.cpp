@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <random>
 #include <vector>
 
@@ -239,6 +240,79 @@ TEST(FeatureMaps, ExportTheWholeGridToPngAndPdf) {
   EXPECT_TRUE(file.read(5).startsWith("%PDF"));
   EXPECT_FALSE(window->view<gui::ExploreView>("explore")->maps()->exportTo(dir.filePath("maps.bmp")).isEmpty())
       << "unsupported suffix";
+}
+
+// A real network's scale: EfficientNet-Lite0's 190-odd layers of up to 1,280 maps open on each
+// layer's most active maps (checked against the means computed here from the captured values), a
+// bounded number of them drawn, so the images' memory stays small beside the values themselves;
+// any layer can be gone to and any map enlarged, drawn in the grid or not.
+TEST(FeatureMaps, EfficientNetLite0sThousandsOfMapsOpenOnTheMostActiveInBoundedMemory) {
+  auto window = openWindow();
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("efficientnet-lite0"))) << window->lastError().toStdString();
+  ASSERT_TRUE(window->selectVariant("cpu-onednn"));
+  ASSERT_TRUE(window->selectTestImage(3));  // a gray picture, in three equal channels
+  ASSERT_TRUE(waitForInference(*window, 120000));
+  const auto outcome = window->inference()->lastOutcome();
+  ASSERT_NE(outcome, nullptr);
+  ui::FeatureMapView* view = window->view<gui::ExploreView>("explore")->maps();
+  EXPECT_EQ(view->mapOrder(), ui::MapOrder::MeanFirst);
+  EXPECT_EQ(view->mapLimit(), ui::FeatureMapView::kDefaultMapLimit);
+  ASSERT_GT(view->layerCount(), 150);
+
+  int head = -1, depthwiseTitles = 0;
+  for (int i = 0; i < view->layerCount(); ++i) {
+    if (view->layer(i)->channelCount() == 1280 && view->layer(i)->mapHeight() == 7) head = i;
+    depthwiseTitles += view->layer(i)->title().contains("depthwise");
+  }
+  EXPECT_EQ(depthwiseTitles, 16);
+  ASSERT_GE(head, 0);
+  ui::LayerMapsWidget* widget = view->layer(head);
+  EXPECT_EQ(widget->mapsShown(), 64);
+  EXPECT_TRUE(widget->title().contains("the 64 most active of 1280 maps")) << widget->title().toStdString();
+  // The 64 largest means, largest first, from the captured values.
+  const Tensor& value = outcome->layers[static_cast<size_t>(widget->layerIndex())].value;
+  std::vector<std::pair<double, int>> means;
+  for (int c = 0; c < 1280; ++c) {
+    double sum = 0.0;
+    for (int i = 0; i < 49; ++i) sum += value.data()[c * 49 + i];
+    means.push_back({-sum / 49.0, c});
+  }
+  std::stable_sort(means.begin(), means.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (int slot = 0; slot < 64; ++slot)
+    EXPECT_EQ(widget->shownChannels()[static_cast<size_t>(slot)], means[static_cast<size_t>(slot)].second) << slot;
+
+  // Memory: the images drawn, 64 a layer, against every map drawn and against the values.
+  qint64 valueBytes = 0;
+  for (const LayerOutput& layer : outcome->layers) valueBytes += layer.value.size() * 4;
+  const qint64 bounded = view->imageBytes();
+  view->setArrangement(ui::MapOrder::MeanFirst, 0);
+  const qint64 everything = view->imageBytes();
+  std::cout << "EfficientNet-Lite0's maps: values " << valueBytes / 1e6 << " MB; images, 64 a layer " << bounded / 1e6
+            << " MB, every map " << everything / 1e6 << " MB\n";
+  EXPECT_LT(bounded, everything / 2);
+  EXPECT_LT(bounded, valueBytes / 4);
+  EXPECT_EQ(widget->mapsShown(), 1280);
+
+  // The largest value first, 16 a layer.
+  view->setArrangement(ui::MapOrder::MaxFirst, 16);
+  ASSERT_EQ(widget->mapsShown(), 16);
+  const auto largest = [&](int c) { return *std::max_element(value.data() + c * 49, value.data() + c * 49 + 49); };
+  for (int slot = 1; slot < 16; ++slot)
+    EXPECT_GE(largest(widget->shownChannels()[static_cast<size_t>(slot - 1)]),
+              largest(widget->shownChannels()[static_cast<size_t>(slot)]));
+  EXPECT_EQ(widget->pointOf(1279 == widget->shownChannels()[0] ? 0 : 1279, 0, 0).x(), -1)
+      << "a map not drawn has no place";
+
+  // Gone to, and a map that is not drawn enlarged by its number.
+  view->showLayer(head);
+  QCoreApplication::processEvents();
+  EXPECT_FALSE(widget->visibleRegion().isEmpty()) << "the layer is scrolled into view";
+  const int hidden = means.back().second;  // the least active: never among the 16
+  ASSERT_TRUE(view->showChannel(head, hidden));
+  ASSERT_NE(view->zoomDialog(), nullptr);
+  EXPECT_TRUE(view->zoomDialog()->mapWidget()->title().contains(QString("channel %1 of 1280").arg(hidden)))
+      << view->zoomDialog()->mapWidget()->title().toStdString();
+  EXPECT_FALSE(view->showChannel(head, 1280));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
+#include <QSpinBox>
 #include <QStyle>
 
 #include <QVBoxLayout>
@@ -13,7 +15,6 @@
 
 #include "ui/common/export.h"
 #include "ui/common/presentation_mode.h"
-#include "ui/maps/layer_maps_widget.h"
 #include "ui/maps/map_zoom_dialog.h"
 
 namespace convscope::ui {
@@ -28,6 +29,10 @@ QString hint() {
 FeatureMapView::FeatureMapView(QWidget* parent)
     : QWidget(parent),
       mapChoice_(new QComboBox(this)),
+      orderChoice_(new QComboBox(this)),
+      limitChoice_(new QComboBox(this)),
+      layerChoice_(new QComboBox(this)),
+      channelChoice_(new QSpinBox(this)),
       readout_(new QLabel(this)),
       scroll_(new QScrollArea(this)),
       content_(new QWidget),
@@ -45,10 +50,38 @@ FeatureMapView::FeatureMapView(QWidget* parent)
   readout_->setWordWrap(true);  // and are never cut at the window's edge (a projector's large font)
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+  orderChoice_->addItem(tr("Most active first (mean)"), static_cast<int>(MapOrder::MeanFirst));
+  orderChoice_->addItem(tr("Most active first (max)"), static_cast<int>(MapOrder::MaxFirst));
+  orderChoice_->addItem(tr("Channel order"), static_cast<int>(MapOrder::Channel));
+  orderChoice_->setToolTip(
+      tr("The order of each layer's maps: the most active for this picture first (by the "
+         "map's mean or its largest value), or as the layer stores them"));
+  for (int limit : {16, 64, 256, 0}) limitChoice_->addItem(limit ? QString::number(limit) : tr("all"), limit);
+  limitChoice_->setCurrentIndex(limitChoice_->findData(limit_));
+  limitChoice_->setToolTip(
+      tr("How many maps of each layer are drawn: a real network's layers have up to "
+         "1,280, more than a screen can show"));
+  connect(orderChoice_, &QComboBox::activated, this,
+          [this] { setArrangement(static_cast<MapOrder>(orderChoice_->currentData().toInt()), limit_); });
+  connect(limitChoice_, &QComboBox::activated, this,
+          [this] { setArrangement(order_, limitChoice_->currentData().toInt()); });
+  layerChoice_->setToolTip(tr("Go to a layer"));
+  layerChoice_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  layerChoice_->setMinimumContentsLength(14);
+  connect(layerChoice_, &QComboBox::activated, this, &FeatureMapView::showLayer);
+  channelChoice_->setToolTip(tr("Enlarge this map of the chosen layer, drawn in the grid or not"));
+  channelChoice_->setPrefix(tr("map "));
+  connect(channelChoice_, &QSpinBox::editingFinished, this,
+          [this] { showChannel(layerChoice_->currentIndex(), channelChoice_->value()); });
+
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Colours"), this));
   bar->addWidget(mapChoice_);
-  bar->addStretch(1);
+  bar->addWidget(orderChoice_);
+  bar->addWidget(new QLabel(tr("Maps per layer"), this));
+  bar->addWidget(limitChoice_);
+  bar->addWidget(layerChoice_, 1);
+  bar->addWidget(channelChoice_);
   bar->addWidget(exportButton);
 
   contentLayout_->setContentsMargins(4, 4, 4, 4);
@@ -104,6 +137,7 @@ void FeatureMapView::setOutcome(std::shared_ptr<const InferenceOutcome> outcome)
     for (size_t i = 0; i < shown.size(); ++i) {
       auto* widget = new LayerMapsWidget(content_);
       widget->setTileTarget(i == 0 ? inputTileTarget() : tileTarget_);  // the input, larger
+      widget->setArrangement(order_, limit_);
       connect(widget, &LayerMapsWidget::hovered, this,
               [this](const QString& text) { readout_->setText(text.isEmpty() ? hint() : text); });
       connect(widget, &LayerMapsWidget::mapClicked, this, &FeatureMapView::enlarge);
@@ -114,6 +148,46 @@ void FeatureMapView::setOutcome(std::shared_ptr<const InferenceOutcome> outcome)
   }
   for (size_t i = 0; i < shown.size(); ++i) layers_[i]->setLayer(outcome_, shown[i], map_);
   if (zoom_) zoom_->follow(outcome_, map_);
+  // The Layer list: every layer drawn, by its title; the Channel box: up to the chosen layer's last map.
+  const int chosen = layerChoice_->currentIndex();
+  layerChoice_->clear();
+  for (LayerMapsWidget* widget : layers_) layerChoice_->addItem(widget->title().section(" · ", 0, 1));
+  if (chosen >= 0 && chosen < layerChoice_->count()) layerChoice_->setCurrentIndex(chosen);
+  channelChoice_->setRange(
+      0, std::max(0, layers_.empty() ? 0 : layer(std::max(0, layerChoice_->currentIndex()))->channelCount() - 1));
+}
+
+void FeatureMapView::setArrangement(MapOrder order, int limit) {
+  // Settings written by another version may hold anything: what the lists do not offer is the default.
+  if (orderChoice_->findData(static_cast<int>(order)) < 0) order = MapOrder::MeanFirst;
+  if (limitChoice_->findData(limit) < 0) limit = kDefaultMapLimit;
+  order_ = order;
+  limit_ = limit;
+  orderChoice_->setCurrentIndex(orderChoice_->findData(static_cast<int>(order)));
+  limitChoice_->setCurrentIndex(limitChoice_->findData(limit_));
+  for (LayerMapsWidget* widget : layers_) widget->setArrangement(order_, limit_);
+}
+
+void FeatureMapView::showLayer(int index) {
+  if (index < 0 || index >= layerCount()) return;
+  if (layerChoice_->currentIndex() != index) layerChoice_->setCurrentIndex(index);
+  channelChoice_->setRange(0, std::max(0, layer(index)->channelCount() - 1));
+  content_->layout()->activate();
+  scroll_->verticalScrollBar()->setValue(layer(index)->y());
+}
+
+bool FeatureMapView::showChannel(int index, int channel) {
+  if (index < 0 || index >= layerCount() || channel < 0 || channel >= layer(index)->channelCount() ||
+      layer(index)->isVector())
+    return false;
+  enlarge(layer(index)->layerIndex(), channel);
+  return true;
+}
+
+qint64 FeatureMapView::imageBytes() const {
+  qint64 bytes = 0;
+  for (const LayerMapsWidget* widget : layers_) bytes += widget->imageBytes();
+  return bytes;
 }
 
 int FeatureMapView::inputTileTarget() const {

@@ -13,15 +13,16 @@
 
 #include "ui/inference/inference_outcome.h"
 #include "ui/maps/colour_map.h"
+#include "ui/maps/layer_maps_widget.h"
 
 class QComboBox;
 class QLabel;
 class QScrollArea;
+class QSpinBox;
 class QVBoxLayout;
 
 namespace convscope::ui {
 
-class LayerMapsWidget;
 class MapZoomDialog;
 
 class FeatureMapView : public QWidget {
@@ -36,6 +37,18 @@ class FeatureMapView : public QWidget {
   QString emptyMessage() const;  // empty while maps (or nothing) are shown
   void setColourMap(ColourMap map);
   ColourMap colourMap() const { return map_; }
+  // The maps' order in every layer, and how many of each layer are drawn (0: all; default
+  // kDefaultMapLimit): a real network's layer of 1,280 maps opens on its most active.
+  static constexpr int kDefaultMapLimit = 64;
+  void setArrangement(MapOrder order, int limit);
+  MapOrder mapOrder() const { return order_; }
+  int mapLimit() const { return limit_; }
+  // Scrolls the grid to shown layer `index` (of layerCount()); the Layer list does it.
+  void showLayer(int index);
+  // Enlarges map `channel` of shown layer `index`, drawn in the grid or not (the Channel box).
+  bool showChannel(int index, int channel);
+  // The bytes of every map image held (the outcome's values aside): bounded by the limit.
+  qint64 imageBytes() const;
 
   int layerCount() const { return static_cast<int>(layers_.size()); }
   LayerMapsWidget* layer(int i) const { return layers_.at(static_cast<size_t>(i)); }
@@ -66,8 +79,14 @@ class FeatureMapView : public QWidget {
 
   std::shared_ptr<const InferenceOutcome> outcome_;
   ColourMap map_ = ColourMap::Viridis;
+  MapOrder order_ = MapOrder::MeanFirst;
+  int limit_ = kDefaultMapLimit;
   int tileTarget_ = 84;
   QComboBox* mapChoice_;
+  QComboBox* orderChoice_;
+  QComboBox* limitChoice_;
+  QComboBox* layerChoice_;
+  QSpinBox* channelChoice_;
   QLabel* readout_;
   QScrollArea* scroll_;
   QWidget* content_;

@@ -30,6 +30,19 @@ void LayerMapsWidget::setTileTarget(int pixels) {
   render();
 }
 
+void LayerMapsWidget::setArrangement(MapOrder order, int limit) {
+  if (order == order_ && limit == limit_) return;
+  order_ = order;
+  limit_ = std::max(0, limit);
+  render();
+}
+
+qint64 LayerMapsWidget::imageBytes() const {
+  qint64 bytes = 0;
+  for (const QImage& image : images_) bytes += image.sizeInBytes();
+  return bytes;
+}
+
 void LayerMapsWidget::setLayer(std::shared_ptr<const InferenceOutcome> outcome, int layer, ColourMap map,
                                int onlyChannel) {
   outcome_ = std::move(outcome);
@@ -41,6 +54,7 @@ void LayerMapsWidget::setLayer(std::shared_ptr<const InferenceOutcome> outcome, 
 
 void LayerMapsWidget::render() {
   images_.clear();
+  shownChannels_.clear();
   channels_ = mapHeight_ = mapWidth_ = vectorLength_ = 0;
   vector_ = false;
   if (!outcome_ || layer_ < 0 || layer_ >= static_cast<int>(outcome_->layers.size())) {
@@ -75,6 +89,30 @@ void LayerMapsWidget::render() {
   // An enlarged map gets the contrast of its own values; a grid shares one range so maps compare.
   const bool single = onlyChannel_ >= 0 && onlyChannel_ < channels_ && !vector_;
   range_ = single ? displayRange(data + plane * onlyChannel_, plane, shownMap) : displayRange(data, perImage, shownMap);
+  // Which maps are drawn, in which order: one alone, or the layer's in the arrangement's order.
+  if (single || vector_ || (output.node == "input" && channels_ == 3)) {
+    shownChannels_ = {single ? onlyChannel_ : 0};
+  } else {
+    shownChannels_.resize(static_cast<size_t>(channels_));
+    for (int c = 0; c < channels_; ++c) shownChannels_[static_cast<size_t>(c)] = c;
+    if (order_ != MapOrder::Channel) {
+      std::vector<double> activity(static_cast<size_t>(channels_));
+      for (int c = 0; c < channels_; ++c) {
+        const float* values = data + plane * c;
+        double mean = 0.0;
+        float largest = values[0];
+        for (size_t i = 0; i < plane; ++i) {
+          mean += values[i];
+          largest = std::max(largest, values[i]);
+        }
+        activity[static_cast<size_t>(c)] = order_ == MapOrder::MeanFirst ? mean / static_cast<double>(plane) : largest;
+      }
+      std::stable_sort(shownChannels_.begin(), shownChannels_.end(), [&](int a, int b) {
+        return activity[static_cast<size_t>(a)] > activity[static_cast<size_t>(b)];
+      });
+    }
+    if (limit_ > 0 && channels_ > limit_) shownChannels_.resize(static_cast<size_t>(limit_));
+  }
   if (vector_) {
     std::vector<float> cells(plane, range_.low);
     std::copy_n(data, vectorLength_, cells.begin());
@@ -87,8 +125,7 @@ void LayerMapsWidget::render() {
     channels_ = 1;  // one tile
     scale_ = std::clamp(tileTarget_ / std::max(mapHeight_, mapWidth_), 1, 32);
   } else {
-    for (int c = 0; c < channels_; ++c)
-      images_.push_back(mapImage(data + plane * c, mapHeight_, mapWidth_, range_, shownMap));
+    for (int c : shownChannels_) images_.push_back(mapImage(data + plane * c, mapHeight_, mapWidth_, range_, shownMap));
     scale_ = std::clamp(tileTarget_ / std::max(mapHeight_, mapWidth_), 1, 32);
     if (mapHeight_ == 1) scale_ = std::clamp(tileTarget_ * 2 / mapWidth_, 2, 32);
   }
@@ -111,7 +148,11 @@ void LayerMapsWidget::render() {
     name_ = QString::fromStdString(output.opType + " " + output.node);
     title_ = name_;
   }
-  if (single) title_ += tr(" · channel %1 of %2").arg(onlyChannel_).arg(channels_);
+  if (single)
+    title_ += tr(" · channel %1 of %2").arg(onlyChannel_).arg(channels_);
+  else if (mapsShown() < channels_)
+    title_ += order_ == MapOrder::Channel ? tr(" · maps 0 to %1 of %2").arg(mapsShown() - 1).arg(channels_)
+                                          : tr(" · the %1 most active of %2 maps").arg(mapsShown()).arg(channels_);
   if (hoveredChannel_ >= channels_) hoveredChannel_ = -1;
   updateGeometry();
   update();
@@ -201,12 +242,11 @@ void LayerMapsWidget::paintEvent(QPaintEvent*) {
   paintColourLegend(painter, legend, output.node == "input" ? ColourMap::Gray : map_, range_);
 
   const Grid grid = gridFor(width());
-  for (int slot = 0; slot < mapsShown(); ++slot) {
-    const int channel = onlyChannel_ >= 0 ? onlyChannel_ : slot;
-    if (channel >= static_cast<int>(images_.size())) break;
+  for (int slot = 0; slot < mapsShown() && slot < static_cast<int>(images_.size()); ++slot) {
+    const int channel = shownChannels_[static_cast<size_t>(slot)];
     const QRect tile = tileRect(slot, grid);
-    painter.drawImage(tile, images_[static_cast<size_t>(channel)]);  // nearest neighbour: cells stay crisp
-    if (vector_) {                                                   // cells past the end of the vector are not values
+    painter.drawImage(tile, images_[static_cast<size_t>(slot)]);  // nearest neighbour: cells stay crisp
+    if (vector_) {                                                // cells past the end of the vector are not values
       const int used = vectorLength_;
       for (int i = used; i < mapHeight_ * mapWidth_; ++i)
         painter.fillRect(
@@ -225,7 +265,7 @@ bool LayerMapsWidget::hit(const QPoint& point, int* channel, int* y, int* x) con
   for (int slot = 0; slot < mapsShown(); ++slot) {
     const QRect tile = tileRect(slot, grid);
     if (!tile.contains(point)) continue;
-    *channel = onlyChannel_ >= 0 ? onlyChannel_ : slot;
+    *channel = shownChannels_[static_cast<size_t>(slot)];
     *x = std::clamp((point.x() - tile.left()) / scale_, 0, mapWidth_ - 1);
     *y = std::clamp((point.y() - tile.top()) / scale_, 0, mapHeight_ - 1);
     return true;
@@ -234,7 +274,9 @@ bool LayerMapsWidget::hit(const QPoint& point, int* channel, int* y, int* x) con
 }
 
 QPoint LayerMapsWidget::pointOf(int channel, int y, int x) const {
-  const int slot = onlyChannel_ >= 0 ? 0 : channel;
+  const auto shown = std::find(shownChannels_.begin(), shownChannels_.end(), channel);
+  if (shown == shownChannels_.end()) return {-1, -1};
+  const int slot = static_cast<int>(shown - shownChannels_.begin());
   const QRect tile = tileRect(slot, gridFor(width()));
   return {tile.left() + x * scale_ + scale_ / 2, tile.top() + y * scale_ + scale_ / 2};
 }

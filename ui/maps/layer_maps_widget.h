@@ -17,6 +17,10 @@
 
 namespace convscope::ui {
 
+// The order of a layer's maps: as the layer stores them, or the most active for this picture first
+// (by each map's mean or its largest value), so that a layer of 1,280 maps opens on what matters.
+enum class MapOrder { Channel, MeanFirst, MaxFirst };
+
 class LayerMapsWidget : public QWidget {
   Q_OBJECT
 
@@ -27,10 +31,17 @@ class LayerMapsWidget : public QWidget {
   void setLayer(std::shared_ptr<const InferenceOutcome> outcome, int layer, ColourMap map, int onlyChannel = -1);
   // About how many pixels the longer side of a map should take.
   void setTileTarget(int pixels);
+  // The maps' order, and how many are drawn (0: all): the first `limit` in that order. Only the
+  // maps drawn have images, so that a real network's thousands of maps take bounded memory.
+  void setArrangement(MapOrder order, int limit);
 
   int layerIndex() const { return layer_; }
   int channelCount() const { return channels_; }  // maps in the layer (all of them, even with onlyChannel)
-  int mapsShown() const { return onlyChannel_ >= 0 ? 1 : channels_; }
+  int mapsShown() const { return static_cast<int>(shownChannels_.size()); }
+  // The channels drawn, slot by slot.
+  const std::vector<int>& shownChannels() const { return shownChannels_; }
+  // The bytes of the map images held: what the grid costs beyond the outcome's values.
+  qint64 imageBytes() const;
   int mapHeight() const { return mapHeight_; }
   int mapWidth() const { return mapWidth_; }
   bool isVector() const { return vector_; }
@@ -42,7 +53,8 @@ class LayerMapsWidget : public QWidget {
   ValueRange range() const { return range_; }
   // The value, channel and position under a point, as the hover text says it; empty off the maps.
   QString describeAt(const QPoint& point) const;
-  // The centre of map `channel`'s cell (y, x), in widget coordinates: for tests and tours.
+  // The centre of map `channel`'s cell (y, x), in widget coordinates: for tests and tours;
+  // (-1, -1) when that map is not drawn.
   QPoint pointOf(int channel, int y, int x) const;
 
   bool hasHeightForWidth() const override { return true; }
@@ -95,7 +107,10 @@ class LayerMapsWidget : public QWidget {
   QString title_;
   QString name_;  // the title's first part ("conv 1"), for the hover readout
   QString onnxName_;
-  std::vector<QImage> images_;
+  MapOrder order_ = MapOrder::Channel;
+  int limit_ = 0;
+  std::vector<int> shownChannels_;  // slot -> channel
+  std::vector<QImage> images_;      // slot -> image
   int hoveredChannel_ = -1;
 };
 
