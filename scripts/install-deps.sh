@@ -11,7 +11,7 @@ PACKAGES=(
   # the cpu-onednn variant: oneDNN, and the OpenCL loader its CMake package requires
   libdnnl-dev ocl-icd-opencl-dev
   # image files
-  libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-core-dev
+  libopencv-imgcodecs-dev libopencv-imgproc-dev libopencv-core-dev libopencv-videoio-dev
   # the desktop window: Qt 6 Widgets (+ PrintSupport, Test, the xcb and offscreen platforms),
   # QCustomPlot for the charts, QScintilla for the kernel editor, and a font so offscreen
   # renderings (tests, --screenshot) have text

@@ -1,8 +1,10 @@
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "app/core/conv/variant_table.h"
 #include "app/core/data/class_labels.h"
 #include "app/core/data/image_file.h"
+#include "app/core/data/video_source.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/picture_input.h"
 #include "app/core/model/model_card.h"
@@ -19,12 +22,13 @@
 #include "app/core/util/atomic_file.h"
 #include "app/core/util/csv_field.h"
 #include "app/core/util/error.h"
+#include "app/core/util/input_file.h"
 
 namespace convscope::cli {
 namespace {
 
 constexpr const char* kHelp = R"(usage: convscope-cli classify [--model FILE.onnx] [--data DIR | --images FILE...]
-                             [--count N] [--variant ID] [--csv OUT.csv] [--invert | --no-invert]
+                             [--video FILE [--every N] [--frames N]] [--count N] [--variant ID] [--csv OUT.csv] [--invert | --no-invert]
                              [--labels FILE] [--top K] [--resize fit|centre-crop|stretch]
                              [--crop-fraction F] [--mean M] [--std S] [--value-range R]
                              [--channel-order rgb|bgr]
@@ -37,6 +41,12 @@ accuracy. Without --data or --images the Fashion-MNIST test set is used.
                    pictures in class subfolders (DIR/tabby/1.jpg, as PyTorch's ImageFolder):
                    a subfolder is the model's class of that name, else they are numbered in order
   --images F...    image files (PNG, JPEG, BMP ...) instead of the data set
+  --video FILE     a video file (MP4, AVI, MKV, WebM ...: what FFmpeg reads), classified frame
+                   by frame, each frame as an image file given to --images would be; prints
+                   each frame's class, then the frames per second classified (decoding,
+                   preprocessing and inference) beside the video's own frame rate
+  --every N        --video: classify every Nth frame (the first, the N+1st, ...); default 1
+  --frames N       --video: stop after N classified frames (default: to the end)
   --invert         invert every image file; --no-invert: none. By default, as in the window, a
                    gray model's picture whose border is mostly light (a dark object on a light
                    background) is inverted into the data set's light-on-dark form, and the output
@@ -142,6 +152,77 @@ Preprocessing preprocessingFromOptions(const Args& args, Preprocessing rule) {
   return rule;
 }
 
+// classify --video: each frame (every Nth, up to a count) through the path an image file of
+// --images takes once decoded -- the inversion rule, the framing to the model's input, the
+// model's values -- one frame at a time, as a camera would give them.
+int classifyVideo(const Args& args, const std::string& modelPath, const std::string& variant, int top,
+                  const std::optional<std::vector<std::string>>& labels, const std::string& labelsPath) {
+  const std::string videoPath = *args.value("video");
+  const int every = args.intValue("every", 1, 1);
+  const int maxFrames = args.intValue("frames", std::numeric_limits<int>::max(), 1);
+  std::cout << "Loading model..." << std::flush;
+  const std::shared_ptr<const Model> model = loadOnnxModel(modelPath);
+  std::cout << " done\n";
+  model->imageInput();  // refuses a model that is not a picture classifier, with the reason
+  Engine engine(model, variant);
+  const std::optional<ModelCard> card = readModelCard(modelPath);
+  engine.setPreprocessing(preprocessingFromOptions(args, preprocessingFor(*model, card)));
+  std::cout << "Preprocessing: " << describePreprocessing(engine.preprocessing(), model->inputChannels()) << "\n";
+  checkPicturesFit(engine, 1);  // the model's figures before a frame is decoded
+  const std::vector<std::string> names = labels                              ? *labels
+                                         : card && !card->classNames.empty() ? card->classNames
+                                                                             : fashionMnistClassNames();
+  const std::string namesFile =
+      labels ? labelsPath : std::filesystem::path(modelPath).replace_extension(".json").string();
+
+  const auto start = std::chrono::steady_clock::now();
+  VideoSource video = VideoSource::openFile(videoPath, model->inputChannels());
+  std::cout << "Video " << video.name() << ": " << video.width() << "x" << video.height();
+  if (video.frameCount()) std::cout << ", " << *video.frameCount() << " frames";
+  if (video.framesPerSecond()) std::printf(", %.2f frames/s", *video.framesPerSecond());
+  std::cout << "\n" << std::flush;
+  int classified = 0;
+  for (std::optional<VideoFrame> frame = video.next(); frame && classified < maxFrames;) {
+    DataSetPicture picture = invertedByRule(std::move(frame->picture), engine.preprocessing().inversion);
+    const ImageSet one = ImageSet::fromImages(video.name() + ", frame " + std::to_string(frame->index),
+                                              {pictureAtModelInput(engine, picture.image)}, names);
+    const ClassificationRun run = classify(engine, one, 0, 1, 1);
+    const ImageClassification& c = run.images.front();
+    if (labels || (card && !card->classNames.empty()))
+      if (c.probabilities.size() != names.size())
+        throw Error(namesFile + " names " + std::to_string(names.size()) + " classes, but the model " + model->name +
+                    " gives " + std::to_string(c.probabilities.size()) + ": the names are its outputs', in order");
+    const char* inverted = !picture.inverted ? ""
+                           : engine.preprocessing().inversion == PictureInversion::Automatic
+                               ? " (inverted: light background)"
+                               : " (inverted: --invert)";
+    std::printf("frame %lld (%.2f s): %s %.1f%%%s\n", static_cast<long long>(frame->index), frame->seconds,
+                className(names, c.predicted).c_str(), 100.0 * c.probabilities[static_cast<size_t>(c.predicted)],
+                inverted);
+    if (top > 0) {
+      int place = 0;
+      for (int k : topClasses(c.probabilities, top))
+        std::printf("  %d. %s %.2f%%\n", ++place, className(names, k).c_str(),
+                    100.0 * c.probabilities[static_cast<size_t>(k)]);
+    }
+    ++classified;
+    if (classified >= maxFrames) break;
+    if (every > 1 && video.skip(every - 1) < every - 1) break;
+    frame = video.next();
+  }
+  std::fflush(stdout);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Decoding, preprocessing and inference of the frames classified (and the decoding of those
+  // --every passed over): what a live camera would have to keep up with.
+  std::printf("Classified %d frames in %.2f s: %.1f frames/s (decoding, preprocessing, inference; variant %s)\n",
+              classified, seconds, seconds > 0 ? classified / seconds : 0.0, variant.c_str());
+  if (video.framesPerSecond())
+    std::printf("The video's own frame rate: %.2f frames/s\n", *video.framesPerSecond());
+  else
+    std::printf("The video's own frame rate: not given by the file\n");
+  return 0;
+}
+
 }  // namespace
 
 int runClassify(const std::vector<std::string>& tokens) {
@@ -150,10 +231,24 @@ int runClassify(const std::vector<std::string>& tokens) {
     return 0;
   }
   const Args args(tokens,
-                  {"model", "data", "images", "count", "variant", "csv", "labels", "top", "resize", "crop-fraction",
-                   "mean", "std", "value-range", "channel-order"},
+                  {"model", "data", "images", "video", "every", "frames", "count", "variant", "csv", "labels", "top",
+                   "resize", "crop-fraction", "mean", "std", "value-range", "channel-order"},
                   {"invert", "no-invert"});
   if (args.has("data") && args.has("images")) throw Error("give either --data or --images, not both");
+  if (args.has("video")) {
+    for (const char* other : {"data", "images", "count", "csv"})
+      if (args.has(other))
+        throw Error("--video and --" + std::string(other) + " do not go together" +
+                    (std::string(other) == "count" ? " (--frames N classifies N frames)" : ""));
+    args.intValue("every", 1, 1);  // malformed: refused before anything loads
+    args.intValue("frames", 1, 1);
+    // A wrong path too (what else is wrong with the file is said once it is opened).
+    if (const std::string video = *args.value("video"); !somethingExistsAt(video))
+      throw Error(video + ": file not found");
+  } else {
+    for (const char* videoOnly : {"every", "frames"})
+      if (args.has(videoOnly)) throw Error("--" + std::string(videoOnly) + " goes with --video FILE");
+  }
   if (args.has("invert") && args.has("no-invert")) throw Error("give either --invert or --no-invert, not both");
   preprocessingFromOptions(args, Preprocessing{});  // a malformed option fails before any loading
   const std::string modelPath = args.value("model").value_or(defaultModelPath());
@@ -164,6 +259,7 @@ int runClassify(const std::vector<std::string>& tokens) {
   const std::optional<std::string> labelsPath = args.value("labels");
   const std::optional<std::vector<std::string>> labels =
       labelsPath ? std::optional(readLabelsFile(*labelsPath)) : std::nullopt;
+  if (args.has("video")) return classifyVideo(args, modelPath, variant, top, labels, labelsPath.value_or(""));
 
   const std::vector<std::string> files = args.values("images");
   std::vector<bool> inverted;  // per file: whether the inversion rule inverted it

@@ -42,6 +42,7 @@
 #include "ui/input/input_panel.h"
 #include "ui/input/picture_file.h"
 #include "ui/input/picture_file_loader.h"
+#include "ui/input/video_player.h"
 #include "ui/jobs/job_runner.h"
 #include "ui/jobs/model_load_job.h"
 #include "ui/jobs/test_set_load_job.h"
@@ -89,6 +90,7 @@ MainWindow::MainWindow(Options options)
       testSetLoader_(new ui::TestSetLoadJob(jobs_, this)),
       inference_(new ui::InferenceController(jobs_, this)),
       pictureFiles_(new ui::PictureFileLoader(this)),
+      video_(new ui::VideoPlayer(this)),
       recent_(new ui::RecentFiles(options.useSettings ? "recentFiles" : QString(), this)),
       banner_(new ui::ErrorBanner(this)),
       modelPicker_(new ui::ModelPicker(this)),
@@ -223,6 +225,11 @@ void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("Open &model…"), QKeySequence::Open, modelPicker_, &ui::ModelPicker::openFileDialog);
   file->addAction(tr("Open &image…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::openImageDialog);
+  file->addAction(tr("Open &video…"), this, &MainWindow::openVideoDialog);
+  file->addAction(tr("Open &camera"), this, [this] { openCamera(0); });
+  // Esc only while a video plays: a disabled action leaves the key to the widgets that want it.
+  stopVideoAction_ = file->addAction(tr("&Stop video"), QKeySequence(Qt::Key_Escape), this, &MainWindow::stopVideo);
+  stopVideoAction_->setEnabled(false);
   file->addAction(tr("Picture &preprocessing…"), this, &MainWindow::editPreprocessing);
   // The tabs' own entries, in the tabs' order: opening what each shows, exporting what it drew.
   const auto addRowActions = [this, file](FileAction::Kind kind) {
@@ -302,6 +309,7 @@ void MainWindow::connectWidgets() {
   // about a picture file that failed to decode no longer applies.
   connect(input_, &ui::InputPanel::inputChosen, this, [this](const ui::InputImage& picture) {
     pictureFiles_->cancel();
+    video_->stop();
     pendingTestImage_.reset();
     dismissProblem(Problem::Picture);
     inference_->classify(picture);
@@ -309,6 +317,7 @@ void MainWindow::connectWidgets() {
   });
   connect(input_, &ui::InputPanel::inputCleared, this, [this](const QString& message) {
     pictureFiles_->cancel();
+    video_->stop();
     inference_->clearInput();
     outcome_ = nullptr;
     outcomeCleared_ = message;
@@ -317,6 +326,27 @@ void MainWindow::connectWidgets() {
   });
   connect(inference_, &ui::InferenceController::outcomeReady, this, &MainWindow::showOutcome);
   connect(inference_, &ui::InferenceController::failed, this, &MainWindow::showInferenceFailure);
+  // A video's frames are paced by the inference: the next is decoded once this one's outcome is here.
+  connect(inference_, &ui::InferenceController::outcomeReady, video_,
+          [this](std::shared_ptr<const ui::InferenceOutcome> outcome) {
+            video_->frameClassified(outcome->input.description);
+          });
+  connect(inference_, &ui::InferenceController::failed, video_, &ui::VideoPlayer::stop);
+  connect(video_, &ui::VideoPlayer::started, this, [this](const QString& name) {
+    input_->browser()->showOutsidePicture(name);  // no test image stays highlighted
+  });
+  connect(video_, &ui::VideoPlayer::frameReady, this, [this](const ui::InputImage& frame) {
+    dismissProblem(Problem::Picture);
+    inference_->classify(frame);
+  });
+  connect(video_, &ui::VideoPlayer::statusChanged, this,
+          [this](const QString& text) { statusBar()->showMessage(text); });
+  connect(video_, &ui::VideoPlayer::finished, this, [this](const QString& text) { statusBar()->showMessage(text); });
+  connect(video_, &ui::VideoPlayer::failed, this, [this](const QString& message) {
+    statusBar()->clearMessage();  // "Opening…" is over; the banner alone says why
+    showProblem(Problem::Picture, message);
+  });
+  connect(video_, &ui::VideoPlayer::playingChanged, stopVideoAction_, &QAction::setEnabled);
   connect(pictureFiles_, &ui::PictureFileLoader::loadingChanged, this, [this](bool loading) {
     updateBusy();
     if (loading) statusBar()->showMessage(tr("Decoding %1…").arg(QFileInfo(pictureFiles_->pendingPath()).fileName()));
@@ -440,6 +470,7 @@ void MainWindow::modelFailed(const QString& path, const QString& message) {
 }
 
 bool MainWindow::openImage(const QString& path) {
+  video_->stop();
   if (!QFileInfo(path).isFile()) {
     showProblem(Problem::Picture, tr("%1: file not found").arg(QDir::toNativeSeparators(path)));
     return false;
@@ -484,7 +515,35 @@ bool MainWindow::openFile(const QString& path) {
     return true;
   }
   if (const int row = rowOpening(suffix); row >= 0) return openWithRow(row, path);  // .json, .cu
+  if (isVideoFile(path)) return openVideo(path);
   return openImage(path);
+}
+
+bool MainWindow::isVideoFile(const QString& path) {
+  static const QStringList suffixes = {"mp4", "m4v", "mov", "avi", "mkv", "webm", "mpg", "mpeg", "ogv", "wmv", "flv"};
+  return suffixes.contains(QFileInfo(path).suffix().toLower());
+}
+
+bool MainWindow::openVideo(const QString& path) {
+  video_->stop();
+  if (!QFileInfo::exists(path)) {  // said at once; what else is wrong with it, once it is opened
+    showProblem(Problem::Picture, tr("%1: file not found").arg(QDir::toNativeSeparators(path)));
+    return false;
+  }
+  pictureFiles_->cancel();
+  recent_->add(path);
+  // Decoded in the model's channels (a colour model sees colour frames), inverted by its rule.
+  video_->openFile(path, model_ ? model_->inputChannels() : 1, preprocessing().inversion);
+  return true;
+}
+
+void MainWindow::openCamera(int index) {
+  pictureFiles_->cancel();
+  video_->openCamera(index, model_ ? model_->inputChannels() : 1, preprocessing().inversion);
+}
+
+void MainWindow::stopVideo() {
+  video_->stop();
 }
 
 bool MainWindow::selectTestImage(int index) {
@@ -498,6 +557,7 @@ bool MainWindow::selectTestImage(int index) {
     return false;
   }
   input_->showSource(ui::InputPanel::Source::TestSet);
+  video_->stop();
   if (input_->browser()->currentImage() == index) {  // already selected: classify it again
     pictureFiles_->cancel();
     dismissProblem(Problem::Picture);
@@ -748,6 +808,7 @@ void MainWindow::showShortcuts() {
          "<tr><td>Ctrl+1 … Ctrl+9</td><td>the first nine tabs (all are in the View menu)</td></tr>"
          "<tr><td>F5</td><td>presentation mode, full screen (F5 again: back)</td></tr>"
          "<tr><td>Ctrl+O / Ctrl+I / Ctrl+B</td><td>open a model / an image / a benchmark JSON</td></tr>"
+         "<tr><td>Esc</td><td>stop the video or camera playing</td></tr>"
          "<tr><td>Ctrl+E</td><td>export the feature maps</td></tr>"
          "</table>"));
 }
@@ -785,6 +846,13 @@ void MainWindow::openImageDialog() {
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open an image"), {}, tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.tif *.tiff);;All files (*)"));
   if (!path.isEmpty()) openImage(path);
+}
+
+void MainWindow::openVideoDialog() {
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open a video"), {},
+      tr("Videos (*.mp4 *.m4v *.mov *.avi *.mkv *.webm *.mpg *.mpeg *.ogv);;All files (*)"));
+  if (!path.isEmpty()) openVideo(path);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

@@ -35,6 +35,7 @@ class JobRunner;
 class ModelLoadJob;
 class TestSetLoadJob;
 class PictureFileLoader;
+class VideoPlayer;
 class ModelPicker;
 class PreprocessingDialog;
 class RecentFiles;
@@ -88,8 +89,19 @@ class MainWindow : public QMainWindow, private WindowLinks {
   // (or the error) arrives later, and a later request supersedes it.
   bool openImage(const QString& path);
   bool pictureLoading() const;
+  // A video file or a camera: its frames classified one after another, each taken when the
+  // outcome of the one before has arrived (ui::VideoPlayer), the rate in the status bar. Opening
+  // starts at once and returns true (false: the file is missing, shown at once); errors arrive
+  // later in the banner. Any other picture chosen, or File > Stop video (Esc), stops it.
+  bool openVideo(const QString& path);
+  void openCamera(int index = 0);
+  void stopVideo();
+  ui::VideoPlayer* videoPlayer() const { return video_; }
+  QAction* stopVideoAction() const { return stopVideoAction_; }
   bool openBenchmark(const QString& path);
-  // .onnx: model, .json: benchmark, .cu: a kernel, a folder: a class's results, anything else: image
+  // .onnx: model, .json: benchmark, .cu: a kernel, a folder: a class's results, .mp4, .avi and
+  // other videos' suffixes (isVideoFile): a video, anything else: image
+  static bool isVideoFile(const QString& path);
   bool openFile(const QString& path);
   // A results folder of convscope-cli grade, in the Class tab.
   bool openResultsFolder(const QString& path);
@@ -198,6 +210,7 @@ class MainWindow : public QMainWindow, private WindowLinks {
   void showLeftColumnFor(QWidget* tab);
   void showShortcuts();
   void openImageDialog();
+  void openVideoDialog();
   void editPreprocessing();
 
   Options options_;
@@ -223,6 +236,7 @@ class MainWindow : public QMainWindow, private WindowLinks {
   ui::TestSetLoadJob* testSetLoader_;
   ui::InferenceController* inference_;
   ui::PictureFileLoader* pictureFiles_;
+  ui::VideoPlayer* video_;
   ui::RecentFiles* recent_;
   ui::ErrorBanner* banner_;
   ui::ModelPicker* modelPicker_;
@@ -239,6 +253,7 @@ class MainWindow : public QMainWindow, private WindowLinks {
   QProgressBar* busy_;  // decoding a picture file, loading the model or the test set
   Problem bannerProblem_ = Problem::Other;
   QAction* presentationAction_;
+  QAction* stopVideoAction_ = nullptr;
   bool presenting_ = false;  // the menu's check mark flips before its slot runs: not a record of the mode
   Qt::WindowStates stateBeforePresentation_ = Qt::WindowNoState;
 };

@@ -222,6 +222,38 @@ bool imageFilesSupported() {
   return true;
 }
 
+std::string stillPictureFormatOf(const std::string& head) {
+  const Bytes b(head);
+  for (const auto& parse : {pngSize, jpegSize, bmpSize, tiffSize, webpSize})
+    if (std::optional<ImageSize> size = parse(b)) return size->format;
+  if (std::optional<ImageSize> size = pnmSize(head)) return size->format;
+  return {};
+}
+
+Picture pictureOfDecoded(const cv::Mat& decoded, int channels, bool invert, const std::string& name) {
+  if (decoded.channels() != channels)
+    throw Error(name + ": decodes to " + std::to_string(decoded.channels()) + " channels, not " +
+                std::to_string(channels));
+  cv::Mat values = decoded;
+  if (values.depth() != CV_8U && values.depth() != CV_16U && values.depth() != CV_32F) values.convertTo(values, CV_32F);
+  const double scale = values.depth() == CV_16U ? 1.0 / 65535.0 : values.depth() == CV_8U ? 1.0 / 255.0 : 1.0;
+  Picture image = blankPicture(values.rows, values.cols, channels);
+  for (int y = 0; y < values.rows; ++y)
+    for (int x = 0; x < values.cols; ++x)
+      for (int c = 0; c < channels; ++c) {
+        // OpenCV's channel 0 is blue: R, G, B planes take its channels 2, 1, 0.
+        const int from = channels == 3 ? 2 - c : 0;
+        const double raw = values.depth() == CV_8U    ? values.ptr<uint8_t>(y)[x * channels + from]
+                           : values.depth() == CV_16U ? values.ptr<uint16_t>(y)[x * channels + from]
+                                                      : values.ptr<float>(y)[x * channels + from];
+        // 8-bit values as the data set's x / 255 in float, so a picture equals its IDX bytes.
+        const float v = values.depth() == CV_8U ? static_cast<float>(raw) / 255.0f
+                                                : std::min(1.0f, std::max(0.0f, static_cast<float>(raw * scale)));
+        image.plane(c)[static_cast<size_t>(y) * values.cols + x] = invert ? 1.0f - v : v;
+      }
+  return image;
+}
+
 Picture loadImageFile(const std::filesystem::path& path, bool invert, int channels) {
   if (channels != 1 && channels != 3)
     throw Error(path.string() + ": pictures are decoded to 1 or 3 channels, not " + std::to_string(channels));
@@ -250,27 +282,7 @@ Picture loadImageFile(const std::filesystem::path& path, bool invert, int channe
   if (decoded.empty()) throw Error(name + ": a " + size.format + " file OpenCV cannot decode (truncated or corrupt)");
   // The header was checked; the decoder must agree (EXIF rotation may swap the sides).
   if (decoded.total() > kMaxImagePixels) throw Error(name + ": decodes to more pixels than its header says");
-  if (decoded.channels() != channels)
-    throw Error(name + ": decodes to " + std::to_string(decoded.channels()) + " channels, not " +
-                std::to_string(channels));
-  if (decoded.depth() != CV_8U && decoded.depth() != CV_16U && decoded.depth() != CV_32F)
-    decoded.convertTo(decoded, CV_32F);
-  const double scale = decoded.depth() == CV_16U ? 1.0 / 65535.0 : decoded.depth() == CV_8U ? 1.0 / 255.0 : 1.0;
-  Picture image = blankPicture(decoded.rows, decoded.cols, channels);
-  for (int y = 0; y < decoded.rows; ++y)
-    for (int x = 0; x < decoded.cols; ++x)
-      for (int c = 0; c < channels; ++c) {
-        // OpenCV's channel 0 is blue: R, G, B planes take its channels 2, 1, 0.
-        const int from = channels == 3 ? 2 - c : 0;
-        const double raw = decoded.depth() == CV_8U    ? decoded.ptr<uint8_t>(y)[x * channels + from]
-                           : decoded.depth() == CV_16U ? decoded.ptr<uint16_t>(y)[x * channels + from]
-                                                       : decoded.ptr<float>(y)[x * channels + from];
-        // 8-bit values as the data set's x / 255 in float, so a picture equals its IDX bytes.
-        const float v = decoded.depth() == CV_8U ? static_cast<float>(raw) / 255.0f
-                                                 : std::min(1.0f, std::max(0.0f, static_cast<float>(raw * scale)));
-        image.plane(c)[static_cast<size_t>(y) * decoded.cols + x] = invert ? 1.0f - v : v;
-      }
-  return image;
+  return pictureOfDecoded(decoded, channels, invert, name);
 }
 
 #else

@@ -10,9 +10,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 
 #include "app/core/data/picture.h"
 #include "app/core/data/preprocessing.h"
+
+namespace cv {
+class Mat;
+}
 
 namespace convscope {
 
@@ -31,6 +36,17 @@ bool imageFilesSupported();
 // saw that) or 3 (R, G, B planes). `invert` turns dark-on-light pictures into the light-on-dark
 // form of the data set.
 Picture loadImageFile(const std::filesystem::path& path, bool invert, int channels = 1);
+
+// What loadImageFile and the video frames (video_source.h) share, defined only in builds with
+// OpenCV (CONVSCOPE_HAVE_OPENCV), the only code that has a cv::Mat to give:
+// A picture decoded by OpenCV -- `channels` (1, or 3 in OpenCV's B, G, R order) interleaved, 8
+// or 16 bits or float -- as a Picture of gray or R, G, B planes in [0, 1]: 8-bit values as the
+// data set's x / 255 in float, 16-bit ones over 65535, floats clamped. Inverted when `invert`.
+// Throws convscope::Error naming `name` when `decoded` has another channel count.
+Picture pictureOfDecoded(const cv::Mat& decoded, int channels, bool invert, const std::string& name);
+// The still-picture format a file's first bytes announce ("PNG", "JPEG", "BMP", "TIFF", "WebP",
+// "PNM"), or empty: a picture renamed .mp4 is refused as a video rather than shown as one frame.
+std::string stillPictureFormatOf(const std::string& head);
 
 // True when the border of the picture (its outermost rows and columns, all channels) averages
 // above 0.5: a dark object on a light background.
