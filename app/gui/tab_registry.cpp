@@ -312,7 +312,7 @@ std::vector<TabRow> standardTabs() {
             });
           }),
       // Why this class: the picture's evidence, from the same outcome as the maps and the prediction.
-      tab<ClassEvidenceView>({"evidence"}, "Why this class", LeftColumn::Needed,
+      tab<ClassEvidenceView>({"evidence"}, "Why", LeftColumn::Needed,
                              [](const TabContext& c) { return new ClassEvidenceView(c.jobs, c.window); })
           .presentedAs("Why")
           .on(Change::Model, [](ClassEvidenceView& v, const WindowState& s) { v.setClassNames(s.classNames); })

@@ -117,8 +117,11 @@ TEST(ClassActivationMap, BadRequestsNameTheClassOrTheImage) {
   const Tensor& features = headFeatures(head, result.layers);
   testing::expectError([&] { classActivationMap(*model, head, features, 0, 5); }, {"class 5", "5 classes"});
   testing::expectError([&] { classActivationMap(*model, head, features, 1, 0); }, {"image 1", "batch of 1"});
-  testing::expectError([&] { headFeatures(head, engine.infer(Tensor({1, 3, 9, 11}, 0.5f)).layers); },
-                       {"'relu'", "captured"});
+  testing::expectError(
+      [&] {
+        headFeatures(head, engine.infer(Tensor({1, 3, 9, 11}, 0.5f)).layers);
+      },
+      {"'relu'", "captured"});
 }
 
 TEST(Occlusion, PatchesReachEveryEdge) {
@@ -181,8 +184,8 @@ TEST(Occlusion, EveryPositionEqualsItsPictureClassifiedAloneInBatchesThatDoNotDi
   for (int r = 0; r < static_cast<int>(map.rowStarts.size()); ++r)
     for (int c = 0; c < static_cast<int>(map.columnStarts.size()); ++c) {
       const float expected = dropComputedAlone(engine, input, map, r, c, fill, map.baseline);
-      EXPECT_NEAR(map.dropAt(r, c), expected, 1e-5) << "patch at row " << map.rowStarts[r] << ", column "
-                                                     << map.columnStarts[c];
+      EXPECT_NEAR(map.dropAt(r, c), expected, 1e-5)
+          << "patch at row " << map.rowStarts[r] << ", column " << map.columnStarts[c];
       largest = std::max(largest, std::abs(double{expected}));
     }
   EXPECT_GT(largest, 1e-3) << "no patch changed the probability: the check would pass on anything";
@@ -216,7 +219,7 @@ TEST(Occlusion, ACancelKeepsTheBatchesDoneAndMarksTheRestUnknown) {
   EXPECT_TRUE(map.cancelled);
   ASSERT_EQ(map.batches, std::vector<int>{5});
   for (size_t i = 0; i < map.drop.size(); ++i) EXPECT_EQ(std::isnan(map.drop[i]), i >= 5) << i;
-  EXPECT_FALSE(std::isnan(map.pixelDrop[0]));             // under the first patch
+  EXPECT_FALSE(std::isnan(map.pixelDrop[0]));                              // under the first patch
   EXPECT_TRUE(std::isnan(map.pixelDrop[static_cast<size_t>(h * w - 1)]));  // no patch ran there
   EXPECT_NE(describeOcclusionRun(map).find("5 pictures in 1 batch of 5"), std::string::npos)
       << describeOcclusionRun(map);
@@ -258,7 +261,8 @@ TEST(Occlusion, EveryGpuVariantGivesTheReferenceMap) {
     const OcclusionMap map = occlusionSensitivity(engine, input, request);
     EXPECT_EQ(map.batches.size(), 1u) << "every occluded picture fits one batch on the GPU";
     ASSERT_EQ(map.drop.size(), expected.drop.size());
-    for (size_t i = 0; i < map.drop.size(); ++i) EXPECT_NEAR(map.drop[i], expected.drop[i], 2e-3) << i;  // TF32 variants' rounding
+    for (size_t i = 0; i < map.drop.size(); ++i)
+      EXPECT_NEAR(map.drop[i], expected.drop[i], 2e-3) << i;  // TF32 variants' rounding
     ++gpuVariants;
   }
   if (gpuVariants == 0) GPU_TEST_SKIP() << "no GPU variant runs here";

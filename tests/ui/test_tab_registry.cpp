@@ -302,7 +302,7 @@ TEST(TabRegistry, AProbesLinksFilesMenuEntriesAndQuitHooksWorkWithNoWordOfItInTh
   ASSERT_GE(exportProbe, 0);
   EXPECT_EQ(texts[openProbe - 1], "Open class &results folder…");
   EXPECT_EQ(texts[openProbe + 1], "&Recent files");
-  EXPECT_EQ(texts[exportProbe - 1], "Export &prediction chart…");
+  EXPECT_EQ(texts[exportProbe - 1], "Export class &evidence…");
   EXPECT_EQ(texts[exportProbe + 1], "&Quit");
   for (QAction* action : fileMenu->actions())
     if (action->text() == "Open &probe…" || action->text() == "Export p&robe…") action->trigger();

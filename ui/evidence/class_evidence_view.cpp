@@ -146,9 +146,7 @@ ClassEvidenceView::ClassEvidenceView(JobRunner* jobs, QWidget* parent) : QWidget
     showActivationMap();
     occlusion_.reset();
     showOcclusionMap();
-    if (outcome_ && outcome_->model &&
-        outcome_->model->inputHeight() * outcome_->model->inputWidth() <= kAutomaticOcclusionPixels)
-      runOcclusion();
+    runOcclusionIfQuick();
   });
   connect(run_, &QPushButton::clicked, this, &ClassEvidenceView::runOcclusion);
   connect(cancel_, &QPushButton::clicked, this, &ClassEvidenceView::cancelOcclusion);
@@ -211,7 +209,19 @@ void ClassEvidenceView::setOutcome(std::shared_ptr<const InferenceOutcome> outco
   run_->setEnabled(true);
   showActivationMap();
   showOcclusionMap();
-  if (model.inputHeight() * model.inputWidth() <= kAutomaticOcclusionPixels) runOcclusion();
+  runOcclusionIfQuick();
+}
+
+void ClassEvidenceView::runOcclusionIfQuick() {
+  // Only while the tab is shown: hidden, it would take turns with a sweep for nothing.
+  if (isVisible() && outcome_ && outcome_->model && !occlusion_ && !occlusionRunning() &&
+      outcome_->model->inputHeight() * outcome_->model->inputWidth() <= kAutomaticOcclusionPixels)
+    runOcclusion();
+}
+
+void ClassEvidenceView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  runOcclusionIfQuick();
 }
 
 void ClassEvidenceView::fillClassChoices() {

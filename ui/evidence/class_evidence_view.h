@@ -1,11 +1,12 @@
-// The "Why this class" tab: where the picture's evidence for a class lies, drawn over the picture
+// The "Why" tab (why this class): where the picture's evidence for a class lies, drawn over the picture
 // as the model sees it. Left, the class activation map (exact, for networks that end in global
 // average pooling and one linear layer; else why there is none); right, the occlusion map: the
 // picture with a grey patch at every position, all of them classified as one job (batches as large
 // as memory allows: on a GPU usually one), the drop of the class's probability as a heat map, with
 // the batch sizes and the time. The class is chosen among the picture's top 5 (the true one too,
-// when known). Occlusion runs by itself for small inputs (the course's 28 x 28), on request for
-// large ones, where the CPU takes seconds; it reports progress and can be cancelled.
+// when known). Occlusion runs by itself for small inputs (the course's 28 x 28) while the tab is
+// shown, on request for large ones, where the CPU takes seconds; it reports progress and can be
+// cancelled.
 #pragma once
 
 #include <QImage>
@@ -51,6 +52,8 @@ class ClassEvidenceView : public QWidget {
   void runOcclusion();
   void cancelOcclusion();
   bool occlusionRunning() const { return job_ != 0; }
+  // For small inputs, while the tab is shown: at once, on a new picture or class.
+  void runOcclusionIfQuick();
 
   // What the two panels say under their pictures (for tests and screen readers).
   QString activationCaption() const;
@@ -66,6 +69,9 @@ class ClassEvidenceView : public QWidget {
  signals:
   void errorOccurred(const QString& message);
   void occlusionFinished();  // a map arrived, or a run failed or was cancelled
+
+ protected:
+  void showEvent(QShowEvent* event) override;
 
  private:
   void fillClassChoices();

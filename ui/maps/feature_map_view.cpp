@@ -56,7 +56,8 @@ FeatureMapView::FeatureMapView(QWidget* parent)
   orderChoice_->setToolTip(
       tr("The order of each layer's maps: the most active for this picture first (by the "
          "map's mean or its largest value), or as the layer stores them"));
-  for (int limit : {16, 64, 256, 0}) limitChoice_->addItem(limit ? QString::number(limit) : tr("all"), limit);
+  for (int limit : {16, 64, 256, 0})
+    limitChoice_->addItem(limit ? tr("%1 a layer").arg(limit) : tr("every map"), limit);
   limitChoice_->setCurrentIndex(limitChoice_->findData(limit_));
   limitChoice_->setToolTip(
       tr("How many maps of each layer are drawn: a real network's layers have up to "
@@ -66,23 +67,27 @@ FeatureMapView::FeatureMapView(QWidget* parent)
   connect(limitChoice_, &QComboBox::activated, this,
           [this] { setArrangement(order_, limitChoice_->currentData().toInt()); });
   layerChoice_->setToolTip(tr("Go to a layer"));
-  layerChoice_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  layerChoice_->setMinimumContentsLength(14);
   connect(layerChoice_, &QComboBox::activated, this, &FeatureMapView::showLayer);
   channelChoice_->setToolTip(tr("Enlarge this map of the chosen layer, drawn in the grid or not"));
   channelChoice_->setPrefix(tr("map "));
   connect(channelChoice_, &QSpinBox::editingFinished, this,
           [this] { showChannel(layerChoice_->currentIndex(), channelChoice_->value()); });
 
+  // Two rows, each narrow enough for the maps' side of a 1024-pixel window beside the prediction:
+  // how the maps are drawn, then which maps and where to go. A combo box's width follows its
+  // longest entry unless told otherwise.
+  for (QComboBox* box : {mapChoice_, orderChoice_, limitChoice_, layerChoice_}) {
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(7);
+  }
   auto* bar = new QHBoxLayout;
-  bar->addWidget(new QLabel(tr("Colours"), this));
-  bar->addWidget(mapChoice_);
-  bar->addWidget(orderChoice_);
-  bar->addWidget(new QLabel(tr("Maps per layer"), this));
-  bar->addWidget(limitChoice_);
-  bar->addWidget(layerChoice_, 1);
-  bar->addWidget(channelChoice_);
+  bar->addWidget(mapChoice_, 1);
+  bar->addWidget(orderChoice_, 2);
   bar->addWidget(exportButton);
+  auto* goTo = new QHBoxLayout;
+  goTo->addWidget(limitChoice_, 1);
+  goTo->addWidget(layerChoice_, 2);
+  goTo->addWidget(channelChoice_);
 
   contentLayout_->setContentsMargins(4, 4, 4, 4);
   contentLayout_->setSpacing(8);
@@ -100,6 +105,7 @@ FeatureMapView::FeatureMapView(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(bar);
+  layout->addLayout(goTo);
   layout->addWidget(scroll_, 1);
   layout->addWidget(readout_);
 }
