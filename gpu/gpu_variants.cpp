@@ -52,6 +52,9 @@ struct Row {
   const char* sourceFile;  // gpu/kernels/NN_name.cu
   const GpuKernel* kernel = nullptr;
   bool needsCudnn = false;
+  // Its kernel computes grouped (depthwise among them) and dilated convolutions: every other row
+  // declines them, and the plan gives them to one that does.
+  bool computesGroupsAndDilation = false;
   bool preferredDefault = false;
   VariantRole role = VariantRole::kCourseStep;
   std::vector<std::string> fusableOps = {};  // applied in its own kernel after the bias
@@ -98,11 +101,13 @@ ConvVariant variantOf(const Row& row) {
       throw Error("this build of ConvScope has no CUDA support");
     };
   }
-  // No kernel of the course indexes weights by group or spaces its taps: every row declines
-  // grouped and dilated layers here, before its own shape check, and the plan gives them to a
-  // variant that computes them (shown as a fallback).
+  // No kernel of the course indexes weights by group or spaces its taps: those rows decline
+  // grouped and dilated layers here, before their own shape check, and the plan gives them to a
+  // variant that computes them (cuDNN's, else a CPU one; shown as a fallback).
   const auto kernelReason = row.kernel ? row.kernel->unsupportedReason : nullptr;
-  v.unsupportedReason = [kernelReason](const ConvProblem& p) -> std::string {
+  const bool groupsAndDilation = row.computesGroupsAndDilation;
+  v.unsupportedReason = [kernelReason, groupsAndDilation](const ConvProblem& p) -> std::string {
+    if (groupsAndDilation) return kernelReason ? kernelReason(p) : std::string();
     if (p.isGrouped())
       return "grouped convolution (" + std::to_string(p.group) +
              " groups): this kernel computes only group 1, every filter reading every input channel";
@@ -218,6 +223,7 @@ const bool registered = [] {
           .sourceFile = "gpu/kernels/09_cudnn.cu",
           .kernel = CONVSCOPE_KERNEL_OF(kCudnnKernel),
           .needsCudnn = true,
+          .computesGroupsAndDilation = true,
           .role = VariantRole::kVendorLibrary,
       },
       {

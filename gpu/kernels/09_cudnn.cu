@@ -35,6 +35,7 @@ std::vector<KernelLaunchGeometry> cudnnGeometry(const ConvProblem&) {
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -44,11 +45,10 @@ std::vector<KernelLaunchGeometry> cudnnGeometry(const ConvProblem&) {
 namespace convscope::gpu {
 namespace {
 
-// cuDNN cannot pad a side by a different amount than the opposite side. cuDNN itself computes
-// groups and dilation, but this launcher's descriptors describe neither: it declines them.
+// cuDNN cannot pad a side by a different amount than the opposite side. Groups (depthwise convs
+// among them: a group per channel) and dilation it computes itself, from its descriptors: the
+// layers of real CNNs that no course kernel computes stay on the GPU with cuDNN, not on the host.
 std::string cudnnUnsupportedReason(const ConvProblem& p) {
-  if (p.isGrouped() || p.hasDilation())
-    return "grouped or dilated convolution: this launcher's cuDNN descriptors set neither groups nor dilation";
   if (p.padTop != p.padBottom || p.padLeft != p.padRight)
     return "cuDNN pads both sides of a dimension equally; this layer pads them differently";
   return {};
@@ -71,12 +71,20 @@ struct CudnnShapePlan {
   size_t workspaceBytes = 0;
 };
 
+// What a plan is made for: the shape, and the groups and dilation ConvShape leaves out.
+// ConvShape also leaves out padBottom and padRight; every problem that gets this far pads
+// symmetrically (cudnnUnsupportedReason), so they equal padTop and padLeft.
+using CudnnPlanKey = std::pair<ConvShape, std::tuple<int, int, int>>;
+
+CudnnPlanKey planKeyOf(const ConvProblem& p) {
+  return {shapeOf(p), {p.group, p.dilationHeight, p.dilationWidth}};
+}
+
 // The per-context state: one handle on the context's stream, one plan per shape seen (the plans
-// go before the handle). ConvShape leaves out padBottom and padRight; every problem that gets
-// this far pads symmetrically (cudnnUnsupportedReason), so they equal padTop and padLeft.
+// go before the handle).
 struct CudnnState {
   CudnnHandle handle;
-  std::map<ConvShape, std::unique_ptr<CudnnShapePlan>> plans;
+  std::map<CudnnPlanKey, std::unique_ptr<CudnnShapePlan>> plans;
 };
 
 // Search at most this much workspace: explicit GEMM's im2col of a 10,000-image batch would
@@ -88,11 +96,13 @@ std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t hand
   auto plan = std::make_unique<CudnnShapePlan>();
   CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan->input, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.batch,
                                                    p.inChannels, p.inHeight, p.inWidth));
+  // A filter reads the channels of its group only: C / G of them (ONNX's and cuDNN's layout alike).
   CONVSCOPE_CUDNN_CHECK(cudnnSetFilter4dDescriptor(plan->filter, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p.outChannels,
-                                                   p.inChannels, p.kernelHeight, p.kernelWidth));
+                                                   p.inChannels / p.group, p.kernelHeight, p.kernelWidth));
   CONVSCOPE_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(plan->convolution, p.padTop, p.padLeft, p.strideHeight,
-                                                        p.strideWidth, 1, 1, CUDNN_CROSS_CORRELATION,
-                                                        CUDNN_DATA_FLOAT));
+                                                        p.strideWidth, p.dilationHeight, p.dilationWidth,
+                                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionGroupCount(plan->convolution, p.group));
   CONVSCOPE_CUDNN_CHECK(cudnnSetConvolutionMathType(plan->convolution, CUDNN_FMA_MATH));
 
   int n = 0, c = 0, h = 0, w = 0;
@@ -145,7 +155,7 @@ void launchCudnn(const ConvLaunch& l) {
     CONVSCOPE_CUDNN_CHECK(cudnnSetStream(handle, l.context.stream()));
     state.handle = std::move(handle);
   }
-  std::unique_ptr<CudnnShapePlan>& plan = state.plans[shapeOf(p)];
+  std::unique_ptr<CudnnShapePlan>& plan = state.plans[planKeyOf(p)];
   if (!plan) plan = makePlan(l, state.handle);
 
   void* workspace = plan->workspaceBytes ? l.context.workspace(plan->workspaceBytes) : nullptr;

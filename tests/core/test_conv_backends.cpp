@@ -74,8 +74,8 @@ const std::vector<Trial>& trials() {
     std::uniform_real_distribution<float> value(-1.0f, 1.0f);
     std::vector<ConvProblem> problems;
     for (int i = 0; i < 24; ++i) problems.push_back(randomProblem(rng, i % 2 == 1));
-    // Grouped, depthwise and dilated layers (students' models): the CPU variants compute them,
-    // every GPU row declines them (the plan runs them on the CPU).
+    // Grouped, depthwise and dilated layers (students' models, real CNNs): the CPU variants and
+    // cuDNN's compute them, the course's GPU rows decline them (the plan gives them to cuDNN).
     for (int i = 0; i < 8; ++i) {
       ConvProblem p = randomProblem(rng, true);
       const int group = std::uniform_int_distribution<int>(1, 4)(rng);
@@ -483,17 +483,19 @@ TEST(VariantTable, EveryKernelFileIsOneRowInCourseOrder) {
   EXPECT_NO_THROW(findConvVariant("cpu-reference"));
 }
 
-// No GPU kernel indexes weights by group or spaces its taps: every GPU row declines grouped and
-// dilated layers, saying which, and the fallback for them is a CPU variant that computes them (the
-// plan then runs that layer on the host). Every CPU row computes them (checked against the
-// formula by ConvVariantCorrectness).
-TEST(VariantTable, GpuRowsDeclineGroupedAndDilatedLayersWhichFallBackToTheCpu) {
+// No course kernel indexes weights by group or spaces its taps: those GPU rows decline grouped and
+// dilated layers, saying which, and the fallback for them is cuDNN's row, which computes them on
+// the GPU (a depthwise conv stays on the device), or where it cannot (a build without cuDNN) a CPU
+// variant (the plan then runs that layer on the host). Every CPU row computes them, and so does
+// cuDNN's (checked against the formula by ConvVariantCorrectness).
+TEST(VariantTable, CourseGpuRowsDeclineGroupedAndDilatedLayersWhichCudnnComputes) {
   ConvProblem grouped{2, 8, 13, 13, 12, 3, 3};
   grouped.group = 4;
   ConvProblem depthwise{2, 8, 13, 13, 8, 3, 3};
   depthwise.group = 8;
   ConvProblem dilated{2, 3, 17, 17, 5, 3, 3};
   dilated.dilationHeight = dilated.dilationWidth = 2;
+  const ConvVariant& cudnn = findConvVariant("cudnn");
   int gpuRows = 0;
   for (const ConvVariant& v : convVariants()) {
     SCOPED_TRACE(v.id);
@@ -503,10 +505,18 @@ TEST(VariantTable, GpuRowsDeclineGroupedAndDilatedLayersWhichFallBackToTheCpu) {
         EXPECT_EQ(reason, "") << p->describe();
         continue;
       }
+      if (v.id == "cudnn") {
+        EXPECT_EQ(reason.find("group"), std::string::npos) << reason;
+        EXPECT_EQ(reason.find("dilat"), std::string::npos) << reason;
+        continue;
+      }
       EXPECT_NE(reason.find(p->isGrouped() ? "group" : "dilat"), std::string::npos) << reason;
       const ConvVariant& fallback = fallbackConvVariant(v, *p);
-      EXPECT_FALSE(fallback.runsOnGpu()) << fallback.id;
       EXPECT_EQ(fallback.unsupportedReasonFor(*p), "");
+      if (cudnn.unsupportedReasonFor(*p).empty() && cudnn.arithmetic == v.arithmetic)
+        EXPECT_EQ(fallback.id, "cudnn");
+      else
+        EXPECT_TRUE(fallback.id == "cudnn" || !fallback.runsOnGpu()) << fallback.id;
     }
     gpuRows += v.runsOnGpu() ? 1 : 0;
   }
