@@ -66,6 +66,13 @@ struct Row {
   const GpuNetworkKernel* network = nullptr;
 };
 
+// cuDNN's copy of an unevenly padded layer's input, padded (09_cudnn.cu): cuDNN pads both sides alike.
+int64_t cudnnPaddedInput(const ConvProblem& p) {
+  if (p.padTop == p.padBottom && p.padLeft == p.padRight) return 0;
+  return int64_t{p.batch} * p.inChannels * (p.inHeight + p.padTop + p.padBottom) *
+         (p.inWidth + p.padLeft + p.padRight) * int64_t{sizeof(float)};
+}
+
 // The unroll kernel writes X_unroll (C*K*K rows x N*H_out*W_out columns) to global memory and the
 // matrix multiply reads it back: at least twice its size beyond the compulsory traffic.
 int64_t unrolledMatrixTraffic(const ConvProblem& p) {
@@ -225,6 +232,7 @@ const bool registered = [] {
           .needsCudnn = true,
           .computesGroupsAndDilation = true,
           .role = VariantRole::kVendorLibrary,
+          .scratchBytes = cudnnPaddedInput,
       },
       {
           .id = "gpu-fused-epilogue",

@@ -45,13 +45,41 @@ std::vector<KernelLaunchGeometry> cudnnGeometry(const ConvProblem&) {
 namespace convscope::gpu {
 namespace {
 
-// cuDNN cannot pad a side by a different amount than the opposite side. Groups (depthwise convs
-// among them: a group per channel) and dilation it computes itself, from its descriptors: the
-// layers of real CNNs that no course kernel computes stay on the GPU with cuDNN, not on the host.
-std::string cudnnUnsupportedReason(const ConvProblem& p) {
-  if (p.padTop != p.padBottom || p.padLeft != p.padRight)
-    return "cuDNN pads both sides of a dimension equally; this layer pads them differently";
+// Groups (depthwise convs among them: a group per channel) and dilation cuDNN computes itself,
+// from its descriptors. It pads both sides of a dimension alike; a layer padded unevenly
+// (TensorFlow's "same" at stride 2: nothing above, a row below, as in EfficientNet) is computed on
+// a copy of its input padded here, with cuDNN padding nothing. So the layers of real CNNs that no
+// course kernel computes stay on the GPU with cuDNN, not on the host.
+std::string cudnnUnsupportedReason(const ConvProblem&) {
   return {};
+}
+
+bool padsUnevenly(const ConvProblem& p) {
+  return p.padTop != p.padBottom || p.padLeft != p.padRight;
+}
+
+// The problem cuDNN is given for `p`: the same, or for uneven padding the explicitly padded input
+// with no padding of cuDNN's.
+ConvProblem evenlyPadded(const ConvProblem& p) {
+  if (!padsUnevenly(p)) return p;
+  ConvProblem q = p;
+  q.inHeight += p.padTop + p.padBottom;
+  q.inWidth += p.padLeft + p.padRight;
+  q.padTop = q.padBottom = q.padLeft = q.padRight = 0;
+  return q;
+}
+
+// out (planes x paddedHeight x paddedWidth) = in (planes x height x width) moved by (top, left),
+// zeros around it.
+__global__ void padPlanes(const float* __restrict__ in, float* __restrict__ out, int64_t planes, int height, int width,
+                          int top, int left, int paddedHeight, int paddedWidth) {
+  const int64_t total = planes * paddedHeight * paddedWidth;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+    const int x = static_cast<int>(i % paddedWidth) - left;
+    const int y = static_cast<int>((i / paddedWidth) % paddedHeight) - top;
+    const int64_t plane = i / (int64_t{paddedWidth} * paddedHeight);
+    out[i] = y >= 0 && y < height && x >= 0 && x < width ? in[(plane * height + y) * width + x] : 0.0f;
+  }
 }
 
 // The algorithms that sum the products as a convolution does (FFT and Winograd transform them).
@@ -85,14 +113,16 @@ CudnnPlanKey planKeyOf(const ConvProblem& p) {
 struct CudnnState {
   CudnnHandle handle;
   std::map<CudnnPlanKey, std::unique_ptr<CudnnShapePlan>> plans;
+  DeviceBuffer padded;  // the input of an unevenly padded layer, padded (grows, never shrinks)
 };
 
 // Search at most this much workspace: explicit GEMM's im2col of a 10,000-image batch would
 // otherwise ask for tens of gigabytes.
 constexpr size_t kWorkspaceCap = size_t{4} << 30;
 
-std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t handle) {
-  const ConvProblem& p = l.problem;
+// The plan of `p` (evenly padded), its algorithms timed on these buffers.
+std::unique_ptr<CudnnShapePlan> makePlan(const ConvProblem& p, const float* input, const ConvLaunch& l,
+                                         cudnnHandle_t handle) {
   auto plan = std::make_unique<CudnnShapePlan>();
   CONVSCOPE_CUDNN_CHECK(cudnnSetTensor4dDescriptor(plan->input, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p.batch,
                                                    p.inChannels, p.inHeight, p.inWidth));
@@ -129,7 +159,7 @@ std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t hand
   std::vector<cudnnConvolutionFwdAlgoPerf_t> results(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
   int found = 0;
   CONVSCOPE_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
-      handle, plan->input, l.input, plan->filter, l.weights, plan->convolution, plan->output, l.output,
+      handle, plan->input, input, plan->filter, l.weights, plan->convolution, plan->output, l.output,
       static_cast<int>(results.size()), &found, results.data(), workspace, searchBytes));
   // Results come fastest first.
   for (int i = 0; i < found; ++i) {
@@ -145,9 +175,6 @@ std::unique_ptr<CudnnShapePlan> makePlan(const ConvLaunch& l, cudnnHandle_t hand
 }
 
 void launchCudnn(const ConvLaunch& l) {
-  const ConvProblem& p = l.problem;
-  if (const std::string reason = cudnnUnsupportedReason(p); !reason.empty())
-    throwCudaError(reason, "cudnnConvolutionForward", __FILE__, __LINE__);
   CudnnState& state = l.context.state<CudnnState>("cudnnConvolutionForward");
   if (!state.handle) {
     // Kept only once it is bound to the stream, so a failure leaves no half-made handle behind.
@@ -155,14 +182,38 @@ void launchCudnn(const ConvLaunch& l) {
     CONVSCOPE_CUDNN_CHECK(cudnnSetStream(handle, l.context.stream()));
     state.handle = std::move(handle);
   }
-  std::unique_ptr<CudnnShapePlan>& plan = state.plans[planKeyOf(p)];
-  if (!plan) plan = makePlan(l, state.handle);
+  const ConvProblem& p = l.problem;
+  const ConvProblem q = evenlyPadded(p);
+  const float* input = l.input;
+  if (padsUnevenly(p)) {
+    const size_t bytes = static_cast<size_t>(q.inputElements()) * sizeof(float);
+    if (state.padded.bytes() < bytes) {
+      // The old copy may still be read by queued work; it goes before the new one is allocated.
+      CONVSCOPE_CUDA_CHECK(cudaStreamSynchronize(l.context.stream()));
+      state.padded.free();
+      state.padded = DeviceBuffer(bytes);
+    }
+    const int64_t planes = int64_t{p.batch} * p.inChannels;
+    const int64_t total = planes * q.inHeight * q.inWidth;
+    const int threads = 256;
+    const int blocks = static_cast<int>(std::min<int64_t>((total + threads - 1) / threads, 65535 * 8));
+    {
+      TracedScope scope(l.context, "padPlanes");
+      padPlanes<<<blocks, threads, 0, l.context.stream()>>>(l.input, static_cast<float*>(state.padded.get()), planes,
+                                                            p.inHeight, p.inWidth, p.padTop, p.padLeft, q.inHeight,
+                                                            q.inWidth);
+      CONVSCOPE_CUDA_CHECK(cudaGetLastError());
+    }
+    input = static_cast<const float*>(state.padded.get());
+  }
+  std::unique_ptr<CudnnShapePlan>& plan = state.plans[planKeyOf(q)];
+  if (!plan) plan = makePlan(q, input, l, state.handle);
 
   void* workspace = plan->workspaceBytes ? l.context.workspace(plan->workspaceBytes) : nullptr;
   const float one = 1.0f;
   const float zero = 0.0f;
   TracedScope scope(l.context, "cudnnConvolutionForward");
-  CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(state.handle, &one, plan->input, l.input, plan->filter, l.weights,
+  CONVSCOPE_CUDNN_CHECK(cudnnConvolutionForward(state.handle, &one, plan->input, input, plan->filter, l.weights,
                                                 plan->convolution, plan->algorithm, workspace, plan->workspaceBytes,
                                                 &zero, plan->output, l.output));
 }
