@@ -513,10 +513,11 @@ TEST(VariantTable, CourseGpuRowsDeclineGroupedAndDilatedLayersWhichCudnnComputes
       EXPECT_NE(reason.find(p->isGrouped() ? "group" : "dilat"), std::string::npos) << reason;
       const ConvVariant& fallback = fallbackConvVariant(v, *p);
       EXPECT_EQ(fallback.unsupportedReasonFor(*p), "");
-      if (cudnn.unsupportedReasonFor(*p).empty() && cudnn.arithmetic == v.arithmetic)
+      if (cudnn.unsupportedReasonFor(*p).empty() && cudnn.arithmetic == v.arithmetic) {
         EXPECT_EQ(fallback.id, "cudnn");
-      else
+      } else {
         EXPECT_TRUE(fallback.id == "cudnn" || !fallback.runsOnGpu()) << fallback.id;
+      }
     }
     gpuRows += v.runsOnGpu() ? 1 : 0;
   }

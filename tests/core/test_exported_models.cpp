@@ -222,8 +222,9 @@ TEST(ExportedModelSet, GpuPlanGivesGroupedAndDilatedLayersToCudnnVisibly) {
   std::string text;
   for (const std::string& line : plan.describe(*model)) {
     text += line + "\n";
-    if (line.find("(Conv)") != std::string::npos)
+    if (line.find("(Conv)") != std::string::npos) {
       EXPECT_EQ(line.find("copied to the host") != std::string::npos, !cudnnComputesThem) << line;
+    }
   }
   EXPECT_NE(text.find("gpu-baseline declined this layer (grouped convolution (2 groups)"), std::string::npos) << text;
 }
