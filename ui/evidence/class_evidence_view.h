@@ -10,6 +10,7 @@
 #pragma once
 
 #include <QImage>
+#include <QPointer>
 #include <QStringList>
 #include <QWidget>
 
@@ -81,7 +82,7 @@ class ClassEvidenceView : public QWidget {
   void occlusionEnded(quint64 run, std::shared_ptr<const OcclusionMap> map, const QString& error);
   QImage baseImage() const;
 
-  JobRunner* jobs_;
+  QPointer<JobRunner> jobs_;  // the window's; it may go before this view does
   std::shared_ptr<const InferenceOutcome> outcome_;
   QStringList classNames_;
   std::optional<ActivationMapHead> head_;

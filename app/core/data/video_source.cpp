@@ -114,7 +114,14 @@ VideoSource VideoSource::openCamera(int index, int channels) {
   VideoSource source(name, true, channels);
   cv::VideoCapture& video = source.capture_->video;
   try {
+#ifdef __linux__
+    // A Linux camera (a laptop's, a USB one) is a V4L2 device, /dev/videoN. Any backend would
+    // also probe FireWire cameras through libdc1394, which lists the USB devices with libusb and
+    // never frees the list (22,542 bytes in 5,007 allocations, seen by LeakSanitizer).
+    video.open(index, cv::CAP_V4L2);
+#else
     video.open(index, cv::CAP_ANY);
+#endif
   } catch (const cv::Exception& e) {
     throw Error(name + ": cannot be opened (" + e.what() + ")");
   }
