@@ -20,6 +20,7 @@
 #include "app/core/device/gpu_platform.h"
 #include "app/core/engine/benchmark.h"
 #include "app/core/engine/kernel_profile_json.h"
+#include "tests/cli/cli_runner.h"
 #include "tests/core/model_builder.h"
 #include "tests/core/test_support.h"
 
@@ -27,22 +28,8 @@ namespace {
 
 using convscope::testing::TempDir;
 
-struct Outcome {
-  int exitCode;
-  std::string output;  // stdout and stderr together
-};
-
-// `prefix` goes before the program, e.g. "timeout 30" for a command that must not hang.
-Outcome runCli(const std::string& arguments, const std::string& prefix = "") {
-  const std::string command = prefix + " '" + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using Outcome = convscope::testing::CliOutcome;
+using convscope::testing::runCli;
 
 const std::string kModels = CONVSCOPE_MODELS_DIR;
 

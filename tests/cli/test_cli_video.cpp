@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/core/data/image_set.h"
+#include "tests/cli/cli_runner.h"
 #include "tests/core/test_support.h"
 #include "tests/core/video_writing.h"
 
@@ -23,21 +24,8 @@ namespace {
 
 using convscope::testing::TempDir;
 
-struct Outcome {
-  int exitCode;
-  std::string output;  // stdout and stderr together
-};
-
-Outcome runCli(const std::string& arguments) {
-  const std::string command = std::string("'") + CONVSCOPE_CLI_PATH + "' " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> buffer{};
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using Outcome = convscope::testing::CliOutcome;
+using convscope::testing::runCli;
 
 const std::string kModel = std::string(CONVSCOPE_MODELS_DIR) + "/course-high.onnx";
 
