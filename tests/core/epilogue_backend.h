@@ -27,6 +27,8 @@ inline double referenceActivation(Activation activation, double v) {
       return 1.0 / (1.0 + std::exp(-v));
     case Activation::HardSwish:  // ONNX: x * max(0, min(1, x/6 + 1/2))
       return v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5));
+    case Activation::Clip:  // the row is ReLU6: ONNX's Clip with min 0 and max 6
+      return std::min(6.0, std::max(0.0, v));
   }
   throw std::logic_error(std::string("no reference for the activation ") + onnxTypeOf(activation));
 }

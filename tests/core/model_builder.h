@@ -117,6 +117,17 @@ class ModelBuilder {
   onnx::ModelProto proto_;
 };
 
+// A node of a fusable activation's operator type (app/core/util/activations.h), `input` to
+// `output`. The row Clip is ReLU6, so a Clip node gets its bounds 0 and 6, constant inputs as
+// opset 11 on gives them.
+inline onnx::NodeProto& activationNode(ModelBuilder& b, const std::string& opType, const std::string& input,
+                                       const std::string& output, const std::string& name) {
+  if (opType != "Clip") return b.node(opType, {input}, {output}, name);
+  b.floats(name + "_min", {}, {0.0f});
+  b.floats(name + "_max", {}, {6.0f});
+  return b.node(opType, {input, name + "_min", name + "_max"}, {output}, name);
+}
+
 inline void setInt(onnx::NodeProto& node, const std::string& name, int64_t value) {
   onnx::AttributeProto& a = *node.add_attribute();
   a.set_name(name);

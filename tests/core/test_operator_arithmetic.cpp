@@ -5,14 +5,18 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/core/engine/engine.h"
 #include "app/core/model/onnx_loader.h"
+#include "app/core/util/error.h"
 #include "tests/core/epilogue_backend.h"
 #include "tests/core/model_builder.h"
 
@@ -70,8 +74,132 @@ ModelBuilder oneNode(const std::string& op) {
 TEST(OperatorArithmetic, EveryFusableActivationAgainstItsDefinition) {
   for (convscope::Activation a : convscope::kFusableActivations) {
     SCOPED_TRACE(convscope::onnxTypeOf(a));
-    expectElementwise(oneNode(convscope::onnxTypeOf(a)),
-                      [a](double v) { return convscope::testing::referenceActivation(a, v); });
+    ModelBuilder b;
+    b.input("x", {-1, 5, 7, 9}).output("y");
+    convscope::testing::activationNode(b, convscope::onnxTypeOf(a), "x", "y", "node");
+    expectElementwise(b, [a](double v) { return convscope::testing::referenceActivation(a, v); });
+  }
+}
+
+// Clip beyond ReLU6: any range, its bounds given as opset 11's constant inputs (either one alone) or
+// as the older attributes, a bound above the other (every value becomes the upper one).
+TEST(OperatorArithmetic, ClipToAnyRange) {
+  auto clipped = [](double lowest, double highest) {
+    return [=](double v) { return std::min(highest, std::max(lowest, v)); };
+  };
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  struct Case {
+    std::string lowest, highest;  // "": not given
+    double want_lowest, want_highest;
+  };
+  const std::vector<Case> cases = {{"-1.5", "2.25", -1.5, 2.25},
+                                   {"0", "6", 0, 6},
+                                   {"", "3", -kInfinity, 3},
+                                   {"-2", "", -2, kInfinity},
+                                   {"0", "", 0, kInfinity},
+                                   {"", "", -kInfinity, kInfinity},
+                                   {"4", "1", 4, 1}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("min '" + c.lowest + "', max '" + c.highest + "'");
+    ModelBuilder b;
+    b.input("x", {-1, 5, 7, 9}).output("y");
+    if (!c.lowest.empty()) b.floats("lo", {}, {std::stof(c.lowest)});
+    if (!c.highest.empty()) b.floats("hi", {}, {std::stof(c.highest)});
+    if (c.highest.empty())
+      b.node("Clip", {"x", c.lowest.empty() ? "" : "lo"}, {"y"}, "clip");
+    else
+      b.node("Clip", {"x", c.lowest.empty() ? "" : "lo", "hi"}, {"y"}, "clip");
+    expectElementwise(b, clipped(c.want_lowest, c.want_highest));
+
+    ModelBuilder old;  // opsets 6 to 10: the bounds are attributes
+    old.input("x", {-1, 5, 7, 9}).output("y");
+    onnx::NodeProto& node = old.node("Clip", {"x"}, {"y"}, "clip");
+    if (!c.lowest.empty()) setFloat(node, "min", std::stof(c.lowest));
+    if (!c.highest.empty()) setFloat(node, "max", std::stof(c.highest));
+    const Tensor x = edgyInput({3, 5, 7, 9}, 1);
+    std::vector<double> want;
+    for (int64_t i = 0; i < x.size(); ++i) want.push_back(clipped(c.want_lowest, c.want_highest)(x[i]));
+    expectNear(run(old, x, 10), want, 0.0);
+  }
+}
+
+// A bound known only at run time (a second input of the model) is read then; one that is not a
+// single value is refused, at load time when it is a constant, at run time otherwise.
+TEST(OperatorArithmetic, ClipBoundsAtRunTimeAndBoundsThatAreNotOneValue) {
+  ModelBuilder computed;  // the upper bound is the model's second input, of any length
+  computed.input("x", {-1, 5, 7, 9}).input("limit", {-1}).output("y");
+  computed.floats("lo", {}, {-0.5f});
+  computed.node("Clip", {"x", "lo", "limit"}, {"y"}, "clip");
+  const auto model = computed.load("clip.onnx");
+  convscope::Engine engine(model, "cpu-reference");
+  const Tensor x = edgyInput({3, 5, 7, 9}, 1);
+  for (const float limit : {2.5f, -3.0f}) {
+    SCOPED_TRACE(limit);
+    const Tensor y = engine.evaluate({{"x", x}, {"limit", Tensor({1}, std::vector<float>{limit})}}).at("y");
+    std::vector<double> want;
+    for (int64_t i = 0; i < x.size(); ++i) want.push_back(std::min<double>(limit, std::max<double>(-0.5, x[i])));
+    expectNear(y, want, 0.0);
+  }
+  try {
+    engine.evaluate({{"x", x}, {"limit", Tensor({2}, std::vector<float>{1.0f, 2.0f})}});
+    ADD_FAILURE() << "a max of two values ran";
+  } catch (const convscope::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("its max must be one value, got shape [2]"), std::string::npos) << e.what();
+  }
+
+  auto refusal = [](ModelBuilder& b) {
+    try {
+      b.load("clip.onnx");
+    } catch (const convscope::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(loaded)");
+  };
+  ModelBuilder two;
+  two.input("x", {-1, 5, 7, 9}).output("y");
+  two.floats("lo", {2}, {0.0f, 1.0f});
+  two.node("Clip", {"x", "lo"}, {"y"}, "clip");
+  EXPECT_NE(refusal(two).find("'lo' holds 2 values, not one"), std::string::npos) << refusal(two);
+
+  ModelBuilder nan;
+  nan.input("x", {-1, 5, 7, 9}).output("y");
+  nan.floats("hi", {}, {std::numeric_limits<float>::quiet_NaN()});
+  nan.node("Clip", {"x", "", "hi"}, {"y"}, "clip");
+  EXPECT_NE(refusal(nan).find("'hi' is NaN"), std::string::npos) << refusal(nan);
+}
+
+// Two operands of one shape (a residual sum), small and large enough to be shared among the cores,
+// against the same operands broadcast from a channel vector (the other path).
+TEST(OperatorArithmetic, TwoOperandsOfOneShapeEveryKind) {
+  const std::vector<std::pair<std::string, std::function<double(double, double)>>> kinds = {
+      {"Add", [](double a, double b) { return a + b; }},
+      {"Sub", [](double a, double b) { return a - b; }},
+      {"Mul", [](double a, double b) { return a * b; }},
+      {"Div", [](double a, double b) { return a / b; }},
+      {"Pow", [](double a, double b) { return std::pow(a, b); }}};
+  for (const Shape& shape : {Shape{3, 5, 7, 9}, Shape{2, 13, 61, 67}}) {
+    const Tensor a = edgyInput(shape, 3), b = edgyInput(shape, 4);
+    Tensor positive = a;  // Pow of a negative base to a fractional power is NaN: bases |a| + 0.5
+    for (int64_t i = 0; i < positive.size(); ++i) positive[i] = std::fabs(a[i]) + 0.5f;
+    for (const auto& [op, f] : kinds) {
+      SCOPED_TRACE(op + " " + convscope::shapeToString(shape));
+      ModelBuilder m;
+      m.input("x", {-1, shape[1], shape[2], shape[3]}).input("z", {-1, shape[1], shape[2], shape[3]}).output("y");
+      m.node(op, {"x", "z"}, {"y"}, "node");
+      const auto model = m.load("arithmetic.onnx");
+      convscope::Engine engine(model, "cpu-reference");
+      const Tensor& base = op == "Pow" ? positive : a;
+      Tensor exponent = b;
+      if (op == "Pow")
+        for (int64_t i = 0; i < exponent.size(); ++i) exponent[i] = std::clamp(b[i], -3.0f, 3.0f);
+      if (op == "Div")
+        for (int64_t i = 0; i < exponent.size(); ++i) exponent[i] = b[i] == 0.0f ? 0.25f : b[i];
+      const Tensor y = engine.evaluate({{"x", base}, {"z", exponent}}).at("y");
+      std::vector<double> want;
+      for (int64_t i = 0; i < y.size(); ++i)
+        want.push_back(f(base[i], exponent[i]));
+      expectNear(y, want, 1e-6);
+    }
   }
 }
 

@@ -61,7 +61,7 @@ std::shared_ptr<const Model> modelOf(const Chain& c, std::mt19937& rng, bool tf3
   setInts(conv, "pads", {c.pad, c.pad, c.pad, c.pad});
   std::string last = "c";
   if (!c.activation.empty()) {
-    b.node(c.activation, {"c"}, {"a"}, "activation");
+    activationNode(b, c.activation, "c", "a", "activation");
     last = "a";
   }
   onnx::NodeProto& pool = b.node(c.pool, {last}, {"y"}, "pool");

@@ -104,7 +104,7 @@ std::shared_ptr<const InferenceOutcome> infer(JobContext& context, LiveEngine& l
   outcome->preprocessing = engine.preprocessing();
   outcome->variant = variant;
   outcome->deviceName = engine.deviceName();
-  outcome->probabilities = result.probabilities.values();
+  outcome->probabilities.assign(result.probabilities.values().begin(), result.probabilities.values().end());
   outcome->layers = std::move(result.layers);
   // Captured layers are the input, then every node in order; anything else keeps the ONNX names.
   outcome->layerTitles.assign(outcome->layers.size(), std::string());

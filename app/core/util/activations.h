@@ -22,6 +22,8 @@
 // Sigmoid's argument is clamped so that exp stays finite: under -ffast-math (the host's loops) an
 // infinite exp gives NaN, not 0; beyond 88 the sigmoid is 0 or 1 to float precision anyway. The
 // clamp compares (fminf/fmaxf would turn a NaN into a bound, hiding a kernel's NaN as 0 or 1).
+// Clip is ONNX's Clip to [0, 6], ReLU6 (MobileNet's, EfficientNet-Lite's): the one range of Clip
+// a conv fuses; the operator's factory makes any other range an operator of its own.
 #define CONVSCOPE_FUSABLE_ACTIVATIONS(X)                         \
   X(Relu, eltwise_relu, 0.0f, 0.0f, true, (x > 0.0f ? x : 0.0f)) \
   X(Tanh, eltwise_tanh, 0.0f, 0.0f, true, (Math::tanh(x)))       \
@@ -32,7 +34,8 @@
   X(HardSwish, eltwise_hardswish, 1.0f / 6.0f, 0.5f, false,      \
     (x * (x < -3.0f  ? 0.0f                                      \
           : x > 3.0f ? 1.0f                                      \
-                     : x / 6.0f + 0.5f)))
+                     : x / 6.0f + 0.5f)))                        \
+  X(Clip, eltwise_clip, 0.0f, 6.0f, true, (x < 0.0f ? 0.0f : x > 6.0f ? 6.0f : x))
 
 namespace convscope {
 

@@ -29,9 +29,17 @@ std::string shapeToString(const Shape& shape) {
 Tensor::Tensor(Shape shape, float fill)
     : shape_(std::move(shape)), values_(static_cast<size_t>(elementCount(shape_)), fill) {}
 
-Tensor::Tensor(Shape shape, std::vector<float> values) : shape_(std::move(shape)), values_(std::move(values)) {
+Tensor::Tensor(Shape shape, const std::vector<float>& values)
+    : shape_(std::move(shape)), values_(values.begin(), values.end()) {
   if (elementCount(shape_) != static_cast<int64_t>(values_.size()))
     throw Error("tensor of shape " + shapeToString(shape_) + " given " + std::to_string(values_.size()) + " values");
+}
+
+Tensor Tensor::uninitialized(Shape shape) {
+  Tensor t;
+  t.values_.resize(static_cast<size_t>(elementCount(shape)));  // UninitializedAllocator: no value written
+  t.shape_ = std::move(shape);
+  return t;
 }
 
 void Tensor::reshape(Shape shape) {

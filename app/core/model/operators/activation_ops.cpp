@@ -1,5 +1,5 @@
 // The one-input activations, value by value. The fusable ones (util/activations.h: the course's
-// Relu, Tanh and Sigmoid, and HardSwish) and Identity have GPU kernels, and the fusable ones fuse
+// Relu, Tanh and Sigmoid, HardSwish, and Clip as ReLU6) and Identity have GPU kernels, and the fusable ones fuse
 // into a conv's epilogue; their arithmetic is applyActivation() (util/host_epilogue.h), shared with the CPU
 // variants' fused epilogues. The ones students' CNNs
 // bring beyond those -- LeakyRelu, Elu, Gelu (both of its forms) and Erf (the older exporter writes
@@ -7,6 +7,7 @@
 // through, have no GPU kernel: on a GPU plan they are host round trips, which the plan shows.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "app/core/model/operators/operator_families.h"
@@ -25,7 +26,7 @@ class ElementwiseOp final : public Operator {
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
-    Tensor out(x.shape());
+    Tensor out = Tensor::uninitialized(x.shape());
     const float* src = x.data();
     float* dst = out.data();
     const int64_t n = x.size();
@@ -80,7 +81,7 @@ class ScalarFunctionOp final : public Operator {
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
-    Tensor out(x.shape());
+    Tensor out = Tensor::uninitialized(x.shape());
     const float* src = x.data();
     float* dst = out.data();
     const int64_t n = x.size();
@@ -121,6 +122,56 @@ class ScalarFunctionOp final : public Operator {
   float alpha_;
 };
 
+// Clip to a range other than ReLU6's [0, 6]: value by value, on the host. Each bound is a constant
+// read at load time, or a one-value input known only at run time. A bound below the other makes
+// every value the upper one (ONNX's rule); a NaN passes through, as in PyTorch.
+struct ClipBound {
+  float value = 0.0f;  // the constant, when `input` < 0
+  int input = -1;      // otherwise the run's input that holds it
+  const char* name = "";
+};
+
+class ClipRangeOp final : public Operator {
+ public:
+  ClipRangeOp(ClipBound lowest, ClipBound highest) : lowest_(lowest), highest_(highest) {}
+
+  Shape outputShape(const std::vector<Shape>& in) const override {
+    for (const ClipBound& bound : {lowest_, highest_})
+      if (bound.input >= 0 && elementCount(in[static_cast<size_t>(bound.input)]) != 1)
+        throw Error(std::string("its ") + bound.name + " must be one value, got shape " +
+                    shapeToString(in[static_cast<size_t>(bound.input)]));
+    return in[0];
+  }
+
+  Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
+    const Tensor& x = *in[0];
+    Tensor out = Tensor::uninitialized(x.shape());
+    const float lowest = valueOf(lowest_, in), highest = valueOf(highest_, in);
+    const float* src = x.data();
+    float* dst = out.data();
+    const int64_t n = x.size();
+#pragma omp parallel for schedule(static) if (n > 16384)
+    for (int64_t i = 0; i < n; ++i) {
+      const float raised = src[i] < lowest ? lowest : src[i];
+      dst[i] = raised > highest ? highest : raised;
+    }
+    return out;
+  }
+
+  int64_t flops(const std::vector<Shape>& in, const Shape&) const override { return elementCount(in[0]); }
+
+ private:
+  static float valueOf(const ClipBound& bound, const std::vector<const Tensor*>& in) {
+    if (bound.input < 0) return bound.value;
+    const Tensor& t = *in[static_cast<size_t>(bound.input)];
+    if (t.size() != 1)
+      throw Error(std::string("its ") + bound.name + " must be one value, got shape " + shapeToString(t.shape()));
+    return t[0];
+  }
+
+  ClipBound lowest_, highest_;
+};
+
 // Dropout at inference: the identity (ONNX: output = input unless training_mode is true).
 class DropoutOp final : public Operator {
  public:
@@ -154,11 +205,62 @@ std::unique_ptr<Operator> makeWithAlpha(OperatorRequest& request, Function funct
   return std::make_unique<ScalarFunctionOp>(function, alpha);
 }
 
+// One bound of Clip: opset 11 on, the optional input `index`, a constant read now or else an input
+// read at run time (its position among `runtime`, the inputs the node keeps); before, the
+// attribute `name`. Absent, the range is open on that side.
+ClipBound clipBound(OperatorRequest& request, size_t index, const char* name, float open,
+                    std::vector<std::string>& runtime) {
+  ClipBound bound{open, -1, name};
+  if (request.opset < 11) {
+    bound.value = request.attributes.getFloat(name, open);
+    if (std::isnan(bound.value)) throw Error(std::string("attribute ") + name + " must be a number, not NaN");
+    return bound;
+  }
+  if (request.inputs.size() <= index || request.inputs[index].empty()) return bound;
+  const std::string& input = request.inputs[index];
+  const Tensor* value = request.floatConstant(input);
+  if (!value) {
+    bound.input = static_cast<int>(runtime.size());
+    runtime.push_back(input);
+    return bound;
+  }
+  if (value->size() != 1)
+    throw Error(std::string("its ") + name + " '" + input + "' holds " + std::to_string(value->size()) +
+                " values, not one");
+  if (std::isnan((*value)[0])) throw Error(std::string("its ") + name + " '" + input + "' is NaN");
+  bound.value = (*value)[0];
+  return bound;
+}
+
+// Clip: to the constant range [0, 6] it is ReLU6, the fusable row Clip; to [0, +inf) Relu; open on
+// both sides Identity; any other range is computed on its own.
+std::unique_ptr<Operator> makeClip(OperatorRequest& request) {
+  // Not requireInputCount: min may be omitted ("") while max is given.
+  if (request.inputs.empty() || request.inputs.size() > 3 || request.inputs[0].empty())
+    throw Error("takes an input and at most a min and a max, got " + std::to_string(request.inputs.size()) +
+                " inputs");
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  std::vector<std::string> runtime = {request.inputs[0]};
+  const ClipBound lowest = clipBound(request, 1, "min", -kInfinity, runtime);
+  const ClipBound highest = clipBound(request, 2, "max", kInfinity, runtime);
+  request.inputs = runtime;  // the constant bounds are part of the operator now
+  if (runtime.size() == 1) {
+    if (lowest.value == 0.0f && highest.value == 6.0f) return std::make_unique<ElementwiseOp>(Activation::Clip);
+    if (lowest.value == 0.0f && highest.value == kInfinity) return std::make_unique<ElementwiseOp>(Activation::Relu);
+    if (lowest.value == -kInfinity && highest.value == kInfinity) return std::make_unique<ElementwiseOp>(std::nullopt);
+  }
+  return std::make_unique<ClipRangeOp>(lowest, highest);
+}
+
 }  // namespace
 
 template <Activation A>
 std::unique_ptr<Operator> makeFusableActivation(OperatorRequest& request) {
-  return makeElementwise(request, A);
+  if constexpr (A == Activation::Clip) {
+    return makeClip(request);
+  } else {
+    return makeElementwise(request, A);
+  }
 }
 #define CONVSCOPE_ACTIVATION_FACTORY(name, onednn, alpha, beta, nondecreasing, value) \
   template std::unique_ptr<Operator> makeFusableActivation<Activation::name>(OperatorRequest&);

@@ -15,6 +15,14 @@ namespace {
 
 enum class Arithmetic { Add, Sub, Mul, Div, Pow };
 
+// out[i] = f(a[i], b[i]). Large sums are shared among the cores; a small one stays on this thread,
+// where waking the others would cost more than the work.
+template <class F>
+void combine(const float* a, const float* b, float* out, int64_t n, F f) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
 // out = a (op) b as the device takes it: the axes of size 1 dropped and neighbours merged where
 // both inputs step over them alike (a residual sum of any rank is one axis, a channel vector
 // three), so that any broadcast a CNN writes fits BroadcastOperands::kMaxRank. A host round trip
@@ -72,8 +80,33 @@ class BinaryArithmeticOp final : public Operator {
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Shape shape = outputShape({in[0]->shape(), in[1]->shape()});
-    Tensor out = broadcastTo(*in[0], shape);
     const Tensor& bSource = *in[1];
+    // Operands of the output's shape (a residual sum): one pass, no copies, the kind chosen once.
+    if (in[0]->shape() == shape && bSource.shape() == shape) {
+      Tensor out = Tensor::uninitialized(shape);
+      const float *a = in[0]->data(), *b = bSource.data();
+      float* result = out.data();
+      const int64_t n = out.size();
+      switch (kind_) {
+        case Arithmetic::Add:
+          combine(a, b, result, n, [](float x, float y) { return x + y; });
+          break;
+        case Arithmetic::Sub:
+          combine(a, b, result, n, [](float x, float y) { return x - y; });
+          break;
+        case Arithmetic::Mul:
+          combine(a, b, result, n, [](float x, float y) { return x * y; });
+          break;
+        case Arithmetic::Div:
+          combine(a, b, result, n, [](float x, float y) { return x / y; });
+          break;
+        case Arithmetic::Pow:
+          combine(a, b, result, n, [this](float x, float y) { return apply(x, y); });
+          break;
+      }
+      return out;
+    }
+    Tensor out = broadcastTo(*in[0], shape);
     // The common cases: a bias vector along the last axis (after MatMul), or a scalar, applied
     // without expanding it.
     if (bSource.size() == 1 || (bSource.rank() == 1 && bSource.size() == shape.back())) {

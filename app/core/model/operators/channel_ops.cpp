@@ -36,7 +36,7 @@ class BatchNormalizationOp final : public Operator {
     const int64_t images = x.shape()[0];
     const int64_t channels = x.shape()[1];
     const int64_t plane = channels == 0 || images == 0 ? 0 : x.size() / (images * channels);
-    Tensor out(x.shape());
+    Tensor out = Tensor::uninitialized(x.shape());
 #pragma omp parallel for collapse(2) schedule(static) if (x.size() > 16384)
     for (int64_t n = 0; n < images; ++n)
       for (int64_t c = 0; c < channels; ++c) {

@@ -23,7 +23,7 @@ class PoolOp : public Operator {
 
   Tensor run(const std::vector<const Tensor*>& in, ConvExecutor&) const override {
     const Tensor& x = *in[0];
-    Tensor out(outputShape({x.shape()}));
+    Tensor out = Tensor::uninitialized(outputShape({x.shape()}));
     const PoolGeometry g = geometry(x.shape());
     const bool max = isMax();
 #pragma omp parallel for schedule(static) if (g.planes * g.inHeight * g.inWidth > 16384)
