@@ -196,8 +196,7 @@ TEST(OperatorArithmetic, TwoOperandsOfOneShapeEveryKind) {
         for (int64_t i = 0; i < exponent.size(); ++i) exponent[i] = b[i] == 0.0f ? 0.25f : b[i];
       const Tensor y = engine.evaluate({{"x", base}, {"z", exponent}}).at("y");
       std::vector<double> want;
-      for (int64_t i = 0; i < y.size(); ++i)
-        want.push_back(f(base[i], exponent[i]));
+      for (int64_t i = 0; i < y.size(); ++i) want.push_back(f(base[i], exponent[i]));
       expectNear(y, want, 1e-6);
     }
   }

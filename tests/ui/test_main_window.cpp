@@ -489,8 +489,8 @@ TEST(MainWindow, ChelseaThroughEfficientNetLite0IsACatAndItsInputIsShownInColour
       120000))
       << window->lastError().toStdString();
   ASSERT_TRUE(waitForInference(*window, 120000));
-  std::cout << "chelsea.png dropped on the window: the prediction of EfficientNet-Lite0 shown after "
-            << clock.elapsed() << " ms (variant " << window->inference()->lastOutcome()->variant << ")\n";
+  std::cout << "chelsea.png dropped on the window: the prediction of EfficientNet-Lite0 shown after " << clock.elapsed()
+            << " ms (variant " << window->inference()->lastOutcome()->variant << ")\n";
   auto outcome = window->inference()->lastOutcome();
   ASSERT_NE(outcome, nullptr);
   ui::PredictionPanel* prediction = window->view<gui::ExploreView>("explore")->prediction();

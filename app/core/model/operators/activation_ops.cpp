@@ -158,7 +158,9 @@ class ClipRangeOp final : public Operator {
     return out;
   }
 
-  int64_t flops(const std::vector<Shape>& in, const Shape&) const override { return elementCount(in[0]); }
+  int64_t flops(const std::vector<Shape>& in, const Shape&) const override {
+    return elementCount(in[0]);
+  }
 
  private:
   static float valueOf(const ClipBound& bound, const std::vector<const Tensor*>& in) {
@@ -237,8 +239,7 @@ ClipBound clipBound(OperatorRequest& request, size_t index, const char* name, fl
 std::unique_ptr<Operator> makeClip(OperatorRequest& request) {
   // Not requireInputCount: min may be omitted ("") while max is given.
   if (request.inputs.empty() || request.inputs.size() > 3 || request.inputs[0].empty())
-    throw Error("takes an input and at most a min and a max, got " + std::to_string(request.inputs.size()) +
-                " inputs");
+    throw Error("takes an input and at most a min and a max, got " + std::to_string(request.inputs.size()) + " inputs");
   constexpr float kInfinity = std::numeric_limits<float>::infinity();
   std::vector<std::string> runtime = {request.inputs[0]};
   const ClipBound lowest = clipBound(request, 1, "min", -kInfinity, runtime);
