@@ -148,8 +148,11 @@ TEST(PretrainedModel, EfficientNetLite0sClassActivationMapAddsUpToItsLogit) {
   const ActivationMap map = classActivationMap(*model, *head, headFeatures(*head, result.layers), 0, top);
   EXPECT_EQ(map.height, 7);
   EXPECT_EQ(map.width, 7);
-  for (const LayerOutput& layer : result.layers)
-    if (layer.node == head->denseNode) EXPECT_NEAR(map.logit, layer.value.data()[top], 1e-3);
+  for (const LayerOutput& layer : result.layers) {
+    if (layer.node == head->denseNode) {
+      EXPECT_NEAR(map.logit, layer.value.data()[top], 1e-3);
+    }
+  }
 }
 
 }  // namespace
