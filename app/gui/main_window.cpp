@@ -333,7 +333,7 @@ void MainWindow::connectWidgets() {
           });
   connect(inference_, &ui::InferenceController::failed, video_, &ui::VideoPlayer::stop);
   connect(video_, &ui::VideoPlayer::started, this, [this](const QString& name) {
-    input_->browser()->showOutsidePicture(name);  // no test image stays highlighted
+    input_->browser()->showOutsidePicture(name, true);  // no test image stays highlighted
   });
   connect(video_, &ui::VideoPlayer::frameReady, this, [this](const ui::InputImage& frame) {
     dismissProblem(Problem::Picture);

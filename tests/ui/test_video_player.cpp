@@ -12,6 +12,8 @@
 
 #include "tests/core/video_writing.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/input/dataset_browser.h"
+#include "ui/input/input_panel.h"
 #include "ui/input/video_player.h"
 
 namespace convscope::testing {
@@ -79,6 +81,9 @@ TEST(VideoPlayer, PlaysEveryFrameOnceInOrderAndStopsByItselfAtTheEnd) {
   EXPECT_GE(rate, 12 / seconds - 0.05) << last.toStdString() << " after " << seconds << " s";
   EXPECT_NEAR(rate, window->videoPlayer()->classifiedPerSecond(), 0.05 + 0.1 * rate);
   EXPECT_FALSE(window->stopVideoAction()->isEnabled()) << "nothing left to stop";
+  // The test set's list says what is shown: the video's frames, not a test image.
+  const QString note = window->inputPanel()->browser()->outsidePictureNote();
+  EXPECT_EQ(note, "Shown: ramp.avi (a video's frames, not test images)") << note.toStdString();
   // The prediction shown is the last frame's.
   ASSERT_TRUE(window->inference()->lastOutcome());
   EXPECT_EQ(window->inference()->lastOutcome()->input.description, "ramp.avi, frame 12");

@@ -162,14 +162,15 @@ void DatasetBrowser::step(int delta) {
   selectImage(model_->imageIndexAt(next));
 }
 
-void DatasetBrowser::showOutsidePicture(const QString& name) {
+void DatasetBrowser::showOutsidePicture(const QString& name, bool video) {
   current_ = -1;
   {
     const QSignalBlocker blocker(view_->selectionModel());
     view_->selectionModel()->clear();  // the selection and the current item: nothing highlighted
   }
   view_->viewport()->update();
-  outsideNote_->setText(tr("Shown: %1 (an image file, not a test image)").arg(name));
+  outsideNote_->setText(video ? tr("Shown: %1 (a video's frames, not test images)").arg(name)
+                              : tr("Shown: %1 (an image file, not a test image)").arg(name));
   outsideNote_->show();
 }
 

@@ -42,9 +42,10 @@ class DatasetBrowser : public QWidget {
   void setClassFilter(int label);  // -1: all classes
   void selectNext();
   void selectPrevious();
-  // The picture shown is not from the test set (`name`: an image file): no thumbnail stays
-  // highlighted, and a note says what is shown. Choosing a test image again removes it.
-  void showOutsidePicture(const QString& name);
+  // The picture shown is not from the test set (`name`: an image file, or a video's when `video`):
+  // no thumbnail stays highlighted, and a note says what is shown. Choosing a test image again
+  // removes it.
+  void showOutsidePicture(const QString& name, bool video = false);
 
  signals:
   void imageChosen(int index);
