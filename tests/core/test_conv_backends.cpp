@@ -376,6 +376,110 @@ TEST(HostBackends, RepeatedCallsOfOneShapeReadTheBuffersOfEachCall) {
   }
 }
 
+// A chain as EfficientNet's blocks run on a CPU variant through forwardHeld: a conv, a depthwise
+// conv (stride 2), two pointwise convs whose outputs are summed (a residual connection), and a
+// pointwise conv to 12 channels (not whole blocks of 8: written as NCHW). Each stage reads the last
+// one's output as the backend returned it (held, or NCHW) and is checked against the epilogue
+// written from its definition, reading a held value through its NCHW copy. Two layers of one
+// shape with different weights, both marked constant (a model's initializers), keep their own
+// reordered copies: a second pass over the chain must still give each layer its own weights.
+TEST(HostBackends, HeldValuesCarryAChainWithAResidualSumThroughEveryLayer) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  testing::EpilogueBackend yardstick;
+  struct Layer {
+    ConvProblem problem;
+    bool activation;
+    std::vector<float> weights, bias;
+  };
+  const auto layer = [&](ConvProblem p, bool activation) {
+    Layer l{p, activation, std::vector<float>(static_cast<size_t>(p.weightElements())),
+            std::vector<float>(static_cast<size_t>(p.outChannels))};
+    for (float& v : l.weights) v = value(rng) * (value(rng) > 0.95f ? 30.0f : 0.5f);  // with outliers
+    for (float& v : l.bias) v = value(rng);
+    return l;
+  };
+  for (const int batch : {1, 13}) {
+    ConvProblem first{batch, 3, 17, 19, 16, 3, 3};
+    first.padTop = first.padLeft = first.padBottom = first.padRight = 1;
+    ConvProblem depthwise{batch, 16, 17, 19, 16, 3, 3, 2, 2, 1, 1, 1, 1};  // to 9 x 10
+    depthwise.group = 16;
+    ASSERT_EQ(depthwise.outHeight(), 9);
+    ASSERT_EQ(depthwise.outWidth(), 10);
+    const ConvProblem pointwise{batch, 16, 9, 10, 24, 1, 1};
+    const ConvProblem residual{batch, 24, 9, 10, 24, 1, 1};
+    const ConvProblem last{batch, 24, 9, 10, 12, 1, 1};
+    // The two `residual` layers: one shape, different weights.
+    std::vector<Layer> layers{layer(first, true),     layer(depthwise, true), layer(pointwise, false),
+                              layer(residual, false), layer(residual, false), layer(last, true)};
+    std::vector<float> image(static_cast<size_t>(first.inputElements()));
+    for (float& v : image) v = value(rng);
+    for (const ConvVariant& variant : convVariants()) {
+      if (variant.runsOnGpu() || !variant.canFuse("Clip")) continue;
+      std::unique_ptr<ConvBackend> backend = createConvBackend(variant.id);
+      for (const int pass : {1, 2}) {
+        SCOPED_TRACE(variant.id + ", batch " + std::to_string(batch) + ", pass " + std::to_string(pass));
+        struct Value {
+          std::unique_ptr<HeldValue> held;
+          std::vector<float> plain;
+          std::vector<float> values() const {  // NCHW, as any other reader sees it
+            if (!held) return plain;
+            std::vector<float> copy(plain.size(), std::numeric_limits<float>::quiet_NaN());
+            held->copyTo(copy.data());
+            return copy;
+          }
+          ConvInput input() const { return held ? ConvInput{nullptr, held.get()} : ConvInput{plain.data(), nullptr}; }
+        };
+        const auto run = [&](const Layer& l, const Value& in, const std::vector<float>& inValues, const char* name) {
+          SCOPED_TRACE(name);
+          ConvEpilogue e;
+          e.bias = l.bias.data();
+          e.hasActivation = l.activation;
+          e.activation = Activation::Clip;
+          e.constantWeights = true;
+          Value out;
+          out.plain.assign(static_cast<size_t>(l.problem.outputElements()), std::numeric_limits<float>::quiet_NaN());
+          out.held = backend->forwardHeld(l.problem, in.input(), l.weights.data(), e, [&] { return out.plain.data(); });
+          if (out.held)
+            EXPECT_EQ(out.held->shape(),
+                      (Shape{batch, l.problem.outChannels, l.problem.outHeight(), l.problem.outWidth()}));
+          std::vector<float> want(out.plain.size());
+          yardstick.forwardFused(l.problem, inValues.data(), l.weights.data(), want.data(), e);
+          const std::vector<float> got = out.values();
+          int wrong = 0;
+          for (size_t i = 0; i < want.size() && wrong < 3; ++i)
+            if (!(std::fabs(got[i] - want[i]) <= 1e-4f * (1.0f + std::fabs(want[i]))))
+              ++wrong, ADD_FAILURE() << i << ": " << got[i] << ", want " << want[i];
+          return out;
+        };
+        Value input;
+        input.plain = image;
+        const Value a = run(layers[0], input, image, "conv");
+        const Value b = run(layers[1], a, a.values(), "depthwise");
+        const Value c = run(layers[2], b, b.values(), "pointwise");
+        const Value d = run(layers[3], c, c.values(), "residual branch, no activation");
+        const Value d2 = run(layers[4], c, c.values(), "the same shape, other weights");
+        // The residual sum: kept held where both are held by one backend.
+        Value sum;
+        const std::vector<float> dValues = d.values(), d2Values = d2.values();
+        std::vector<float> want(dValues.size());
+        for (size_t i = 0; i < want.size(); ++i) want[i] = dValues[i] + d2Values[i];
+        if (d.held && d2.held) {
+          sum.held = d.held->plus(*d2.held);
+          ASSERT_TRUE(sum.held) << "two values held alike are summed held";
+          sum.plain.resize(want.size());
+          EXPECT_EQ(sum.values(), want);
+        } else {
+          sum.plain = want;
+        }
+        if (variant.id == "cpu-onednn") EXPECT_TRUE(a.held && b.held && c.held && d.held && sum.held);
+        const Value e = run(layers[5], sum, want, "to 12 channels");
+        EXPECT_FALSE(e.held) << "12 channels do not fill blocks of 8";
+      }
+    }
+  }
+}
+
 // oneDNN's conv output is channel-blocked; the pooling reads it as it is. It must give exactly
 // what the plane-by-plane pooling of the MaxPool and AveragePool operators gives, bit for bit,
 // NaN and infinities included, for every window geometry.

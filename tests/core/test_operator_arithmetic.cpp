@@ -268,6 +268,45 @@ TEST(OperatorArithmetic, GlobalAveragePoolAndReduceMeanOverOddMaps) {
   expectNear(reduced18, want, 1e-6);
 }
 
+// The means over the last axes are summed per contiguous run (and by several threads for a large
+// input); over other axes, by the general walk. Both against the definition, on an input large
+// enough to be split (80,845 values) with a batch that no thread count divides.
+TEST(OperatorArithmetic, ReduceMeanOverTrailingAndInnerAxesOfALargeInput) {
+  const Shape shape{37, 5, 19, 23};
+  const Tensor x = edgyInput(shape, 4);
+  struct Case {
+    std::vector<int64_t> axes;
+    Shape want;
+  };
+  for (const Case& c : {Case{{2, 3}, {37, 5, 1, 1}}, Case{{1, 2, 3}, {37, 1, 1, 1}}, Case{{3}, {37, 5, 19, 1}},
+                        Case{{1, 3}, {37, 1, 19, 1}}, Case{{0}, {1, 5, 19, 23}}}) {
+    SCOPED_TRACE("axes " + std::to_string(c.axes.size()) + " from " + std::to_string(c.axes.front()));
+    ModelBuilder b;
+    b.input("x", {-1, 5, 19, 23}).output("y");
+    b.int64s("axes", c.axes);
+    b.node("ReduceMean", {"x", "axes"}, {"y"}, "mean");
+    const Tensor y = run(b, x, 18);
+    ASSERT_EQ(y.shape(), c.want);
+    std::vector<double> sums(static_cast<size_t>(y.size()), 0.0);
+    int64_t perOutput = 1;
+    for (const int64_t axis : c.axes) perOutput *= shape[static_cast<size_t>(axis)];
+    for (int64_t n = 0, i = 0; n < shape[0]; ++n)
+      for (int64_t ch = 0; ch < shape[1]; ++ch)
+        for (int64_t h = 0; h < shape[2]; ++h)
+          for (int64_t w = 0; w < shape[3]; ++w, ++i) {
+            const int64_t coordinates[4] = {n, ch, h, w};
+            int64_t o = 0;
+            for (size_t d = 0; d < 4; ++d) {
+              const bool reduced = std::find(c.axes.begin(), c.axes.end(), int64_t(d)) != c.axes.end();
+              o = o * c.want[d] + (reduced ? 0 : coordinates[d]);
+            }
+            sums[static_cast<size_t>(o)] += x[i];
+          }
+    for (double& sum : sums) sum /= static_cast<double>(perOutput);
+    expectNear(y, sums, 1e-6);
+  }
+}
+
 TEST(OperatorArithmetic, ConcatAlongChannels) {
   ModelBuilder b;
   b.input("x", {-1, 5, 7, 9}).output("y");

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "app/core/conv/conv_problem.h"
 #include "app/core/device/device.h"
@@ -20,6 +22,10 @@ struct ConvEpilogue {
   bool hasPool = false;
   bool maxPool = true;  // else average
   PoolGeometry pool;
+  // The weights are a model's initializer: the same values at the same address for as long as the
+  // backend lives (HostBackends belongs to an Engine, which keeps its model). A backend that keeps
+  // the weights in a layout of its own may then reuse that copy without comparing them again.
+  bool constantWeights = false;
 
   bool empty() const { return !bias && !hasActivation && !hasPool; }
 };
@@ -30,6 +36,28 @@ struct EpilogueStep {
   Activation activation = Activation::Relu;  // when !isPool
   bool maxPool = true;                       // when isPool; else average
   PoolGeometry pool;                         // when isPool
+};
+
+class ConvBackend;
+
+// A conv output kept in a backend's own layout (cpu-onednn: channels in blocks of one vector
+// register) for its next conv, which reads it without a reorder to NCHW and back. Whatever else
+// reads it (another op, another variant, a feature map) reads copyTo's NCHW copy.
+class HeldValue {
+ public:
+  virtual ~HeldValue() = default;
+  virtual const ConvBackend& owner() const = 0;
+  virtual const Shape& shape() const = 0;  // NCHW
+  virtual void copyTo(float* nchw) const = 0;
+  // This value plus `other` (a residual connection), kept in the same layout; nullptr when
+  // `other` is not held the same way.
+  virtual std::unique_ptr<HeldValue> plus(const HeldValue& other) const = 0;
+};
+
+// A conv's input: NCHW values, or a value its backend holds.
+struct ConvInput {
+  const float* plain = nullptr;
+  const HeldValue* held = nullptr;
 };
 
 class ConvBackend {
@@ -52,6 +80,16 @@ class ConvBackend {
                             const ConvEpilogue& epilogue) {
     (void)problem, (void)input, (void)weights, (void)output, (void)epilogue;
     throw Error("internal: a fused stage was planned for a variant that fuses nothing");
+  }
+
+  // forwardFused whose output may stay in the backend's own layout: returned held, or written as
+  // NCHW to plainOutput() (and nullptr returned). `input.held`, if set, is this backend's.
+  virtual std::unique_ptr<HeldValue> forwardHeld(const ConvProblem& problem, const ConvInput& input,
+                                                 const float* weights, const ConvEpilogue& epilogue,
+                                                 const std::function<float*()>& plainOutput) {
+    if (input.held) throw Error("internal: a held value given to a backend that holds none");
+    forwardFused(problem, input.plain, weights, plainOutput(), epilogue);
+    return nullptr;
   }
 };
 

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,11 @@ constexpr size_t kAlignment = 64;
 
 size_t alignUp(size_t bytes) {
   return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+std::byte* alignedStart(std::byte* data) {
+  const auto address = reinterpret_cast<uintptr_t>(data);
+  return data + (kAlignment - address % kAlignment) % kAlignment;
 }
 
 bool runsSerially(const ConvProblem& p, int images) {
@@ -87,6 +93,7 @@ struct KernelKey {
   std::array<int, 16> problem;  // the ConvProblem's fields, the batch being the chunk's images
   bool bias;
   int activation;  // -1: none
+  int srcBlock;    // the input's channel block when it is held (OneDnnHeld), 0 for NCHW
   auto operator<=>(const KernelKey&) const = default;
 };
 
@@ -108,8 +115,11 @@ struct ChunkKernels {
   // 8 or 16 when the conv output is channel-blocked (nChw8c, nChw16c), which the pooling reads
   // as it is; 0 for any other layout.
   int dstBlock = 0;
-  // The weights in convWeights' layout, and the caller's weights they were reordered from: a
-  // call with the same weights (every call of one engine) skips the reorder.
+  // The weights in convWeights' layout. A model's weights (ConvEpilogue::constantWeights) are
+  // reordered once for each address: layers of one shape (EfficientNet repeats its blocks) keep
+  // one copy each, and no call compares them again (EfficientNet-Lite0's are 18 MB). Other weights
+  // are compared with the last call's, and reordered when they differ.
+  std::unordered_map<const float*, std::unique_ptr<std::byte[]>> constantWeights;
   std::vector<float> weightsSeen;
   std::unique_ptr<std::byte[]> reorderedWeights;
   // The calling thread's memory objects from its last run of this chunk size (runs are serialised
@@ -131,13 +141,74 @@ struct ChunkKernels {
   }
 };
 
+// A conv output in the channel-blocked layout its kernel wrote (nChw8c, nChw16c): the batch is
+// the outermost axis, so a chunk of images is one contiguous slice of it. Held only when the
+// channels fill whole blocks, so it is no larger than its NCHW copy and has no padding.
+class OneDnnHeld final : public HeldValue {
+ public:
+  OneDnnHeld(const ConvBackend& owner, const dnnl::engine& engine, Shape shape, int block)
+      : owner_(owner),
+        engine_(engine),
+        shape_(std::move(shape)),
+        block_(block),
+        bytes_(std::make_unique_for_overwrite<std::byte[]>(byteCount() + kAlignment)) {}
+
+  const ConvBackend& owner() const override { return owner_; }
+  const Shape& shape() const override { return shape_; }
+  int block() const { return block_; }
+  float* data() const { return reinterpret_cast<float*>(alignedStart(bytes_.get())); }
+  size_t imageBytes() const { return byteCount() / static_cast<size_t>(shape_[0]); }
+
+  void copyTo(float* nchw) const override {
+    const memory::dims dims(shape_.begin(), shape_.end());
+    memory from(memory::desc(dims, memory::data_type::f32, blockedTag(block_)), engine_, data());
+    memory to(memory::desc(dims, memory::data_type::f32, Tag::nchw), engine_, nchw);
+    dnnl::stream stream(engine_);
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+  }
+
+  std::unique_ptr<HeldValue> plus(const HeldValue& other) const override {
+    const auto* same = dynamic_cast<const OneDnnHeld*>(&other);
+    if (!same || same->block_ != block_ || same->shape_ != shape_) return nullptr;
+    // One layout, no padding: the sum of the layouts is the layout of the sum.
+    auto sum = std::make_unique<OneDnnHeld>(owner_, engine_, shape_, block_);
+    const float* a = data();
+    const float* b = same->data();
+    float* y = sum->data();
+    const int64_t count = static_cast<int64_t>(byteCount() / sizeof(float));
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
+    for (int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
+    return sum;
+  }
+
+  static Tag blockedTag(int block) {
+    return block == 16 ? Tag::nChw16c : Tag::nChw8c;
+  }
+
+ private:
+  // Fewer elements than this are summed on the calling thread (waking the others costs more).
+  static constexpr int64_t kParallelElements = int64_t{1} << 16;
+  size_t byteCount() const {
+    size_t count = sizeof(float);
+    for (const int64_t extent : shape_) count *= static_cast<size_t>(extent);
+    return count;
+  }
+
+  const ConvBackend& owner_;
+  dnnl::engine engine_;
+  Shape shape_;
+  int block_;
+  std::unique_ptr<std::byte[]> bytes_;
+};
+
 class CpuOneDnnConv final : public ConvBackend {
  public:
   CpuOneDnnConv() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
   int64_t workspaceBytes(const ConvProblem& p) const override {
     const std::lock_guard<std::mutex> lock(mutex_);
-    const Schedule s = scheduleFor(p, ConvEpilogue{});
+    const Schedule s = scheduleFor(p, ConvEpilogue{}, 0);
     return saturatingMul(s.threads, static_cast<int64_t>(s.threadBytes));
   }
 
@@ -148,6 +219,34 @@ class CpuOneDnnConv final : public ConvBackend {
   void forwardFused(const ConvProblem& p, const float* input, const float* weights, float* output,
                     const ConvEpilogue& epilogue) override {
     run(p, input, weights, output, epilogue);
+  }
+
+  // The output stays in the blocked layout the conv wrote when the next conv can read it as it is
+  // (no pooling, whole blocks of channels); a held input is read in its layout.
+  std::unique_ptr<HeldValue> forwardHeld(const ConvProblem& p, const ConvInput& input, const float* weights,
+                                         const ConvEpilogue& epilogue,
+                                         const std::function<float*()>& plainOutput) override {
+    const OneDnnHeld* heldIn = nullptr;
+    if (input.held) {
+      heldIn = dynamic_cast<const OneDnnHeld*>(input.held);
+      if (!heldIn || &heldIn->owner() != this) throw Error("internal: cpu-onednn given another backend's value");
+    }
+    try {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      const int srcBlock = heldIn ? heldIn->block() : 0;
+      const Schedule s = scheduleFor(p, epilogue, srcBlock);
+      const int block = s.full->dstBlock;
+      if (!epilogue.hasPool && block && s.last->dstBlock == block && p.outChannels % block == 0) {
+        auto heldOut = std::make_unique<OneDnnHeld>(*this, engine_,
+                                                    Shape{p.batch, p.outChannels, p.outHeight(), p.outWidth()}, block);
+        runLocked(p, input.plain, heldIn, weights, nullptr, heldOut.get(), epilogue);
+        return heldOut;
+      }
+      runLocked(p, input.plain, heldIn, weights, plainOutput(), nullptr, epilogue);
+      return nullptr;
+    } catch (const dnnl::error& error) {
+      throw Error("cpu-onednn: oneDNN failed on " + p.describe() + ": " + error.what());
+    }
   }
 
  private:
@@ -162,7 +261,7 @@ class CpuOneDnnConv final : public ConvBackend {
     size_t threadBytes = 0;
   };
 
-  Schedule scheduleFor(const ConvProblem& p, const ConvEpilogue& e) const {
+  Schedule scheduleFor(const ConvProblem& p, const ConvEpilogue& e, int srcBlock) const {
     Schedule s;
     const int64_t perImage =
         (p.inputElements() / p.batch + 2 * p.outputElements() / p.batch) * static_cast<int64_t>(sizeof(float));
@@ -173,30 +272,32 @@ class CpuOneDnnConv final : public ConvBackend {
     if (p.batch < 2 * cores) s.chunk = p.batch;
     s.chunks = (p.batch + s.chunk - 1) / s.chunk;
     s.threads = std::min(s.chunks, cores);
-    s.full = &kernels(p, s.chunk, e);
+    s.full = &kernels(p, s.chunk, e, srcBlock);
     const int remainder = p.batch - (s.chunks - 1) * s.chunk;
-    s.last = remainder == s.chunk ? s.full : &kernels(p, remainder, e);
+    s.last = remainder == s.chunk ? s.full : &kernels(p, remainder, e, srcBlock);
     s.threadBytes = std::max(s.full->threadBytes(e.hasPool), s.last->threadBytes(e.hasPool));
     return s;
   }
 
-  ChunkKernels& kernels(const ConvProblem& p, int images, const ConvEpilogue& e) const {
+  ChunkKernels& kernels(const ConvProblem& p, int images, const ConvEpilogue& e, int srcBlock) const {
     const KernelKey key{
         {images, p.inChannels, p.inHeight, p.inWidth, p.outChannels, p.kernelHeight, p.kernelWidth, p.strideHeight,
          p.strideWidth, p.padTop, p.padLeft, p.padBottom, p.padRight, p.group, p.dilationHeight, p.dilationWidth},
         e.bias != nullptr,
-        e.hasActivation ? static_cast<int>(e.activation) : -1};
+        e.hasActivation ? static_cast<int>(e.activation) : -1,
+        srcBlock};
     std::unique_ptr<ChunkKernels>& slot = cache_[key];
     if (!slot) {
       // A small chunk's primitive is made for the one thread that runs it (its scratchpad too).
       std::optional<OneDnnThreads> oneThread;
       if (runsSerially(p, images)) oneThread.emplace(1);
-      slot = makeKernels(p, images, e);
+      slot = makeKernels(p, images, e, srcBlock);
     }
     return *slot;
   }
 
-  std::unique_ptr<ChunkKernels> makeKernels(const ConvProblem& p, int images, const ConvEpilogue& e) const {
+  std::unique_ptr<ChunkKernels> makeKernels(const ConvProblem& p, int images, const ConvEpilogue& e,
+                                            int srcBlock) const {
     auto k = std::make_unique<ChunkKernels>();
     k->images = images;
     const memory::dims src{images, p.inChannels, p.inHeight, p.inWidth};
@@ -208,7 +309,9 @@ class CpuOneDnnConv final : public ConvBackend {
             : memory::dims{p.outChannels, p.inChannels, p.kernelHeight, p.kernelWidth};
     const memory::dims dst{images, p.outChannels, p.outHeight(), p.outWidth()};
     const auto f32 = memory::data_type::f32;
-    k->userSrc = memory::desc(src, f32, Tag::nchw);
+    // The input as the caller has it: NCHW, or held in a conv's blocked output layout.
+    const Tag userSrcTag = srcBlock ? OneDnnHeld::blockedTag(srcBlock) : Tag::nchw;
+    k->userSrc = memory::desc(src, f32, userSrcTag);
     k->userWeights = memory::desc(weights, f32, p.isGrouped() ? Tag::goihw : Tag::oihw);
     k->userDst = memory::desc(dst, f32, Tag::nchw);
     if (e.bias) k->bias = memory::desc({p.outChannels}, f32, Tag::x);
@@ -221,8 +324,8 @@ class CpuOneDnnConv final : public ConvBackend {
       attributes.set_post_ops(ops);
     }
     // The output and weights in layouts of oneDNN's choice (format_tag::any: for its direct
-    // kernels, maps in blocks of one vector register); the input as it is, NCHW, which the direct
-    // kernels read for layers of few channels without a reorder. Where only a slower general
+    // kernels, maps in blocks of one vector register); the input as it is (NCHW, which the direct
+    // kernels read for layers of few channels, or held blocked) without a reorder. Where only a slower general
     // (im2col + gemm, or reference) implementation reads NCHW, the input's layout is left to
     // oneDNN too, and reordered.
     const auto primitiveFor = [&](Tag srcTag) {
@@ -233,7 +336,7 @@ class CpuOneDnnConv final : public ConvBackend {
           {p.padTop, p.padLeft}, {p.padBottom, p.padRight});
       return dnnl::convolution_forward::primitive_desc(desc, attributes, engine_);
     };
-    dnnl::convolution_forward::primitive_desc pd = primitiveFor(Tag::nchw);
+    dnnl::convolution_forward::primitive_desc pd = primitiveFor(userSrcTag);
     const std::string implementation = pd.impl_info_str();
     if (implementation.find("gemm") != std::string::npos || implementation.find("ref") != std::string::npos)
       pd = primitiveFor(Tag::any);
@@ -257,14 +360,17 @@ class CpuOneDnnConv final : public ConvBackend {
   void run(const ConvProblem& p, const float* input, const float* weights, float* output, const ConvEpilogue& e) {
     try {
       const std::lock_guard<std::mutex> lock(mutex_);
-      runLocked(p, input, weights, output, e);
+      runLocked(p, input, nullptr, weights, output, nullptr, e);
     } catch (const dnnl::error& error) {
       throw Error("cpu-onednn: oneDNN failed on " + p.describe() + ": " + error.what());
     }
   }
 
-  void runLocked(const ConvProblem& p, const float* input, const float* weights, float* output, const ConvEpilogue& e) {
-    const Schedule s = scheduleFor(p, e);
+  // The input is `input` (NCHW) or `heldIn`; the output goes to `output` (NCHW, pooled when the
+  // epilogue pools) or to `heldOut`, in the conv's own blocked layout.
+  void runLocked(const ConvProblem& p, const float* input, const OneDnnHeld* heldIn, const float* weights,
+                 float* output, OneDnnHeld* heldOut, const ConvEpilogue& e) {
+    const Schedule s = scheduleFor(p, e, heldIn ? heldIn->block() : 0);
     // Every buffer is allocated here, before the parallel region: an exception (std::bad_alloc)
     // thrown inside one cannot be caught outside it and ends the process.
     const int64_t bytes = saturatingMul(s.threads, static_cast<int64_t>(s.threadBytes));
@@ -284,7 +390,7 @@ class CpuOneDnnConv final : public ConvBackend {
     dnnl::stream& stream = stream_;
     std::map<const ChunkKernels*, void*> convWeights;
     for (ChunkKernels* k : {s.full, s.last})
-      convWeights[k] = k->weightsReorder ? reorderedWeights(*k, weights, p.weightElements(), stream)
+      convWeights[k] = k->weightsReorder ? reorderedWeights(*k, weights, p.weightElements(), e.constantWeights, stream)
                                          : static_cast<void*>(const_cast<float*>(weights));
     stream.wait();
 
@@ -311,16 +417,25 @@ class CpuOneDnnConv final : public ConvBackend {
         next += size;
         return at;
       };
-      memory userSrc = memoryAt(kept.userSrc, k.userSrc, input + first * inImage);
+      const void* chunkIn = heldIn ? static_cast<const void*>(reinterpret_cast<const std::byte*>(heldIn->data()) +
+                                                              first * heldIn->imageBytes())
+                                   : static_cast<const void*>(input + first * inImage);
+      memory userSrc = memoryAt(kept.userSrc, k.userSrc, chunkIn);
       memory convSrc = userSrc;
       if (k.srcReorder) {
         convSrc = memoryAt(kept.convSrc, k.convSrc, take(k.srcBytes()));
         k.srcReorder->execute(chunkStream, userSrc, convSrc);
       }
-      // Without pooling, an NCHW conv output goes straight to `output`.
-      float* chunkOut = output + first * outImage;
-      void* convDstHandle = k.convDstBytes(e.hasPool) ? static_cast<void*>(take(k.convDstBytes(e.hasPool)))
-                                                      : static_cast<void*>(chunkOut);
+      // A held output: the conv writes its slice of it, and nothing follows. Without pooling, an
+      // NCHW conv output goes straight to `output`.
+      float* chunkOut = heldOut ? nullptr : output + first * outImage;
+      void* convDstHandle = nullptr;
+      if (heldOut)
+        convDstHandle = reinterpret_cast<std::byte*>(heldOut->data()) + first * heldOut->imageBytes();
+      else if (k.convDstBytes(e.hasPool))
+        convDstHandle = take(k.convDstBytes(e.hasPool));
+      else
+        convDstHandle = chunkOut;
       memory convDst = memoryAt(kept.convDst, k.convDst, convDstHandle);
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, convSrc},
@@ -329,6 +444,10 @@ class CpuOneDnnConv final : public ConvBackend {
           {DNNL_ARG_SCRATCHPAD, memoryAt(kept.scratchpad, k.scratchpad, take(alignUp(k.scratchpad.get_size())))}};
       if (e.bias) args.emplace(DNNL_ARG_BIAS, memoryAt(kept.bias, k.bias, e.bias));
       k.conv.execute(chunkStream, args);
+      if (heldOut) {
+        chunkStream.wait();
+        return;
+      }
       if (e.hasPool && k.dstBlock) {
         chunkStream.wait();
         poolBlockedPlanes(e.pool, e.maxPool, k.dstBlock, p.outChannels, static_cast<const float*>(convDstHandle),
@@ -378,24 +497,28 @@ class CpuOneDnnConv final : public ConvBackend {
     errors.rethrow();
   }
 
-  // The caller's weights in k's layout: reordered when they differ from the last call's.
-  static void* reorderedWeights(ChunkKernels& k, const float* weights, int64_t count, dnnl::stream& stream) {
-    const size_t n = static_cast<size_t>(count);
-    if (k.reorderedWeights && k.weightsSeen.size() == n &&
-        std::memcmp(weights, k.weightsSeen.data(), n * sizeof(float)) == 0)
-      return alignedStart(k.reorderedWeights.get());
-    k.weightsSeen.assign(weights, weights + n);
-    k.reorderedWeights = std::make_unique_for_overwrite<std::byte[]>(k.convWeights.get_size() + kAlignment);
-    void* handle = alignedStart(k.reorderedWeights.get());
+  // The caller's weights in k's layout: reordered once for a model's weights, and for other
+  // weights whenever they differ from the last call's.
+  static void* reorderedWeights(ChunkKernels& k, const float* weights, int64_t count, bool constant,
+                                dnnl::stream& stream) {
+    std::unique_ptr<std::byte[]>* slot = nullptr;
+    if (constant) {
+      slot = &k.constantWeights[weights];
+      if (*slot) return alignedStart(slot->get());
+    } else {
+      const size_t n = static_cast<size_t>(count);
+      if (k.reorderedWeights && k.weightsSeen.size() == n &&
+          std::memcmp(weights, k.weightsSeen.data(), n * sizeof(float)) == 0)
+        return alignedStart(k.reorderedWeights.get());
+      k.weightsSeen.assign(weights, weights + n);
+      slot = &k.reorderedWeights;
+    }
+    *slot = std::make_unique_for_overwrite<std::byte[]>(k.convWeights.get_size() + kAlignment);
+    void* handle = alignedStart(slot->get());
     memory from(k.userWeights, stream.get_engine(), const_cast<float*>(weights));
     memory to(k.convWeights, stream.get_engine(), handle);
     k.weightsReorder->execute(stream, from, to);
     return handle;
-  }
-
-  static std::byte* alignedStart(std::byte* data) {
-    const auto address = reinterpret_cast<uintptr_t>(data);
-    return data + (kAlignment - address % kAlignment) % kAlignment;
   }
 
   dnnl::engine engine_;

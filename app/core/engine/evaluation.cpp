@@ -54,7 +54,10 @@ ConvBackend& HostBackends::get(const std::string& variantId) {
 }
 
 HostEvaluation::HostEvaluation(const Model& model, HostBackends& backends) : backends_(backends) {
-  for (const auto& [name, tensor] : model.weights) values_[name] = &tensor;
+  for (const auto& [name, tensor] : model.weights) {
+    values_[name] = &tensor;
+    modelWeights_.insert(tensor.data());
+  }
 }
 
 void HostEvaluation::runStage(const std::string& name, const std::string& kind, const std::function<void()>& work) {
@@ -65,6 +68,15 @@ void HostEvaluation::runStage(const std::string& name, const std::string& kind, 
 }
 
 void HostEvaluation::runOp(const Node& node, const ConvVariant* convVariant) {
+  // A conv that is a stage of its own on a variant that fuses: its bias is added in the same pass
+  // (ConvOp::run would add it in one more pass over the output).
+  if (convVariant && !convVariant->fusableOps.empty()) {
+    std::vector<Shape> shapes;
+    for (const std::string& name : node.inputs) shapes.push_back(shapeOf(name));
+    if (const std::optional<ConvProblem> problem = node.op->convProblem(shapes))
+      return runFused(node, node.output, node.op->outputShape(shapes), *problem, *convVariant, ConvEpilogue{});
+  }
+  if (!convVariant && addHeld(node)) return;
   struct TimedConv final : ConvExecutor {
     ConvBackend* backend = nullptr;
     std::vector<double>* seconds = nullptr;
@@ -80,16 +92,45 @@ void HostEvaluation::runOp(const Node& node, const ConvVariant* convVariant) {
   store(node.output, node.op->run(inputsOf(node), conv));
 }
 
+bool HostEvaluation::addHeld(const Node& node) {
+  if (node.opType != "Add" || node.inputs.size() != 2) return false;
+  const auto a = held_.find(node.inputs[0]);
+  const auto b = held_.find(node.inputs[1]);
+  if (a == held_.end() || b == held_.end() || a->second->shape() != b->second->shape()) return false;
+  std::unique_ptr<HeldValue> sum = a->second->plus(*b->second);
+  if (!sum) return false;
+  held_[node.output] = std::move(sum);
+  return true;
+}
+
 void HostEvaluation::runFused(const Node& node, const std::string& output, const Shape& outputShape,
                               const ConvProblem& problem, const ConvVariant& variant, const ConvEpilogue& epilogue) {
-  const std::vector<const Tensor*> in = inputsOf(node);
-  Tensor out = Tensor::uninitialized(outputShape);  // the backend writes every element
+  ConvBackend& backend = backends_.get(variant.id);
+  // The input stays in the backend's layout when this backend holds it; other values are NCHW.
+  ConvInput input;
+  const auto held = held_.find(node.inputs[0]);
+  if (held != held_.end() && &held->second->owner() == &backend)
+    input.held = held->second.get();
+  else
+    input.plain = plain(node.inputs[0]).data();
+  const Tensor& weights = plain(node.inputs[1]);
   ConvEpilogue withBias = epilogue;
-  if (in.size() > 2) withBias.bias = in[2]->data();
+  if (node.inputs.size() > 2) withBias.bias = plain(node.inputs[2]).data();
+  withBias.constantWeights = modelWeights_.contains(weights.data());
+  Tensor out;
+  const auto plainOutput = [&] {
+    out = Tensor::uninitialized(outputShape);  // the backend writes every element
+    return out.data();
+  };
   const auto start = std::chrono::steady_clock::now();
-  backends_.get(variant.id).forwardFused(problem, in[0]->data(), in[1]->data(), out.data(), withBias);
+  std::unique_ptr<HeldValue> heldOut = backend.forwardHeld(problem, input, weights.data(), withBias, plainOutput);
   seconds_.push_back(secondsSince(start));
-  store(output, std::move(out));
+  if (heldOut) {
+    if (heldOut->shape() != outputShape) throw Error("internal: a held conv output of another shape");
+    held_[output] = std::move(heldOut);
+  } else {
+    store(output, std::move(out));
+  }
 }
 
 void HostEvaluation::runNetwork(const ChainNetwork&, const ConvVariant& variant, int64_t, const std::string&,
@@ -102,10 +143,24 @@ std::vector<double> HostEvaluation::finish(double* uploadSeconds) {
   return seconds_;
 }
 
-std::vector<const Tensor*> HostEvaluation::inputsOf(const Node& node) const {
+std::vector<const Tensor*> HostEvaluation::inputsOf(const Node& node) {
   std::vector<const Tensor*> in;
-  for (const std::string& name : node.inputs) in.push_back(values_.at(name));
+  for (const std::string& name : node.inputs) in.push_back(&plain(name));
   return in;
+}
+
+const Tensor& HostEvaluation::plain(const std::string& name) {
+  if (const auto value = values_.find(name); value != values_.end()) return *value->second;
+  const HeldValue& held = *held_.at(name);
+  Tensor copy = Tensor::uninitialized(held.shape());
+  held.copyTo(copy.data());
+  store(name, std::move(copy));
+  return *values_.at(name);
+}
+
+Shape HostEvaluation::shapeOf(const std::string& name) const {
+  if (const auto held = held_.find(name); held != held_.end()) return held->second->shape();
+  return values_.at(name)->shape();
 }
 
 DeviceEvaluation::DeviceEvaluation(Device& device, const std::map<std::string, DeviceTensor>& weights,

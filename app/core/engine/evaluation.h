@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "app/core/conv/conv_backend.h"
@@ -115,21 +116,27 @@ class HostEvaluation final : public Evaluation {
                 const ConvVariant& variant, const ConvEpilogue& epilogue) override;
   void runNetwork(const ChainNetwork& network, const ConvVariant& variant, int64_t batch, const std::string& input,
                   const std::string& output, const Shape& outputShape) override;
-  bool holds(const std::string& name) const override { return values_.count(name) != 0; }
-  Shape shapeOf(const std::string& name) const override { return values_.at(name)->shape(); }
-  Tensor fetch(const std::string& name) override { return *values_.at(name); }
+  bool holds(const std::string& name) const override { return values_.count(name) != 0 || held_.count(name) != 0; }
+  Shape shapeOf(const std::string& name) const override;
+  Tensor fetch(const std::string& name) override { return plain(name); }
   void release(const std::string& name) override {
-    if (produced_.erase(name)) values_.erase(name);  // weights and inputs belong to others
+    if (produced_.erase(name) + held_.erase(name)) values_.erase(name);  // weights and inputs belong to others
   }
   std::vector<double> finish(double* uploadSeconds) override;
 
  private:
-  std::vector<const Tensor*> inputsOf(const Node& node) const;
+  std::vector<const Tensor*> inputsOf(const Node& node);
+  // The value as NCHW: a held one is copied out of its backend's layout (once).
+  const Tensor& plain(const std::string& name);
   void store(const std::string& name, Tensor value) { values_[name] = &(produced_[name] = std::move(value)); }
+  // A residual Add of two values held by one backend, kept held; false when it is not one.
+  bool addHeld(const Node& node);
 
   HostBackends& backends_;
+  std::unordered_set<const float*> modelWeights_;  // the model's initializers (ConvEpilogue::constantWeights)
   std::map<std::string, const Tensor*> values_;
   std::map<std::string, Tensor> produced_;
+  std::map<std::string, std::unique_ptr<HeldValue>> held_;  // conv outputs in their backend's layout
   std::vector<double> seconds_;
 };
 

@@ -93,6 +93,19 @@ class MeanOverAxesOp final : public Operator {
       }
     const int64_t outCount = stride;
     const int64_t perOutput = outCount == 0 ? 0 : x.size() / outCount;
+    Tensor out = Tensor::uninitialized(outputShape({shape}));
+    if (reducesTrailingAxes(reduced) && perOutput > 0) {
+      // A global average pooling (NCHW over H and W): each output is the mean of one contiguous
+      // run, summed in the order the general loop below would sum it.
+      const float* values = x.data();
+#pragma omp parallel for schedule(static) if (x.size() >= (int64_t{1} << 16))
+      for (int64_t o = 0; o < outCount; ++o) {
+        double sum = 0.0;
+        for (const float *v = values + o * perOutput, *end = v + perOutput; v < end; ++v) sum += *v;
+        out[o] = static_cast<float>(sum / double(perOutput));
+      }
+      return out;
+    }
     std::vector<double> sums(static_cast<size_t>(outCount), 0.0);
     std::vector<int64_t> index(shape.size(), 0);
     for (int64_t i = 0; i < x.size(); ++i) {
@@ -104,13 +117,18 @@ class MeanOverAxesOp final : public Operator {
         index[d] = 0;
       }
     }
-    Tensor out(outputShape({shape}));
     for (int64_t o = 0; o < outCount; ++o)
       out[o] = perOutput == 0 ? NAN : static_cast<float>(sums[static_cast<size_t>(o)] / double(perOutput));
     return out;
   }
 
  private:
+  // Whether the reduced axes are the last ones (and at least one is), all others kept.
+  static bool reducesTrailingAxes(const std::vector<bool>& reduced) {
+    const auto firstReduced = std::find(reduced.begin(), reduced.end(), true);
+    return firstReduced != reduced.end() && std::find(firstReduced, reduced.end(), false) == reduced.end();
+  }
+
   std::vector<bool> reducedAxes(const Shape& x) const {
     const int rank = static_cast<int>(x.size());
     if (spatial_ && rank < 3) throw Error("input " + shapeToString(x) + " has no spatial axes (rank below 3)");
