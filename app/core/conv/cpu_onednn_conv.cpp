@@ -42,6 +42,9 @@ constexpr int64_t kChunkBytes = int64_t{512} << 10;
 // costs: lenet5's two layers for one image (0.24 and 0.48 MFLOP) took 9.4 and 6.5 us on one core
 // of the 2-core development machine and 10-22 and 7-10 us on two (docs/results/2026-11-26-cpu-latency).
 constexpr int64_t kSerialChunkFlops = int64_t{1} << 20;
+// ... and moves fewer bytes than this: a depthwise conv does few FLOPs for its bytes, and
+// EfficientNet-Lite0's 3x3 ones (1 MFLOP, 450 kB at 1,152 x 7 x 7) took 130 us on one core.
+constexpr int64_t kSerialChunkBytes = int64_t{256} << 10;
 // oneDNN's kernels load whole cache lines; buffers start on one.
 constexpr size_t kAlignment = 64;
 
@@ -55,7 +58,9 @@ std::byte* alignedStart(std::byte* data) {
 }
 
 bool runsSerially(const ConvProblem& p, int images) {
-  return p.flops() / std::max(p.batch, 1) * images < kSerialChunkFlops;
+  const int64_t batch = std::max(p.batch, 1);
+  const int64_t bytes = (p.inputElements() + p.outputElements()) / batch * images * int64_t{sizeof(float)};
+  return p.flops() / batch * images < kSerialChunkFlops && bytes < kSerialChunkBytes;
 }
 
 // oneDNN (its OpenMP build) sizes a primitive's thread split, and runs it, with as many threads
