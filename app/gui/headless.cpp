@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QFileInfo>
 #include <QPixmap>
 #include <QThread>
 
@@ -89,6 +90,11 @@ QString applyLaunchOptions(MainWindow& window, const LaunchOptions& options) {
   // without a model if the shipped one is missing, as it would on screen.
   if (!options.model.isEmpty()) window.loadModel(options.model);
   if (!waitForLoads(window) && !options.model.isEmpty()) return window.lastError();
+  if (!options.data.isEmpty()) {  // after the model: photos are read as it sees them
+    window.openTestSet(options.data);
+    waitForLoads(window);
+    if (window.testSetFolder() != QFileInfo(options.data).absoluteFilePath()) return window.lastError();
+  }
   if (!options.variant.isEmpty() && !window.selectVariant(options.variant)) return window.lastError();
   for (const QString& bench : options.benches)
     if (!window.openBenchmark(bench)) return window.lastError();

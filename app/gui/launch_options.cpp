@@ -22,6 +22,8 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   const QCommandLineOption out("out", "Where --plot writes: FILE.png or FILE.pdf.", "FILE");
   const QCommandLineOption model("model", "The ONNX model to load (default: course-high).", "M");
   const QCommandLineOption image("image", "An image file to classify.", "I");
+  const QCommandLineOption data(
+      "data", "The test set: a folder of IDX files, or of photos in class subfolders (folder/tabby/1.jpg).", "DIR");
   const QCommandLineOption index("index", "The test image to classify (0-9999).", "N");
   const QCommandLineOption variant("variant", "The kernel variant (see 'convscope-cli variants').", "V");
   const QCommandLineOption tab("tab", "The tab to show: " + MainWindow::tabNames().join(", ") + ".", "T");
@@ -31,7 +33,7 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   const QCommandLineOption presentation("presentation", "Start in presentation mode (large fonts, high contrast).");
   const QCommandLineOption size("size", "Window size for --screenshot (default 1440x900).", "WxH");
   for (const auto& option :
-       {help, version, screenshot, plot, out, model, image, index, variant, tab, bench, presentation, size})
+       {help, version, screenshot, plot, out, model, image, data, index, variant, tab, bench, presentation, size})
     parser.addOption(option);
   parser.addPositionalArgument(
       "files",
@@ -56,6 +58,7 @@ ParseResult parseLaunchOptions(const QStringList& arguments, LaunchOptions* opti
   options->out = parser.value(out);
   options->model = parser.value(model);
   options->image = parser.value(image);
+  options->data = parser.value(data);
   options->variant = parser.value(variant);
   options->tab = parser.value(tab).toLower();
   options->benches = parser.values(bench);

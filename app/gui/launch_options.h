@@ -15,6 +15,7 @@ struct LaunchOptions {
   QString out;         // ... into this PNG or PDF and exit
   QString model;
   QString image;
+  QString data;    // a test set folder: IDX files, or photos in class subfolders
   int index = -1;  // test image
   QString variant;
   QString tab;

@@ -30,6 +30,7 @@
 
 #include "app/core/conv/variant_table.h"
 #include "app/core/device/gpu_platform.h"
+#include "app/core/engine/picture_input.h"
 #include "app/core/util/data_dir.h"
 #include "ui/common/error_banner.h"
 #include "ui/common/export.h"
@@ -139,9 +140,13 @@ MainWindow::MainWindow(Options options)
   spaceStatusLabels();
 
   // The window opens at once: the test set and the model arrive from the job runner.
-  const QString dataFolder = QString::fromStdString(defaultDataFolder().string());
-  input_->browser()->setUnavailableReason(tr("loading %1…").arg(QDir::toNativeSeparators(dataFolder)));
-  testSetLoader_->load(dataFolder);
+  // The test set opened last time if it is still there, else the default data folder.
+  testSetFolder_ = QString::fromStdString(defaultDataFolder().string());
+  if (options_.useSettings)
+    if (const QString folder = QSettings().value("testSet/folder").toString();
+        !folder.isEmpty() && QDir(folder).exists())
+      testSetFolder_ = folder;
+  loadTestSet();
   inference_->setVariant(variants_->currentVariant().toStdString());
   notify(Change::Variant);
   restoreSettings();
@@ -227,6 +232,7 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Open &image…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::openImageDialog);
   file->addAction(tr("Open &video…"), this, &MainWindow::openVideoDialog);
   file->addAction(tr("Open &camera"), this, [this] { openCamera(0); });
+  file->addAction(tr("Open &test set…"), this, &MainWindow::openTestSetDialog);
   // Esc only while a video plays: a disabled action leaves the key to the widgets that want it.
   stopVideoAction_ = file->addAction(tr("&Stop video"), QKeySequence(Qt::Key_Escape), this, &MainWindow::stopVideo);
   stopVideoAction_->setEnabled(false);
@@ -370,8 +376,38 @@ void MainWindow::connectWidgets() {
     if (options_.tabs[i].links) options_.tabs[i].links(tabViews_[i], *this);
 }
 
+void MainWindow::openTestSet(const QString& folder) {
+  testSetFolder_ = QFileInfo(folder).absoluteFilePath();
+  loadTestSet();
+}
+
+void MainWindow::openTestSetDialog() {
+  const QString folder = QFileDialog::getExistingDirectory(
+      this, tr("Open a test set: a folder of IDX files, or of photos in class subfolders"), testSetFolder_);
+  if (!folder.isEmpty()) openTestSet(folder);
+}
+
+void MainWindow::loadTestSet() {
+  const bool photos = isImageFolder(testSetFolder_.toStdString());
+  testSetWaitsForModel_ = photos && !model_;
+  if (testSetWaitsForModel_) {  // useModel reads it
+    input_->browser()->setUnavailableReason(
+        tr("%1 waits for the model to load").arg(QDir::toNativeSeparators(testSetFolder_)));
+    return;
+  }
+  if (!testSet_)
+    input_->browser()->setUnavailableReason(tr("loading %1…").arg(QDir::toNativeSeparators(testSetFolder_)));
+  if (photos)
+    testSetLoader_->load(testSetFolder_, model_, preprocessing(),
+                         card_ ? card_->classNames : std::vector<std::string>{});
+  else
+    testSetLoader_->load(testSetFolder_);
+  updateBusy();
+}
+
 void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
   testSet_ = std::move(images);
+  shownTestSetFolder_ = testSetFolder_;
   input_->setImageSet(testSet_);
   inference_->setDataSet(testSet_);  // a user's picture is told how far from it it lies
   notify(Change::TestSet);
@@ -388,13 +424,36 @@ void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
     selectTestImage(0);
 }
 
-void MainWindow::testSetFailed(const QString&, const QString& message) {
+void MainWindow::testSetFailed(const QString& folder, const QString& message) {
   statusBar()->clearMessage();  // "Loading…" is over; the banner says why
   updateBusy();
+  const QString defaultFolder = QString::fromStdString(defaultDataFolder().string());
+  if (testSet_ && folder != shownTestSetFolder_) {  // another test set asked for: the one shown stays
+    testSetFolder_ = shownTestSetFolder_;
+    showProblem(Problem::TestSet,
+                tr("Could not open the test set %1; the test set of %2 stays.\n%3")
+                    .arg(QDir::toNativeSeparators(folder), QDir::toNativeSeparators(shownTestSetFolder_), message));
+    return;
+  }
+  if (testSet_ && folder != defaultFolder) {
+    // The photos shown could not be read for the model now in use (its classes do not name their
+    // subfolders): their labels are another model's, so the default test set takes their place.
+    showProblem(Problem::TestSet,
+                tr("The test set %1 does not fit the model %2, so the test set is %3 again.\n%4")
+                    .arg(QDir::toNativeSeparators(folder), model_ ? QString::fromStdString(model_->name) : tr("in use"),
+                         QDir::toNativeSeparators(defaultFolder), message));
+    testSetFolder_ = defaultFolder;
+    loadTestSet();
+    return;
+  }
   pendingTestImage_.reset();
-  showProblem(Problem::TestSet, tr("No test set: %1. Drawing and image files still work; install the Debian package "
-                                   "dataset-fashion-mnist or point CONVSCOPE_DATA at a folder of IDX files.")
-                                    .arg(message));
+  if (folder != defaultFolder)
+    showProblem(Problem::TestSet, tr("Could not open the test set %1: %2. Drawing and image files still work.")
+                                      .arg(QDir::toNativeSeparators(folder), message));
+  else
+    showProblem(Problem::TestSet, tr("No test set: %1. Drawing and image files still work; install the Debian package "
+                                     "dataset-fashion-mnist or point CONVSCOPE_DATA at a folder of IDX files.")
+                                      .arg(message));
   input_->browser()->setUnavailableReason(message);  // stays after the banner goes
 }
 
@@ -403,7 +462,7 @@ bool MainWindow::modelLoading() const {
 }
 
 bool MainWindow::testSetLoading() const {
-  return testSetLoader_->loading();
+  return testSetLoader_->loading() || testSetWaitsForModel_;
 }
 
 void MainWindow::updateBusy() {
@@ -443,8 +502,9 @@ void MainWindow::useModel(std::shared_ptr<const Model> model, std::optional<Mode
   card_ = std::move(card);
   modelPath_ = QFileInfo(path).absoluteFilePath();
   modelPicker_->setCurrentModel(modelPath_, *model_, card_);
+  inference_->setModel(model_, preprocessingFor(*model_, card_));  // first: the views are told its rule too
   notify(Change::Model);
-  inference_->setModel(model_, preprocessingFor(*model_, card_));
+  if (isImageFolder(testSetFolder_.toStdString())) loadTestSet();  // its photos as this model sees them
   if (!ui::ModelPicker::shippedModels().contains(modelPath_)) recent_->add(modelPath_);
   dismissProblem(Problem::Model);
   statusBar()->showMessage(tr("Model %1 loaded").arg(QString::fromStdString(model_->name)), 4000);
@@ -465,6 +525,10 @@ void MainWindow::modelFailed(const QString& path, const QString& message) {
     loadModel(defaultModelPath());
   } else if (!model_) {
     statusBar()->showMessage(tr("No model loaded: open one (Ctrl+O)"));
+    if (testSetWaitsForModel_) {  // photos are read as a model sees them: none will
+      testSetWaitsForModel_ = false;
+      testSetFailed(testSetFolder_, tr("its photos are read as a model sees them, and no model is loaded"));
+    }
   }
   emit modelLoadFinished(false);
 }
@@ -643,7 +707,8 @@ WindowState MainWindow::state() const {
                      benchmark_,
                      benchmarkName_,
                      benchmarkBeside_,
-                     benchmarkBesideName_};
+                     benchmarkBesideName_,
+                     preprocessing()};
 }
 
 void MainWindow::notify(Change change) {
@@ -816,6 +881,7 @@ void MainWindow::showShortcuts() {
 void MainWindow::setPreprocessing(const Preprocessing& rule) {
   if (!model_) return;
   inference_->setModel(model_, rule);
+  if (isImageFolder(testSetFolder_.toStdString())) loadTestSet();  // its photos as the model now sees them
   statusBar()->showMessage(tr("Pictures now reach %1 as: %2")
                                .arg(QString::fromStdString(model_->name),
                                     QString::fromStdString(describePreprocessing(rule, model_->inputChannels()))),
@@ -894,6 +960,10 @@ void MainWindow::saveSettings() const {
   settings.setValue("window/tab", tabs_->currentIndex());
   settings.setValue("variant", variants_->currentVariant());
   if (!modelPath_.isEmpty()) settings.setValue("model", modelPath_);  // empty: closed before a model arrived
+  if (shownTestSetFolder_ == QString::fromStdString(defaultDataFolder().string()) || shownTestSetFolder_.isEmpty())
+    settings.remove("testSet/folder");
+  else
+    settings.setValue("testSet/folder", shownTestSetFolder_);
   if (testSet_) {
     settings.setValue("input/testIndex", input_->browser()->currentImage());
     settings.setValue("input/classFilter", input_->browser()->classFilter());

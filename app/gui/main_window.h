@@ -81,6 +81,13 @@ class MainWindow : public QMainWindow, private WindowLinks {
   bool modelLoading() const;
   // The test set too is read off the GUI thread, from the moment the window opens.
   bool testSetLoading() const;
+  // Makes `folder` the test set of the browser, the accuracy and Where it fails (File > Open test
+  // set…, --data): Fashion-MNIST's IDX files, or photos in class subfolders (PyTorch's ImageFolder
+  // layout), labelled by the model card's class names where it has them. Photos are kept as the
+  // model sees them, so they are read again when the model or its preprocessing changes. Loads
+  // off the GUI thread; if it fails, the banner says why and the test set before stays.
+  void openTestSet(const QString& folder);
+  QString testSetFolder() const { return testSetFolder_; }
   bool loading() const { return modelLoading() || testSetLoading(); }
 
   // Each returns false when it fails; the error is then shown (lastError()) and the previous
@@ -211,13 +218,19 @@ class MainWindow : public QMainWindow, private WindowLinks {
   void showShortcuts();
   void openImageDialog();
   void openVideoDialog();
+  void openTestSetDialog();
   void editPreprocessing();
+  // Reads testSetFolder_ for the model in use (an ImageFolder waits for one).
+  void loadTestSet();
 
   Options options_;
   std::shared_ptr<const Model> model_;
   std::optional<ModelCard> card_;
   QString modelPath_;
   std::shared_ptr<const ImageSet> testSet_;
+  // The folder asked for (being read, or read), and the one testSet_ came from.
+  QString testSetFolder_, shownTestSetFolder_;
+  bool testSetWaitsForModel_ = false;  // an ImageFolder asked for before any model was in
   QString lastError_;
   std::shared_ptr<const ui::InferenceOutcome> outcome_;  // the latest, for the views that listen to outcomes
   // What the Timing tab shows (setBenchmark), with where it came from, and what it shows beside it.

@@ -302,9 +302,17 @@ std::vector<TabRow> standardTabs() {
       tab<ConfusionView>({"confusion"}, "Where it fails", LeftColumn::NotNeeded,
                          [](const TabContext& c) { return new ConfusionView(c.jobs, c.window); })
           .presentedAs("Failures")
-          .on(Change::Model, [](ConfusionView& v, const WindowState& s) { v.setModel(s.model); })
+          .on(Change::Model,
+              [](ConfusionView& v, const WindowState& s) {
+                v.setModel(s.model);
+                v.setPreprocessing(s.preprocessing);
+              })
           .on(Change::Variant, [](ConfusionView& v, const WindowState& s) { v.setVariant(s.variant); })
-          .on(Change::TestSet, [](ConfusionView& v, const WindowState& s) { v.setImageSet(s.testSet); })
+          .on(Change::TestSet,
+              [](ConfusionView& v, const WindowState& s) {
+                v.setImageSet(s.testSet);
+                v.setPreprocessing(s.preprocessing);  // an ImageFolder is read again when it changes
+              })
           // A test image chosen among the mistakes opens where its maps and probabilities are.
           .links([](ConfusionView& v, WindowLinks& w) {
             QObject::connect(&v, &ConfusionView::testImageChosen, &v, [&w](int index) {

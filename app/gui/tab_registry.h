@@ -64,6 +64,7 @@ struct WindowState {
   // Another machine's results drawn beside it in the Timing tab, or null.
   std::shared_ptr<const BenchmarkReport> benchmarkBeside;
   QString benchmarkBesideName;
+  Preprocessing preprocessing;  // how pictures reach the model: its card's rule, or the user's
 };
 
 // What a view's factory and its selection hook get from the window.

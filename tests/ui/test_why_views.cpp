@@ -16,13 +16,19 @@
 
 #include <QRegularExpression>
 
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
+#include "app/core/data/image_file.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/engine/conv_pixel.h"
 #include "app/gui/explore_view.h"
@@ -470,6 +476,104 @@ TEST(WhyViews, HeadlessScreenshotsOfTheThreeTabs) {
     EXPECT_EQ(shot.size(), QSize(1024, 700));
     EXPECT_GT(distinctColours(shot), 20) << tab.toStdString();
   }
+}
+
+// A folder of photos in class subfolders (PyTorch's ImageFolder layout) as the test set, opened
+// as File > Open test set… opens it: with EfficientNet-Lite0 its subfolders are ImageNet classes,
+// Where it fails counts the engine's own predictions and draws only the classes in play (not
+// 1,000 rows), and the ten likeliest classes of a mistake are listed. A folder whose subfolder
+// names no class of the model is refused, naming the subfolder, and the test set before stays;
+// a model whose classes do not name the subfolders puts the default test set back.
+TEST(WhyViews, PhotosInClassSubfoldersAreATestSetWithTheirClassesInPlay) {
+  if (!imageFilesSupported()) GTEST_SKIP() << "built with -DCONVSCOPE_WITH_OPENCV=OFF: no image files";
+  const char* photosDir = std::getenv("CONVSCOPE_PHOTOS_DIR");
+  const QString photos = photosDir && *photosDir ? photosDir : "/usr/lib/python3/dist-packages/skimage/data";
+  QTemporaryDir dir;
+  ASSERT_TRUE(dir.isValid());
+  const QString folder = dir.filePath("photos");
+  struct Photo {
+    QString className, file;
+  };
+  for (const Photo& photo : {Photo{"tabby", "chelsea.png"}, Photo{"Egyptian cat", "chelsea.png"},
+                             Photo{"espresso", "coffee.png"}, Photo{"espresso", "chelsea.png"}}) {
+    ASSERT_TRUE(QDir().mkpath(folder + "/" + photo.className));
+    const QString to = folder + "/" + photo.className + "/" + photo.file;
+    ASSERT_TRUE(QFile::copy(photos + "/" + photo.file, to)) << to.toStdString();
+  }
+  auto window = openWindow();
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("efficientnet-lite0"), 120000)) << window->lastError().toStdString();
+  window->openTestSet(folder);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !window->loading() && window->testSet()->count() == 4; }, 120000))
+      << window->lastError().toStdString();
+  EXPECT_EQ(window->testSetFolder(), QFileInfo(folder).absoluteFilePath());
+  const std::vector<std::string>& names = window->testSet()->classNames();
+  ASSERT_EQ(names.size(), 1000u) << "the subfolders name ImageNet's classes, numbered as the model numbers them";
+  const auto classOf = [&](const std::string& name) {
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const int tabby = classOf("tabby"), egyptian = classOf("Egyptian cat"), espresso = classOf("espresso");
+  EXPECT_EQ(tabby, 281);
+  EXPECT_EQ(window->testSet()->label(0), egyptian) << "subfolders in sorted order, as ImageFolder reads them";
+
+  ASSERT_TRUE(window->selectTab("confusion"));
+  ui::ConfusionView* view = window->view<ui::ConfusionView>("confusion");
+  const auto matrix = waitForMatrix(*view);
+  ASSERT_NE(matrix, nullptr);
+  ASSERT_EQ(matrix->classes(), 1000);
+  EXPECT_EQ(matrix->total(), 4);
+  // The engine's own predictions, photo by photo, independently of the view.
+  Engine engine(window->model(), view->evaluation()->classifiedWith);
+  engine.setPreprocessing(window->preprocessing());
+  const ClassificationRun reference = classify(engine, *window->testSet(), 0, window->testSet()->count());
+  std::set<int> inPlay = {tabby, egyptian, espresso};
+  for (const ImageClassification& image : reference.images) {
+    inPlay.insert(image.predicted);
+    const ImageClassification& shown = view->evaluation()->run.images[static_cast<size_t>(image.index)];
+    EXPECT_EQ(shown.predicted, image.predicted);
+    // With the model's own preprocessing (its card's (x - 127) / 128), not the colour default.
+    for (size_t c = 0; c < image.probabilities.size(); c += 37)
+      ASSERT_NEAR(shown.probabilities[c], image.probabilities[c], 1e-5) << "class " << c;
+  }
+  EXPECT_EQ(matrix->correct(), reference.correct);
+  const std::vector<int>& shown = view->matrixWidget()->shownClasses();
+  EXPECT_EQ(std::set<int>(shown.begin(), shown.end()), inPlay) << "the classes in play, not 1,000";
+  EXPECT_TRUE(std::is_sorted(shown.begin(), shown.end()));
+  // Coffee is espresso (100 % of that row would need chelsea to be one too: she is not).
+  EXPECT_EQ(view->matrixWidget()->cellText(espresso, espresso), "1");
+  EXPECT_EQ(view->matrixWidget()->accuracyText(espresso), "50.0 %");
+  EXPECT_NE(view->matrixWidget()->pointOf(espresso, espresso), QPoint(-1, -1));
+  EXPECT_EQ(view->matrixWidget()->pointOf(0, 0), QPoint(-1, -1)) << "tench is not in play";
+  view->showMisclassified();
+  ASSERT_FALSE(view->listedImages().empty());
+  view->imageList()->setCurrentRow(0);
+  EXPECT_EQ(view->probabilitiesText().count(" %"), 10) << view->probabilitiesText().toStdString();
+
+  // A subfolder that names no class: refused, naming it; the photos stay the test set.
+  const QString wrong = dir.filePath("wrong");
+  ASSERT_TRUE(QDir().mkpath(wrong + "/not a class"));
+  ASSERT_TRUE(QFile::copy(photos + "/coffee.png", wrong + "/not a class/coffee.png"));
+  window->openTestSet(wrong);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !window->loading(); }, 60000));
+  EXPECT_TRUE(window->lastError().contains("not a class")) << window->lastError().toStdString();
+  EXPECT_EQ(window->testSet()->count(), 4);
+  EXPECT_EQ(window->testSetFolder(), QFileInfo(folder).absoluteFilePath());
+
+  // lenet5 has no class names: the same photos, read again as it sees them (gray, 28 x 28).
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("lenet5"))) << window->lastError().toStdString();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !window->loading() && window->testSet()->channels() == 1; }, 120000))
+      << window->lastError().toStdString();
+  EXPECT_EQ(window->testSet()->count(), 4);
+  EXPECT_EQ(window->testSet()->height(), 28);
+  EXPECT_FALSE(window->lastError().contains("holds colour pictures")) << "nothing classified in the meantime";
+  // For it, the folder whose subfolder names no ImageNet class is a test set (its subfolders are
+  // its classes); EfficientNet-Lite0 cannot read it, and the default test set comes back.
+  window->openTestSet(wrong);
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !window->loading() && window->testSet()->count() == 1; }, 60000))
+      << window->lastError().toStdString();
+  ASSERT_TRUE(loadModelAndWait(*window, modelPath("efficientnet-lite0"), 120000)) << window->lastError().toStdString();
+  ASSERT_TRUE(QTest::qWaitFor([&] { return !window->loading() && window->testSet()->count() == 10000; }, 120000))
+      << window->lastError().toStdString();
+  EXPECT_TRUE(window->lastError().contains("does not fit the model")) << window->lastError().toStdString();
 }
 
 }  // namespace

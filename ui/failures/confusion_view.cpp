@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "ui/common/export.h"
 #include "ui/failures/confusion_matrix_widget.h"
@@ -85,6 +86,8 @@ ConfusionView::ConfusionView(JobRunner* jobs, QWidget* parent)
     std::sort(order.begin(), order.end(), [&](int a, int b) {
       return image.probabilities[static_cast<size_t>(a)] > image.probabilities[static_cast<size_t>(b)];
     });
+    // The likeliest ten: all of a Fashion-MNIST model's, the top of an ImageNet model's 1,000.
+    if (order.size() > 10) order.resize(10);
     for (int c : order)
       lines << QString("%1 %2 %").arg(className(c)).arg(100.0 * image.probabilities[static_cast<size_t>(c)], 0, 'f', 1);
     probabilities_->setText(
@@ -135,11 +138,20 @@ void ConfusionView::setImageSet(std::shared_ptr<const ImageSet> images) {
   invalidate();
 }
 
+void ConfusionView::setPreprocessing(const Preprocessing& preprocessing) {
+  preprocessing_ = preprocessing;
+  invalidate();
+}
+
+std::string ConfusionView::preprocessingText() const {
+  return preprocessing_ ? preprocessingToJson(*preprocessing_).dump() : std::string();
+}
+
 void ConfusionView::invalidate() {
-  // A matrix of another model or variant would answer the wrong question: it goes, and is
-  // computed again at once if the tab is on screen.
+  // A matrix of another model, variant or preprocessing would answer the wrong question: it goes,
+  // and is computed again at once if the tab is on screen.
   if (evaluation_ && evaluation_->model == model_ && evaluation_->variant == variant_.toStdString() &&
-      evaluation_->images == images_)
+      evaluation_->images == images_ && evaluatedPreprocessing_ == preprocessingText())
     return;
   evaluation_.reset();
   matrix_.reset();
@@ -154,6 +166,9 @@ void ConfusionView::invalidate() {
     status_->setText(tr("No model is loaded."));
   else if (!images_)
     status_->setText(tr("The confusion matrix needs the test set, and none is loaded."));
+  else if (!fitsModel())
+    status_->setText(
+        tr("The test set's photos are being read again as %1 sees them.").arg(QString::fromStdString(model_->name)));
   else
     status_->setText(tr("%1 with %2: not classified yet.").arg(QString::fromStdString(model_->name), variant_));
   if (isVisible()) evaluateIfStale();
@@ -167,8 +182,17 @@ void ConfusionView::showEvent(QShowEvent* event) {
 void ConfusionView::evaluateIfStale() {
   // Not again for what is being classified already; a job for an older model or variant is
   // superseded by the new one (TestSetEvaluationJob::start cancels it).
-  const bool runningForThis = running() && runningModel_ == model_ && runningVariant_ == variant_;
-  if (!evaluation_ && !runningForThis && model_ && images_ && images_->count() > 0 && !variant_.isEmpty()) evaluate();
+  const bool runningForThis = running() && runningModel_ == model_ && runningVariant_ == variant_ &&
+                              evaluatedPreprocessing_ == preprocessingText();
+  if (!evaluation_ && !runningForThis && model_ && images_ && images_->count() > 0 && !variant_.isEmpty() &&
+      fitsModel())
+    evaluate();
+}
+
+bool ConfusionView::fitsModel() const {
+  // Photos in class subfolders are kept as one model sees them and read again for the next
+  // (MainWindow::openTestSet): until they arrive, they are in the last model's channels.
+  return !model_ || !images_ || images_->channels() == model_->inputChannels();
 }
 
 void ConfusionView::evaluate() {
@@ -182,7 +206,8 @@ void ConfusionView::evaluate() {
                                           .arg(with, variant_));
   runningModel_ = model_;
   runningVariant_ = variant_;
-  job_->start(model_, variant_.toStdString(), images_);
+  evaluatedPreprocessing_ = preprocessingText();
+  job_->start(model_, variant_.toStdString(), images_, preprocessing_);
 }
 
 void ConfusionView::cancel() {

@@ -10,9 +10,12 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "app/core/data/image_set.h"
+#include "app/core/data/preprocessing.h"
 #include "app/core/engine/confusion.h"
 #include "app/core/model/model.h"
 #include "ui/jobs/test_set_evaluation_job.h"
@@ -36,6 +39,8 @@ class ConfusionView : public QWidget {
   void setModel(std::shared_ptr<const Model> model);
   void setVariant(const QString& variant);
   void setImageSet(std::shared_ptr<const ImageSet> images);
+  // How the test set's pictures reach the model: the window's rule (its card's, or the user's).
+  void setPreprocessing(const Preprocessing& preprocessing);
 
   // Classifies the test set with the current model and variant (a job); a running one is replaced.
   void evaluate();
@@ -51,7 +56,7 @@ class ConfusionView : public QWidget {
   // Test-set indices of the images listed, in list order.
   std::vector<int> listedImages() const { return listed_; }
   QString listTitle() const;
-  // All ten probabilities of the image chosen in the list, largest first.
+  // The ten largest probabilities of the image chosen in the list (all of a ten-class model's), largest first.
   QString probabilitiesText() const;
   QString statusText() const;
 
@@ -69,6 +74,8 @@ class ConfusionView : public QWidget {
   void showEvent(QShowEvent* event) override;
 
  private:
+  std::string preprocessingText() const;  // JSON text, empty for the engine's default
+  bool fitsModel() const;                 // the test set's pictures are in the model's channels
   void invalidate();
   void evaluateIfStale();
   void useEvaluation(std::shared_ptr<const TestSetEvaluation> evaluation);
@@ -79,6 +86,8 @@ class ConfusionView : public QWidget {
   TestSetEvaluationJob* job_;
   std::shared_ptr<const Model> model_;
   QString variant_;
+  std::optional<Preprocessing> preprocessing_;
+  std::string evaluatedPreprocessing_;  // the rule of evaluation_ (preprocessingText)
   std::shared_ptr<const ImageSet> images_;
   std::shared_ptr<const TestSetEvaluation> evaluation_;
   std::shared_ptr<const ConfusionMatrix> matrix_;

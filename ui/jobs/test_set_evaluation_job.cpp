@@ -29,20 +29,21 @@ TestSetEvaluationJob::~TestSetEvaluationJob() {
 }
 
 void TestSetEvaluationJob::start(std::shared_ptr<const Model> model, const std::string& variant,
-                                 std::shared_ptr<const ImageSet> images) {
+                                 std::shared_ptr<const ImageSet> images, std::optional<Preprocessing> preprocessing) {
   if (!jobs_) return;
   cancel();
   JobRunner::Job job;
   job.kind = JobKind::TestSetEvaluation;
   // A superseded evaluation's ending must not touch the newer one's state.
   const quint64 generation = ++latest_;
-  job.work = [this, model = std::move(model), variant, images = std::move(images),
+  job.work = [this, model = std::move(model), variant, images = std::move(images), preprocessing,
               generation](JobContext& context) -> std::function<void()> {
     if (!model) throw Error("no model is loaded");
     if (!images || images->count() == 0) throw Error("the confusion matrix needs the test set, and none is loaded");
     auto evaluation = std::make_shared<TestSetEvaluation>();
     const std::string classifiedWith = classifyingVariant(variant);
     Engine engine(model, classifiedWith);
+    if (preprocessing) engine.setPreprocessing(*preprocessing);
     evaluation->model = model;
     evaluation->variant = variant;
     evaluation->classifiedWith = classifiedWith;

@@ -12,9 +12,11 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/core/data/image_set.h"
+#include "app/core/data/preprocessing.h"
 #include "app/core/engine/classifier.h"
 #include "app/core/model/model.h"
 #include "ui/jobs/job_runner.h"
@@ -43,7 +45,9 @@ class TestSetEvaluationJob : public QObject {
   ~TestSetEvaluationJob() override;  // cancels an evaluation still waiting or running
 
   // A later start supersedes (cancels) an evaluation still in progress.
-  void start(std::shared_ptr<const Model> model, const std::string& variant, std::shared_ptr<const ImageSet> images);
+  // `preprocessing`: how the pictures reach the model (the window's rule); none: the engine's default.
+  void start(std::shared_ptr<const Model> model, const std::string& variant, std::shared_ptr<const ImageSet> images,
+             std::optional<Preprocessing> preprocessing = std::nullopt);
   void cancel();
   bool running() const { return job_ != 0; }
 

@@ -2,6 +2,12 @@
 
 #include <QDir>
 
+#include <filesystem>
+
+#include "app/core/engine/engine.h"
+#include "app/core/engine/picture_input.h"
+#include "app/core/util/error.h"
+
 namespace convscope::ui {
 
 TestSetLoadJob::TestSetLoadJob(JobRunner* jobs, QObject* parent) : QObject(parent), jobs_(jobs) {}
@@ -10,15 +16,26 @@ TestSetLoadJob::~TestSetLoadJob() {
   if (jobs_ && job_) jobs_->cancel(job_);
 }
 
-void TestSetLoadJob::load(const QString& folder) {
+void TestSetLoadJob::load(const QString& folder, std::shared_ptr<const Model> model, const Preprocessing& preprocessing,
+                          const std::vector<std::string>& classNames) {
   if (!jobs_) return;
   if (job_) jobs_->cancel(job_);  // superseded
   const quint64 request = ++latest_;
   JobRunner::Job job;
   job.kind = JobKind::TestSetLoad;
-  job.work = [this, request, folder](JobContext& context) -> std::function<void()> {
+  job.work = [this, request, folder, model, preprocessing, classNames](JobContext& context) -> std::function<void()> {
     context.progress(-1, tr("Loading the test set from %1…").arg(QDir::toNativeSeparators(folder)));
-    auto images = std::make_shared<const ImageSet>(ImageSet::loadIdxFolder(folder.toStdString()));
+    const std::filesystem::path path = folder.toStdString();
+    std::shared_ptr<const ImageSet> images;
+    if (isImageFolder(path)) {
+      if (!model)
+        throw Error(path.string() + ": photos in class subfolders are read as a model sees them; open a model first");
+      Engine engine(model, "cpu-reference");  // only its model and preprocessing are used
+      engine.setPreprocessing(preprocessing);
+      images = std::make_shared<const ImageSet>(loadImageFolder(engine, path, classNames));
+    } else {
+      images = std::make_shared<const ImageSet>(ImageSet::loadIdxFolder(path));
+    }
     return [this, request, images] {
       if (request != latest_) return;
       job_ = 0;
