@@ -141,7 +141,8 @@ MainWindow::MainWindow(Options options)
 
   // The window opens at once: the test set and the model arrive from the job runner.
   // The test set opened last time if it is still there, else the default data folder.
-  testSetFolder_ = QString::fromStdString(defaultDataFolder().string());
+  defaultTestSetFolder_ = QString::fromStdString(defaultDataFolder().string());
+  testSetFolder_ = defaultTestSetFolder_;
   if (options_.useSettings)
     if (const QString folder = QSettings().value("testSet/folder").toString();
         !folder.isEmpty() && QDir(folder).exists())
@@ -427,7 +428,7 @@ void MainWindow::useTestSet(std::shared_ptr<const ImageSet> images) {
 void MainWindow::testSetFailed(const QString& folder, const QString& message) {
   statusBar()->clearMessage();  // "Loading…" is over; the banner says why
   updateBusy();
-  const QString defaultFolder = QString::fromStdString(defaultDataFolder().string());
+  const QString& defaultFolder = defaultTestSetFolder_;
   if (testSet_ && folder != shownTestSetFolder_) {  // another test set asked for: the one shown stays
     testSetFolder_ = shownTestSetFolder_;
     showProblem(Problem::TestSet,
@@ -960,7 +961,7 @@ void MainWindow::saveSettings() const {
   settings.setValue("window/tab", tabs_->currentIndex());
   settings.setValue("variant", variants_->currentVariant());
   if (!modelPath_.isEmpty()) settings.setValue("model", modelPath_);  // empty: closed before a model arrived
-  if (shownTestSetFolder_ == QString::fromStdString(defaultDataFolder().string()) || shownTestSetFolder_.isEmpty())
+  if (shownTestSetFolder_ == defaultTestSetFolder_ || shownTestSetFolder_.isEmpty())
     settings.remove("testSet/folder");
   else
     settings.setValue("testSet/folder", shownTestSetFolder_);

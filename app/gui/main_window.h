@@ -230,6 +230,7 @@ class MainWindow : public QMainWindow, private WindowLinks {
   std::shared_ptr<const ImageSet> testSet_;
   // The folder asked for (being read, or read), and the one testSet_ came from.
   QString testSetFolder_, shownTestSetFolder_;
+  QString defaultTestSetFolder_;       // defaultDataFolder() when the window opened
   bool testSetWaitsForModel_ = false;  // an ImageFolder asked for before any model was in
   QString lastError_;
   std::shared_ptr<const ui::InferenceOutcome> outcome_;  // the latest, for the views that listen to outcomes

@@ -42,6 +42,7 @@
 #include "ui/failures/confusion_matrix_widget.h"
 #include "ui/failures/confusion_view.h"
 #include "ui/input/dataset_browser.h"
+#include "ui/input/dataset_model.h"
 #include "ui/input/input_panel.h"
 #include "ui/jobs/test_set_evaluation_job.h"
 #include "ui/maps/feature_map_view.h"
@@ -514,6 +515,14 @@ TEST(WhyViews, PhotosInClassSubfoldersAreATestSetWithTheirClassesInPlay) {
   const int tabby = classOf("tabby"), egyptian = classOf("Egyptian cat"), espresso = classOf("espresso");
   EXPECT_EQ(tabby, 281);
   EXPECT_EQ(window->testSet()->label(0), egyptian) << "subfolders in sorted order, as ImageFolder reads them";
+  // Thumbnails in colour: chelsea's ginger fur is redder than it is blue, on average.
+  const QImage thumbnail = ui::DatasetModel::toQImage(window->testSet()->image(0));
+  ASSERT_FALSE(thumbnail.isGrayscale());
+  double red = 0, blue = 0;
+  for (int y = 0; y < thumbnail.height(); ++y)
+    for (int x = 0; x < thumbnail.width(); ++x)
+      red += qRed(thumbnail.pixel(x, y)), blue += qBlue(thumbnail.pixel(x, y));
+  EXPECT_GT(red, 1.1 * blue);
 
   ASSERT_TRUE(window->selectTab("confusion"));
   ui::ConfusionView* view = window->view<ui::ConfusionView>("confusion");

@@ -51,11 +51,20 @@ int DatasetModel::rowCount(const QModelIndex& parent) const {
 }
 
 QImage DatasetModel::toQImage(const Picture& image) {
+  const auto byte = [](float v) { return static_cast<uchar>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };
+  if (image.channels == 3) {  // the photos of a test set in class subfolders, for a colour model
+    QImage result(image.width, image.height, QImage::Format_RGB888);
+    for (int y = 0; y < image.height; ++y) {
+      uchar* row = result.scanLine(y);
+      for (int x = 0; x < image.width; ++x)
+        for (int c = 0; c < 3; ++c) row[3 * x + c] = byte(image.at(c, y, x));
+    }
+    return result;
+  }
   QImage result(image.width, image.height, QImage::Format_Grayscale8);
   for (int y = 0; y < image.height; ++y) {
     uchar* row = result.scanLine(y);
-    for (int x = 0; x < image.width; ++x)
-      row[x] = static_cast<uchar>(std::clamp(image.at(y, x), 0.0f, 1.0f) * 255.0f + 0.5f);
+    for (int x = 0; x < image.width; ++x) row[x] = byte(image.at(y, x));
   }
   return result;
 }

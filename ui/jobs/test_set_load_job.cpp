@@ -2,8 +2,10 @@
 
 #include <QDir>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "app/core/conv/variant_table.h"
 #include "app/core/engine/engine.h"
 #include "app/core/engine/picture_input.h"
 #include "app/core/util/error.h"
@@ -30,7 +32,10 @@ void TestSetLoadJob::load(const QString& folder, std::shared_ptr<const Model> mo
     if (isImageFolder(path)) {
       if (!model)
         throw Error(path.string() + ": photos in class subfolders are read as a model sees them; open a model first");
-      Engine engine(model, "cpu-reference");  // only its model and preprocessing are used
+      // Only the engine's model and preprocessing are used: a CPU row's engine makes no device.
+      const std::vector<ConvVariant>& rows = convVariants();
+      const auto cpu = std::find_if(rows.begin(), rows.end(), [](const ConvVariant& v) { return !v.runsOnGpu(); });
+      Engine engine(model, cpu->id);
       engine.setPreprocessing(preprocessing);
       images = std::make_shared<const ImageSet>(loadImageFolder(engine, path, classNames));
     } else {
