@@ -48,30 +48,29 @@ void sgemm(bool transA, bool transB, int m, int n, int k, float alpha, const flo
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   if (threads == 1 || (m < 64 && n < 256))
     return blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (m < 64) {
-    // Few rows (a classifier at a small batch): the threads split the columns, each reading its
-    // share of B. Column j of op(B) is row j of B when B is transposed, else column j.
-    const int block = (n + threads - 1) / threads;
+  // Each thread one block of `extent` rows (or columns) of C: run(first, count).
+  const auto split = [threads](int extent, const auto& run) {
+    const int block = (extent + threads - 1) / threads;
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < threads; ++t) {
       const int first = t * block;
-      const int columns = std::min(block, n - first);
-      if (columns <= 0) continue;
+      if (const int count = std::min(block, extent - first); count > 0) run(first, count);
+    }
+  };
+  if (m < 64) {
+    // Few rows (a classifier at a small batch): the threads split the columns, each reading its
+    // share of B. Column j of op(B) is row j of B when B is transposed, else column j.
+    split(n, [&](int first, int columns) {
       const float* bBlock = transB ? b + static_cast<size_t>(first) * ldb : b + first;
       blasGemm(transA, transB, m, columns, k, alpha, a, lda, bBlock, ldb, beta, c + first, ldc);
-    }
+    });
     return;
   }
-  const int block = (m + threads - 1) / threads;
-#pragma omp parallel for schedule(static)
-  for (int t = 0; t < threads; ++t) {
-    const int first = t * block;
-    const int rows = std::min(block, m - first);
-    if (rows <= 0) continue;
+  split(m, [&](int first, int rows) {
     // Row i of op(A) is row i of A, or column i when A is transposed.
     const float* aBlock = transA ? a + first : a + static_cast<size_t>(first) * lda;
     blasGemm(transA, transB, rows, n, k, alpha, aBlock, lda, b, ldb, beta, c + static_cast<size_t>(first) * ldc, ldc);
-  }
+  });
 }
 
 const char* gemmImplementation() {
